@@ -20,7 +20,7 @@ export type ModuleName = 'gf256' | 'checksum' | 'pack';
 /** Order of preference when no flavor is asked for. */
 const PREFERENCE: readonly Flavor[] = ['relaxed', 'simd', 'scalar'];
 
-function decodeBase64(b64: string): Uint8Array {
+function decodeBase64(b64: string): Uint8Array<ArrayBuffer> {
   const bin = atob(b64);
   const bytes = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);

@@ -1,0 +1,243 @@
+/**
+ * @module Reed-Solomon erasure coding over GF(2^8), systematic, Cauchy-derived.
+ *
+ * Shaped like klauspost/reedsolomon: `createEncoder(k, m)` then `encode`, `encodeIdx`,
+ * `verify`, `reconstruct`, `reconstructData`, `split`, `join`. Shards are `Uint8Array`s of
+ * one common size; indices 0..k-1 are data, k..k+m-1 parity. A shard is *missing* when its
+ * slot is `null`, `undefined` or a zero-length array. Integrity is not checked by
+ * reconstruction: use `verify`, or per-shard checksums, to know which shards to trust.
+ */
+import { gf256Kernel, type Gf256Kernel } from '../wasm/gf256.js';
+import type { Flavor } from '../wasm/loader.js';
+import { cauchyParity } from './matrix.js';
+import { DecodeCache } from './decode-cache.js';
+import {
+  InvalidIndexError,
+  InvalidShardNumberError,
+  MaxShardNumberError,
+  ShardCountError,
+  ShardNoDataError,
+  ShardSizeError,
+  ShortDataError,
+  TooFewShardsError,
+} from './errors.js';
+
+/** GF(2^8) has 256 elements, so at most 256 shards have distinct evaluation points. */
+export const MAX_SHARDS = 256;
+
+export interface EncoderOptions {
+  /** Kernel build: 'simd' | 'scalar' | 'relaxed' (default: the best this runtime accepts). */
+  flavor?: Flavor;
+  /** Decode matrices kept, one per erasure pattern (0 disables the cache). */
+  decodeCacheSize?: number;
+}
+
+export const DEFAULTS: Required<Omit<EncoderOptions, 'flavor'>> = {
+  decodeCacheSize: 256,
+};
+
+export type Shard = Uint8Array | null | undefined;
+
+export class ReedSolomon {
+  readonly dataShards: number;
+  readonly parityShards: number;
+  readonly totalShards: number;
+  readonly flavor: Flavor;
+  readonly #parity: Uint8Array;
+  readonly #kernel: Gf256Kernel;
+  readonly #cache: DecodeCache;
+  readonly #rowMatrices: Uint8Array[];
+
+  constructor(k: number, m: number, options: EncoderOptions = {}) {
+    if (!Number.isInteger(k) || !Number.isInteger(m) || k < 1 || m < 0) {
+      throw new InvalidShardNumberError(`need integer data shards >= 1 and parity shards >= 0, got k=${k} m=${m}`);
+    }
+    if (k + m > MAX_SHARDS) {
+      throw new MaxShardNumberError(`k + m = ${k + m} exceeds ${MAX_SHARDS} shards`);
+    }
+    const opts = { ...DEFAULTS, ...options };
+    this.dataShards = k;
+    this.parityShards = m;
+    this.totalShards = k + m;
+    this.#kernel = gf256Kernel(opts.flavor);
+    this.flavor = this.#kernel.flavor;
+    this.#parity = cauchyParity(k, m);
+    this.#cache = new DecodeCache(k, this.#parity, opts.decodeCacheSize);
+    // Column j of the parity matrix, for encodeIdx: parity_i ^= C[i][j] * data_j.
+    this.#rowMatrices = Array.from({ length: k }, (_, j) => {
+      const col = new Uint8Array(m);
+      for (let i = 0; i < m; i++) col[i] = this.#parity[i * k + j]!;
+      return col;
+    });
+  }
+
+  /** Decode-matrix cache statistics (for tests and metrics). */
+  get decodeCacheStats(): { size: number; hits: number; misses: number } {
+    return { size: this.#cache.size, hits: this.#cache.hits, misses: this.#cache.misses };
+  }
+
+  /**
+   * Computes the parity shards from the data shards. `shards` has k + m entries; data
+   * shards must all be present with one size; missing parity slots are allocated and
+   * stored into `shards`, present ones are overwritten. Data shards are not modified.
+   */
+  encode(shards: Shard[]): void {
+    const size = this.#checkCount(shards, this.totalShards);
+    const data = this.#requireData(shards, size);
+    if (this.parityShards === 0) return;
+    const parity = this.#parityOutputs(shards, size);
+    this.#kernel.mulRows(this.#parity, this.parityShards, this.dataShards, data, parity, size);
+  }
+
+  /**
+   * Adds data shard `index`'s contribution to the m parity shards (XOR into them), so that
+   * parity can be built one data shard at a time. Zero the parity before the first call.
+   */
+  encodeIdx(dataShard: Uint8Array, index: number, parity: Uint8Array[]): void {
+    if (!Number.isInteger(index) || index < 0 || index >= this.dataShards) {
+      throw new InvalidIndexError(`data shard index ${index} outside 0..${this.dataShards - 1}`);
+    }
+    if (!Array.isArray(parity) || parity.length !== this.parityShards) {
+      throw new ShardCountError(`need ${this.parityShards} parity shards, got ${parity?.length}`);
+    }
+    if (!(dataShard instanceof Uint8Array) || dataShard.length === 0) {
+      throw new ShardNoDataError('data shard is empty');
+    }
+    for (const p of parity) {
+      if (!(p instanceof Uint8Array) || p.length !== dataShard.length) {
+        throw new ShardSizeError(`parity shards must be ${dataShard.length} bytes like the data shard`);
+      }
+    }
+    this.#kernel.mulRows(this.#rowMatrices[index]!, this.parityShards, 1, [dataShard], parity, dataShard.length, true);
+  }
+
+  /** True if the parity shards match the data shards. All k + m shards must be present. */
+  verify(shards: Shard[]): boolean {
+    const size = this.#checkCount(shards, this.totalShards);
+    const data = this.#requireData(shards, size);
+    const given = shards.slice(this.dataShards) as Uint8Array[];
+    given.forEach((p, i) => {
+      if (!(p instanceof Uint8Array) || p.length !== size) {
+        throw new ShardSizeError(`parity shard ${this.dataShards + i} is missing or not ${size} bytes`);
+      }
+    });
+    if (this.parityShards === 0) return true;
+    const computed = Array.from({ length: this.parityShards }, () => new Uint8Array(size));
+    this.#kernel.mulRows(this.#parity, this.parityShards, this.dataShards, data, computed, size);
+    return computed.every((c, i) => equalBytes(c, given[i]!));
+  }
+
+  /**
+   * Rebuilds every missing shard (data and parity) from any k present ones, storing new
+   * arrays into the missing slots of `shards`. Present shards are not modified.
+   * Throws TooFewShardsError if fewer than k are present.
+   */
+  reconstruct(shards: Shard[]): void {
+    this.#reconstruct(shards, false);
+  }
+
+  /** Like reconstruct, but rebuilds only missing data shards; parity slots stay missing. */
+  reconstructData(shards: Shard[]): void {
+    this.#reconstruct(shards, true);
+  }
+
+  /**
+   * Splits `data` into k + m equal shards (the last data shard zero-padded, parity zeroed)
+   * backed by one new allocation; `data` is copied, not referenced. Call encode() next.
+   */
+  split(data: Uint8Array): Uint8Array[] {
+    if (!(data instanceof Uint8Array) || data.length === 0) throw new ShortDataError('no data to split');
+    const per = Math.ceil(data.length / this.dataShards);
+    const buf = new Uint8Array(per * this.totalShards);
+    buf.set(data);
+    return Array.from({ length: this.totalShards }, (_, i) => buf.subarray(i * per, (i + 1) * per));
+  }
+
+  /** The first `size` bytes of the concatenated data shards (which must all be present). */
+  join(shards: Shard[], size: number): Uint8Array {
+    if (!Array.isArray(shards) || shards.length < this.dataShards) {
+      throw new ShardCountError(`need at least ${this.dataShards} shards, got ${shards?.length}`);
+    }
+    if (!Number.isInteger(size) || size < 0) throw new ShortDataError(`invalid size ${size}`);
+    const out = new Uint8Array(size);
+    let off = 0;
+    for (let i = 0; i < this.dataShards && off < size; i++) {
+      const s = shards[i];
+      if (!(s instanceof Uint8Array) || s.length === 0) throw new TooFewShardsError(`data shard ${i} is missing`);
+      const n = Math.min(s.length, size - off);
+      out.set(s.subarray(0, n), off);
+      off += n;
+    }
+    if (off < size) throw new ShortDataError(`data shards hold ${off} bytes, ${size} requested`);
+    return out;
+  }
+
+  #reconstruct(shards: Shard[], dataOnly: boolean): void {
+    const k = this.dataShards;
+    const size = this.#checkCount(shards, this.totalShards);
+    if (size === 0) throw new ShardNoDataError('every shard is missing or empty');
+    const present: number[] = [];
+    const missing: number[] = [];
+    shards.forEach((s, i) => (isPresent(s) ? present : missing).push(i));
+    const wanted = dataOnly ? missing.filter((i) => i < k) : missing;
+    if (wanted.length === 0) return;
+    if (present.length < k) {
+      throw new TooFewShardsError(`${present.length} shards present, ${k} needed to reconstruct`);
+    }
+    const sources = present.slice(0, k);
+    const plan = this.#cache.plan(sources, wanted);
+    const outputs = wanted.map(() => new Uint8Array(size));
+    const inputs = sources.map((i) => shards[i] as Uint8Array);
+    this.#kernel.mulRows(plan.matrix, wanted.length, k, inputs, outputs, size);
+    wanted.forEach((i, r) => (shards[i] = outputs[r]));
+  }
+
+  /** Validates the array and returns the common size of the present shards (0 if none). */
+  #checkCount(shards: Shard[], count: number): number {
+    if (!Array.isArray(shards) || shards.length !== count) {
+      throw new ShardCountError(`need ${count} shards, got ${Array.isArray(shards) ? shards.length : typeof shards}`);
+    }
+    let size = 0;
+    shards.forEach((s, i) => {
+      if (s !== null && s !== undefined && !(s instanceof Uint8Array)) {
+        throw new ShardSizeError(`shard ${i} is not a Uint8Array`);
+      }
+      if (!isPresent(s)) return;
+      if (size === 0) size = s!.length;
+      else if (s!.length !== size) throw new ShardSizeError(`shard ${i} is ${s!.length} bytes, expected ${size}`);
+    });
+    return size;
+  }
+
+  #requireData(shards: Shard[], size: number): Uint8Array[] {
+    if (size === 0) throw new ShardNoDataError('every shard is missing or empty');
+    for (let i = 0; i < this.dataShards; i++) {
+      if (!isPresent(shards[i])) throw new TooFewShardsError(`data shard ${i} is missing`);
+    }
+    return shards.slice(0, this.dataShards) as Uint8Array[];
+  }
+
+  #parityOutputs(shards: Shard[], size: number): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    for (let i = this.dataShards; i < this.totalShards; i++) {
+      if (!isPresent(shards[i])) shards[i] = new Uint8Array(size);
+      out.push(shards[i] as Uint8Array);
+    }
+    return out;
+  }
+}
+
+function isPresent(s: Shard): boolean {
+  return s instanceof Uint8Array && s.length > 0;
+}
+
+function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A Reed-Solomon codec with k data and m parity shards. Throws on k < 1, m < 0, k + m > 256. */
+export function createEncoder(k: number, m: number, options?: EncoderOptions): ReedSolomon {
+  return new ReedSolomon(k, m, options);
+}
