@@ -1,0 +1,346 @@
+/**
+ * @module The fs provider: blobs in a local directory (the embedded default).
+ *
+ *   <dir>/blobs/   one file per blob, at a path derived from the key's hex (key-path.ts)
+ *   <dir>/tmp/     temp files being written (never listed; dead writers' are cleaned at open)
+ *   <dir>/locks/   per-key lock files (key-lock.ts; dead owners' are cleaned at open)
+ *   <dir>/LOCK     the repository's exclusive lock, when taken (directory-lock.ts)
+ *
+ * A put streams into a temp file, fsyncs it, then — holding the key lock — checks
+ * its precondition, renames the file into place and fsyncs the directory; only then
+ * does it resolve. Readers open the file once and stream from that descriptor, so a
+ * concurrent replacement never mixes two versions.
+ */
+import { mkdir, open, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Readable, addAbortSignal } from 'node:stream';
+import { discardBody, throwIfAborted } from '../body.js';
+import { keyBytes, listLimit } from '../key.js';
+import {
+  ProviderError,
+  type BlobBody,
+  type BlobInfo,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type Provider,
+  type ProviderCapabilities,
+  type PutOptions,
+} from '../provider.js';
+import { resolveRange } from '../range.js';
+import { HEADER_BYTES, readEtag } from './blob-file.js';
+import { fromKeyHex, keyPath, toKeyHex } from './key-path.js';
+import { withKeyLock } from './key-lock.js';
+import { cleanLockDir } from './lock-file.js';
+import { walkKeys } from './walk.js';
+import { cleanTempDir, writeTempBlob } from './write-temp.js';
+
+export { acquireDirectoryLock, DIRECTORY_LOCK_NAME, type DirectoryLock } from './directory-lock.js';
+
+export interface FsProviderOptions {
+  /** Root directory; created (with its sub-directories) if missing. */
+  dir: string;
+}
+
+/** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
+const READ_HIGH_WATER_MARK = 64 * 1024;
+
+/** Times a put re-creates its directory when a concurrent delete pruned it before the rename. */
+const RENAME_ATTEMPTS = 5;
+
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException)?.code;
+}
+
+function ioError(what: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const code = errno(err);
+  const retryable = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
+  return new ProviderError(
+    retryable ? 'Unavailable' : 'Io',
+    `${what}: ${(err as Error)?.message ?? err}`,
+    { cause: err }
+  );
+}
+
+async function fsyncDir(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Opens a blob file; undefined if the key has no blob. */
+async function openBlob(path: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(path, 'r');
+  } catch (err) {
+    if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+async function infoOf(handle: FileHandle, key: string, path: string): Promise<BlobInfo> {
+  const etag = await readEtag(handle, path);
+  const st = await handle.stat();
+  return { key, size: st.size - HEADER_BYTES, etag, lastModified: st.mtime };
+}
+
+/** Current etag at `path`, undefined when absent. */
+async function currentEtag(path: string): Promise<string | undefined> {
+  const handle = await openBlob(path);
+  if (!handle) return undefined;
+  try {
+    return await readEtag(handle, path);
+  } finally {
+    await handle.close();
+  }
+}
+
+function checkPrecondition(key: string, current: string | undefined, options: PutOptions): void {
+  if (options.ifNoneMatch === '*' && current !== undefined) {
+    throw new ProviderError('PreconditionFailed', `${key}: exists (ifNoneMatch: '*')`);
+  }
+  if (options.ifMatch !== undefined && current !== options.ifMatch) {
+    throw new ProviderError(
+      'PreconditionFailed',
+      `${key}: etag is ${current ?? 'absent'}, not ${options.ifMatch}`
+    );
+  }
+}
+
+/** Where a key's blob lives: its UTF-8 bytes, the directories from the blob root down, the file. */
+interface Location {
+  bytes: Buffer;
+  dirs: string[];
+  file: string;
+}
+
+export class FsProvider implements Provider {
+  readonly kind = 'fs';
+  readonly capabilities: ProviderCapabilities = { conditionalWrites: true, sortedList: true };
+  readonly dir: string;
+  readonly #blobs: string;
+  readonly #tmp: string;
+  readonly #locks: string;
+  #closed = false;
+
+  constructor(dir: string) {
+    this.dir = resolve(dir);
+    this.#blobs = join(this.dir, 'blobs');
+    this.#tmp = join(this.dir, 'tmp');
+    this.#locks = join(this.dir, 'locks');
+  }
+
+  /** Creates the layout and removes dead writers' temp files. Called by createFsProvider. */
+  async init(): Promise<void> {
+    try {
+      for (const d of [this.#blobs, this.#tmp, this.#locks]) await mkdir(d, { recursive: true });
+      await cleanTempDir(this.#tmp);
+      await cleanLockDir(this.#locks);
+    } catch (err) {
+      throw ioError(`${this.dir}: cannot open`, err);
+    }
+  }
+
+  #locate(key: string): Location {
+    const bytes = keyBytes(key);
+    const p = keyPath(bytes);
+    const dirs = [this.#blobs];
+    for (const d of p.dirs) dirs.push(join(dirs[dirs.length - 1], d));
+    return { bytes, dirs, file: join(dirs[dirs.length - 1], p.leaf) };
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new ProviderError('Io', `${this.dir}: provider is closed`);
+  }
+
+  async put(key: string, body: BlobBody, options: PutOptions = {}): Promise<BlobInfo> {
+    let loc: Location;
+    try {
+      this.#checkOpen();
+      loc = this.#locate(key);
+      throwIfAborted(options.signal, key);
+      const len = options.contentLength;
+      if (len !== undefined && (!Number.isSafeInteger(len) || len < 0)) {
+        throw new ProviderError('LengthMismatch', `${key}: invalid contentLength ${len}`);
+      }
+      // Fail fast before writing a body that cannot be published (re-checked under the lock).
+      if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
+        checkPrecondition(key, await currentEtag(loc.file), options);
+      }
+    } catch (err) {
+      discardBody(body);
+      throw ioError(`${key}: put`, err);
+    }
+    let tempPath: string | undefined; // set while a temp file exists that is ours to remove
+    try {
+      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal);
+      tempPath = temp.path;
+      const created = await this.#publish(loc, temp.path, key, options);
+      tempPath = undefined; // renamed into place
+      // Entries of directories this put created live in their parents: make them durable too.
+      for (const d of created) await fsyncDir(dirname(d));
+      return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
+    } catch (err) {
+      if (tempPath) await unlink(tempPath).catch(() => {});
+      throw ioError(`${key}: put`, err);
+    }
+  }
+
+  /** Check + rename + directory fsync under the key lock; returns the directories created. */
+  async #publish(
+    loc: Location,
+    tempPath: string,
+    key: string,
+    options: PutOptions
+  ): Promise<string[]> {
+    const leafDir = loc.dirs[loc.dirs.length - 1];
+    const created: string[] = [];
+    return withKeyLock(this.#locks, loc.bytes, async (stillHeld) => {
+      checkPrecondition(key, await currentEtag(loc.file), options);
+      throwIfAborted(options.signal, key); // the last moment a put can still leave nothing behind
+      for (let attempt = 1; ; attempt++) {
+        const first = await mkdir(leafDir, { recursive: true });
+        if (first !== undefined) created.push(...loc.dirs.slice(loc.dirs.indexOf(first)));
+        if (!(await stillHeld()))
+          throw new ProviderError('Unavailable', `${key}: key lock was taken over`);
+        try {
+          await rename(tempPath, loc.file);
+          break;
+        } catch (err) {
+          // A concurrent delete pruned the (empty) directory between mkdir and rename.
+          if (errno(err) !== 'ENOENT' || attempt >= RENAME_ATTEMPTS) throw err;
+        }
+      }
+      await fsyncDir(leafDir);
+      return created.filter((d) => d !== leafDir);
+    });
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    this.#checkOpen();
+    const { file } = this.#locate(key);
+    throwIfAborted(options.signal, key);
+    let handle: FileHandle | undefined;
+    try {
+      handle = await openBlob(file);
+      if (!handle) throw new ProviderError('NotFound', `${key}: no such blob`);
+      const info = await infoOf(handle, key, file);
+      const { start, length } = resolveRange(info.size, options.range, key);
+      let body: Readable;
+      if (length === 0) {
+        await handle.close();
+        body = Readable.from([]);
+      } else {
+        body = handle.createReadStream({
+          start: HEADER_BYTES + start,
+          end: HEADER_BYTES + start + length - 1,
+          highWaterMark: READ_HIGH_WATER_MARK,
+        });
+      }
+      handle = undefined; // owned by the stream now
+      if (options.signal) addAbortSignal(options.signal, body);
+      return { info, start, length, body };
+    } catch (err) {
+      await handle?.close().catch(() => {});
+      throw ioError(`${key}: get`, err);
+    }
+  }
+
+  async head(key: string): Promise<BlobInfo> {
+    this.#checkOpen();
+    const { file } = this.#locate(key);
+    const handle = await openBlob(file).catch((err) => {
+      throw ioError(`${key}: head`, err);
+    });
+    if (!handle) throw new ProviderError('NotFound', `${key}: no such blob`);
+    try {
+      return await infoOf(handle, key, file);
+    } catch (err) {
+      throw ioError(`${key}: head`, err);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  async list(options: ListOptions = {}): Promise<ListPage> {
+    this.#checkOpen();
+    const limit = listLimit(options.limit);
+    const items: BlobInfo[] = [];
+    try {
+      const walk = walkKeys(
+        this.#blobs,
+        toKeyHex(options.prefix ?? ''),
+        toKeyHex(options.startAfter ?? '')
+      );
+      for await (const entry of walk) {
+        throwIfAborted(options.signal, 'list');
+        if (items.length === limit) {
+          await walk.return(undefined);
+          return { items, next: items[items.length - 1].key };
+        }
+        const handle = await openBlob(entry.path);
+        if (!handle) continue; // deleted since the directory was read
+        try {
+          items.push(await infoOf(handle, fromKeyHex(entry.keyHex), entry.path));
+        } finally {
+          await handle.close();
+        }
+      }
+    } catch (err) {
+      throw ioError('list', err);
+    }
+    return { items };
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#checkOpen();
+    const loc = this.#locate(key);
+    const leafDir = loc.dirs[loc.dirs.length - 1];
+    try {
+      const removed = await withKeyLock(this.#locks, loc.bytes, async () => {
+        try {
+          await unlink(loc.file);
+        } catch (err) {
+          if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return false;
+          throw err;
+        }
+        await fsyncDir(leafDir);
+        return true;
+      });
+      if (removed) await this.#pruneEmpty(loc.dirs);
+    } catch (err) {
+      throw ioError(`${key}: delete`, err);
+    }
+  }
+
+  /** Removes now-empty directories from the deepest up (never the blob root). */
+  async #pruneEmpty(dirs: string[]): Promise<void> {
+    for (let i = dirs.length - 1; i > 0; i--) {
+      try {
+        await rmdir(dirs[i]);
+      } catch {
+        return; // not empty (or already gone): its ancestors are not empty either
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}
+
+/**
+ * Opens (creating if needed) an fs provider rooted at `options.dir`. Removes temp
+ * files of dead writers. Does not take the directory lock: the repository does, with
+ * acquireDirectoryLock. Throws ProviderError 'Io' if the directory is unusable.
+ */
+export async function createFsProvider(options: FsProviderOptions): Promise<FsProvider> {
+  const provider = new FsProvider(options.dir);
+  await provider.init();
+  return provider;
+}

@@ -1,0 +1,139 @@
+/**
+ * @module Writing a body to a synced temp file, ready to be renamed into place.
+ *
+ * Temp files are `tmp/<pid>.<random>.tmp`: list and get never look there, and the
+ * pid lets the next open remove the leftovers of dead writers without touching the
+ * in-flight files of live ones.
+ */
+import { randomBytes } from 'node:crypto';
+import { open, readdir, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checkedChunks } from '../body.js';
+import { ProviderError, type BlobBody } from '../provider.js';
+import { HEADER_BYTES, newHeader, writeAll } from './blob-file.js';
+import { isPidAlive } from './lock-file.js';
+
+/** Temp files older than this are removed at open even if their pid is alive (pid reuse). */
+export const STALE_TEMP_AGE_MS = 24 * 3600 * 1000;
+
+/** Most buffers handed to one writev call (Linux IOV_MAX). */
+const IOV_MAX = 1024;
+
+const TEMP_NAME = /^(\d+)\.[0-9a-f]+\.tmp$/;
+
+export interface TempBlob {
+  path: string;
+  etag: string;
+  /** Blob bytes (without the header). */
+  size: number;
+  mtime: Date;
+}
+
+/**
+ * Streams `body` (after a fresh header) into a new temp file in `tmpDir`, fsyncs it
+ * and closes it. On any failure the temp file is removed and the error rethrown
+ * (ProviderError 'LengthMismatch', 'Aborted', or 'Io').
+ */
+export async function writeTempBlob(
+  tmpDir: string,
+  key: string,
+  body: BlobBody,
+  contentLength: number | undefined,
+  signal: AbortSignal | undefined
+): Promise<TempBlob> {
+  const path = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
+  const { header, etag } = newHeader();
+  const handle = await open(path, 'wx', 0o644);
+  let ok = false;
+  try {
+    await writeAll(handle, header);
+    let size = 0;
+    if (Array.isArray(body)) {
+      size = await writeChunkList(
+        handle,
+        key,
+        body as readonly Uint8Array[],
+        contentLength,
+        signal
+      );
+    } else {
+      for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
+        await writeAll(handle, chunk); // awaiting each write is the backpressure
+        size += chunk.byteLength;
+      }
+    }
+    await handle.sync();
+    const st = await handle.stat();
+    if (st.size !== size + HEADER_BYTES)
+      throw new ProviderError(
+        'Io',
+        `${key}: temp file has ${st.size - HEADER_BYTES} of ${size} bytes`
+      );
+    ok = true;
+    return { path, etag, size, mtime: st.mtime };
+  } finally {
+    await handle.close().catch(() => {});
+    if (!ok) await unlink(path).catch(() => {});
+  }
+}
+
+async function writeChunkList(
+  handle: import('node:fs/promises').FileHandle,
+  key: string,
+  chunks: readonly Uint8Array[],
+  contentLength: number | undefined,
+  signal: AbortSignal | undefined
+): Promise<number> {
+  const size = chunks.reduce((n, c) => n + c.byteLength, 0);
+  if (contentLength !== undefined && size !== contentLength) {
+    throw new ProviderError(
+      'LengthMismatch',
+      `${key}: body has ${size} bytes, contentLength says ${contentLength}`
+    );
+  }
+  for (let i = 0; i < chunks.length; i += IOV_MAX) {
+    if (signal?.aborted)
+      throw new ProviderError('Aborted', `${key}: aborted`, { cause: signal.reason });
+    const batch = chunks.slice(i, i + IOV_MAX);
+    const want = batch.reduce((n, c) => n + c.byteLength, 0);
+    const { bytesWritten } = await handle.writev(batch as Uint8Array[]);
+    if (bytesWritten !== want) {
+      // libuv retries short writes itself; finish by hand if one still comes back short
+      let skip = bytesWritten;
+      for (const c of batch) {
+        if (skip >= c.byteLength) skip -= c.byteLength;
+        else {
+          await writeAll(handle, c.subarray(skip));
+          skip = 0;
+        }
+      }
+    }
+  }
+  return size;
+}
+
+/**
+ * Removes temp files left by writers that are gone (pid dead, or older than
+ * STALE_TEMP_AGE_MS). Files of live writers are kept. Returns how many were removed.
+ */
+export async function cleanTempDir(tmpDir: string): Promise<number> {
+  let removed = 0;
+  for (const name of await readdir(tmpDir)) {
+    const m = TEMP_NAME.exec(name);
+    const path = join(tmpDir, name);
+    let stale = !m || !isPidAlive(Number(m[1]));
+    if (!stale) {
+      const st = await stat(path).catch(() => undefined);
+      stale = st !== undefined && Date.now() - st.mtimeMs > STALE_TEMP_AGE_MS;
+    }
+    if (
+      stale &&
+      (await unlink(path).then(
+        () => true,
+        () => false
+      ))
+    )
+      removed++;
+  }
+  return removed;
+}

@@ -1,0 +1,138 @@
+/**
+ * @module The blob provider interface: the only way the repository touches storage.
+ *
+ * A provider stores opaque immutable blobs under string keys (any UTF-8, at most
+ * {@link MAX_KEY_BYTES} bytes), plus the one mutable anchor which moves only by
+ * compare-and-swap (`put` with `ifMatch` / `ifNoneMatch: '*'`).
+ *
+ * Implementations (one folder each, identical shape): fs/ (embedded default), memory/
+ * (tests), s3/ (any S3-compatible endpoint).
+ */
+import type { Readable } from 'node:stream';
+
+/** Longest key a provider must accept, in UTF-8 bytes (S3's own object-key limit). */
+export const MAX_KEY_BYTES = 1024;
+
+export interface BlobInfo {
+  key: string;
+  /** Size in bytes of the whole blob. */
+  size: number;
+  /** Opaque version tag; changes whenever the blob is replaced. Used by `ifMatch`. */
+  etag: string;
+  lastModified: Date;
+}
+
+/** What a provider can guarantee; the repository decides what it may rely on. */
+export interface ProviderCapabilities {
+  /** `ifNoneMatch: '*'` and `ifMatch` are enforced atomically by the backend. */
+  conditionalWrites: boolean;
+  /** `list` returns keys in ascending byte order of their UTF-8 encoding. */
+  sortedList: boolean;
+}
+
+/** A request body: bytes, a list of byte chunks written in order, or a stream. */
+export type BlobBody = Uint8Array | readonly Uint8Array[] | Readable | AsyncIterable<Uint8Array>;
+
+export interface PutOptions {
+  /** `'*'`: fail with PreconditionFailed if the key exists (atomic create). */
+  ifNoneMatch?: '*';
+  /** Fail with PreconditionFailed unless the current blob's etag equals this. */
+  ifMatch?: string;
+  /** Exact body length; required for stream bodies (checked: a short or long body fails). */
+  contentLength?: number;
+  signal?: AbortSignal;
+}
+
+/** Inclusive byte range; `end` past the blob end is clamped. */
+export interface ByteRange {
+  start: number;
+  end?: number;
+}
+
+export interface GetOptions {
+  range?: ByteRange;
+  signal?: AbortSignal;
+}
+
+export interface GetResult {
+  info: BlobInfo;
+  /** Byte offset of the first byte of `body` within the blob. */
+  start: number;
+  /** Number of bytes `body` will yield. */
+  length: number;
+  /** The bytes, streamed with backpressure; consume or destroy it. */
+  body: Readable;
+}
+
+export interface ListOptions {
+  prefix?: string;
+  /** Only keys strictly greater than this. */
+  startAfter?: string;
+  /** Page size (default and maximum 1000). */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+export interface ListPage {
+  items: BlobInfo[];
+  /** Pass as `startAfter` to get the next page; absent on the last page. */
+  next?: string;
+}
+
+export interface Provider {
+  readonly kind: 'fs' | 'memory' | 's3' | string;
+  readonly capabilities: ProviderCapabilities;
+  /** Stores `body` under `key`; atomic (readers see the old blob or the whole new one). */
+  put(key: string, body: BlobBody, options?: PutOptions): Promise<BlobInfo>;
+  /** Throws ProviderError 'NotFound' if absent, 'InvalidRange' if start >= size > 0. */
+  get(key: string, options?: GetOptions): Promise<GetResult>;
+  /** Throws ProviderError 'NotFound' if absent. */
+  head(key: string): Promise<BlobInfo>;
+  list(options?: ListOptions): Promise<ListPage>;
+  /** Idempotent: deleting a missing key succeeds. */
+  delete(key: string): Promise<void>;
+  /** Releases sockets, file handles and locks. */
+  close(): Promise<void>;
+}
+
+export type ProviderErrorCode =
+  | 'NotFound'
+  | 'PreconditionFailed'
+  | 'InvalidKey'
+  | 'InvalidRange'
+  | 'LengthMismatch'
+  | 'Unavailable'
+  | 'Aborted'
+  | 'Locked'
+  | 'Io';
+
+/** Every provider failure is one of these; `code` is stable, `retryable` says if a retry may help. */
+export class ProviderError extends Error {
+  readonly code: ProviderErrorCode;
+  readonly retryable: boolean;
+  constructor(code: ProviderErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ProviderError';
+    this.code = code;
+    this.retryable = options?.retryable ?? (code === 'Unavailable');
+  }
+}
+
+/** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries. */
+export async function getBytes(provider: Provider, key: string, range?: ByteRange): Promise<Uint8Array> {
+  const res = await provider.get(key, range ? { range } : undefined);
+  const out = new Uint8Array(res.length);
+  let off = 0;
+  for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+    if (off + chunk.length > out.length) {
+      res.body.destroy();
+      throw new ProviderError('LengthMismatch', `${key}: provider returned more than ${res.length} bytes`);
+    }
+    out.set(chunk, off);
+    off += chunk.length;
+  }
+  if (off !== out.length) {
+    throw new ProviderError('LengthMismatch', `${key}: provider returned ${off} of ${res.length} bytes`);
+  }
+  return out;
+}

@@ -1,0 +1,309 @@
+/**
+ * @module The s3 provider: blobs as objects of one bucket of any S3-compatible
+ * endpoint (path-style), under an optional key prefix.
+ *
+ * Requests are signed with our SigV4 (src/sigv4) and sent over one keep-alive undici
+ * Pool (client.ts), with retries (retry.ts). Bodies stream both ways with
+ * backpressure. `capabilities.conditionalWrites` is false until `probeCapabilities()`
+ * has shown that the backend enforces If-None-Match / If-Match (or the caller
+ * asserts it): many S3-compatible servers silently ignore them.
+ *
+ * Etags are the server's (for a single PUT, S3 and most compatibles use the MD5 of
+ * the content), so rewriting identical bytes keeps the etag.
+ */
+import { collectBody, checkedChunks, discardBody, isReplayable, throwIfAborted } from '../body.js';
+import { keyBytes, listLimit } from '../key.js';
+import {
+  ProviderError,
+  type BlobBody,
+  type BlobInfo,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type Provider,
+  type ProviderCapabilities,
+  type PutOptions,
+} from '../provider.js';
+import { rangeHeader, resolveRange, validateRange } from '../range.js';
+import { sha256Hex, UNSIGNED_PAYLOAD } from '../../sigv4/index.js';
+import { header, readText, S3Client, type RequestBody, type S3ClientOptions } from './client.js';
+import { errorFromResponse } from './errors.js';
+import { LIST_RESPONSE_MAX_BYTES, parseListResult } from './list.js';
+import { probeConditionalWrites, type ProbeResult } from './probe.js';
+import {
+  contentLength,
+  discardBody as discardResponse,
+  infoFromHeaders,
+  ownBody,
+  parseContentRange,
+} from './response.js';
+import { Readable } from 'node:stream';
+
+export { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
+export type { RetryEvent } from './client.js';
+export type { ProbeResult } from './probe.js';
+
+export interface S3ProviderOptions extends Omit<
+  S3ClientOptions,
+  'endpoint' | 'credentials' | 'region'
+> {
+  /** Origin of the endpoint, e.g. `https://s3.eu-west-3.amazonaws.com` or `http://127.0.0.1:9000`. */
+  endpoint: string;
+  bucket: string;
+  /** Prepended to every key (e.g. `repo1/`); list results have it removed. Default ''. */
+  prefix?: string;
+  /** Signing region (default `us-east-1`, what most S3-compatible servers expect). */
+  region?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  /**
+   * `'probe'`: run probeCapabilities() while creating. `true`/`false`: assert it
+   * without probing. Default false (conditional writes not relied upon).
+   */
+  conditionalWrites?: boolean | 'probe';
+}
+
+/** In-memory bodies up to this size are sent with their SHA-256 signed; larger ones UNSIGNED-PAYLOAD. */
+const SIGNED_PAYLOAD_MAX_BYTES = 8 * 1024 * 1024;
+
+/** A stream without contentLength is buffered (S3 needs Content-Length) up to this size. */
+export const UNSIZED_STREAM_MAX_BYTES = 16 * 1024 * 1024;
+
+function checkContentLength(key: string, len: number | undefined): void {
+  if (len !== undefined && (!Number.isSafeInteger(len) || len < 0)) {
+    throw new ProviderError('LengthMismatch', `${key}: invalid contentLength ${len}`);
+  }
+}
+
+export class S3Provider implements Provider {
+  readonly kind = 's3';
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+  #capabilities: ProviderCapabilities;
+
+  constructor(options: S3ProviderOptions) {
+    if (!options.bucket || options.bucket.includes('/'))
+      throw new RangeError(`invalid bucket name ${JSON.stringify(options.bucket)}`);
+    this.#bucket = options.bucket;
+    this.#prefix = options.prefix ?? '';
+    this.#capabilities = {
+      conditionalWrites: options.conditionalWrites === true,
+      sortedList: true,
+    };
+    this.#client = new S3Client({
+      ...options,
+      region: options.region ?? 'us-east-1',
+      credentials: {
+        accessKeyId: options.accessKeyId,
+        secretAccessKey: options.secretAccessKey,
+        sessionToken: options.sessionToken,
+      },
+    });
+  }
+
+  get capabilities(): ProviderCapabilities {
+    return { ...this.#capabilities };
+  }
+
+  /**
+   * Tests whether the backend enforces conditional writes (probe.ts) and sets
+   * `capabilities.conditionalWrites` to the answer. Writes and deletes one scratch
+   * key. Throws ProviderError 'Unavailable' if the backend cannot be reached.
+   */
+  async probeCapabilities(): Promise<ProbeResult> {
+    const saved = this.#capabilities;
+    const result = await probeConditionalWrites(this);
+    this.#capabilities = { ...saved, conditionalWrites: result.conditionalWrites };
+    return result;
+  }
+
+  #path(key: string): string {
+    return `/${this.#bucket}/${this.#prefix}${key}`;
+  }
+
+  async put(key: string, body: BlobBody, options: PutOptions = {}): Promise<BlobInfo> {
+    let request: RequestBody;
+    let payloadHash = UNSIGNED_PAYLOAD;
+    try {
+      keyBytes(key);
+      checkContentLength(key, options.contentLength);
+      throwIfAborted(options.signal, key);
+      if (!isReplayable(body) && options.contentLength === undefined) {
+        body = await collectBody(body, key, undefined, options.signal);
+        if (body.length > UNSIZED_STREAM_MAX_BYTES)
+          throw new ProviderError(
+            'LengthMismatch',
+            `${key}: streams over ${UNSIZED_STREAM_MAX_BYTES} bytes need contentLength`
+          );
+      }
+      if (isReplayable(body)) {
+        const chunks = body instanceof Uint8Array ? [body] : body;
+        const length = chunks.reduce((n, c) => n + c.byteLength, 0);
+        if (options.contentLength !== undefined && options.contentLength !== length) {
+          throw new ProviderError(
+            'LengthMismatch',
+            `${key}: body has ${length} bytes, contentLength says ${options.contentLength}`
+          );
+        }
+        request = { kind: 'bytes', chunks, length };
+        if (length <= SIGNED_PAYLOAD_MAX_BYTES) payloadHash = sha256Hex(chunks);
+      } else {
+        request = {
+          kind: 'stream',
+          source: checkedChunks(body, key, options.contentLength, options.signal),
+          length: options.contentLength!,
+        };
+      }
+    } catch (err) {
+      discardBody(body);
+      throw err;
+    }
+    const conditional = options.ifNoneMatch === '*' || options.ifMatch !== undefined;
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
+    if (options.ifNoneMatch === '*') headers['if-none-match'] = '*';
+    if (options.ifMatch !== undefined) headers['if-match'] = `"${options.ifMatch}"`;
+    let res;
+    try {
+      res = await this.#client.request({
+        method: 'PUT',
+        path: this.#path(key),
+        headers,
+        body: request,
+        payloadHash,
+        signal: options.signal,
+        retry: conditional ? 'not-applied' : 'always',
+      });
+    } finally {
+      if (request.kind === 'stream') discardBody(body); // a no-op once fully read
+    }
+    if (res.status >= 300) {
+      if (conditional && res.status === 409)
+        throw new ProviderError(
+          'PreconditionFailed',
+          `${key}: conditional write conflict (409 ${res.error?.code ?? ''})`
+        );
+      throw errorFromResponse(res, `${key}: put`);
+    }
+    res.body.resume();
+    return infoFromHeaders(res, key, request.length);
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    keyBytes(key);
+    if (options.range) validateRange(options.range, key);
+    const res = await this.#client.request({
+      method: 'GET',
+      path: this.#path(key),
+      headers: options.range ? { range: rangeHeader(options.range) } : {},
+      signal: options.signal,
+      retry: 'always',
+    });
+    const what = `${key}: get`;
+    if (res.status === 416) {
+      // S3 refuses any range of an empty object; the contract returns nothing instead.
+      const total = parseContentRange(header(res, 'content-range'))?.total;
+      const info = total === undefined || total === 0 ? await this.head(key) : undefined;
+      if (info && info.size === 0) return { info, start: 0, length: 0, body: Readable.from([]) };
+      throw errorFromResponse(res, what);
+    }
+    if (res.status >= 300) throw errorFromResponse(res, what);
+    try {
+      const sent = contentLength(res, what);
+      const cr = res.status === 206 ? parseContentRange(header(res, 'content-range')) : undefined;
+      if (res.status === 206 && (!cr || cr.start === undefined))
+        throw new ProviderError('Io', `${what}: 206 without a usable Content-Range`);
+      const size = cr ? cr.total : sent;
+      const info = infoFromHeaders(res, key, size);
+      const { start, length } = resolveRange(size, options.range, key);
+      const sentStart = cr?.start ?? 0;
+      if (length === 0) {
+        discardResponse(res.body);
+        return { info, start, length, body: Readable.from([]) };
+      }
+      if (sentStart > start || sentStart + sent < start + length) {
+        throw new ProviderError(
+          'Io',
+          `${what}: server sent bytes ${sentStart}+${sent}, asked for ${start}+${length}`
+        );
+      }
+      const exact = sentStart === start && sent === length;
+      return { info, start, length, body: ownBody(res.body, start - sentStart, length, exact) };
+    } catch (err) {
+      discardResponse(res.body);
+      throw err;
+    }
+  }
+
+  async head(key: string): Promise<BlobInfo> {
+    keyBytes(key);
+    const res = await this.#client.request({
+      method: 'HEAD',
+      path: this.#path(key),
+      retry: 'always',
+    });
+    if (res.status >= 300) throw errorFromResponse(res, `${key}: head`);
+    res.body.resume();
+    return infoFromHeaders(res, key, contentLength(res, `${key}: head`));
+  }
+
+  async list(options: ListOptions = {}): Promise<ListPage> {
+    const limit = listLimit(options.limit);
+    const query: [string, string][] = [
+      ['list-type', '2'],
+      ['encoding-type', 'url'],
+      ['max-keys', String(limit)],
+      ['prefix', this.#prefix + (options.prefix ?? '')],
+    ];
+    if (options.startAfter !== undefined)
+      query.push(['start-after', this.#prefix + options.startAfter]);
+    const res = await this.#client.request({
+      method: 'GET',
+      path: `/${this.#bucket}`,
+      query,
+      signal: options.signal,
+      retry: 'always',
+    });
+    if (res.status >= 300) throw errorFromResponse(res, 'list');
+    const xml = await readText(res.body, LIST_RESPONSE_MAX_BYTES, 'list');
+    const { items, truncated } = parseListResult(xml, this.#prefix, limit);
+    if (truncated && items.length === 0)
+      throw new ProviderError('Io', 'list: truncated page without keys');
+    return truncated ? { items, next: items[items.length - 1].key } : { items };
+  }
+
+  async delete(key: string): Promise<void> {
+    keyBytes(key);
+    const res = await this.#client.request({
+      method: 'DELETE',
+      path: this.#path(key),
+      retry: 'always',
+    });
+    if (res.status >= 300 && res.status !== 404) throw errorFromResponse(res, `${key}: delete`);
+    res.body.resume();
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+}
+
+/**
+ * Creates an s3 provider (no request is made unless `conditionalWrites: 'probe'`,
+ * which runs probeCapabilities() and throws its errors). Throws RangeError for an
+ * invalid bucket name.
+ */
+export async function createS3Provider(options: S3ProviderOptions): Promise<S3Provider> {
+  const provider = new S3Provider(options);
+  if (options.conditionalWrites === 'probe') {
+    try {
+      await provider.probeCapabilities();
+    } catch (err) {
+      await provider.close();
+      throw err;
+    }
+  }
+  return provider;
+}

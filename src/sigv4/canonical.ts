@@ -1,0 +1,109 @@
+/**
+ * @module The canonical request and the string to sign (SigV4 tasks 1 and 2).
+ *
+ *   CanonicalRequest = Method \n CanonicalURI \n CanonicalQueryString \n
+ *                      CanonicalHeaders \n SignedHeaders \n HashedPayload
+ *   StringToSign     = "AWS4-HMAC-SHA256" \n AmzDate \n Scope \n hex(SHA256(CanonicalRequest))
+ *   Scope            = yyyymmdd/region/service/aws4_request
+ *
+ * Everything here is pure and shared by the signing client and the verifying server.
+ */
+import { sha256Hex } from './hash.js';
+
+export const ALGORITHM = 'AWS4-HMAC-SHA256';
+
+/** Header values as received or to be sent; arrays are repeated headers. */
+export type HeaderInput = Readonly<Record<string, string | readonly string[] | number | undefined>>;
+
+/** `yyyymmddThhmmssZ`, the `x-amz-date` form, of an instant (milliseconds dropped). */
+export function formatAmzDate(date: Date): string {
+  return date
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
+}
+
+/** Parses `yyyymmddThhmmssZ`; returns undefined when malformed. */
+export function parseAmzDate(value: string): Date | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+  if (!m) return undefined;
+  const t = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
+  return Number.isNaN(t) ? undefined : new Date(t);
+}
+
+/** `yyyymmdd/region/service/aws4_request`. */
+export function credentialScope(amzDate: string, region: string, service: string): string {
+  return `${amzDate.slice(0, 8)}/${region}/${service}/aws4_request`;
+}
+
+/** Trims a header value and collapses each run of spaces and tabs to one space. */
+export function normalizeHeaderValue(value: string): string {
+  return value.trim().replace(/[ \t]+/g, ' ');
+}
+
+/**
+ * Lower-cased header map: repeated headers (array values, or names differing only
+ * in case) are joined with `,` in the given order; values normalised; undefined
+ * values dropped. Pure.
+ */
+export function lowerCaseHeaders(headers: HeaderInput): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined) continue;
+    const values = Array.isArray(raw) ? raw : [String(raw)];
+    const lower = name.toLowerCase();
+    const joined = values.map((v: string) => normalizeHeaderValue(v)).join(',');
+    const prev = out.get(lower);
+    out.set(lower, prev === undefined ? joined : `${prev},${joined}`);
+  }
+  return out;
+}
+
+/**
+ * CanonicalHeaders and SignedHeaders for the headers named in `signed` (lower-case
+ * names). Throws Error if a signed header is absent from `headers`: a verifier must
+ * reject such a request, and a signer has a bug.
+ */
+export function canonicalHeaders(
+  headers: ReadonlyMap<string, string>,
+  signed: Iterable<string>
+): { canonical: string; signedHeaders: string } {
+  const names = [...new Set([...signed].map((n) => n.toLowerCase()))].sort();
+  let canonical = '';
+  for (const name of names) {
+    const value = headers.get(name);
+    if (value === undefined) throw new Error(`signed header ${name} is missing`);
+    canonical += `${name}:${value}\n`;
+  }
+  return { canonical, signedHeaders: names.join(';') };
+}
+
+export interface CanonicalRequestParts {
+  method: string;
+  /** Already canonical (see canonicalUri). */
+  canonicalUri: string;
+  /** Already canonical (see canonicalQuery). */
+  canonicalQuery: string;
+  /** From canonicalHeaders(). */
+  canonicalHeaders: string;
+  signedHeaders: string;
+  /** Hex SHA-256 of the body, or UNSIGNED-PAYLOAD / a streaming marker. */
+  payloadHash: string;
+}
+
+/** Joins the six lines of the canonical request. */
+export function canonicalRequest(p: CanonicalRequestParts): string {
+  return [
+    p.method.toUpperCase(),
+    p.canonicalUri,
+    p.canonicalQuery,
+    p.canonicalHeaders,
+    p.signedHeaders,
+    p.payloadHash,
+  ].join('\n');
+}
+
+/** The string to sign for a canonical request made at `amzDate` in `scope`. */
+export function stringToSign(amzDate: string, scope: string, canonicalRequestText: string): string {
+  return `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(canonicalRequestText)}`;
+}

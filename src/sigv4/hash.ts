@@ -1,0 +1,42 @@
+/**
+ * @module Hashing primitives of Signature Version 4, on node:crypto.
+ *
+ * SigV4 uses exactly two: SHA-256 (of the payload and of the canonical request, as
+ * lowercase hex) and HMAC-SHA256 (key derivation and the final signature).
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/** `x-amz-content-sha256` of an empty body (SHA-256 of zero bytes). */
+export const EMPTY_PAYLOAD_SHA256 =
+  'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+/** `x-amz-content-sha256` for a body that is not covered by the signature (S3 only). */
+export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
+
+/** Lowercase hex SHA-256 of a UTF-8 string or of bytes (chunks are hashed in order). */
+export function sha256Hex(data: string | Uint8Array | readonly Uint8Array[]): string {
+  const hash = createHash('sha256');
+  if (typeof data === 'string' || data instanceof Uint8Array) hash.update(data);
+  else for (const chunk of data) hash.update(chunk);
+  return hash.digest('hex');
+}
+
+/** Raw 32-byte HMAC-SHA256 of `data` (UTF-8 when a string) under `key`. */
+export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array): Buffer {
+  return createHmac('sha256', key).update(data).digest();
+}
+
+/** Lowercase hex of bytes. */
+export function toHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+/**
+ * Compares two signatures (hex strings) in time independent of where they differ,
+ * for the server side. Returns false for different lengths without comparing.
+ */
+export function signaturesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

@@ -1,0 +1,186 @@
+/**
+ * The fs provider against the shared contract, plus what only a directory has:
+ * cross-process conditional puts, the repository lock, temp-file hygiene, layout.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { acquireDirectoryLock, createFsProvider } from '../../src/provider/fs/index.js';
+import { keyLockPath } from '../../src/provider/fs/key-lock.js';
+import { keyPath } from '../../src/provider/fs/key-path.js';
+import { bundleScript } from './bundle.js';
+import { runProviderContract } from './contract.js';
+import { expectCode, readAll } from './helpers.js';
+
+const roots: string[] = [];
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'strata-fs-'));
+  roots.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  for (const dir of roots) await rm(dir, { recursive: true, force: true });
+});
+
+runProviderContract({
+  name: 'fs',
+  create: async () => createFsProvider({ dir: await freshDir() }),
+  etagPerWrite: true,
+});
+
+let child = '';
+beforeAll(async () => {
+  child = await bundleScript(fileURLToPath(new URL('./fs-child.ts', import.meta.url)));
+  roots.push(join(child, '..'));
+});
+
+/** Starts the helper process; resolves with it once it prints its first line. */
+function startChild(
+  args: string[]
+): Promise<{ child: ChildProcess; first: string; lines: Promise<string[]> }> {
+  const proc = fork(child, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let resolved = false;
+    const lines = new Promise<string[]>((res) =>
+      proc.on('exit', () => res(out.trim().split('\n')))
+    );
+    proc.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!resolved && out.includes('\n')) {
+        resolved = true;
+        resolve({ child: proc, first: out.split('\n')[0], lines });
+      }
+    });
+    proc.on('error', reject);
+    proc.on(
+      'exit',
+      (code) => !resolved && reject(new Error(`child exited ${code} before reporting`))
+    );
+  });
+}
+
+describe('fs provider', () => {
+  it('lays keys out as short hex names, so no key can traverse', async () => {
+    expect(keyPath(Buffer.from('../x'))).toEqual({ dirs: [], leaf: '2e2e2f78-b' });
+    const long = keyPath(Buffer.from('a'.repeat(40)));
+    expect(long.dirs).toEqual(['61'.repeat(16), '61'.repeat(16)]);
+    expect(long.leaf).toBe('61'.repeat(8) + '-b');
+    const max = keyPath(Buffer.alloc(1024, 0xff));
+    expect(max.dirs).toHaveLength(64);
+    expect(max.leaf).toBe('-b');
+    const dir = await freshDir();
+    const p = await createFsProvider({ dir });
+    await p.put('../../escape', Buffer.from('x'));
+    expect(await readdir(dir)).toEqual(['blobs', 'locks', 'tmp']);
+    expect(await readdir(join(dir, 'blobs'))).toEqual([keyPath(Buffer.from('../../escape')).leaf]);
+  });
+
+  it('lets exactly one of two processes win a create-if-absent race, every round', async () => {
+    const dir = await freshDir();
+    const ROUNDS = 30;
+    const a = startChild([dir, 'race', 'A', String(ROUNDS)]);
+    const b = startChild([dir, 'race', 'B', String(ROUNDS)]);
+    const [ca, cb] = await Promise.all([a, b]);
+    // Both are ready: release them together.
+    ca.child.send('go');
+    cb.child.send('go');
+    const [la, lb] = await Promise.all([ca.lines, cb.lines]);
+    const p = await createFsProvider({ dir });
+    for (let round = 0; round < ROUNDS; round++) {
+      const ra = la.find((l) => l.startsWith(`${round} `))!.split(' ')[1];
+      const rb = lb.find((l) => l.startsWith(`${round} `))!.split(' ')[1];
+      expect([ra, rb].sort(), `round ${round}`).toEqual(['PreconditionFailed', 'won']);
+      const winner = ra === 'won' ? 'A' : 'B';
+      expect((await readAll(p, `race/${round}`)).toString()).toBe(`${winner} ${round}`);
+    }
+  });
+
+  it('refuses a second holder of the directory lock and recovers from a killed one', async () => {
+    const dir = await freshDir();
+    const lock = await acquireDirectoryLock(dir);
+    await expectCode(acquireDirectoryLock(dir), 'Locked');
+    await lock.release();
+    await lock.release(); // idempotent
+
+    const { child, first } = await startChild([dir, 'lock']);
+    expect(first).toBe('locked');
+    const err = await expectCode(acquireDirectoryLock(dir), 'Locked');
+    expect(err.message).toContain(`pid ${child.pid}`);
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill('SIGKILL');
+    await exited;
+    const again = await acquireDirectoryLock(dir);
+    expect(again.owner.pid).toBe(process.pid);
+    await again.release();
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('ignores temp files of a crashed writer and removes them at the next open', async () => {
+    const dir = await freshDir();
+    const p = await createFsProvider({ dir });
+    await p.put('kept', Buffer.from('k'));
+    // A writer that died mid-put (pid 2^22+1 is above Linux's pid_max default, so never alive) …
+    const dead = join(dir, 'tmp', `${2 ** 22 + 1}.0123456789abcdef.tmp`);
+    await writeFile(dead, 'partial');
+    // … a live writer's file in flight, and debris in the blob tree.
+    const live = join(dir, 'tmp', `${process.pid}.fedcba9876543210.tmp`);
+    await writeFile(live, 'in flight');
+    await mkdir(join(dir, 'blobs', 'not-ours'));
+    await writeFile(join(dir, 'blobs', 'README'), 'x');
+    expect((await p.list()).items.map((i) => i.key)).toEqual(['kept']);
+    await createFsProvider({ dir });
+    expect((await readdir(join(dir, 'tmp'))).sort()).toEqual([
+      `${process.pid}.fedcba9876543210.tmp`,
+    ]);
+    expect((await p.list()).items.map((i) => i.key)).toEqual(['kept']);
+  });
+
+  it('breaks key locks and removes lock debris of dead processes at open', async () => {
+    const dir = await freshDir();
+    const p = await createFsProvider({ dir });
+    const deadPid = 2 ** 22 + 1;
+    const lock = keyLockPath(join(dir, 'locks'), Buffer.from('k'));
+    await writeFile(
+      lock,
+      JSON.stringify({ pid: deadPid, host: hostname(), nonce: 'n', time: Date.now() })
+    );
+    await writeFile(`${lock}.${deadPid}.abcd.new`, '');
+    await writeFile(`${lock}.${process.pid}.abcd.new`, ''); // a live process's: kept
+    await createFsProvider({ dir });
+    expect(await readdir(join(dir, 'locks'))).toEqual([
+      `${basename(lock)}.${process.pid}.abcd.new`,
+    ]);
+    // and a put does not wait for a dead owner's lock either
+    await writeFile(
+      lock,
+      JSON.stringify({ pid: deadPid, host: hostname(), nonce: 'n2', time: Date.now() })
+    );
+    await p.put('k', Buffer.from('v'), { ifNoneMatch: '*' });
+    expect((await readAll(p, 'k')).toString()).toBe('v');
+  });
+
+  it('leaves no temp file behind after failed puts and prunes emptied directories', async () => {
+    const dir = await freshDir();
+    const p = await createFsProvider({ dir });
+    await expectCode(p.put('x', Buffer.from('abc'), { contentLength: 4 }), 'LengthMismatch');
+    await p.put('x', Buffer.from('abc'));
+    await expectCode(p.put('x', Buffer.from('new'), { ifNoneMatch: '*' }), 'PreconditionFailed');
+    expect(await readdir(join(dir, 'tmp'))).toEqual([]);
+    expect(await readdir(join(dir, 'locks'))).toEqual([]);
+    const deep = 'd'.repeat(100);
+    await p.put(deep, Buffer.from('deep'));
+    expect((await readdir(join(dir, 'blobs'))).length).toBe(2);
+    await p.delete(deep);
+    expect(await readdir(join(dir, 'blobs'))).toEqual([keyPath(Buffer.from('x')).leaf]);
+  });
+
+  it('refuses calls after close', async () => {
+    const p = await createFsProvider({ dir: await freshDir() });
+    await p.close();
+    await expectCode(p.head('x'), 'Io');
+  });
+});
