@@ -1,0 +1,43 @@
+/**
+ * @module `npm run bench:codec`: Reed-Solomon and checksum throughput, single-threaded,
+ * with peers (node:crypto, node:zlib, hash-wasm) measured in the same run. Prints markdown
+ * and rewrites the `bench:codec` section of bench/RESULTS.md.
+ *
+ * Flags: --quick (short runs, for smoke tests), --no-write (print only).
+ */
+import { measureRs, renderRs } from './codec-rs.js';
+import { runChecksumBench } from './codec-checksum.js';
+import { machineLine } from './lib/machine.js';
+import { writeSection } from './lib/results.js';
+import { availableFlavors } from '../src/wasm/loader.js';
+
+const quick = process.argv.includes('--quick');
+const write = !process.argv.includes('--no-write');
+
+const started = Date.now();
+const log = (msg: string) => process.stderr.write(`[bench:codec +${((Date.now() - started) / 1000).toFixed(0)}s] ${msg}\n`);
+
+log('Reed-Solomon: encode and worst-case reconstruct, every flavor this runtime accepts');
+const rs = renderRs(measureRs({ quick, flavors: availableFlavors('gf256') }));
+log('checksums: Strata wasm vs hash-wasm vs node:crypto / node:zlib');
+const sums = await runChecksumBench({ quick });
+
+const body = [
+  '## Codec (`npm run bench:codec`)',
+  '',
+  machineLine(['assemblyscript', 'hash-wasm']),
+  '',
+  `Kernel flavors available in this runtime: ${availableFlavors('gf256').join(', ')} ` +
+    '(relaxed SIMD needs --experimental-wasm-relaxed-simd on Node 20; the plain SIMD build is the default).',
+  quick ? '\n**Quick run: short samples, not for publication.**' : '',
+  '',
+  rs,
+  '',
+  sums,
+].join('\n');
+
+console.log(body);
+if (write) {
+  writeSection('bench:codec', body);
+  log('wrote bench/RESULTS.md');
+}
