@@ -46,31 +46,21 @@ export async function writeTempBlob(
   const handle = await open(path, 'wx', 0o644);
   let ok = false;
   try {
-    await writeAll(handle, header);
     let size = 0;
-    if (Array.isArray(body)) {
-      size = await writeChunkList(
-        handle,
-        key,
-        body as readonly Uint8Array[],
-        contentLength,
-        signal
-      );
+    if (Array.isArray(body) || body instanceof Uint8Array) {
+      // One vectored write for the header and every chunk.
+      const list = body instanceof Uint8Array ? [body] : (body as readonly Uint8Array[]);
+      size = await writeChunkList(handle, key, [header, ...list], contentLength, signal, HEADER_BYTES);
     } else {
+      await writeAll(handle, header);
       for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
         await writeAll(handle, chunk); // awaiting each write is the backpressure
         size += chunk.byteLength;
       }
     }
     await handle.sync();
-    const st = await handle.stat();
-    if (st.size !== size + HEADER_BYTES)
-      throw new ProviderError(
-        'Io',
-        `${key}: temp file has ${st.size - HEADER_BYTES} of ${size} bytes`
-      );
     ok = true;
-    return { path, etag, size, mtime: st.mtime };
+    return { path, etag, size, mtime: new Date() };
   } finally {
     await handle.close().catch(() => {});
     if (!ok) await unlink(path).catch(() => {});
@@ -82,9 +72,11 @@ async function writeChunkList(
   key: string,
   chunks: readonly Uint8Array[],
   contentLength: number | undefined,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  /** Leading bytes of `chunks` that are not body (the file header). */
+  framing = 0
 ): Promise<number> {
-  const size = chunks.reduce((n, c) => n + c.byteLength, 0);
+  const size = chunks.reduce((n, c) => n + c.byteLength, 0) - framing;
   if (contentLength !== undefined && size !== contentLength) {
     throw new ProviderError(
       'LengthMismatch',

@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+/**
+ * @module The `strata` command.
+ *
+ *   strata verify  [DIR|URL] [--json]                    check a repository end to end
+ */
+import { verifyCommand } from './verify.js';
+
+const USAGE = `usage: strata <command> [options]
+
+commands:
+  verify [DIR|URL] [--json]                    check every commit, run and pack of a repository
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'verify':
+      return verifyCommand(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`strata: unknown command '${command}'\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`strata: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 2;
+  }
+);

@@ -1,0 +1,74 @@
+/**
+ * @module The anchor: the one mutable blob, naming the newest commit and checkpoint.
+ *
+ * It is small JSON (operators can read it) with a SHA-256 `check` over its canonical
+ * content, and it only ever moves by compare-and-swap (`ifMatch` the etag read or written
+ * last). Nothing is acknowledged before the anchor names a commit that covers it.
+ */
+import { createHash } from 'node:crypto';
+import type { RecordRef } from './commit.js';
+import { StoreError } from './errors.js';
+
+export const FORMAT = 'strata-repository/1';
+/** The anchor is tiny; anything larger is not ours and is refused before parsing. */
+export const MAX_ANCHOR_BYTES = 64 * 1024;
+
+export interface Anchor {
+  format: typeof FORMAT;
+  /** Sequence of the newest commit (0: none yet). */
+  seq: number;
+  /** The newest commit; absent before the first commit. */
+  head?: RecordRef;
+  /** The newest checkpoint and the sequence it covers. */
+  root: RecordRef & { seq: number };
+  /** Wall-clock time of the last move, ms. */
+  time: number;
+  /** Random id of the process that wrote it. */
+  writer: string;
+}
+
+function canonical(a: Anchor): string {
+  return JSON.stringify({ format: a.format, seq: a.seq, head: a.head ?? null, root: a.root, time: a.time, writer: a.writer });
+}
+
+export function encodeAnchor(a: Anchor): Uint8Array {
+  const body = canonical(a);
+  const check = createHash('sha256').update(body).digest('hex');
+  return new TextEncoder().encode(`${body.slice(0, -1)},"check":"${check}"}\n`);
+}
+
+/** Parses and checks an anchor; throws StoreError 'Corrupt' / 'UnsupportedFormat'. */
+export function decodeAnchor(bytes: Uint8Array): Anchor {
+  if (bytes.length > MAX_ANCHOR_BYTES) throw new StoreError('Corrupt', `anchor is ${bytes.length} bytes`);
+  let raw: Record<string, unknown>;
+  try {
+    raw = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) as Record<string, unknown>;
+  } catch (cause) {
+    throw new StoreError('Corrupt', 'anchor is not valid JSON', { cause });
+  }
+  if (raw.format !== FORMAT) throw new StoreError('UnsupportedFormat', `anchor format ${String(raw.format)} is not ${FORMAT}`);
+  const a: Anchor = {
+    format: FORMAT,
+    seq: raw.seq as number,
+    root: raw.root as Anchor['root'],
+    time: raw.time as number,
+    writer: raw.writer as string,
+  };
+  if (raw.head) a.head = raw.head as RecordRef;
+  const valid =
+    Number.isSafeInteger(a.seq) && a.seq >= 0 && isRef(a.root) && Number.isSafeInteger(a.root.seq) &&
+    (a.head === undefined || isRef(a.head)) && typeof a.writer === 'string' && Number.isFinite(a.time);
+  if (!valid) throw new StoreError('Corrupt', 'anchor fields are malformed');
+  if (createHash('sha256').update(canonical(a)).digest('hex') !== raw.check) {
+    throw new StoreError('Corrupt', 'anchor check digest does not match its content');
+  }
+  return a;
+}
+
+function isRef(r: unknown): r is RecordRef {
+  const x = r as RecordRef;
+  return (
+    !!x && typeof x.key === 'string' && Number.isSafeInteger(x.offset) && Number.isSafeInteger(x.length) &&
+    typeof x.hash === 'string' && /^[0-9a-f]{64}$/.test(x.hash)
+  );
+}

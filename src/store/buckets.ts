@@ -1,0 +1,83 @@
+/**
+ * @module Buckets: create, delete-if-empty, list, head, and per-bucket configuration
+ * (opaque bytes by name, e.g. 'cors').
+ */
+import type { Repository } from './repository.js';
+import { mergeSources } from './index/merge.js';
+import { isTombstone } from './records.js';
+import { newId } from './layout.js';
+import { checkBucketName } from './validate.js';
+import { StoreError } from './errors.js';
+
+export interface BucketInfo {
+  name: string;
+  created: number;
+}
+
+const noSuchBucket = (name: string) =>
+  new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: name } });
+
+/** Creates `name`; StoreError 'BucketAlreadyOwnedByYou' if it exists, 'InvalidBucketName'. */
+export async function createBucket(repo: Repository, name: string): Promise<BucketInfo> {
+  checkBucketName(name);
+  return repo.run(async (tx) => {
+    if (tx.bucket(name)) {
+      throw new StoreError('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', {
+        detail: { BucketName: name },
+      });
+    }
+    tx.createBucket(name, newId(8), tx.time);
+    return { name, created: tx.time };
+  });
+}
+
+/** Deletes `name` if it holds no object and no upload in progress ('BucketNotEmpty'). */
+export async function deleteBucket(repo: Repository, name: string): Promise<void> {
+  await repo.run(async (tx) => {
+    const b = tx.bucket(name);
+    if (!b) throw noSuchBucket(name);
+    const notEmpty = () => new StoreError('BucketNotEmpty', 'The bucket you tried to delete is not empty', { detail: { BucketName: name } });
+    if (tx.stagedKeys(name).some(([, v]) => !isTombstone(v))) throw notEmpty();
+    for (const u of repo.state.uploads.values()) if (u.bucket === name) throw notEmpty();
+    if (b.state) {
+      const it = mergeSources(b.state.sources());
+      try {
+        for (;;) {
+          const r = await it.next();
+          if (r.done) break;
+          if (!isTombstone(r.value.value) && !tx.stagedKeys(name).some(([k, v]) => k === r.value.key && isTombstone(v))) throw notEmpty();
+        }
+      } finally {
+        await it.return();
+      }
+    }
+    tx.deleteBucket(name);
+  });
+}
+
+export function listBuckets(repo: Repository): BucketInfo[] {
+  return [...repo.state.buckets.values()]
+    .map((b) => ({ name: b.name, created: b.created }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+export function headBucket(repo: Repository, name: string): BucketInfo {
+  const b = repo.state.buckets.get(name);
+  if (!b) throw noSuchBucket(name);
+  return { name: b.name, created: b.created };
+}
+
+/** A bucket configuration blob by name, or undefined when not set. */
+export function getBucketConfig(repo: Repository, bucket: string, name: string): Uint8Array | undefined {
+  const b = repo.state.buckets.get(bucket);
+  if (!b) throw noSuchBucket(bucket);
+  return b.configs.get(name);
+}
+
+/** Sets (or with null removes) a bucket configuration blob. */
+export async function putBucketConfig(repo: Repository, bucket: string, name: string, value: Uint8Array | null): Promise<void> {
+  await repo.run(async (tx) => {
+    if (!tx.bucket(bucket)) throw noSuchBucket(bucket);
+    tx.setConfig(bucket, name, value);
+  });
+}

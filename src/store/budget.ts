@@ -1,0 +1,55 @@
+/**
+ * @module Admission control for in-flight write bytes (the pending budget).
+ *
+ * Every write reserves the bytes it will hold in memory (a packed body: its whole size; a
+ * carrier: one segment) before it reads its body or touches the provider. A reservation
+ * that would exceed the budget is refused at once with StoreError 'SlowDown' (the S3
+ * layer answers 503 SlowDown + Retry-After): the caller retries later, nothing was written.
+ */
+import { StoreError } from './errors.js';
+
+/** What a refused writer is told to wait, seconds: short, as SDK v3 caps its own wait at
+ * its backoff + 5 s and botocore ignores the hint anyway. */
+export const RETRY_AFTER_SECONDS = 1;
+
+export class PendingBudget {
+  readonly limit: number;
+  #used = 0;
+  #peak = 0;
+  refusals = 0;
+
+  constructor(limitBytes: number) {
+    this.limit = limitBytes;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  get peak(): number {
+    return this.#peak;
+  }
+
+  /**
+   * Reserves `bytes` and returns the function that releases them (idempotent). Throws
+   * StoreError 'SlowDown' without reserving anything if the budget would be exceeded.
+   */
+  reserve(bytes: number): () => void {
+    if (this.#used + bytes > this.limit) {
+      this.refusals++;
+      throw new StoreError(
+        'SlowDown',
+        `pending write budget exhausted: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
+        { retryAfterSeconds: RETRY_AFTER_SECONDS }
+      );
+    }
+    this.#used += bytes;
+    if (this.#used > this.#peak) this.#peak = this.#used;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#used -= bytes;
+    };
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * @module Carriers: bodies too large to pack, streamed into chunk blobs.
+ *
+ * A body of `size` bytes is cut into chunks of CHUNK_SIZE; each chunk blob is a pack whose
+ * entries are consecutive SEGMENT_SIZE slices of the body (the last one shorter), so every
+ * segment carries its own CRC32C and a reader can verify any part before serving it.
+ * Memory: one segment buffer per upload, whatever the body size; the provider write
+ * pulls the next segment only when it has written the previous one (backpressure).
+ */
+import type { Provider } from '../provider/provider.js';
+import { PackStream } from '../pack/stream-writer.js';
+import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
+import type { ChunkRef } from './records.js';
+import { StoreError } from './errors.js';
+
+/** Pulls exactly `n` bytes at a time out of an async byte stream. */
+export class ExactReader {
+  readonly #it: AsyncIterator<Uint8Array>;
+  #pending: Uint8Array | null = null;
+  #done = false;
+
+  constructor(body: AsyncIterable<Uint8Array>) {
+    this.#it = body[Symbol.asyncIterator]();
+  }
+
+  /** The next `n` bytes as one array; fewer only if the stream ended. */
+  async read(n: number): Promise<Uint8Array> {
+    if (this.#pending && this.#pending.length >= n) {
+      const out = this.#pending.subarray(0, n);
+      this.#pending = this.#pending.length > n ? this.#pending.subarray(n) : null;
+      return out;
+    }
+    const out = new Uint8Array(n);
+    let have = 0;
+    if (this.#pending) {
+      out.set(this.#pending);
+      have = this.#pending.length;
+      this.#pending = null;
+    }
+    while (have < n && !this.#done) {
+      const r = await this.#it.next();
+      if (r.done) {
+        this.#done = true;
+        break;
+      }
+      const chunk = r.value;
+      const take = Math.min(chunk.length, n - have);
+      out.set(chunk.subarray(0, take), have);
+      have += take;
+      if (take < chunk.length) this.#pending = chunk.subarray(take);
+    }
+    return have === n ? out : out.subarray(0, have);
+  }
+
+  /** True if the stream has no more bytes (reads ahead at most one chunk). */
+  async atEnd(): Promise<boolean> {
+    if (this.#pending && this.#pending.length > 0) return false;
+    while (!this.#done) {
+      const r = await this.#it.next();
+      if (r.done) {
+        this.#done = true;
+        break;
+      }
+      if (r.value.length > 0) {
+        this.#pending = r.value;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Stops the underlying stream early (error paths). */
+  async cancel(): Promise<void> {
+    if (!this.#done) {
+      this.#done = true;
+      await this.#it.return?.();
+    }
+  }
+}
+
+/** Lengths of the segments of a chunk holding `n` data bytes. */
+function segmentLengths(n: number): number[] {
+  const out: number[] = [];
+  for (let off = 0; off < n; off += SEGMENT_SIZE) out.push(Math.min(SEGMENT_SIZE, n - off));
+  return out;
+}
+
+/**
+ * Streams exactly `size` bytes of `reader` into chunk blobs and returns their refs, in
+ * order. `onData` sees every body byte once (for digests). Throws StoreError
+ * 'IncompleteBody' if the stream ends early or has more bytes than `size`; chunk blobs
+ * already written are deleted (best effort) before the error propagates.
+ */
+export async function writeCarrier(
+  provider: Provider,
+  reader: ExactReader,
+  size: number,
+  onData: (chunk: Uint8Array) => void,
+  signal?: AbortSignal
+): Promise<ChunkRef[]> {
+  const chunks: ChunkRef[] = [];
+  // The provider may wrap an error thrown by the body it pulls; keep ours to rethrow it.
+  let bodyError: unknown;
+  try {
+    for (let done = 0; done < size; ) {
+      const n = Math.min(CHUNK_SIZE, size - done);
+      const lengths = segmentLengths(n);
+      const pack = new PackStream(lengths);
+      const key = chunkKey();
+      async function* frames(): AsyncGenerator<Uint8Array> {
+        yield pack.header();
+        for (const len of lengths) {
+          const seg = await reader.read(len);
+          if (seg.length !== len) {
+            const got = done + pack.rows.length * SEGMENT_SIZE + seg.length;
+            bodyError = new StoreError('IncompleteBody', `body ended after ${got} of ${size} bytes`);
+            throw bodyError;
+          }
+          onData(seg);
+          yield* pack.entry(seg);
+        }
+        yield* pack.finish();
+      }
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', ...(signal ? { signal } : {}) });
+      chunks.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
+      done += n;
+    }
+    if (!(await reader.atEnd())) {
+      throw new StoreError('IncompleteBody', `body is longer than the ${size} bytes announced`);
+    }
+    return chunks;
+  } catch (err) {
+    await reader.cancel().catch(() => undefined);
+    await Promise.all(chunks.map((c) => provider.delete(c.blob).catch(() => undefined)));
+    throw bodyError ?? err;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * @module Commit records: the unit of durability, hash-chained.
+ *
+ * A commit blob is a pack: the small bodies of the batch are entries 0..n-1 and the
+ * commit record is the last entry, so a record can name its bodies' offsets. The record
+ * holds its sequence number, a reference to its parent (blob key, record position, and
+ * SHA-256 of the parent record), the time, and the mutations of the batch. A reference
+ * to a commit (from the anchor or a child) carries the same triple, so replay reads only
+ * records (one ranged read each) and any lost, reordered or altered commit is detected.
+ */
+import { createHash } from 'node:crypto';
+import { ByteReader, ByteWriter } from './binary.js';
+import { StoreError } from './errors.js';
+
+/** Where a commit (or root) record lives and what it must hash to. */
+export interface RecordRef {
+  key: string;
+  /** Offset of the record's pack entry (entry header) in the blob. */
+  offset: number;
+  /** Record length in bytes (the entry body). */
+  length: number;
+  /** Hex SHA-256 of the record bytes. */
+  hash: string;
+}
+
+export type Mutation =
+  | { op: 'put'; bucket: string; key: string; value: Uint8Array }
+  | { op: 'createBucket'; bucket: string; id: string; created: number }
+  | { op: 'deleteBucket'; bucket: string }
+  | { op: 'setConfig'; bucket: string; name: string; value: Uint8Array | null }
+  | { op: 'createUpload'; bucket: string; uploadId: string; record: Uint8Array }
+  | { op: 'putPart'; bucket: string; uploadId: string; number: number; record: Uint8Array }
+  | { op: 'endUpload'; bucket: string; uploadId: string };
+
+export interface CommitRecord {
+  seq: number;
+  /** The previous commit, or the root this commit follows when it is the first after it. */
+  parent: RecordRef;
+  time: number;
+  mutations: Mutation[];
+}
+
+const MAGIC = 0x31434d53; // "SMC1"
+const OPS = ['put', 'createBucket', 'deleteBucket', 'setConfig', 'createUpload', 'putPart', 'endUpload'] as const;
+
+export function hashRecord(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+export function writeRef(w: ByteWriter, ref: RecordRef): void {
+  w.string(ref.key).varint(ref.offset).varint(ref.length).raw(Buffer.from(ref.hash, 'hex'));
+}
+
+export function readRef(r: ByteReader): RecordRef {
+  return { key: r.string(), offset: r.varint(), length: r.varint(), hash: Buffer.from(r.raw(32)).toString('hex') };
+}
+
+export function encodeCommit(c: CommitRecord): Uint8Array {
+  const w = new ByteWriter(256 + c.mutations.length * 64);
+  w.u32(MAGIC).varint(c.seq);
+  writeRef(w, c.parent);
+  w.varint(c.time);
+  // Bucket names are written once per record and referred to by index.
+  const buckets = [...new Set(c.mutations.map((m) => m.bucket))];
+  const index = new Map(buckets.map((b, i) => [b, i]));
+  w.varint(buckets.length);
+  for (const b of buckets) w.string(b);
+  w.varint(c.mutations.length);
+  for (const m of c.mutations) {
+    w.u8(OPS.indexOf(m.op)).varint(index.get(m.bucket)!);
+    switch (m.op) {
+      case 'put':
+        w.string(m.key).bytes(m.value);
+        break;
+      case 'createBucket':
+        w.string(m.id).varint(m.created);
+        break;
+      case 'deleteBucket':
+        break;
+      case 'setConfig':
+        w.string(m.name).u8(m.value ? 1 : 0);
+        if (m.value) w.bytes(m.value);
+        break;
+      case 'createUpload':
+        w.string(m.uploadId).bytes(m.record);
+        break;
+      case 'putPart':
+        w.string(m.uploadId).varint(m.number).bytes(m.record);
+        break;
+      case 'endUpload':
+        w.string(m.uploadId);
+        break;
+    }
+  }
+  return w.finish();
+}
+
+export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitRecord {
+  const r = new ByteReader(bytes, what);
+  if (r.u32() !== MAGIC) throw new StoreError('Corrupt', `${what}: not a commit record`);
+  const seq = r.varint();
+  const parent = readRef(r);
+  const time = r.varint();
+  const nb = r.varint();
+  if (nb > r.remaining) throw new StoreError('Corrupt', `${what}: ${nb} buckets cannot fit`);
+  const buckets: string[] = [];
+  for (let i = 0; i < nb; i++) buckets.push(r.string());
+  const n = r.varint();
+  if (n > r.remaining) throw new StoreError('Corrupt', `${what}: ${n} mutations cannot fit`);
+  const mutations: Mutation[] = [];
+  for (let i = 0; i < n; i++) {
+    const op = OPS[r.u8()];
+    const bucket = buckets[r.varint()];
+    if (!op || bucket === undefined) throw new StoreError('Corrupt', `${what}: bad mutation ${i}`);
+    switch (op) {
+      case 'put':
+        mutations.push({ op, bucket, key: r.string(), value: r.bytes().slice() });
+        break;
+      case 'createBucket':
+        mutations.push({ op, bucket, id: r.string(), created: r.varint() });
+        break;
+      case 'deleteBucket':
+        mutations.push({ op, bucket });
+        break;
+      case 'setConfig': {
+        const name = r.string();
+        const has = r.u8();
+        mutations.push({ op, bucket, name, value: has ? r.bytes().slice() : null });
+        break;
+      }
+      case 'createUpload':
+        mutations.push({ op, bucket, uploadId: r.string(), record: r.bytes().slice() });
+        break;
+      case 'putPart':
+        mutations.push({ op, bucket, uploadId: r.string(), number: r.varint(), record: r.bytes().slice() });
+        break;
+      case 'endUpload':
+        mutations.push({ op, bucket, uploadId: r.string() });
+        break;
+    }
+  }
+  r.end();
+  return { seq, parent, time, mutations };
+}

@@ -1,0 +1,69 @@
+/**
+ * @module Storage-engine errors: one class, a stable `code` per condition.
+ *
+ * The S3 layer maps codes to wire errors in one table (s3/errors.ts); nothing else
+ * branches on messages. `retryAfterSeconds` is set for transient refusals (SlowDown).
+ */
+
+export type StoreErrorCode =
+  // Client-visible conditions (the S3 layer maps these 1:1).
+  | 'NoSuchBucket'
+  | 'NoSuchKey'
+  | 'NoSuchUpload'
+  | 'NoSuchVersion'
+  | 'BucketAlreadyOwnedByYou'
+  | 'BucketNotEmpty'
+  | 'InvalidBucketName'
+  | 'KeyTooLong'
+  | 'InvalidArgument'
+  | 'InvalidRange'
+  | 'PreconditionFailed'
+  | 'NotModified'
+  | 'ConditionalRequestConflict'
+  | 'BadDigest'
+  | 'InvalidDigest'
+  | 'IncompleteBody'
+  | 'EntityTooSmall'
+  | 'EntityTooLarge'
+  | 'InvalidPart'
+  | 'InvalidPartOrder'
+  | 'InvalidPartNumber'
+  | 'InvalidRequest'
+  | 'MalformedXML'
+  | 'InvalidToken'
+  | 'SlowDown'
+  | 'BudgetExceeded'
+  // Repository integrity and lifecycle.
+  | 'Corrupt'
+  | 'MissingBlob'
+  | 'BrokenChain'
+  | 'UnsupportedFormat'
+  | 'AnchorConflict'
+  | 'Unsafe'
+  | 'Closed'
+  | 'Aborted'
+  | 'Io';
+
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  /** Seconds a client should wait before retrying (SlowDown), when relevant. */
+  readonly retryAfterSeconds?: number;
+  /** Extra facts for the wire error (e.g. the object size for InvalidRange). */
+  readonly detail?: Record<string, string | number>;
+
+  constructor(
+    code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown; retryAfterSeconds?: number; detail?: Record<string, string | number> }
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'StoreError';
+    this.code = code;
+    if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options?.detail) this.detail = options.detail;
+  }
+}
+
+export function isStoreError(e: unknown, code?: StoreErrorCode): e is StoreError {
+  return e instanceof StoreError && (code === undefined || e.code === code);
+}

@@ -1,0 +1,62 @@
+/**
+ * @module Blob names of a repository and the tuning constants of its layout.
+ *
+ *   anchor                     the only mutable blob: names the newest commit and root
+ *   config                     created once: format, repository id, token secret
+ *   commits/<seq>-<rand>       a pack: small bodies (entries 0..n-1) + the commit record (last)
+ *   roots/<seq>-<rand>         a pack of one entry: a checkpoint of the whole catalog
+ *   runs/<bucket-id>/<rand>    index runs (sorted key -> version list)
+ *   chunks/<hour><rand>        carrier chunks: packs of fixed-size segments of one body
+ *
+ * Sequence numbers are zero-padded hex so that names sort in commit order; the random
+ * part makes every name unique even across crashed attempts at the same sequence. Names
+ * of frequent blobs are at most 31 bytes with a slowly changing first 16 bytes: the fs
+ * provider turns each 16 key bytes into a directory level, so these names share a
+ * directory instead of creating (and fsyncing) a new one per blob.
+ */
+
+/** Bodies up to this size are packed into the commit blob; larger ones become carriers.
+ * 512 KiB keeps a batch's buffered bodies small while a carrier's per-chunk overhead is
+ * already below 0.01 %. */
+export const PACK_MAX_BODY = 512 * 1024;
+/** Segment size of carrier chunks: the unit verified (CRC32C) before any byte is served,
+ * so also the memory a GET stream holds. */
+export const SEGMENT_SIZE = 256 * 1024;
+/** Data bytes per carrier chunk blob (a whole number of segments). Big enough that the
+ * per-blob cost (create + fsync) is amortised, small enough for one provider PUT. */
+export const CHUNK_SIZE = 32 * SEGMENT_SIZE;
+/** A batch closes at this many operations or bytes of packed bodies. */
+export const BATCH_MAX_OPS = 1024;
+export const BATCH_MAX_BYTES = 16 * 1024 * 1024;
+
+const rand = (bytes = 8) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+const seqHex = (seq: number) => seq.toString(16).padStart(12, '0');
+const randHex = (chars: number) => rand(Math.ceil(chars / 2)).slice(0, chars);
+
+export const ANCHOR_KEY = 'anchor';
+export const CONFIG_KEY = 'config';
+
+/** 8 + 12 + 1 + 10 = 31 bytes. */
+export function commitKey(seq: number): string {
+  return `commits/${seqHex(seq)}-${randHex(10)}`;
+}
+
+/** 6 + 12 + 1 + 12 = 31 bytes. */
+export function rootKey(seq: number): string {
+  return `roots/${seqHex(seq)}-${randHex(12)}`;
+}
+
+export function runKey(bucketId: string): string {
+  return `runs/${bucketId}/${rand()}`;
+}
+
+/** 7 + 9 + 15 = 31 bytes; the first 16 change once an hour. */
+export function chunkKey(): string {
+  const hour = Math.floor(Date.now() / 3_600_000).toString(16).padStart(9, '0');
+  return `chunks/${hour}${randHex(15)}`;
+}
+
+/** A fresh random identifier (buckets, uploads, the repository). */
+export function newId(bytes = 12): string {
+  return rand(bytes);
+}

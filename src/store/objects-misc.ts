@@ -1,0 +1,126 @@
+/**
+ * @module DeleteObject, DeleteObjects, CopyObject and object tagging: all metadata-only.
+ */
+import type { Repository } from './repository.js';
+import { currentVersion, makeVersion } from './objects-write.js';
+import { liveVersion } from './objects-read.js';
+import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
+import { encodeVersions, TOMBSTONE, type ObjectVersion } from './records.js';
+import { checkKey } from './validate.js';
+import { StoreError } from './errors.js';
+
+/** S3 allows at most 1000 keys per DeleteObjects request. */
+export const MAX_DELETE_KEYS = 1000;
+
+export interface DeleteResult {
+  key: string;
+  /** False when the key did not exist (S3 still reports success). */
+  existed: boolean;
+  error?: StoreError;
+}
+
+/** Deletes `key`; succeeds whether or not it exists (S3 semantics). */
+export async function deleteObject(repo: Repository, bucket: string, key: string, conditions?: WriteConditions): Promise<DeleteResult> {
+  checkKey(key);
+  return repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    const cur = await currentVersion(tx, bucket, key);
+    if (conditions?.ifMatch !== undefined) checkWrite(cur, { ifMatch: conditions.ifMatch });
+    if (cur) tx.put(bucket, key, TOMBSTONE);
+    return { key, existed: !!cur };
+  });
+}
+
+/** Deletes up to 1000 keys in one commit; per-key failures are reported, not thrown. */
+export async function deleteObjects(repo: Repository, bucket: string, keys: readonly string[]): Promise<DeleteResult[]> {
+  if (keys.length > MAX_DELETE_KEYS) throw new StoreError('InvalidArgument', `at most ${MAX_DELETE_KEYS} keys per request`);
+  return repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    const out: DeleteResult[] = [];
+    for (const key of keys) {
+      try {
+        checkKey(key);
+        const cur = await currentVersion(tx, bucket, key);
+        if (cur) tx.put(bucket, key, TOMBSTONE);
+        out.push({ key, existed: !!cur });
+      } catch (err) {
+        if (!(err instanceof StoreError)) throw err;
+        out.push({ key, existed: false, error: err });
+      }
+    }
+    return out;
+  });
+}
+
+export interface CopyOptions {
+  /** 'COPY' keeps the source metadata; 'REPLACE' uses `metadata`. */
+  metadataDirective?: 'COPY' | 'REPLACE';
+  taggingDirective?: 'COPY' | 'REPLACE';
+  metadata?: Pick<ObjectVersion, 'system' | 'userMetadata'> & { contentType?: string };
+  tags?: Record<string, string>;
+  sourceConditions?: ReadConditions;
+  conditions?: WriteConditions;
+}
+
+/**
+ * Copies the live source version to `dstKey` by writing a new version that points at the
+ * same body (no byte is copied). Source preconditions -> 'PreconditionFailed'; copying an
+ * object onto itself without changing anything -> 'InvalidRequest' (as S3 does).
+ */
+export async function copyObject(
+  repo: Repository,
+  src: { bucket: string; key: string },
+  dst: { bucket: string; key: string },
+  opts: CopyOptions = {}
+): Promise<ObjectVersion> {
+  checkKey(src.key);
+  checkKey(dst.key);
+  const replace = opts.metadataDirective === 'REPLACE';
+  if (src.bucket === dst.bucket && src.key === dst.key && !replace && opts.taggingDirective !== 'REPLACE') {
+    throw new StoreError(
+      'InvalidRequest',
+      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes."
+    );
+  }
+  return repo.run(async (tx) => {
+    tx.requireBucket(src.bucket);
+    tx.requireBucket(dst.bucket);
+    const source = await currentVersion(tx, src.bucket, src.key);
+    if (!source) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: src.key } });
+    // S3 maps failed copy-source conditions to 412 (never 304).
+    try {
+      checkRead(source, opts.sourceConditions);
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'NotModified') throw new StoreError('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+      throw err;
+    }
+    checkWrite(await currentVersion(tx, dst.bucket, dst.key), opts.conditions);
+    const meta = replace ? opts.metadata ?? { system: {}, userMetadata: {} } : source;
+    const tags = opts.taggingDirective === 'REPLACE' ? opts.tags ?? {} : source.tags;
+    const version = makeVersion(
+      tx,
+      { ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}), system: meta.system, userMetadata: meta.userMetadata, tags },
+      { size: source.size, md5: source.md5, partCount: source.partCount, location: source.location },
+      source.checksums
+    );
+    if (source.parts) version.parts = source.parts;
+    tx.put(dst.bucket, dst.key, encodeVersions([version]));
+    return version;
+  });
+}
+
+/** The tags of the live version. */
+export async function getObjectTagging(repo: Repository, bucket: string, key: string): Promise<Record<string, string>> {
+  return (await liveVersion(repo, bucket, key)).tags;
+}
+
+/** Replaces the tags of the live version (same version id, same body). */
+export async function putObjectTagging(repo: Repository, bucket: string, key: string, tags: Record<string, string>): Promise<string> {
+  return repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    const v = await currentVersion(tx, bucket, key);
+    if (!v) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
+    tx.put(bucket, key, encodeVersions([{ ...v, tags }]));
+    return v.versionId;
+  });
+}

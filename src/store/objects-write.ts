@@ -1,0 +1,161 @@
+/**
+ * @module PutObject: the write pipeline for one body.
+ *
+ *   admission (pending budget, bucket, key, precondition) -> body streamed once through
+ *   the digests -> packed into the next commit (small) or written as a carrier (large) ->
+ *   claims verified -> commit (preconditions re-checked atomically) -> acknowledged.
+ *
+ * Nothing is visible before the commit; a failure at any step leaves no trace except
+ * carrier chunks, which are deleted on the way out (best effort; GC reclaims the rest).
+ */
+import type { Repository } from './repository.js';
+import type { Tx } from './tx.js';
+import { ExactReader, writeCarrier } from './carrier.js';
+import { BodyDigest, claimedAlgorithms, verifyClaims, type BodyClaims, type BodyDigests } from './digest.js';
+import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
+import { checkWrite, type WriteConditions } from './conditions.js';
+import { CHECKSUM_NAMES, decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
+import { checkKey } from './validate.js';
+import { StoreError } from './errors.js';
+
+/** S3's single-PUT limit: 5 GiB. */
+export const MAX_PUT_BYTES = 5 * 1024 ** 3;
+
+export interface ObjectMetadata {
+  contentType?: string;
+  /** cache-control, content-disposition, content-encoding, content-language, expires, ... */
+  system?: Record<string, string>;
+  userMetadata?: Record<string, string>;
+  tags?: Record<string, string>;
+}
+
+export interface PutOptions extends ObjectMetadata {
+  /** Exact body length (Content-Length or x-amz-decoded-content-length). */
+  size: number;
+  /** Checksum the client chose (x-amz-sdk-checksum-algorithm / x-amz-checksum-algorithm). */
+  checksumAlgorithm?: ChecksumName;
+  /** What the client claims about the body; a function is called after the body ended
+   * (trailing checksums arrive after the data). */
+  claims?: BodyClaims | (() => BodyClaims | undefined);
+  conditions?: WriteConditions;
+  signal?: AbortSignal;
+}
+
+export interface PutResult {
+  etag: string;
+  versionId: string;
+  size: number;
+  version: ObjectVersion;
+}
+
+/** The current live version of a key inside a transaction (undefined: absent or deleted). */
+export async function currentVersion(tx: Tx, bucket: string, key: string): Promise<ObjectVersion | undefined> {
+  const raw = await tx.get(bucket, key);
+  if (!raw) return undefined;
+  const v = decodeVersions(raw, `${bucket}/${key}`)[0];
+  return v && !v.deleteMarker ? v : undefined;
+}
+
+/** A new version id: unique per repository, ordered by commit. */
+export function newVersionId(tx: Tx, n: number): string {
+  return `${tx.seq.toString(36)}.${n.toString(36)}.${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+}
+
+/** Builds the version a PUT/complete/copy writes. */
+export function makeVersion(
+  tx: Tx,
+  meta: ObjectMetadata,
+  body: { size: number; md5: Uint8Array; partCount?: number; location: Location },
+  checksums: ObjectVersion['checksums'],
+  n = 0
+): ObjectVersion {
+  const v: ObjectVersion = {
+    versionId: newVersionId(tx, n),
+    deleteMarker: false,
+    size: body.size,
+    md5: body.md5,
+    partCount: body.partCount ?? 0,
+    lastModified: tx.time,
+    system: meta.system ?? {},
+    userMetadata: meta.userMetadata ?? {},
+    tags: meta.tags ?? {},
+    location: body.location,
+  };
+  if (meta.contentType !== undefined) v.contentType = meta.contentType;
+  if (checksums) v.checksums = checksums;
+  return v;
+}
+
+/** The stored checksums of a single-part body: the client's algorithm first, else CRC64NVME. */
+export function fullObjectChecksums(d: BodyDigests, primary: ChecksumName | undefined): ObjectVersion['checksums'] {
+  return { type: 'FULL_OBJECT', primary: primary ?? 'crc64nvme', values: d.values };
+}
+
+export async function putObject(
+  repo: Repository,
+  bucket: string,
+  key: string,
+  body: AsyncIterable<Uint8Array>,
+  opts: PutOptions
+): Promise<PutResult> {
+  checkKey(key);
+  if (!Number.isSafeInteger(opts.size) || opts.size < 0) throw new StoreError('InvalidArgument', `invalid body size ${opts.size}`);
+  if (opts.size > MAX_PUT_BYTES) {
+    throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { detail: { MaxSizeAllowed: MAX_PUT_BYTES } });
+  }
+  const packed = opts.size <= PACK_MAX_BODY;
+  // Admission first: nothing is read or written if the budget says no.
+  const release = repo.budget.reserve(packed ? opts.size : SEGMENT_SIZE);
+  const reader = new ExactReader(body);
+  let chunks: Location | undefined;
+  try {
+    await precheck(repo, bucket, key, opts.conditions);
+    const claimsNow = typeof opts.claims === 'function' ? undefined : opts.claims;
+    const digest = new BodyDigest(claimedAlgorithms(claimsNow, opts.checksumAlgorithm));
+    let bytes: Uint8Array | undefined;
+    if (packed) {
+      bytes = await reader.read(opts.size);
+      if (bytes.length !== opts.size) throw new StoreError('IncompleteBody', `body ended after ${bytes.length} of ${opts.size} bytes`);
+      if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
+      digest.update(bytes);
+    } else {
+      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
+      chunks = { kind: 'chunks', chunks: refs };
+    }
+    const d = digest.finish();
+    const claims = typeof opts.claims === 'function' ? opts.claims() : opts.claims;
+    // Trailer claims may name an algorithm we did not know to hash up front.
+    for (const name of claimedAlgorithms(claims)) {
+      if (!d.values[name]) throw new StoreError('InvalidRequest', `x-amz-checksum-${name} was not announced before the body (x-amz-trailer / x-amz-sdk-checksum-algorithm)`);
+    }
+    verifyClaims(d, claims);
+    const primary = opts.checksumAlgorithm ?? CHECKSUM_NAMES.find((n) => claims?.checksums?.[n] !== undefined);
+    const result = await repo.run(async (tx) => {
+      tx.requireBucket(bucket);
+      checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
+      const location: Location = chunks ?? (d.size > 0 ? tx.addBody(bytes!) : { kind: 'empty' });
+      const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
+      tx.put(bucket, key, encodeVersions([version]));
+      return version;
+    });
+    return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+  } catch (err) {
+    await reader.cancel().catch(() => undefined);
+    if (chunks?.kind === 'chunks') {
+      await Promise.all(chunks.chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
+    }
+    throw err;
+  } finally {
+    release();
+  }
+}
+
+/** Fails fast, before the body is read: missing bucket, or a precondition already false. */
+async function precheck(repo: Repository, bucket: string, key: string, conditions: WriteConditions | undefined): Promise<void> {
+  const b = repo.state.buckets.get(bucket);
+  if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
+  if (!conditions) return;
+  const raw = await b.lookup(key);
+  const v = raw ? decodeVersions(raw, `${bucket}/${key}`)[0] : undefined;
+  checkWrite(v && !v.deleteMarker ? v : undefined, conditions);
+}

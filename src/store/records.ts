@@ -1,0 +1,214 @@
+/**
+ * @module Object versions: what the index stores for each key, and their binary form.
+ *
+ * The index maps (bucket, key) to an encoded *version list*, newest first. An empty list
+ * is a tombstone: the key was deleted and must shadow older runs until compaction drops
+ * it. Hashes are kept raw (16-byte MD5, 4/8-byte CRCs, 20/32-byte SHAs) to keep records
+ * small; the S3 layer renders hex/base64.
+ */
+import { ByteReader, ByteWriter } from './binary.js';
+import { StoreError } from './errors.js';
+
+export const CHECKSUM_NAMES = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
+export type ChecksumName = (typeof CHECKSUM_NAMES)[number];
+export type ChecksumType = 'FULL_OBJECT' | 'COMPOSITE';
+
+/** Raw digests by algorithm; composite ones also record how many parts they combine. */
+export interface Checksums {
+  type: ChecksumType;
+  /** The algorithm the client chose (returned to clients); CRC64NVME when it chose none. */
+  primary: ChecksumName;
+  values: Partial<Record<ChecksumName, Uint8Array>>;
+  /** For COMPOSITE: the number of parts (rendered as the "-N" suffix). */
+  parts?: number;
+}
+
+/** One segment-framed carrier blob (a pack of fixed-size segments). */
+export interface ChunkRef {
+  blob: string;
+  /** Data bytes in this chunk. */
+  size: number;
+  /** Segment size: entry i holds data bytes [i * segment, (i + 1) * segment). */
+  segment: number;
+  /** Pack tag of the chunk blob (entries are checked against it). */
+  tag: number;
+}
+
+export type Location =
+  | { kind: 'empty' }
+  | { kind: 'pack'; blob: string; offset: number; length: number; tag: number; index: number }
+  | { kind: 'chunks'; chunks: ChunkRef[] };
+
+export interface PartInfo {
+  number: number;
+  size: number;
+  /** Raw MD5 of the part. */
+  md5: Uint8Array;
+  checksums: Partial<Record<ChecksumName, Uint8Array>>;
+}
+
+export interface ObjectVersion {
+  versionId: string;
+  deleteMarker: boolean;
+  size: number;
+  /** Raw MD5 of the body, or for multipart the MD5 of the part MD5s (with `partCount`). */
+  md5: Uint8Array;
+  /** Number of parts for a multipart object (ETag suffix "-N"); 0 for a single PUT. */
+  partCount: number;
+  /** Milliseconds since the epoch. */
+  lastModified: number;
+  contentType?: string;
+  /** Standard headers stored with the object: cache-control, content-disposition, ... */
+  system: Record<string, string>;
+  /** x-amz-meta-* without the prefix, names lower-cased. */
+  userMetadata: Record<string, string>;
+  tags: Record<string, string>;
+  checksums?: Checksums;
+  location: Location;
+  /** Multipart objects only: part sizes and digests, in order. */
+  parts?: PartInfo[];
+}
+
+const FLAG_DELETE = 1;
+const FLAG_CHECKSUMS = 2;
+const FLAG_PARTS = 4;
+const LOC_EMPTY = 0;
+const LOC_PACK = 1;
+const LOC_CHUNKS = 2;
+
+function writeDigests(w: ByteWriter, values: Partial<Record<ChecksumName, Uint8Array>>): void {
+  const present = CHECKSUM_NAMES.filter((n) => values[n]);
+  w.varint(present.length);
+  for (const n of present) w.u8(CHECKSUM_NAMES.indexOf(n)).bytes(values[n]!);
+}
+
+function readDigests(r: ByteReader): Partial<Record<ChecksumName, Uint8Array>> {
+  const out: Partial<Record<ChecksumName, Uint8Array>> = {};
+  const n = r.varint();
+  if (n > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `version: ${n} checksums`);
+  for (let i = 0; i < n; i++) {
+    const name = CHECKSUM_NAMES[r.u8()];
+    if (!name) throw new StoreError('Corrupt', 'version: unknown checksum algorithm');
+    out[name] = r.bytes().slice();
+  }
+  return out;
+}
+
+function writeVersion(w: ByteWriter, v: ObjectVersion): void {
+  const flags = (v.deleteMarker ? FLAG_DELETE : 0) | (v.checksums ? FLAG_CHECKSUMS : 0) | (v.parts ? FLAG_PARTS : 0);
+  w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
+  w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
+  w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
+  if (v.checksums) {
+    const c = v.checksums;
+    w.u8(c.type === 'COMPOSITE' ? 1 : 0).u8(CHECKSUM_NAMES.indexOf(c.primary)).varint(c.parts ?? 0);
+    writeDigests(w, c.values);
+  }
+  const loc = v.location;
+  if (loc.kind === 'empty') w.u8(LOC_EMPTY);
+  else if (loc.kind === 'pack') {
+    w.u8(LOC_PACK).string(loc.blob).varint(loc.offset).varint(loc.length).u32(loc.tag).varint(loc.index);
+  } else {
+    w.u8(LOC_CHUNKS).varint(loc.chunks.length);
+    for (const c of loc.chunks) w.string(c.blob).varint(c.size).varint(c.segment).u32(c.tag);
+  }
+  if (v.parts) {
+    w.varint(v.parts.length);
+    for (const p of v.parts) {
+      w.varint(p.number).varint(p.size).raw(p.md5);
+      writeDigests(w, p.checksums);
+    }
+  }
+}
+
+function readVersion(r: ByteReader): ObjectVersion {
+  const flags = r.u8();
+  if (flags & ~(FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS)) throw new StoreError('Corrupt', `version: flags ${flags}`);
+  const v: ObjectVersion = {
+    versionId: r.string(),
+    deleteMarker: (flags & FLAG_DELETE) !== 0,
+    size: r.varint(),
+    md5: r.raw(16).slice(),
+    partCount: r.varint(),
+    lastModified: r.varint(),
+    contentType: r.optString(),
+    system: r.stringMap(),
+    userMetadata: r.stringMap(),
+    tags: r.stringMap(),
+    location: { kind: 'empty' },
+  };
+  if (v.contentType === undefined) delete v.contentType;
+  if (flags & FLAG_CHECKSUMS) {
+    const type = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
+    const primary = CHECKSUM_NAMES[r.u8()];
+    if (!primary) throw new StoreError('Corrupt', 'version: unknown primary checksum');
+    const parts = r.varint();
+    v.checksums = { type, primary, values: readDigests(r) };
+    if (parts) v.checksums.parts = parts;
+  }
+  const kind = r.u8();
+  if (kind === LOC_PACK) {
+    v.location = { kind: 'pack', blob: r.string(), offset: r.varint(), length: r.varint(), tag: r.u32(), index: r.varint() };
+  } else if (kind === LOC_CHUNKS) {
+    const n = r.varint();
+    if (n > r.remaining) throw new StoreError('Corrupt', `version: ${n} chunks cannot fit`);
+    const chunks: ChunkRef[] = [];
+    for (let i = 0; i < n; i++) chunks.push({ blob: r.string(), size: r.varint(), segment: r.varint(), tag: r.u32() });
+    v.location = { kind: 'chunks', chunks };
+  } else if (kind !== LOC_EMPTY) {
+    throw new StoreError('Corrupt', `version: location kind ${kind}`);
+  }
+  if (flags & FLAG_PARTS) {
+    const n = r.varint();
+    if (n > r.remaining) throw new StoreError('Corrupt', `version: ${n} parts cannot fit`);
+    v.parts = [];
+    for (let i = 0; i < n; i++) v.parts.push({ number: r.varint(), size: r.varint(), md5: r.raw(16).slice(), checksums: readDigests(r) });
+  }
+  return v;
+}
+
+/** Encodes a version list (newest first); an empty list is a tombstone. */
+export function encodeVersions(versions: readonly ObjectVersion[]): Uint8Array {
+  const w = new ByteWriter(128);
+  w.varint(versions.length);
+  for (const v of versions) writeVersion(w, v);
+  return w.finish();
+}
+
+/** Decodes a version list; throws StoreError 'Corrupt' on malformed bytes. */
+export function decodeVersions(bytes: Uint8Array, what = 'version list'): ObjectVersion[] {
+  const r = new ByteReader(bytes, what);
+  const n = r.varint();
+  if (n > r.remaining) throw new StoreError('Corrupt', `${what}: ${n} versions cannot fit`);
+  const out: ObjectVersion[] = [];
+  for (let i = 0; i < n; i++) out.push(readVersion(r));
+  r.end();
+  return out;
+}
+
+/** The encoded tombstone (an empty version list). */
+export const TOMBSTONE = encodeVersions([]);
+
+export function isTombstone(value: Uint8Array): boolean {
+  return value.length === 1 && value[0] === 0;
+}
+
+/** Writes/reads one version standalone (used by commit records and upload parts). */
+export function encodeVersion(v: ObjectVersion): Uint8Array {
+  const w = new ByteWriter(128);
+  writeVersion(w, v);
+  return w.finish();
+}
+
+export function decodeVersion(bytes: Uint8Array, what = 'version'): ObjectVersion {
+  const r = new ByteReader(bytes, what);
+  const v = readVersion(r);
+  r.end();
+  return v;
+}
+
+/** S3 ETag text (without quotes): hex MD5, plus "-N" for multipart objects. */
+export function etagOf(v: Pick<ObjectVersion, 'md5' | 'partCount'>): string {
+  const hex = Buffer.from(v.md5).toString('hex');
+  return v.partCount > 0 ? `${hex}-${v.partCount}` : hex;
+}

@@ -1,0 +1,144 @@
+/**
+ * @module Opening a repository: initialise an empty provider, or load the newest root
+ * and replay the verified commit chain after it.
+ *
+ * Opening refuses — with an error naming the blob — rather than serving partial state:
+ * a missing anchor/root/commit is 'MissingBlob', a record whose bytes fail their CRC is
+ * 'Corrupt', a chain that does not link (hash, sequence, parent) is 'BrokenChain'.
+ */
+import { getBytes, ProviderError, type Provider } from '../provider/provider.js';
+import { ANCHOR_KEY, CONFIG_KEY, newId, rootKey } from './layout.js';
+import { decodeAnchor, encodeAnchor, FORMAT, type Anchor } from './anchor.js';
+import { decodeCommit, type CommitRecord, type RecordRef } from './commit.js';
+import { decodeRoot, encodeRoot, type RootRecord } from './root.js';
+import { readRecord, writeRecordBlob } from './records-io.js';
+import { StoreError } from './errors.js';
+
+export interface RepositoryConfig {
+  format: typeof FORMAT;
+  repositoryId: string;
+  /** Hex secret that authenticates listing continuation tokens. */
+  tokenSecret: string;
+  created: number;
+}
+
+export interface Loaded {
+  anchor: Anchor;
+  anchorEtag: string;
+  config: RepositoryConfig;
+  root: RootRecord;
+  /** Commits after the root, oldest first, each verified against its successor. */
+  commits: CommitRecord[];
+}
+
+const sameRef = (a: RecordRef | undefined, b: RecordRef | undefined) => !!a && !!b && a.key === b.key && a.hash === b.hash;
+
+async function readConfig(provider: Provider): Promise<RepositoryConfig | undefined> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await getBytes(provider, CONFIG_KEY);
+  } catch (err) {
+    if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+    throw err;
+  }
+  let c: RepositoryConfig;
+  try {
+    c = JSON.parse(new TextDecoder().decode(bytes)) as RepositoryConfig;
+  } catch (cause) {
+    throw new StoreError('Corrupt', `${CONFIG_KEY} is not valid JSON`, { cause });
+  }
+  if (c.format !== FORMAT) throw new StoreError('UnsupportedFormat', `${CONFIG_KEY}: format ${String(c.format)} is not ${FORMAT}`);
+  if (!/^[0-9a-f]{64}$/.test(c.tokenSecret ?? '')) throw new StoreError('Corrupt', `${CONFIG_KEY}: token secret is malformed`);
+  return c;
+}
+
+/** Creates config, the genesis root and the anchor on an empty provider. */
+async function initialise(provider: Provider, now: number, writer: string): Promise<void> {
+  const existing = await provider.list({ prefix: 'roots/', limit: 1 });
+  const commits = await provider.list({ prefix: 'commits/', limit: 1 });
+  if (existing.items.length || commits.items.length) {
+    throw new StoreError('MissingBlob', `${ANCHOR_KEY} is missing but the provider holds repository blobs: refusing to re-initialise over them`);
+  }
+  let config = await readConfig(provider);
+  if (!config) {
+    config = {
+      format: FORMAT,
+      repositoryId: newId(16),
+      tokenSecret: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex'),
+      created: now,
+    };
+    try {
+      await provider.put(CONFIG_KEY, new TextEncoder().encode(`${JSON.stringify(config, null, 2)}\n`), { ifNoneMatch: '*' });
+    } catch (err) {
+      if (!(err instanceof ProviderError && err.code === 'PreconditionFailed')) throw err;
+      config = (await readConfig(provider))!;
+    }
+  }
+  const genesis: RootRecord = { seq: 0, time: now, repositoryId: config.repositoryId, buckets: [], uploads: [] };
+  const ref = await writeRecordBlob(provider, rootKey(0), encodeRoot(genesis));
+  const anchor: Anchor = { format: FORMAT, seq: 0, root: { ...ref, seq: 0 }, time: now, writer };
+  await provider.put(ANCHOR_KEY, encodeAnchor(anchor), { ifNoneMatch: '*' });
+}
+
+/** Reads the anchor, or undefined if there is none. */
+export async function readAnchor(provider: Provider): Promise<{ anchor: Anchor; etag: string } | undefined> {
+  let res;
+  try {
+    res = await provider.get(ANCHOR_KEY);
+  } catch (err) {
+    if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+    throw err;
+  }
+  const chunks: Uint8Array[] = [];
+  for await (const c of res.body as AsyncIterable<Uint8Array>) chunks.push(c);
+  return { anchor: decodeAnchor(Buffer.concat(chunks)), etag: res.info.etag };
+}
+
+/**
+ * Walks the chain back from `head` to the root and returns the commits oldest first.
+ * Each commit must hash to what its successor (or the anchor) names, carry the next lower
+ * sequence, and the oldest must name the root's commit (or the root itself at genesis).
+ */
+export async function loadChain(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
+  const commits: CommitRecord[] = [];
+  let ref = anchor.head;
+  for (let seq = anchor.seq; seq > root.seq; seq--) {
+    if (!ref) throw new StoreError('BrokenChain', `anchor names sequence ${anchor.seq} but no head commit`);
+    const c = decodeCommit(await readRecord(provider, ref, `commit ${seq}`), `commit ${ref.key}`);
+    if (c.seq !== seq) throw new StoreError('BrokenChain', `${ref.key} has sequence ${c.seq}, expected ${seq}`);
+    commits.push(c);
+    ref = c.parent;
+  }
+  if (anchor.seq > root.seq) {
+    const expected = root.head ?? { ...anchor.root };
+    if (!sameRef(ref, expected)) {
+      throw new StoreError('BrokenChain', `commit ${root.seq + 1} does not follow the root's commit ${expected.key}`);
+    }
+  } else if (anchor.seq === root.seq && root.seq > 0 && !sameRef(anchor.head, root.head)) {
+    throw new StoreError('BrokenChain', `anchor head and root ${anchor.root.key} disagree at sequence ${root.seq}`);
+  } else if (anchor.seq < root.seq) {
+    throw new StoreError('BrokenChain', `anchor sequence ${anchor.seq} is behind its root ${root.seq}`);
+  }
+  return commits.reverse();
+}
+
+/** Loads (initialising when allowed and empty) everything a Repository needs to start. */
+export async function load(provider: Provider, options: { create: boolean; now: number; writer: string }): Promise<Loaded> {
+  let found = await readAnchor(provider);
+  if (!found) {
+    if (!options.create) throw new StoreError('MissingBlob', `${ANCHOR_KEY} is missing: not a Strata repository`);
+    await initialise(provider, options.now, options.writer);
+    found = await readAnchor(provider);
+    if (!found) throw new StoreError('MissingBlob', `${ANCHOR_KEY} vanished right after initialisation`);
+  }
+  const config = await readConfig(provider);
+  if (!config) throw new StoreError('MissingBlob', `${CONFIG_KEY} is missing`);
+  const { anchor, etag } = found;
+  const root = decodeRoot(await readRecord(provider, anchor.root, `root ${anchor.root.seq}`), `root ${anchor.root.key}`);
+  if (root.seq !== anchor.root.seq) throw new StoreError('BrokenChain', `${anchor.root.key} covers ${root.seq}, anchor says ${anchor.root.seq}`);
+  if (root.repositoryId !== config.repositoryId) {
+    throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
+  }
+  const commits = await loadChain(provider, anchor, root);
+  return { anchor, anchorEtag: etag, config, root, commits };
+}

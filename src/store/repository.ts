@@ -1,0 +1,337 @@
+/**
+ * @module The repository: durable state behind the Store API.
+ *
+ * Writes go through the group commit: operations queue while a commit is in flight, the
+ * next batch takes every queued operation (up to BATCH_MAX_OPS / BATCH_MAX_BYTES), stages
+ * them in one transaction each, writes ONE commit blob (small bodies + record), then moves
+ * the anchor by compare-and-swap. Only then is the in-memory state changed and every
+ * operation of the batch acknowledged. Periodically a checkpoint flushes overlays into
+ * runs (compacting when a bucket has too many) and writes a root, so reopening replays
+ * only the commits after it.
+ *
+ * If the anchor may have moved without us knowing (an ambiguous failure we could not
+ * resolve by re-reading it), the repository fences itself: reads go on, writes fail with
+ * 'Unsafe' until it is reopened — it never commits on top of a state it is unsure of.
+ */
+import type { Provider } from '../provider/provider.js';
+import { ProviderError } from '../provider/provider.js';
+import { BlockCache } from './index/block-cache.js';
+import { SortedMap } from './index/sorted-map.js';
+import { ANCHOR_KEY, BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey, newId, rootKey } from './layout.js';
+import { encodeAnchor, FORMAT, type Anchor } from './anchor.js';
+import { encodeCommit, type RecordRef } from './commit.js';
+import { encodeRoot, type RootRecord } from './root.js';
+import { writeRecordBlob } from './records-io.js';
+import { load, readAnchor, type RepositoryConfig } from './recovery.js';
+import { BucketState, RepoState, UploadState } from './state.js';
+import { Batch, Tx } from './tx.js';
+import { PendingBudget } from './budget.js';
+import { compactAll, flushOverlay, openRunHandle } from './runs.js';
+import { StoreError } from './errors.js';
+
+export interface RepositoryOptions {
+  /** Use a provider without conditional writes as the anchor authority: the caller
+   * promises that no other process writes this repository. */
+  singleWriter?: boolean;
+  /** Initialise an empty provider (default true). */
+  create?: boolean;
+  /** In-flight write bytes admitted at once (default 256 MiB). */
+  pendingBytes?: number;
+  /** Overlay bytes (all buckets) that trigger a checkpoint (default 64 MiB). */
+  overlayBytes?: number;
+  /** Commits after which a checkpoint is written anyway (default 4096). */
+  checkpointEvery?: number;
+  /** Runs per bucket above which a checkpoint compacts them into one (default 8). */
+  maxRuns?: number;
+  /** Bytes of decoded index blocks cached (default 32 MiB). */
+  blockCacheBytes?: number;
+  /** Clock, ms (tests). */
+  now?: () => number;
+  /** Close the provider when the repository closes (it was opened for us). */
+  ownsProvider?: boolean;
+  /** Structured events (checkpoint, compaction, fence). */
+  log?: (event: string, fields: Record<string, unknown>) => void;
+}
+
+export const DEFAULTS = {
+  create: true,
+  singleWriter: false,
+  pendingBytes: 256 * 1024 * 1024,
+  overlayBytes: 64 * 1024 * 1024,
+  checkpointEvery: 4096,
+  maxRuns: 8,
+  blockCacheBytes: 32 * 1024 * 1024,
+};
+
+export interface RepositoryStats {
+  commits: number;
+  operations: number;
+  checkpoints: number;
+  compactions: number;
+  largestBatch: number;
+}
+
+type Operation = {
+  run: (tx: Tx) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+};
+
+export class Repository {
+  readonly provider: Provider;
+  readonly state = new RepoState();
+  readonly budget: PendingBudget;
+  readonly cache: BlockCache;
+  readonly config: RepositoryConfig;
+  readonly stats: RepositoryStats = { commits: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
+  readonly #opts: typeof DEFAULTS & RepositoryOptions;
+  readonly #writer = newId(8);
+  #seq = 0;
+  #head: RecordRef | undefined;
+  #root: RecordRef & { seq: number };
+  #anchorEtag: string;
+  #queue: Operation[] = [];
+  #draining: Promise<void> | null = null;
+  #fenced: StoreError | null = null;
+  #closed = false;
+
+  private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string) {
+    this.provider = provider;
+    this.#opts = opts;
+    this.config = config;
+    this.budget = new PendingBudget(opts.pendingBytes);
+    this.cache = new BlockCache({ maxBytes: opts.blockCacheBytes });
+    this.#seq = anchor.seq;
+    if (anchor.head) this.#head = anchor.head;
+    this.#root = anchor.root;
+    this.#anchorEtag = etag;
+  }
+
+  /**
+   * Opens (or, if the provider is empty and `create` allows, initialises) the repository
+   * on `provider`. Throws StoreError 'Unsafe' for a provider without conditional writes
+   * unless `singleWriter`, and the recovery errors of recovery.ts.
+   */
+  static async open(provider: Provider, options: RepositoryOptions = {}): Promise<Repository> {
+    const opts = { ...DEFAULTS, ...options };
+    if (!provider.capabilities.conditionalWrites && !opts.singleWriter) {
+      throw new StoreError(
+        'Unsafe',
+        `the ${provider.kind} provider does not enforce conditional writes, so it cannot be the anchor authority; ` +
+          'use a backend that does, or set singleWriter if no other process writes this repository'
+      );
+    }
+    const now = (opts.now ?? Date.now)();
+    const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
+    const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
+    await repo.#restore(loaded.root);
+    for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
+    return repo;
+  }
+
+  get seq(): number {
+    return this.#seq;
+  }
+
+  get rootSeq(): number {
+    return this.#root.seq;
+  }
+
+  now(): number {
+    return (this.#opts.now ?? Date.now)();
+  }
+
+  log(event: string, fields: Record<string, unknown>): void {
+    this.#opts.log?.(event, fields);
+  }
+
+  async #restore(root: RootRecord): Promise<void> {
+    for (const b of root.buckets) {
+      const bucket = new BucketState(b.name, b.id, b.created);
+      for (const [name, value] of b.configs) bucket.configs.set(name, value);
+      bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      this.state.buckets.set(b.name, bucket);
+    }
+    for (const u of root.uploads) {
+      const up = new UploadState(u.bucket, u.uploadId, u.record);
+      for (const [n, p] of u.parts) up.parts.set(n, p);
+      this.state.uploads.set(u.uploadId, up);
+    }
+  }
+
+  /**
+   * Runs `op` in the next group commit and resolves with its result once the commit that
+   * holds its mutations is durable and named by the anchor. An op that stages nothing
+   * resolves without a commit. Rejects with what `op` threw (its staging is discarded),
+   * or with the commit's failure (nothing of the batch became visible).
+   */
+  run<T>(op: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreError('Closed', 'repository is closed'));
+    if (this.#fenced) return Promise.reject(this.#fenced);
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run: op, resolve: resolve as (v: unknown) => void, reject });
+      this.#kick();
+    });
+  }
+
+  /** Starts draining the queue unless a drain (or a checkpoint) is already running. */
+  #kick(): void {
+    if (this.#draining || this.#queue.length === 0) return;
+    this.#draining = this.#drain().finally(() => {
+      this.#draining = null;
+      this.#kick();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      if (this.#fenced) {
+        for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
+        return;
+      }
+      await this.#commitBatch();
+      await this.#maybeCheckpoint(false).catch((err) => this.log('checkpoint.failed', { error: String(err) }));
+    }
+  }
+
+  async #commitBatch(): Promise<void> {
+    const seq = this.#seq + 1;
+    const batch = new Batch(seq, commitKey(seq), this.now());
+    const done: { op: Operation; value: unknown }[] = [];
+    while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
+      const op = this.#queue.shift()!;
+      const tx = new Tx(this.state, batch);
+      try {
+        done.push({ op, value: await op.run(tx) });
+      } catch (err) {
+        tx.discard();
+        op.reject(err);
+      }
+    }
+    if (batch.mutations.length === 0) {
+      for (const d of done) d.op.resolve(d.value);
+      return;
+    }
+    try {
+      const record = encodeCommit({ seq, parent: this.#head ?? this.#root, time: batch.time, mutations: batch.mutations });
+      const ref = await writeRecordBlob(this.provider, batch.blob, record, batch.bodies, batch.packId);
+      await this.#moveAnchor(seq, ref, this.#root);
+      for (const m of batch.mutations) this.state.apply(m);
+      this.#seq = seq;
+      this.#head = ref;
+    } catch (err) {
+      const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
+      for (const d of done) d.op.reject(e);
+      return;
+    }
+    this.stats.commits++;
+    this.stats.operations += done.length;
+    this.stats.largestBatch = Math.max(this.stats.largestBatch, done.length);
+    for (const d of done) d.op.resolve(d.value);
+  }
+
+  /** Compare-and-swaps the anchor to (seq, head, root); resolves ambiguous failures by re-reading it. */
+  async #moveAnchor(seq: number, head: RecordRef | undefined, root: RecordRef & { seq: number }): Promise<void> {
+    const anchor: Anchor = { format: FORMAT, seq, root, time: this.now(), writer: this.#writer };
+    if (head) anchor.head = head;
+    const conditional = this.provider.capabilities.conditionalWrites;
+    try {
+      const info = await this.provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#anchorEtag } : {});
+      this.#anchorEtag = info.etag;
+      return;
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'PreconditionFailed') {
+        throw this.#fence(`the anchor was moved by another writer (expected etag ${this.#anchorEtag})`, err);
+      }
+      let current;
+      try {
+        current = await readAnchor(this.provider);
+      } catch (readErr) {
+        throw this.#fence(`anchor update failed and its state cannot be read back: ${String(readErr)}`, err);
+      }
+      if (current && current.anchor.seq === seq && current.anchor.writer === this.#writer && current.anchor.head?.hash === head?.hash) {
+        this.#anchorEtag = current.etag;
+        return;
+      }
+      if (current && current.anchor.seq === this.#seq && current.etag === this.#anchorEtag) {
+        throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err });
+      }
+      throw this.#fence('the anchor is in an unexpected state after a failed update', err);
+    }
+  }
+
+  #fence(why: string, cause: unknown): StoreError {
+    this.#fenced = new StoreError('Unsafe', `writes stopped until the repository is reopened: ${why}`, { cause });
+    this.log('repository.fenced', { reason: why });
+    return this.#fenced;
+  }
+
+  /** Forces a checkpoint now (after the commits already queued). */
+  async checkpoint(): Promise<void> {
+    await this.run(async () => undefined);
+    await this.#whenIdle(() => this.#maybeCheckpoint(true));
+  }
+
+  async #whenIdle(fn: () => Promise<void>): Promise<void> {
+    while (this.#draining) await this.#draining;
+    const p = fn();
+    this.#draining = p
+      .catch(() => undefined)
+      .finally(() => {
+        this.#draining = null;
+        this.#kick();
+      });
+    await p;
+  }
+
+  async #maybeCheckpoint(force: boolean): Promise<void> {
+    const o = this.#opts;
+    const due = this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
+    if (this.#fenced || (!force && !due) || (this.#seq === this.#root.seq && !force)) return;
+    const started = performance.now();
+    for (const bucket of this.state.buckets.values()) {
+      if (bucket.overlay.size > 0) {
+        const run = await flushOverlay(this.provider, bucket.id, bucket.overlay, this.cache);
+        bucket.runs = [run, ...bucket.runs];
+        bucket.overlay = new SortedMap('overlay');
+      }
+      if (bucket.runs.length > o.maxRuns) {
+        const t = performance.now();
+        const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);
+        this.log('compaction', { bucket: bucket.name, runs: bucket.runs.length, ms: Math.round(performance.now() - t) });
+        bucket.runs = [merged];
+        this.stats.compactions++;
+      }
+    }
+    const record: RootRecord = {
+      seq: this.#seq,
+      time: this.now(),
+      repositoryId: this.config.repositoryId,
+      buckets: [...this.state.buckets.values()].map((b) => ({
+        name: b.name,
+        id: b.id,
+        created: b.created,
+        configs: [...b.configs],
+        runs: b.runs.map((r) => r.meta),
+      })),
+      uploads: [...this.state.uploads.values()].map((u) => ({ bucket: u.bucket, uploadId: u.uploadId, record: u.record, parts: [...u.parts] })),
+    };
+    if (this.#head) record.head = this.#head;
+    const ref = await writeRecordBlob(this.provider, rootKey(this.#seq), encodeRoot(record));
+    const root = { ...ref, seq: this.#seq };
+    await this.#moveAnchor(this.#seq, this.#head, root);
+    this.#root = root;
+    this.stats.checkpoints++;
+    this.log('checkpoint', { seq: this.#seq, buckets: record.buckets.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /**
+   * Waits for queued writes, then refuses new ones. Does not checkpoint, and leaves the
+   * provider open unless the repository was opened with `ownsProvider`.
+   */
+  async close(): Promise<void> {
+    while (this.#draining) await this.#draining;
+    this.#closed = true;
+    if (this.#opts.ownsProvider) await this.provider.close();
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * @module The repository's use of index runs: write an overlay as a run, open runs named
+ * by a root, compact a bucket's runs. The only file that knows the index module's API.
+ */
+import type { Provider } from '../provider/provider.js';
+import { writeRun } from './index/run-writer.js';
+import { openRun } from './index/run-reader.js';
+import { encodeRunMeta, decodeRunMeta } from './index/run-format.js';
+import { compactRuns } from './index/compact.js';
+import type { BlockCache } from './index/block-cache.js';
+import type { SortedMap } from './index/sorted-map.js';
+import { runKey } from './layout.js';
+import { isTombstone } from './records.js';
+import type { RunHandle } from './state.js';
+
+export async function openRunHandle(provider: Provider, meta: Uint8Array, cache: BlockCache): Promise<RunHandle> {
+  const decoded = decodeRunMeta(meta);
+  const reader = await openRun(provider, decoded, cache);
+  return { meta, key: decoded.blobKey, reader };
+}
+
+/** Writes the overlay's entries (tombstones included: they shadow older runs) as a run. */
+export async function flushOverlay(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache): Promise<RunHandle> {
+  const meta = await writeRun(provider, runKey(bucketId), overlay.entries());
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
+ * Merges every run of a bucket (newest first) into one. The result is the oldest level,
+ * so tombstones have nothing left to shadow and are dropped.
+ */
+export async function compactAll(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
+  const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {
+    keep: (_key: string, value: Uint8Array) => !isTombstone(value),
+  });
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}

@@ -1,0 +1,133 @@
+/**
+ * @module The Store API: what the S3 layer calls. One method per operation family; all
+ * state changes go through the repository's group commit.
+ *
+ * Errors are StoreError with stable codes (errors.ts); nothing here knows HTTP.
+ */
+import type { Provider } from '../provider/provider.js';
+import { Repository, type RepositoryOptions } from './repository.js';
+import * as buckets from './buckets.js';
+import { putObject, type PutOptions, type PutResult } from './objects-write.js';
+import { getObject, headObject, liveVersion, type GetOptions, type GetResult } from './objects-read.js';
+import * as misc from './objects-misc.js';
+import { listObjects, type ListOptions, type ListResult } from './list.js';
+import * as mp from './multipart.js';
+import type { WriteConditions } from './conditions.js';
+import type { BodyClaims } from './digest.js';
+import type { ChecksumName, ObjectVersion } from './records.js';
+
+export type StoreOptions = RepositoryOptions;
+
+export class Store {
+  readonly repo: Repository;
+  readonly #release: (() => Promise<void>) | undefined;
+
+  private constructor(repo: Repository, release?: () => Promise<void>) {
+    this.repo = repo;
+    this.#release = release;
+  }
+
+  /**
+   * Opens (initialising if empty) the repository on `provider`. See Repository.open.
+   * `release` runs after close() (e.g. closing the provider and a directory lock).
+   */
+  static async open(provider: Provider, options: StoreOptions = {}, release?: () => Promise<void>): Promise<Store> {
+    return new Store(await Repository.open(provider, options), release);
+  }
+
+  // Buckets
+  createBucket(name: string): Promise<buckets.BucketInfo> {
+    return buckets.createBucket(this.repo, name);
+  }
+  deleteBucket(name: string): Promise<void> {
+    return buckets.deleteBucket(this.repo, name);
+  }
+  listBuckets(): buckets.BucketInfo[] {
+    return buckets.listBuckets(this.repo);
+  }
+  headBucket(name: string): buckets.BucketInfo {
+    return buckets.headBucket(this.repo, name);
+  }
+  getBucketConfig(bucket: string, name: string): Uint8Array | undefined {
+    return buckets.getBucketConfig(this.repo, bucket, name);
+  }
+  putBucketConfig(bucket: string, name: string, value: Uint8Array | null): Promise<void> {
+    return buckets.putBucketConfig(this.repo, bucket, name, value);
+  }
+
+  // Objects
+  putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<PutResult> {
+    return putObject(this.repo, bucket, key, body, opts);
+  }
+  getObject(bucket: string, key: string, opts?: GetOptions): Promise<GetResult> {
+    return getObject(this.repo, bucket, key, opts);
+  }
+  headObject(bucket: string, key: string, opts?: GetOptions): Promise<GetResult> {
+    return headObject(this.repo, bucket, key, opts);
+  }
+  /** The live version of a key (NoSuchBucket / NoSuchKey). */
+  version(bucket: string, key: string): Promise<ObjectVersion> {
+    return liveVersion(this.repo, bucket, key);
+  }
+  deleteObject(bucket: string, key: string, conditions?: WriteConditions): Promise<misc.DeleteResult> {
+    return misc.deleteObject(this.repo, bucket, key, conditions);
+  }
+  deleteObjects(bucket: string, keys: readonly string[]): Promise<misc.DeleteResult[]> {
+    return misc.deleteObjects(this.repo, bucket, keys);
+  }
+  copyObject(src: { bucket: string; key: string }, dst: { bucket: string; key: string }, opts?: misc.CopyOptions): Promise<ObjectVersion> {
+    return misc.copyObject(this.repo, src, dst, opts);
+  }
+  listObjects(bucket: string, opts?: ListOptions): Promise<ListResult> {
+    return listObjects(this.repo, bucket, opts);
+  }
+  getObjectTagging(bucket: string, key: string): Promise<Record<string, string>> {
+    return misc.getObjectTagging(this.repo, bucket, key);
+  }
+  putObjectTagging(bucket: string, key: string, tags: Record<string, string>): Promise<string> {
+    return misc.putObjectTagging(this.repo, bucket, key, tags);
+  }
+
+  // Multipart
+  createMultipartUpload(bucket: string, key: string, opts?: mp.CreateUploadOptions): Promise<string> {
+    return mp.createMultipartUpload(this.repo, bucket, key, opts);
+  }
+  uploadPart(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    body: AsyncIterable<Uint8Array>,
+    opts: { size: number; claims?: BodyClaims | (() => BodyClaims | undefined); checksumAlgorithm?: ChecksumName; signal?: AbortSignal }
+  ): Promise<mp.PartResult> {
+    return mp.uploadPart(this.repo, bucket, key, uploadId, partNumber, body, opts);
+  }
+  completeMultipartUpload(
+    bucket: string,
+    key: string,
+    uploadId: string,
+    parts: readonly mp.CompletePart[],
+    opts?: Parameters<typeof mp.completeMultipartUpload>[5]
+  ): Promise<ObjectVersion> {
+    return mp.completeMultipartUpload(this.repo, bucket, key, uploadId, parts, opts);
+  }
+  abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
+    return mp.abortMultipartUpload(this.repo, bucket, key, uploadId);
+  }
+  listParts(bucket: string, key: string, uploadId: string, opts?: Parameters<typeof mp.listParts>[4]): ReturnType<typeof mp.listParts> {
+    return mp.listParts(this.repo, bucket, key, uploadId, opts);
+  }
+  listMultipartUploads(bucket: string, opts?: Parameters<typeof mp.listMultipartUploads>[2]): ReturnType<typeof mp.listMultipartUploads> {
+    return mp.listMultipartUploads(this.repo, bucket, opts);
+  }
+
+  /** Forces a checkpoint (overlay -> runs, new root). */
+  checkpoint(): Promise<void> {
+    return this.repo.checkpoint();
+  }
+
+  async close(): Promise<void> {
+    await this.repo.close();
+    await this.#release?.();
+  }
+}

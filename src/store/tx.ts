@@ -1,0 +1,195 @@
+/**
+ * @module Batches and transactions of the group commit.
+ *
+ * A batch gathers the operations that will share one commit blob. Each operation runs in
+ * its own transaction: it reads through the batch (seeing what earlier operations of the
+ * same batch staged), stages mutations and bodies, and is either merged into the batch or
+ * discarded when it throws (e.g. a failed precondition) — its bodies are the batch's last
+ * entries, so discarding them is a truncation.
+ */
+import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, tagOf } from '../pack/stream-writer.js';
+import type { Mutation } from './commit.js';
+import type { BucketState, RepoState, UploadState } from './state.js';
+import type { Location } from './records.js';
+import { StoreError } from './errors.js';
+
+const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
+
+export class Batch {
+  readonly seq: number;
+  readonly blob: string;
+  readonly packId: Uint8Array;
+  readonly tag: number;
+  readonly time: number;
+  readonly bodies: Uint8Array[] = [];
+  readonly mutations: Mutation[] = [];
+  /** Offset the next body entry will have in the commit blob. */
+  nextOffset = PACK_HEADER_SIZE;
+  bodyBytes = 0;
+  readonly staged = new Map<string, Uint8Array>();
+  /** Buckets created (their state) or deleted (null) by this batch. */
+  readonly buckets = new Map<string, { id: string; created: number } | null>();
+  /** Uploads created (record) or ended (null); parts staged per upload. */
+  readonly uploads = new Map<string, { bucket: string; record: Uint8Array } | null>();
+  readonly parts = new Map<string, Map<number, Uint8Array>>();
+
+  constructor(seq: number, blob: string, time: number) {
+    this.seq = seq;
+    this.blob = blob;
+    this.time = time;
+    this.packId = crypto.getRandomValues(new Uint8Array(12));
+    this.tag = tagOf(this.packId);
+  }
+}
+
+/** What a transaction can see of a bucket. */
+export interface BucketView {
+  name: string;
+  id: string;
+  created: number;
+  /** The committed state, absent for a bucket created in this batch. */
+  state?: BucketState;
+}
+
+export class Tx {
+  readonly #repo: RepoState;
+  readonly #batch: Batch;
+  readonly #mark: { bodies: number; mutations: number; offset: number; bodyBytes: number };
+  readonly #undo: (() => void)[] = [];
+
+  constructor(repo: RepoState, batch: Batch) {
+    this.#repo = repo;
+    this.#batch = batch;
+    this.#mark = { bodies: batch.bodies.length, mutations: batch.mutations.length, offset: batch.nextOffset, bodyBytes: batch.bodyBytes };
+  }
+
+  get time(): number {
+    return this.#batch.time;
+  }
+
+  get seq(): number {
+    return this.#batch.seq;
+  }
+
+  /** Number of operations' worth of bytes staged in the batch so far. */
+  get batchBytes(): number {
+    return this.#batch.bodyBytes;
+  }
+
+  bucket(name: string): BucketView | undefined {
+    const staged = this.#batch.buckets.get(name);
+    if (staged === null) return undefined;
+    if (staged) return { name, id: staged.id, created: staged.created };
+    const s = this.#repo.buckets.get(name);
+    return s ? { name, id: s.id, created: s.created, state: s } : undefined;
+  }
+
+  /** Like bucket(), but throws StoreError 'NoSuchBucket'. */
+  requireBucket(name: string): BucketView {
+    const b = this.bucket(name);
+    if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: name } });
+    return b;
+  }
+
+  /** Bucket names visible to this transaction, unsorted. */
+  bucketNames(): string[] {
+    const names = new Set(this.#repo.buckets.keys());
+    for (const [n, v] of this.#batch.buckets) v ? names.add(n) : names.delete(n);
+    return [...names];
+  }
+
+  /** The newest value of `key`: staged in this batch, else committed. */
+  async get(bucket: string, key: string): Promise<Uint8Array | undefined> {
+    const staged = this.#batch.staged.get(stageKey(bucket, key));
+    if (staged) return staged;
+    const view = this.bucket(bucket);
+    return view?.state ? view.state.lookup(key) : undefined;
+  }
+
+  put(bucket: string, key: string, value: Uint8Array): void {
+    const sk = stageKey(bucket, key);
+    const prev = this.#batch.staged.get(sk);
+    this.#batch.staged.set(sk, value);
+    this.#undo.push(() => (prev ? this.#batch.staged.set(sk, prev) : this.#batch.staged.delete(sk)));
+    this.#batch.mutations.push({ op: 'put', bucket, key, value });
+  }
+
+  /** Adds a body to the commit blob and returns where it will be. */
+  addBody(body: Uint8Array): Location {
+    const b = this.#batch;
+    const loc: Location = { kind: 'pack', blob: b.blob, offset: b.nextOffset, length: body.length, tag: b.tag, index: b.bodies.length };
+    b.bodies.push(body);
+    b.nextOffset += ENTRY_HEADER_SIZE + body.length;
+    b.bodyBytes += body.length;
+    return loc;
+  }
+
+  createBucket(name: string, id: string, created: number): void {
+    const prev = this.#batch.buckets.get(name);
+    this.#batch.buckets.set(name, { id, created });
+    this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
+    this.#batch.mutations.push({ op: 'createBucket', bucket: name, id, created });
+  }
+
+  deleteBucket(name: string): void {
+    const prev = this.#batch.buckets.get(name);
+    this.#batch.buckets.set(name, null);
+    this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
+    this.#batch.mutations.push({ op: 'deleteBucket', bucket: name });
+  }
+
+  setConfig(bucket: string, name: string, value: Uint8Array | null): void {
+    this.#batch.mutations.push({ op: 'setConfig', bucket, name, value });
+  }
+
+  /** Staged puts of this batch under `bucket` (for emptiness checks). */
+  stagedKeys(bucket: string): [string, Uint8Array][] {
+    const prefix = `${bucket}\u0000`;
+    const out: [string, Uint8Array][] = [];
+    for (const [k, v] of this.#batch.staged) if (k.startsWith(prefix)) out.push([k.slice(prefix.length), v]);
+    return out;
+  }
+
+  upload(uploadId: string): { bucket: string; record: Uint8Array; parts: Map<number, Uint8Array> } | undefined {
+    const staged = this.#batch.uploads.get(uploadId);
+    if (staged === null) return undefined;
+    const committed: UploadState | undefined = this.#repo.uploads.get(uploadId);
+    const base = staged ?? committed;
+    if (!base) return undefined;
+    const parts = new Map(committed?.parts ?? []);
+    for (const [n, p] of this.#batch.parts.get(uploadId) ?? []) parts.set(n, p);
+    return { bucket: base.bucket, record: base.record, parts };
+  }
+
+  createUpload(bucket: string, uploadId: string, record: Uint8Array): void {
+    this.#batch.uploads.set(uploadId, { bucket, record });
+    this.#undo.push(() => this.#batch.uploads.delete(uploadId));
+    this.#batch.mutations.push({ op: 'createUpload', bucket, uploadId, record });
+  }
+
+  putPart(bucket: string, uploadId: string, number: number, record: Uint8Array): void {
+    let parts = this.#batch.parts.get(uploadId);
+    if (!parts) this.#batch.parts.set(uploadId, (parts = new Map()));
+    const prev = parts.get(number);
+    parts.set(number, record);
+    this.#undo.push(() => (prev ? parts!.set(number, prev) : parts!.delete(number)));
+    this.#batch.mutations.push({ op: 'putPart', bucket, uploadId, number, record });
+  }
+
+  endUpload(bucket: string, uploadId: string): void {
+    const prev = this.#batch.uploads.get(uploadId);
+    this.#batch.uploads.set(uploadId, null);
+    this.#undo.push(() => (prev === undefined ? this.#batch.uploads.delete(uploadId) : this.#batch.uploads.set(uploadId, prev)));
+    this.#batch.mutations.push({ op: 'endUpload', bucket, uploadId });
+  }
+
+  /** Undoes everything this transaction staged (its operation failed). */
+  discard(): void {
+    const b = this.#batch;
+    b.bodies.length = this.#mark.bodies;
+    b.mutations.length = this.#mark.mutations;
+    b.nextOffset = this.#mark.offset;
+    b.bodyBytes = this.#mark.bodyBytes;
+    for (const undo of this.#undo.reverse()) undo();
+  }
+}

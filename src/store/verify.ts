@@ -1,0 +1,149 @@
+/**
+ * @module `strata verify`: walks a repository and checks everything it can.
+ *
+ *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
+ *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
+ *   3. every run the newest root names: footer, every block's CRC, key order;
+ *   4. every run and chunk the live index refers to exists (listed above).
+ *
+ * It reads everything once, streams nothing into memory beyond one blob at a time, reports
+ * progress through a callback, and returns a report rather than throwing on damage.
+ */
+import { getBytes, type Provider } from '../provider/provider.js';
+import { decodePack } from '../pack/reader.js';
+import { readAnchor, loadChain } from './recovery.js';
+import { decodeRoot } from './root.js';
+import { readRecord } from './records-io.js';
+import { BlockCache } from './index/block-cache.js';
+import { decodeRunMeta } from './index/run-format.js';
+import { openRun } from './index/run-reader.js';
+import { FROM_START } from './index/merge.js';
+import { decodeVersions, type ObjectVersion } from './records.js';
+import { decodePart } from './uploads.js';
+import type { CommitRecord } from './commit.js';
+import { StoreError } from './errors.js';
+
+/** Blob keys a version's body lives in. */
+function bodyBlobs(v: ObjectVersion): string[] {
+  if (v.location.kind === 'pack') return [v.location.blob];
+  if (v.location.kind === 'chunks') return v.location.chunks.map((c) => c.blob);
+  return [];
+}
+
+export interface VerifyProblem {
+  blob: string;
+  code: string;
+  message: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  anchorSeq: number;
+  rootSeq: number;
+  commitsInChain: number;
+  blobs: number;
+  bytes: number;
+  runs: number;
+  runEntries: number;
+  problems: VerifyProblem[];
+}
+
+export type VerifyProgress = (p: { phase: string; done: number; total: number; bytes: number }) => void;
+
+const codeOf = (err: unknown) => (err as { code?: string }).code ?? 'Error';
+const msgOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+async function listAll(provider: Provider, prefix: string): Promise<{ key: string; size: number }[]> {
+  const out: { key: string; size: number }[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
+    for (const i of page.items) out.push({ key: i.key, size: i.size });
+    if (!page.next) return out;
+    startAfter = page.next;
+  }
+}
+
+export async function verifyRepository(provider: Provider, progress: VerifyProgress = () => undefined): Promise<VerifyReport> {
+  const report: VerifyReport = { ok: false, anchorSeq: -1, rootSeq: -1, commitsInChain: 0, blobs: 0, bytes: 0, runs: 0, runEntries: 0, problems: [] };
+  const problem = (blob: string, err: unknown) => report.problems.push({ blob, code: codeOf(err), message: msgOf(err) });
+
+  // 1. Anchor, root, chain.
+  let runMetas: Uint8Array[] = [];
+  let chain: CommitRecord[] = [];
+  const referenced = new Map<string, string>(); // blob -> who refers to it
+  const refer = (blob: string, by: string) => {
+    if (!referenced.has(blob)) referenced.set(blob, by);
+  };
+  try {
+    const found = await readAnchor(provider);
+    if (!found) throw new StoreError('MissingBlob', 'anchor is missing: not a Strata repository');
+    report.anchorSeq = found.anchor.seq;
+    const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
+    report.rootSeq = root.seq;
+    runMetas = root.buckets.flatMap((b) => b.runs);
+    for (const u of root.uploads) for (const [, p] of u.parts) for (const c of decodePart(p).chunks) refer(c.blob, `upload ${u.uploadId}`);
+    chain = await loadChain(provider, found.anchor, root);
+    report.commitsInChain = chain.length;
+    for (const c of chain) {
+      for (const m of c.mutations) {
+        if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
+        if (m.op === 'putPart') for (const ch of decodePart(m.record).chunks) refer(ch.blob, `upload ${m.uploadId}`);
+      }
+    }
+  } catch (err) {
+    problem((err as StoreError).message?.match(/(commits|roots)\/[0-9a-f-]+/)?.[0] ?? 'anchor', err);
+  }
+
+  // 2. Every pack-framed blob.
+  const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/'))];
+  let done = 0;
+  for (const b of blobs) {
+    try {
+      decodePack(await getBytes(provider, b.key));
+    } catch (err) {
+      problem(b.key, err);
+    }
+    done++;
+    report.blobs++;
+    report.bytes += b.size;
+    if (done % 64 === 0 || done === blobs.length) progress({ phase: 'packs', done, total: blobs.length, bytes: report.bytes });
+  }
+
+  // 3. Runs named by the newest root: every block read and checked.
+  const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
+  done = 0;
+  for (const bytes of runMetas) {
+    let key = '(run meta)';
+    try {
+      const meta = decodeRunMeta(bytes);
+      key = meta.blobKey;
+      const run = await openRun(provider, meta, cache);
+      const it = run.scan(FROM_START);
+      let n = 0;
+      for (;;) {
+        const r = await it.next();
+        if (r.done) break;
+        const batch = r.value;
+        for (let i = batch.start; i < batch.keys.length; i++) {
+          for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, batch.keys[i]!);
+        }
+        n += batch.keys.length - batch.start;
+      }
+      if (n !== meta.entryCount) throw new StoreError('Corrupt', `${key}: ${n} entries, footer says ${meta.entryCount}`);
+      report.runEntries += n;
+      report.bytes += meta.size;
+    } catch (err) {
+      problem(key, err);
+    }
+    report.runs++;
+    progress({ phase: 'runs', done: ++done, total: runMetas.length, bytes: report.bytes });
+  }
+  // 4. Every body blob the index refers to exists.
+  const present = new Set(blobs.map((b) => b.key));
+  for (const [blob, by] of referenced) {
+    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by})` });
+  }
+  report.ok = report.problems.length === 0;
+  return report;
+}

@@ -1,0 +1,37 @@
+/** @module Store test helpers: temp directories, providers, body streams. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFsProvider } from '../../src/provider/fs/index.js';
+import { createMemoryProvider } from '../../src/provider/memory/index.js';
+import type { Provider } from '../../src/provider/provider.js';
+
+export function tempDir(label = 'strata'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), `${label}-`));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A body stream yielding `data` in pieces of `piece` bytes. */
+export async function* stream(data: Uint8Array, piece = 64 * 1024): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < data.length; i += piece) yield data.subarray(i, Math.min(data.length, i + piece));
+}
+
+export async function collect(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const p of body) parts.push(p);
+  return Buffer.concat(parts);
+}
+
+export type ProviderKind = 'memory' | 'fs';
+
+/** A fresh provider of `kind`; reopen() gives a new provider over the same storage. */
+export async function makeProvider(kind: ProviderKind): Promise<{ provider: Provider; reopen: () => Promise<Provider>; cleanup: () => void }> {
+  if (kind === 'memory') {
+    const provider = await createMemoryProvider({});
+    // The memory provider's data lives in the object; "reopening" reuses it without close.
+    const shared = provider;
+    return { provider, reopen: async () => shared, cleanup: () => undefined };
+  }
+  const { dir, cleanup } = tempDir('store');
+  return { provider: await createFsProvider({ dir }), reopen: () => createFsProvider({ dir }), cleanup };
+}
