@@ -1,0 +1,151 @@
+/**
+ * @module SigV2 query-string authentication (`?AWSAccessKeyId=…&Expires=…&Signature=…`).
+ *
+ * botocore (aws-cli v1 `aws s3 presign`, boto3 `generate_presigned_url`) still produces
+ * SigV2 URLs by default (s3-clients.md §2.4), so Strata accepts them for any method. Only
+ * the query form is implemented; an `Authorization: AWS …` header is refused by
+ * verifyRequest. Algorithm (S3 developer guide, "Signing and authenticating REST requests",
+ * query string request authentication):
+ *
+ *   Signature    = Base64(HMAC-SHA1(secret, StringToSign))
+ *   StringToSign = Method \n Content-MD5 \n Content-Type \n Expires \n
+ *                  CanonicalizedAmzHeaders CanonicalizedResource
+ *   CanonicalizedAmzHeaders = for each x-amz-* header, sorted: name:trimmed-value \n
+ *   CanonicalizedResource   = [/bucket when virtual-hosted] + raw path +
+ *                             [? sorted sub-resources, values percent-decoded]
+ *
+ * The payload is not signed.
+ */
+import { createHmac } from 'node:crypto';
+import { percentDecode } from '../../sigv4/raw-target.js';
+import { signaturesEqual } from '../../sigv4/hash.js';
+import { S3Error } from '../errors.js';
+import { bucketFromHost } from '../router/virtual-host.js';
+import { queryParam, type ReadTarget } from './target.js';
+import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
+import { secretOf } from './v4-core.js';
+
+/** Region reported for SigV2 requests when no region is configured. */
+const DEFAULT_REGION = 'us-east-1';
+
+/**
+ * Query parameters that are part of the SigV2 CanonicalizedResource: S3's sub-resources and
+ * the response-header overrides (the list botocore signs).
+ */
+export const SIGV2_SUBRESOURCES: ReadonlySet<string> = new Set([
+  'accelerate',
+  'acl',
+  'analytics',
+  'cors',
+  'defaultObjectAcl',
+  'delete',
+  'inventory',
+  'lifecycle',
+  'location',
+  'logging',
+  'metrics',
+  'notification',
+  'object-lock',
+  'partNumber',
+  'policy',
+  'replication',
+  'requestPayment',
+  'response-cache-control',
+  'response-content-disposition',
+  'response-content-encoding',
+  'response-content-language',
+  'response-content-type',
+  'response-expires',
+  'restore',
+  'select',
+  'select-type',
+  'storageClass',
+  'tagging',
+  'torrent',
+  'uploadId',
+  'uploads',
+  'versionId',
+  'versioning',
+  'versions',
+  'website',
+]);
+
+/** The CanonicalizedResource of a SigV2 request. Throws S3Error `InvalidURI` on bad escapes. */
+export function sigV2Resource(target: ReadTarget, virtualHostBucket: string | undefined): string {
+  const subresources: [string, string][] = [];
+  for (const part of target.rawQuery.split('&')) {
+    const eq = part.indexOf('=');
+    const name = eq < 0 ? part : part.slice(0, eq);
+    if (!SIGV2_SUBRESOURCES.has(name)) continue;
+    let value: string;
+    try {
+      value = eq < 0 ? '' : '=' + percentDecode(part.slice(eq + 1));
+    } catch {
+      throw new S3Error('InvalidURI');
+    }
+    subresources.push([name, name + value]);
+  }
+  subresources.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const bucketPrefix = virtualHostBucket === undefined ? '' : '/' + virtualHostBucket;
+  const query = subresources.length === 0 ? '' : '?' + subresources.map(([, s]) => s).join('&');
+  return bucketPrefix + target.rawPath + query;
+}
+
+/** The SigV2 StringToSign of a query-authenticated request. Pure. */
+export function sigV2StringToSign(req: AuthRequest, expires: string, resource: string): string {
+  const amz = Object.entries(req.headers)
+    .filter(([name, v]) => name.startsWith('x-amz-') && v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, v]) => `${name}:${v!.trim()}\n`)
+    .join('');
+  const md5 = req.headers['content-md5'] ?? '';
+  const type = req.headers['content-type'] ?? '';
+  return `${req.method.toUpperCase()}\n${md5}\n${type}\n${expires}\n${amz}${resource}`;
+}
+
+/**
+ * Verifies a SigV2 presigned request. Pure. Throws S3Error `AccessDenied` (missing
+ * parameters, bad or past Expires), `InvalidAccessKeyId`, `SignatureDoesNotMatch` (with
+ * StringToSign).
+ */
+export function verifySigV2Query(
+  req: AuthRequest,
+  target: ReadTarget,
+  lookup: SecretLookup,
+  options: VerifyOptions
+): AuthResult {
+  const accessKeyId = queryParam(target.query, 'AWSAccessKeyId');
+  // Base64 never contains spaces: a space is a '+' that was sent unescaped.
+  const signature = queryParam(target.query, 'Signature')?.replace(/ /g, '+');
+  const expires = queryParam(target.query, 'Expires');
+  if (!accessKeyId || !signature || expires === undefined)
+    throw new S3Error(
+      'AccessDenied',
+      'Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters'
+    );
+  if (!/^[0-9]{1,12}$/.test(expires))
+    throw new S3Error('AccessDenied', `Invalid date (should be seconds since epoch): ${expires}`);
+  const expiresAt = new Date(Number(expires) * 1000);
+  if (req.now.getTime() > expiresAt.getTime())
+    throw new S3Error('AccessDenied', 'Request has expired', {
+      Expires: expiresAt.toISOString(),
+      ServerTime: req.now.toISOString(),
+    });
+  const secret = secretOf(lookup, accessKeyId);
+  const bucket = bucketFromHost(req.headers.host, options.baseDomain);
+  const sts = sigV2StringToSign(req, expires, sigV2Resource(target, bucket));
+  const expected = createHmac('sha1', secret).update(sts, 'utf8').digest('base64');
+  if (!signaturesEqual(expected, signature))
+    throw new S3Error('SignatureDoesNotMatch', undefined, {
+      AWSAccessKeyId: accessKeyId,
+      StringToSign: sts,
+      SignatureProvided: signature,
+    });
+  return {
+    accessKeyId,
+    region: options.region ?? DEFAULT_REGION,
+    signatureVersion: 2,
+    form: 'presigned',
+    payload: { mode: 'unsigned' },
+  };
+}

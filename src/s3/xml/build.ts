@@ -1,0 +1,76 @@
+/**
+ * @module A tiny builder for S3 response documents.
+ *
+ * Builders return {@link Xml}, a branded string that is already well-formed markup, so
+ * text cannot be inserted unescaped or escaped twice by accident:
+ *
+ * @example
+ *   xmlDocument(s3Root('InitiateMultipartUploadResult',
+ *     leaf('Bucket', bucket), leaf('Key', key), leaf('UploadId', uploadId)))
+ */
+import { escapeXmlText } from './escape.js';
+
+/** The namespace of every S3 response document except `<Error>`. */
+export const S3_XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
+
+/** The declaration S3 puts before every document. */
+export const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
+
+declare const XML_BRAND: unique symbol;
+
+/** Well-formed markup produced by this module. */
+export type Xml = string & { readonly [XML_BRAND]: true };
+
+/** Content of an element: markup, lists of markup, or nothing (undefined/null/false skip). */
+export type XmlContent = Xml | readonly XmlContent[] | undefined | null | false;
+
+/** A leaf value: strings are escaped, numbers and booleans printed, Dates as ISO 8601 (ms). */
+export type LeafValue = string | number | boolean | Date | undefined | null;
+
+function flatten(content: readonly XmlContent[]): string {
+  let out = '';
+  for (const c of content) {
+    if (c === undefined || c === null || c === false) continue;
+    out += typeof c === 'string' ? c : flatten(c as readonly XmlContent[]);
+  }
+  return out;
+}
+
+/** `<name>content</name>`, or `<name/>` when the content is empty. Pure. */
+export function el(name: string, ...content: XmlContent[]): Xml {
+  const inner = flatten(content);
+  return (inner === '' ? `<${name}/>` : `<${name}>${inner}</${name}>`) as Xml;
+}
+
+/** A root element carrying the S3 namespace. Pure. */
+export function s3Root(name: string, ...content: XmlContent[]): Xml {
+  const inner = flatten(content);
+  const open = `<${name} xmlns="${S3_XMLNS}"`;
+  return (inner === '' ? `${open}/>` : `${open}>${inner}</${name}>`) as Xml;
+}
+
+/**
+ * `<name>value</name>` with the value escaped; nothing when value is undefined or null
+ * (an empty string gives `<name></name>`, which S3 uses for e.g. an empty Prefix).
+ * Throws XmlUnsafeCharacterError for text XML 1.0 cannot carry (see escape.ts).
+ */
+export function leaf(name: string, value: LeafValue): Xml | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text =
+    value instanceof Date
+      ? value.toISOString()
+      : typeof value === 'string'
+        ? escapeXmlText(value)
+        : String(value);
+  return `<${name}>${text}</${name}>` as Xml;
+}
+
+/** The XML declaration followed by `root`: a complete response body. Pure. */
+export function xmlDocument(root: Xml): string {
+  return XML_DECLARATION + root;
+}
+
+/** An ETag as S3 writes it in XML: in double quotes (escaped to `&quot;` by {@link leaf}). */
+export function quoteEtag(etag: string): string {
+  return etag.startsWith('"') && etag.endsWith('"') && etag.length >= 2 ? etag : `"${etag}"`;
+}
