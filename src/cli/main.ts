@@ -2,6 +2,7 @@
 /**
  * @module The `strata` command.
  *
+ *   strata serve   [--host H] [--port P] [--data DIR]   the S3 server (npm start)
  *   strata verify  [DIR|URL] [--json]                    check a repository end to end
  */
 import { verifyCommand } from './verify.js';
@@ -9,6 +10,7 @@ import { verifyCommand } from './verify.js';
 const USAGE = `usage: strata <command> [options]
 
 commands:
+  serve  [--host H] [--port P] [--data DIR]   run the S3 server (default 127.0.0.1:9000, ./data)
   verify [DIR|URL] [--json]                    check every commit, run and pack of a repository
 `;
 
@@ -17,6 +19,10 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'verify':
       return verifyCommand(rest);
+    case 'serve': {
+      const { serveCommand } = await import('./serve.js');
+      return serveCommand(rest);
+    }
     case undefined:
     case 'help':
     case '--help':

@@ -59,6 +59,7 @@ export const CODE_STATUS = {
     400,
     "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
   ],
+  InvalidPartNumber: [416, 'The requested partnumber is not satisfiable'],
   InvalidPartOrder: [
     400,
     'The list of parts was not in ascending order. Parts must be ordered by part number.',

@@ -106,3 +106,37 @@ export function verifyClaims(d: BodyDigests, claims: BodyClaims | undefined): vo
     }
   }
 }
+
+/** How a write states its claims: known up front, plus trailing ones (aws-chunked trailers). */
+export interface ClaimOptions {
+  /** Claims known before the body (headers, query). */
+  claims?: BodyClaims;
+  /** Called once the body ended: checksums that arrived after it (trailers). */
+  trailingClaims?: () => Partial<Record<ChecksumName, string>> | undefined;
+  /** The algorithm the client chose (announced before the body). */
+  checksumAlgorithm?: ChecksumName;
+}
+
+/** A digest hashing everything `o` will need to check. */
+export function startDigest(o: ClaimOptions): BodyDigest {
+  return new BodyDigest(claimedAlgorithms(o.claims, o.checksumAlgorithm));
+}
+
+/**
+ * Finishes `digest` and checks every claim, trailing ones included. Returns the digests
+ * and the algorithm to record as the object's own (the client's choice, else the one it
+ * claimed). Throws StoreError InvalidRequest (a trailing checksum of an algorithm nobody
+ * announced), InvalidDigest, BadDigest.
+ */
+export function finishDigest(digest: BodyDigest, o: ClaimOptions): { digests: BodyDigests; primary: ChecksumName | undefined } {
+  const d = digest.finish();
+  const trailing = o.trailingClaims?.() ?? {};
+  const claims: BodyClaims = { ...o.claims, checksums: { ...o.claims?.checksums, ...trailing } };
+  for (const name of claimedAlgorithms(claims)) {
+    if (!d.values[name]) {
+      throw new StoreError('InvalidRequest', `x-amz-checksum-${name} was not announced before the body (x-amz-trailer / x-amz-sdk-checksum-algorithm)`);
+    }
+  }
+  verifyClaims(d, claims);
+  return { digests: d, primary: o.checksumAlgorithm ?? CHECKSUM_NAMES.find((n) => claims.checksums?.[n] !== undefined) };
+}

@@ -8,7 +8,7 @@
  */
 import type { Repository } from './repository.js';
 import { ExactReader, writeCarrier } from './carrier.js';
-import { BodyDigest, claimedAlgorithms, verifyClaims, type BodyClaims } from './digest.js';
+import { finishDigest, startDigest, type ClaimOptions } from './digest.js';
 import { SEGMENT_SIZE, newId } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { currentVersion, makeVersion, type ObjectMetadata } from './objects-write.js';
@@ -82,7 +82,7 @@ export async function uploadPart(
   uploadId: string,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  opts: { size: number; claims?: BodyClaims | (() => BodyClaims | undefined); checksumAlgorithm?: ChecksumName; signal?: AbortSignal }
+  opts: ClaimOptions & { size: number; signal?: AbortSignal }
 ): Promise<PartResult> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw new StoreError('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
@@ -95,16 +95,13 @@ export async function uploadPart(
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
   try {
-    const early = typeof opts.claims === 'function' ? undefined : opts.claims;
-    const algs = claimedAlgorithms(early, opts.checksumAlgorithm ?? rec.checksumAlgorithm);
-    const digest = new BodyDigest(algs);
+    // Every part is hashed with the upload's algorithm too, even if the client sent none.
+    const claimOpts: ClaimOptions = { ...opts };
+    const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
+    if (alg) claimOpts.checksumAlgorithm = alg;
+    const digest = startDigest(claimOpts);
     chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
-    const d = digest.finish();
-    const claims = typeof opts.claims === 'function' ? opts.claims() : opts.claims;
-    for (const name of claimedAlgorithms(claims)) {
-      if (!d.values[name]) throw new StoreError('InvalidRequest', `x-amz-checksum-${name} was not announced before the body`);
-    }
-    verifyClaims(d, claims);
+    const { digests: d } = finishDigest(digest, claimOpts);
     const part: PartRecord = { size: d.size, md5: d.md5, values: d.values, chunks, lastModified: 0 };
     await repo.run(async (tx) => {
       if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);

@@ -11,10 +11,10 @@
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
 import { ExactReader, writeCarrier } from './carrier.js';
-import { BodyDigest, claimedAlgorithms, verifyClaims, type BodyClaims, type BodyDigests } from './digest.js';
+import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
-import { CHECKSUM_NAMES, decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
+import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 
@@ -29,14 +29,9 @@ export interface ObjectMetadata {
   tags?: Record<string, string>;
 }
 
-export interface PutOptions extends ObjectMetadata {
+export interface PutOptions extends ObjectMetadata, ClaimOptions {
   /** Exact body length (Content-Length or x-amz-decoded-content-length). */
   size: number;
-  /** Checksum the client chose (x-amz-sdk-checksum-algorithm / x-amz-checksum-algorithm). */
-  checksumAlgorithm?: ChecksumName;
-  /** What the client claims about the body; a function is called after the body ended
-   * (trailing checksums arrive after the data). */
-  claims?: BodyClaims | (() => BodyClaims | undefined);
   conditions?: WriteConditions;
   signal?: AbortSignal;
 }
@@ -110,8 +105,7 @@ export async function putObject(
   let chunks: Location | undefined;
   try {
     await precheck(repo, bucket, key, opts.conditions);
-    const claimsNow = typeof opts.claims === 'function' ? undefined : opts.claims;
-    const digest = new BodyDigest(claimedAlgorithms(claimsNow, opts.checksumAlgorithm));
+    const digest = startDigest(opts);
     let bytes: Uint8Array | undefined;
     if (packed) {
       bytes = await reader.read(opts.size);
@@ -122,14 +116,7 @@ export async function putObject(
       const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
       chunks = { kind: 'chunks', chunks: refs };
     }
-    const d = digest.finish();
-    const claims = typeof opts.claims === 'function' ? opts.claims() : opts.claims;
-    // Trailer claims may name an algorithm we did not know to hash up front.
-    for (const name of claimedAlgorithms(claims)) {
-      if (!d.values[name]) throw new StoreError('InvalidRequest', `x-amz-checksum-${name} was not announced before the body (x-amz-trailer / x-amz-sdk-checksum-algorithm)`);
-    }
-    verifyClaims(d, claims);
-    const primary = opts.checksumAlgorithm ?? CHECKSUM_NAMES.find((n) => claims?.checksums?.[n] !== undefined);
+    const { digests: d, primary } = finishDigest(digest, opts);
     const result = await repo.run(async (tx) => {
       tx.requireBucket(bucket);
       checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');

@@ -13,8 +13,8 @@ import * as misc from './objects-misc.js';
 import { listObjects, type ListOptions, type ListResult } from './list.js';
 import * as mp from './multipart.js';
 import type { WriteConditions } from './conditions.js';
-import type { BodyClaims } from './digest.js';
-import type { ChecksumName, ObjectVersion } from './records.js';
+import type { ClaimOptions } from './digest.js';
+import type { ObjectVersion } from './records.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -98,7 +98,7 @@ export class Store {
     uploadId: string,
     partNumber: number,
     body: AsyncIterable<Uint8Array>,
-    opts: { size: number; claims?: BodyClaims | (() => BodyClaims | undefined); checksumAlgorithm?: ChecksumName; signal?: AbortSignal }
+    opts: ClaimOptions & { size: number; signal?: AbortSignal }
   ): Promise<mp.PartResult> {
     return mp.uploadPart(this.repo, bucket, key, uploadId, partNumber, body, opts);
   }

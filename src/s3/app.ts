@@ -1,0 +1,118 @@
+/**
+ * @module The S3 application: one Hono route that runs every request through
+ *
+ *   health/metrics (anonymous GET) | CORS preflight (OPTIONS, no auth)
+ *   -> authenticate (SigV4 header / presigned / SigV2 presigned)
+ *   -> route the raw request-target to an Endpoint -> dispatch -> respond
+ *
+ * and then logs one structured line and records metrics. Handlers write to Node's
+ * ServerResponse directly; Hono is told the response is already sent.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Hono } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RequestContext, type ServerDeps } from './context.js';
+import { verifyRequest } from './auth/index.js';
+import { route } from './router.js';
+import { dispatch } from './dispatch.js';
+import { applyCors, handlePreflight } from './cors.js';
+import { sendEmpty, sendError } from './respond.js';
+
+const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
+let counter = 0;
+/** 16 hex characters: a per-process random prefix and a counter (cheap, unique). */
+function newRequestId(): string {
+  counter = (counter + 1) >>> 0;
+  return ID_PREFIX + counter.toString(16).toUpperCase().padStart(8, '0');
+}
+
+function isAnonymous(r: RequestContext): boolean {
+  if (r.headers.authorization !== undefined) return false;
+  return !/[?&](X-Amz-Signature|Signature)=/.test(r.rawTarget);
+}
+
+/** Serves GET /health and GET /metrics to anonymous clients; true if it did. */
+function serveInternal(r: RequestContext): boolean {
+  if (r.method !== 'GET' || !isAnonymous(r)) return false;
+  const path = r.rawTarget.split('?')[0];
+  if (path === '/health') {
+    r.op = 'Health';
+    const body = JSON.stringify({ status: 'ok', seq: r.store.repo.seq });
+    r.res.writeHead(200, { ...r.baseHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    r.res.end(body);
+    return true;
+  }
+  if (path === '/metrics') {
+    r.op = 'Metrics';
+    const body = r.deps.metrics.render();
+    r.res.writeHead(200, { ...r.baseHeaders, 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(body) });
+    r.res.end(body);
+    return true;
+  }
+  return false;
+}
+
+/** Handles one request end to end; never throws. */
+export async function handleRequest(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
+  const r = new RequestContext(incoming, res, deps, newRequestId());
+  deps.metrics.inFlight++;
+  try {
+    if (serveInternal(r)) return;
+    if (r.method === 'OPTIONS') {
+      r.op = 'CorsPreflight';
+      let bucket: string | undefined;
+      try {
+        const e = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
+        if ('bucket' in e) bucket = e.bucket;
+      } catch {
+        bucket = undefined;
+      }
+      r.bucket = bucket;
+      handlePreflight(r, bucket);
+      return;
+    }
+    r.auth = verifyRequest(
+      { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
+      (id) => deps.secrets.get(id),
+      { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
+    );
+    const endpoint = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
+    r.op = endpoint.op;
+    if ('bucket' in endpoint) r.bucket = endpoint.bucket;
+    if ('key' in endpoint) r.key = endpoint.key;
+    applyCors(r, r.bucket);
+    await dispatch(r, endpoint);
+    if (!r.res.headersSent) sendEmpty(r, 200);
+  } catch (err) {
+    sendError(r, err);
+  } finally {
+    deps.metrics.inFlight--;
+    const seconds = (performance.now() - r.started) / 1000;
+    const status = r.res.statusCode;
+    deps.metrics.observe(r.op, status, seconds, r.bytesIn, r.bytesOut);
+    deps.log.info('request', {
+      id: r.id,
+      op: r.op,
+      method: r.method,
+      bucket: r.bucket,
+      key: r.key,
+      status,
+      code: r.errorCode,
+      in: r.bytesIn,
+      out: r.bytesOut,
+      ms: Math.round(seconds * 10000) / 10,
+    });
+  }
+}
+
+/** The Hono app: a single route handing Node's request/response to handleRequest. */
+export function createApp(deps: ServerDeps): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.all('*', async (c) => {
+    await handleRequest(c.env.incoming, c.env.outgoing, deps);
+    return RESPONSE_ALREADY_SENT;
+  });
+  return app;
+}

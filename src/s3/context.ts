@@ -1,0 +1,78 @@
+/**
+ * @module The per-request context handed to every operation handler, and the server-wide
+ * dependencies it reaches through.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Store } from '../store/store.js';
+import type { AuthResult } from './auth/index.js';
+import type { Metrics } from '../server/metrics.js';
+import type { Logger } from '../server/log.js';
+import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
+
+export interface ServerDeps {
+  store: Store;
+  /** accessKeyId -> secret */
+  secrets: ReadonlyMap<string, string>;
+  metrics: Metrics;
+  log: Logger;
+  baseDomain?: string;
+  region?: string;
+}
+
+export class RequestContext {
+  readonly id: string;
+  readonly started = performance.now();
+  readonly method: string;
+  /** The request-target exactly as received (never a normalised path). */
+  readonly rawTarget: string;
+  /** Lower-case names; repeated headers joined with ','. */
+  readonly headers: Record<string, string | undefined>;
+  readonly incoming: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly deps: ServerDeps;
+  op = 'Unknown';
+  bucket?: string;
+  key?: string;
+  auth?: AuthResult;
+  /** Headers every response of this request carries (CORS, request id). */
+  readonly baseHeaders: Record<string, string>;
+  bytesIn = 0;
+  bytesOut = 0;
+  errorCode?: string;
+
+  constructor(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps, id: string) {
+    this.incoming = incoming;
+    this.res = res;
+    this.deps = deps;
+    this.id = id;
+    this.method = (incoming.method ?? 'GET').toUpperCase();
+    this.rawTarget = incoming.url ?? '/';
+    const h: Record<string, string | undefined> = {};
+    const raw = incoming.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!.toLowerCase();
+      const v = raw[i + 1]!;
+      h[name] = h[name] === undefined ? v : `${h[name]},${v}`;
+    }
+    this.headers = h;
+    this.baseHeaders = { 'x-amz-request-id': id, 'x-amz-id-2': id, server: 'Strata' };
+  }
+
+  #query?: Map<string, string>;
+
+  /** Decoded query parameters (last value wins). */
+  get query(): Map<string, string> {
+    this.#query ??= new Map(parseQueryPairs(splitTarget(this.rawTarget).rawQuery));
+    return this.#query;
+  }
+
+  get store(): Store {
+    return this.deps.store;
+  }
+
+  /** The S3 resource for error bodies: /bucket/key, /bucket or /. */
+  get resource(): string {
+    if (this.bucket === undefined) return '/';
+    return this.key === undefined ? `/${this.bucket}` : `/${this.bucket}/${this.key}`;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * @module The one exhaustive switch from Endpoint to handler.
+ */
+import type { RequestContext } from './context.js';
+import type { Endpoint } from './router/endpoint.js';
+import * as buckets from './ops/buckets.js';
+import * as objects from './ops/objects.js';
+import * as list from './ops/list.js';
+import * as mp from './ops/multipart.js';
+import { handleCopyObject } from './ops/copy.js';
+import * as tagging from './ops/tagging.js';
+import { handlePreflight } from './cors.js';
+
+export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
+  switch (e.op) {
+    case 'ListBuckets':
+      return buckets.handleListBuckets(r, e);
+    case 'CreateBucket':
+      return buckets.handleCreateBucket(r, e);
+    case 'DeleteBucket':
+      return buckets.handleDeleteBucket(r, e);
+    case 'HeadBucket':
+      return buckets.handleHeadBucket(r, e);
+    case 'GetBucketLocation':
+      return buckets.handleGetBucketLocation(r, e);
+    case 'GetBucketCors':
+      return buckets.handleGetBucketCors(r, e);
+    case 'PutBucketCors':
+      return buckets.handlePutBucketCors(r, e);
+    case 'DeleteBucketCors':
+      return buckets.handleDeleteBucketCors(r, e);
+    case 'ListObjects':
+      return list.handleListObjects(r, e);
+    case 'ListObjectsV2':
+      return list.handleListObjectsV2(r, e);
+    case 'ListMultipartUploads':
+      return list.handleListMultipartUploads(r, e);
+    case 'PutObject':
+      return objects.handlePutObject(r, e);
+    case 'GetObject':
+      return objects.handleGetObject(r, e);
+    case 'HeadObject':
+      return objects.handleHeadObject(r, e);
+    case 'DeleteObject':
+      return objects.handleDeleteObject(r, e);
+    case 'DeleteObjects':
+      return objects.handleDeleteObjects(r, e);
+    case 'CopyObject':
+      return handleCopyObject(r, e);
+    case 'CreateMultipartUpload':
+      return mp.handleCreateMultipartUpload(r, e);
+    case 'UploadPart':
+      return mp.handleUploadPart(r, e);
+    case 'UploadPartCopy':
+      return mp.handleUploadPartCopy(r, e);
+    case 'CompleteMultipartUpload':
+      return mp.handleCompleteMultipartUpload(r, e);
+    case 'AbortMultipartUpload':
+      return mp.handleAbortMultipartUpload(r, e);
+    case 'ListParts':
+      return mp.handleListParts(r, e);
+    case 'GetObjectTagging':
+      return tagging.handleGetObjectTagging(r, e);
+    case 'PutObjectTagging':
+      return tagging.handlePutObjectTagging(r, e);
+    case 'DeleteObjectTagging':
+      return tagging.handleDeleteObjectTagging(r, e);
+    case 'CorsPreflight':
+      return handlePreflight(r, e.bucket);
+    default: {
+      const never: never = e;
+      throw new Error(`unhandled endpoint ${(never as Endpoint).op}`);
+    }
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * @module Object metadata in HTTP headers: what a PUT/Copy/CreateMultipartUpload request
+ * stores (Content-Type, the standard entity headers, x-amz-meta-*, x-amz-tagging), and
+ * what GET/HEAD answer (ETag, Last-Modified, ranges, checksums, overrides).
+ */
+import type { ObjectMetadata } from '../store/objects-write.js';
+import { etagOf, type ObjectVersion } from '../store/records.js';
+import type { GetResult } from '../store/objects-read.js';
+import { percentDecode } from '../sigv4/raw-target.js';
+import type { RequestContext } from './context.js';
+import { validateTags } from './xml/index.js';
+import type { ResponseOverrides } from './router/endpoint.js';
+import { S3Error } from './errors.js';
+
+/** Standard headers S3 stores with an object and returns on GET/HEAD. */
+export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
+/** S3's limit on user-defined metadata: 2 KB of names and values. */
+export const MAX_USER_METADATA_BYTES = 2048;
+
+export function tagsFromQueryString(value: string): Record<string, string> {
+  const tags: Record<string, string> = {};
+  const list: { key: string; value: string }[] = [];
+  for (const part of value.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = percentDecode(eq < 0 ? part : part.slice(0, eq), true);
+    const v = eq < 0 ? '' : percentDecode(part.slice(eq + 1), true);
+    list.push({ key, value: v });
+  }
+  validateTags(list);
+  for (const t of list) tags[t.key] = t.value;
+  return tags;
+}
+
+/** The metadata a write request carries in its headers. */
+export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
+  const system: Record<string, string> = {};
+  for (const name of SYSTEM_HEADERS) {
+    const v = h[name];
+    if (v === undefined) continue;
+    if (name === 'content-encoding') {
+      // aws-chunked is transfer framing, never part of the stored object.
+      const rest = v.split(',').map((s) => s.trim()).filter((s) => s && s.toLowerCase() !== 'aws-chunked');
+      if (rest.length) system[name] = rest.join(',');
+    } else {
+      system[name] = v;
+    }
+  }
+  const userMetadata: Record<string, string> = {};
+  let bytes = 0;
+  for (const [name, v] of Object.entries(h)) {
+    if (!name.startsWith('x-amz-meta-') || v === undefined) continue;
+    const k = name.slice('x-amz-meta-'.length);
+    userMetadata[k] = v;
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+  }
+  if (bytes > MAX_USER_METADATA_BYTES) throw new S3Error('MetadataTooLarge', undefined, { MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
+  const meta: ObjectMetadata = { system, userMetadata };
+  if (h['content-type'] !== undefined) meta.contentType = h['content-type'];
+  if (h['x-amz-tagging'] !== undefined) meta.tags = tagsFromQueryString(h['x-amz-tagging']);
+  return meta;
+}
+
+/** The ETag header value (quoted). */
+export const quotedEtag = (v: Pick<ObjectVersion, 'md5' | 'partCount'>) => `"${etagOf(v)}"`;
+
+/** Validators every GET/HEAD answer carries, also on 304. */
+export function validatorHeaders(v: ObjectVersion): Record<string, string> {
+  return { etag: quotedEtag(v), 'last-modified': new Date(v.lastModified).toUTCString() };
+}
+
+function checksumHeaders(r: RequestContext, g: GetResult, partNumber: number | undefined): Record<string, string> {
+  if ((r.headers['x-amz-checksum-mode'] ?? r.query.get('x-amz-checksum-mode'))?.toUpperCase() !== 'ENABLED') return {};
+  const v = g.version;
+  const c = v.checksums;
+  if (!c) return {};
+  if (partNumber !== undefined && v.parts?.length) {
+    const part = v.parts[partNumber - 1];
+    const value = part?.checksums[c.primary];
+    return value ? { [`x-amz-checksum-${c.primary}`]: Buffer.from(value).toString('base64') } : {};
+  }
+  // Never a whole-object checksum on a partial body: clients would validate it and fail.
+  if (g.range && !(g.range.start === 0 && g.range.end === v.size - 1)) return {};
+  const value = c.values[c.primary];
+  if (!value) return {};
+  const text = Buffer.from(value).toString('base64') + (c.type === 'COMPOSITE' ? `-${c.parts}` : '');
+  return { [`x-amz-checksum-${c.primary}`]: text, 'x-amz-checksum-type': c.type };
+}
+
+/** Response headers of a GET/HEAD for `g`, with response-* overrides applied. */
+export function objectHeaders(r: RequestContext, g: GetResult, overrides: ResponseOverrides, partNumber?: number): Record<string, string | number> {
+  const v = g.version;
+  const headers: Record<string, string | number> = {
+    ...validatorHeaders(v),
+    'content-type': v.contentType ?? 'binary/octet-stream',
+    'accept-ranges': 'bytes',
+  };
+  for (const [k, val] of Object.entries(v.system)) headers[k] = val;
+  for (const [k, val] of Object.entries(v.userMetadata)) headers[`x-amz-meta-${k}`] = val;
+  const tagCount = Object.keys(v.tags).length;
+  if (tagCount) headers['x-amz-tagging-count'] = tagCount;
+  if (g.partsCount) headers['x-amz-mp-parts-count'] = g.partsCount;
+  Object.assign(headers, checksumHeaders(r, g, partNumber));
+  for (const [k, val] of Object.entries(overrides)) if (val !== undefined) headers[k] = val;
+  if (g.range) {
+    headers['content-length'] = g.range.end - g.range.start + 1;
+    headers['content-range'] = `bytes ${g.range.start}-${g.range.end}/${v.size}`;
+  } else {
+    headers['content-length'] = v.size;
+  }
+  return headers;
+}

@@ -1,0 +1,82 @@
+/**
+ * @module Bucket operations: ListBuckets, CreateBucket, DeleteBucket, HeadBucket,
+ * GetBucketLocation, and the bucket CORS configuration.
+ */
+import type { RequestContext } from '../context.js';
+import type { Endpoint } from '../router/endpoint.js';
+import { sendEmpty, sendXml } from '../respond.js';
+import { readBody } from '../read-body.js';
+import {
+  MAX_XML_BODY_BYTES,
+  parseCorsConfiguration,
+  parseCreateBucketConfiguration,
+  renderCorsConfiguration,
+  renderListAllMyBucketsResult,
+  renderLocationConstraint,
+  type CorsRule,
+} from '../xml/index.js';
+import { S3Error } from '../errors.js';
+import { ownerOf } from '../owner.js';
+
+type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
+
+/** Region reported for buckets: the strict region if configured, else us-east-1. */
+const regionOf = (r: RequestContext) => r.deps.region ?? 'us-east-1';
+
+export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>): Promise<void> {
+  let buckets = r.store.listBuckets();
+  if (e.params.prefix) buckets = buckets.filter((b) => b.name.startsWith(e.params.prefix!));
+  sendXml(
+    r,
+    200,
+    renderListAllMyBucketsResult({
+      owner: ownerOf(r),
+      buckets: buckets.map((b) => ({ name: b.name, creationDate: new Date(b.created), region: regionOf(r) })),
+      ...(e.params.prefix ? { prefix: e.params.prefix } : {}),
+    })
+  );
+}
+
+export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
+  parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
+  await r.store.createBucket(e.bucket);
+  sendEmpty(r, 200, { location: `/${e.bucket}` });
+}
+
+export async function handleDeleteBucket(r: RequestContext, e: Op<'DeleteBucket'>): Promise<void> {
+  await r.store.deleteBucket(e.bucket);
+  sendEmpty(r, 204);
+}
+
+export async function handleHeadBucket(r: RequestContext, e: Op<'HeadBucket'>): Promise<void> {
+  r.store.headBucket(e.bucket);
+  sendEmpty(r, 200, { 'x-amz-bucket-region': regionOf(r) });
+}
+
+export async function handleGetBucketLocation(r: RequestContext, e: Op<'GetBucketLocation'>): Promise<void> {
+  r.store.headBucket(e.bucket);
+  sendXml(r, 200, renderLocationConstraint(r.deps.region));
+}
+
+/** The bucket's CORS rules, or undefined when none are configured. */
+export function corsRules(r: RequestContext, bucket: string): CorsRule[] | undefined {
+  const raw = r.store.getBucketConfig(bucket, 'cors');
+  return raw ? (JSON.parse(Buffer.from(raw).toString('utf8')) as CorsRule[]) : undefined;
+}
+
+export async function handleGetBucketCors(r: RequestContext, e: Op<'GetBucketCors'>): Promise<void> {
+  const rules = corsRules(r, e.bucket);
+  if (!rules) throw new S3Error('NoSuchCORSConfiguration', undefined, { BucketName: e.bucket });
+  sendXml(r, 200, renderCorsConfiguration(rules));
+}
+
+export async function handlePutBucketCors(r: RequestContext, e: Op<'PutBucketCors'>): Promise<void> {
+  const { rules } = parseCorsConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
+  await r.store.putBucketConfig(e.bucket, 'cors', Buffer.from(JSON.stringify(rules)));
+  sendEmpty(r, 200);
+}
+
+export async function handleDeleteBucketCors(r: RequestContext, e: Op<'DeleteBucketCors'>): Promise<void> {
+  await r.store.putBucketConfig(e.bucket, 'cors', null);
+  sendEmpty(r, 204);
+}

@@ -1,0 +1,45 @@
+/**
+ * @module CopyObject: a new version pointing at the source's body (no byte is copied),
+ * with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-* conditions.
+ */
+import type { RequestContext } from '../context.js';
+import type { Endpoint } from '../router/endpoint.js';
+import { metadataFromHeaders } from '../object-headers.js';
+import { readConditions, writeConditions } from '../conditions.js';
+import { sendXml } from '../respond.js';
+import { renderCopyObjectResult } from '../xml/index.js';
+import { S3Error } from '../errors.js';
+import { etagOf } from '../../store/records.js';
+import type { CopyOptions } from '../../store/objects-misc.js';
+import { versionChecksums } from './multipart.js';
+
+type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
+
+function directive(v: string | undefined, header: string): 'COPY' | 'REPLACE' {
+  const d = (v ?? 'COPY').trim().toUpperCase();
+  if (d !== 'COPY' && d !== 'REPLACE') throw new S3Error('InvalidArgument', `Unknown ${header}`, { ArgumentName: header, ArgumentValue: v ?? '' });
+  return d;
+}
+
+export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): Promise<void> {
+  const h = r.headers;
+  const opts: CopyOptions = {
+    metadataDirective: directive(h['x-amz-metadata-directive'], 'x-amz-metadata-directive'),
+    taggingDirective: directive(h['x-amz-tagging-directive'], 'x-amz-tagging-directive'),
+  };
+  const meta = metadataFromHeaders(h);
+  if (opts.metadataDirective === 'REPLACE') {
+    opts.metadata = { system: meta.system ?? {}, userMetadata: meta.userMetadata ?? {} };
+    if (meta.contentType !== undefined) opts.metadata.contentType = meta.contentType;
+  }
+  if (opts.taggingDirective === 'REPLACE') opts.tags = meta.tags ?? {};
+  const src = readConditions(h, 'x-amz-copy-source-');
+  if (src) opts.sourceConditions = src;
+  const dst = writeConditions(h);
+  if (dst) opts.conditions = dst;
+  const v = await r.store.copyObject({ bucket: e.source.bucket, key: e.source.key }, { bucket: e.bucket, key: e.key }, opts);
+  const { checksums, checksumType } = versionChecksums(v);
+  const out: Parameters<typeof renderCopyObjectResult>[0] = { etag: etagOf(v), lastModified: new Date(v.lastModified), checksums };
+  if (checksumType) out.checksumType = checksumType;
+  sendXml(r, 200, renderCopyObjectResult(out));
+}

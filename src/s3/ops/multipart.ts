@@ -1,0 +1,159 @@
+/**
+ * @module Multipart operations: Create, UploadPart, UploadPartCopy, Complete, Abort,
+ * ListParts.
+ */
+import type { RequestContext } from '../context.js';
+import type { Endpoint } from '../router/endpoint.js';
+import { checksumName, requestBody } from '../body.js';
+import { metadataFromHeaders } from '../object-headers.js';
+import { readConditions, writeConditions } from '../conditions.js';
+import { sendEmpty, sendXml } from '../respond.js';
+import { readBody } from '../read-body.js';
+import {
+  parseCompleteMultipartUpload,
+  renderCompleteMultipartUploadResult,
+  renderCopyPartResult,
+  renderInitiateMultipartUploadResult,
+  renderListPartsResult,
+  type ChecksumValues,
+} from '../xml/index.js';
+import { S3Error } from '../errors.js';
+import { ownerOf } from '../owner.js';
+import { CHECKSUM_NAMES, etagOf, type ChecksumName, type ChecksumType, type ObjectVersion } from '../../store/records.js';
+import { StoreError } from '../../store/errors.js';
+
+type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
+
+/** CompleteMultipartUpload bodies list up to 10,000 parts with checksums: allow 8 MiB. */
+const MAX_COMPLETE_BODY_BYTES = 8 * 1024 * 1024;
+
+const b64 = (v: Uint8Array) => Buffer.from(v).toString('base64');
+
+function checksumType(v: string | undefined): ChecksumType | undefined {
+  if (v === undefined) return undefined;
+  const t = v.trim().toUpperCase();
+  if (t !== 'COMPOSITE' && t !== 'FULL_OBJECT') throw new S3Error('InvalidRequest', 'Value for x-amz-checksum-type header is invalid.');
+  return t;
+}
+
+export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'CreateMultipartUpload'>): Promise<void> {
+  const opts: Parameters<typeof r.store.createMultipartUpload>[2] = metadataFromHeaders(r.headers);
+  const alg = checksumName(r.headers['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  const type = checksumType(r.headers['x-amz-checksum-type']);
+  if (alg) opts.checksumAlgorithm = alg;
+  if (type) opts.checksumType = type;
+  const uploadId = await r.store.createMultipartUpload(e.bucket, e.key, opts);
+  const headers: Record<string, string> = {};
+  if (alg) headers['x-amz-checksum-algorithm'] = alg.toUpperCase();
+  if (alg || type) headers['x-amz-checksum-type'] = type ?? (alg === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE');
+  sendXml(r, 200, renderInitiateMultipartUploadResult({ bucket: e.bucket, key: e.key, uploadId }), headers);
+}
+
+export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): Promise<void> {
+  const body = requestBody(r);
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, body);
+  const headers: Record<string, string> = { etag: `"${res.etag}"` };
+  // Echo the client's algorithm (SDK v3 lib-storage then lists it in Complete).
+  const alg = body.checksumAlgorithm;
+  if (alg && res.values[alg]) headers[`x-amz-checksum-${alg}`] = b64(res.values[alg]!);
+  sendEmpty(r, 200, headers);
+}
+
+export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartCopy'>): Promise<void> {
+  const opts: Parameters<typeof r.store.getObject>[2] = {};
+  const cond = readConditions(r.headers, 'x-amz-copy-source-');
+  if (cond) opts.conditions = cond;
+  if (e.sourceRange) opts.range = { start: e.sourceRange.first, end: e.sourceRange.last };
+  let g;
+  try {
+    g = await r.store.getObject(e.source.bucket, e.source.key, opts);
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'NotModified') throw new S3Error('PreconditionFailed');
+    if (err instanceof StoreError && err.code === 'InvalidRange') {
+      throw new S3Error('InvalidArgument', 'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy', {
+        ArgumentName: 'x-amz-copy-source-range',
+      });
+    }
+    throw err;
+  }
+  if (e.sourceRange && g.range && g.range.end !== e.sourceRange.last) {
+    throw new S3Error('InvalidArgument', 'Range specified is not valid for source object', { ArgumentName: 'x-amz-copy-source-range' });
+  }
+  const size = g.range ? g.range.end - g.range.start + 1 : g.version.size;
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size });
+  const checksums: ChecksumValues = {};
+  for (const n of CHECKSUM_NAMES) if (res.values[n]) checksums[n] = b64(res.values[n]!);
+  sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }));
+}
+
+/** The checksum values an object's version reports (primary algorithm, with "-N" if composite). */
+export function versionChecksums(v: ObjectVersion): { checksums: ChecksumValues; checksumType?: ChecksumType } {
+  const c = v.checksums;
+  if (!c || !c.values[c.primary]) return { checksums: {} };
+  const text = b64(c.values[c.primary]!) + (c.type === 'COMPOSITE' ? `-${c.parts}` : '');
+  return { checksums: { [c.primary]: text }, checksumType: c.type };
+}
+
+export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'CompleteMultipartUpload'>): Promise<void> {
+  const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES));
+  const claims: Partial<Record<ChecksumName, string>> = {};
+  for (const n of CHECKSUM_NAMES) {
+    const v = r.headers[`x-amz-checksum-${n}`];
+    if (v !== undefined) claims[n] = v;
+  }
+  const opts: NonNullable<Parameters<typeof r.store.completeMultipartUpload>[4]> = { claims };
+  const cond = writeConditions(r.headers);
+  if (cond) opts.conditions = cond;
+  const type = checksumType(r.headers['x-amz-checksum-type']);
+  if (type) opts.checksumType = type;
+  const v = await r.store.completeMultipartUpload(
+    e.bucket,
+    e.key,
+    e.uploadId,
+    doc.parts.map((p) => ({ partNumber: p.partNumber, etag: p.etag, checksums: p.checksums })),
+    opts
+  );
+  const host = r.headers.host ?? 'localhost';
+  const { checksums, checksumType: ct } = versionChecksums(v);
+  const out: Parameters<typeof renderCompleteMultipartUploadResult>[0] = {
+    location: `http://${host}/${e.bucket}/${encodeURIComponent(e.key).replace(/%2F/g, '/')}`,
+    bucket: e.bucket,
+    key: e.key,
+    etag: etagOf(v),
+    checksums,
+  };
+  if (ct) out.checksumType = ct;
+  sendXml(r, 200, renderCompleteMultipartUploadResult(out));
+}
+
+export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'AbortMultipartUpload'>): Promise<void> {
+  await r.store.abortMultipartUpload(e.bucket, e.key, e.uploadId);
+  sendEmpty(r, 204);
+}
+
+export async function handleListParts(r: RequestContext, e: Op<'ListParts'>): Promise<void> {
+  const res = r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
+  const owner = ownerOf(r);
+  const out: Parameters<typeof renderListPartsResult>[0] = {
+    bucket: e.bucket,
+    key: e.key,
+    uploadId: e.uploadId,
+    partNumberMarker: e.params.partNumberMarker,
+    maxParts: e.params.maxParts,
+    isTruncated: res.isTruncated,
+    initiator: owner,
+    owner,
+    parts: res.parts.map((p) => {
+      const checksums: ChecksumValues = {};
+      const alg = res.upload.checksumAlgorithm;
+      if (alg && p.values[alg]) checksums[alg] = b64(p.values[alg]!);
+      return { partNumber: p.partNumber, lastModified: new Date(p.lastModified), etag: p.etag, size: p.size, checksums };
+    }),
+  };
+  if (res.nextPartNumberMarker !== undefined) out.nextPartNumberMarker = res.nextPartNumberMarker;
+  if (res.upload.checksumAlgorithm) {
+    out.checksumAlgorithm = res.upload.checksumAlgorithm.toUpperCase();
+    out.checksumType = res.upload.checksumType;
+  }
+  sendXml(r, 200, renderListPartsResult(out));
+}

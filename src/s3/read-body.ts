@@ -1,0 +1,32 @@
+/**
+ * @module Small request bodies (XML documents) read whole, bounded, and verified against
+ * every integrity claim the request makes: hex payload hash, Content-MD5, x-amz-checksum-*.
+ */
+import type { RequestContext } from './context.js';
+import { requestBody } from './body.js';
+import { finishDigest, startDigest } from '../store/digest.js';
+import { S3Error } from './errors.js';
+
+/**
+ * The request body (at most `max` bytes, else MaxMessageLengthExceeded) after checking its
+ * claims (BadDigest / XAmzContentSHA256Mismatch / InvalidDigest via the store's rules).
+ */
+export async function readBody(r: RequestContext, max: number): Promise<Uint8Array> {
+  const b = requestBody(r);
+  if (b.size > max) throw new S3Error('MaxMessageLengthExceeded', `Your request was too big (over ${max} bytes).`);
+  const parts: Uint8Array[] = [];
+  let n = 0;
+  for await (const c of b.body) {
+    n += c.length;
+    if (n > max) throw new S3Error('MaxMessageLengthExceeded', `Your request was too big (over ${max} bytes).`);
+    parts.push(c);
+  }
+  if (n !== b.size && !(r.headers['content-length'] === undefined && b.size === 0)) {
+    throw new S3Error('IncompleteBody', 'You did not provide the number of bytes specified by the Content-Length HTTP header.');
+  }
+  const bytes = Buffer.concat(parts);
+  const digest = startDigest(b);
+  digest.update(bytes);
+  finishDigest(digest, b);
+  return bytes;
+}

@@ -1,0 +1,47 @@
+/**
+ * @module The one mapping from storage-engine and provider errors to S3 errors.
+ */
+import { StoreError, type StoreErrorCode } from '../store/errors.js';
+import { ProviderError } from '../provider/provider.js';
+import { S3Error, type S3ErrorCode } from './errors.js';
+
+/** Store codes that are S3 codes under another name; the rest share the name. */
+const RENAMED: Partial<Record<StoreErrorCode, S3ErrorCode>> = {
+  KeyTooLong: 'KeyTooLongError',
+  InvalidToken: 'InvalidArgument',
+  BudgetExceeded: 'ServiceUnavailable',
+  Unsafe: 'ServiceUnavailable',
+  Closed: 'ServiceUnavailable',
+  Aborted: 'RequestTimeout',
+};
+
+/** Integrity and I/O failures: the client gets a 500 (never wrong data), the log gets why. */
+const INTERNAL: ReadonlySet<StoreErrorCode> = new Set(['Corrupt', 'MissingBlob', 'BrokenChain', 'UnsupportedFormat', 'AnchorConflict', 'Io']);
+
+/** Converts any error to an S3Error; unknown ones become InternalError (message hidden). */
+export function s3ErrorOf(err: unknown): S3Error {
+  if (err instanceof S3Error) return err;
+  if (err instanceof StoreError) {
+    if (INTERNAL.has(err.code)) return new S3Error('InternalError');
+    if (err.code === 'BadDigest' && err.detail?.Kind === 'XAmzContentSHA256Mismatch') {
+      return new S3Error('XAmzContentSHA256Mismatch', err.message);
+    }
+    const code = (RENAMED[err.code] ?? err.code) as S3ErrorCode;
+    const detail: Record<string, string> = {};
+    for (const [k, v] of Object.entries(err.detail ?? {})) if (k !== 'Kind' && k !== 'Condition') detail[k] = String(v);
+    try {
+      return new S3Error(code, err.code === 'InvalidToken' ? 'The continuation token provided is incorrect' : err.message, detail);
+    } catch {
+      return new S3Error('InternalError');
+    }
+  }
+  if (err instanceof ProviderError) return new S3Error(err.retryable ? 'ServiceUnavailable' : 'InternalError');
+  return new S3Error('InternalError');
+}
+
+/** Seconds to put in Retry-After for a refused request, if any. */
+export function retryAfterOf(err: unknown): number | undefined {
+  if (err instanceof StoreError && err.retryAfterSeconds !== undefined) return err.retryAfterSeconds;
+  if (err instanceof StoreError && (err.code === 'Unsafe' || err.code === 'Closed')) return 5;
+  return undefined;
+}

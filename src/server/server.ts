@@ -1,0 +1,102 @@
+/**
+ * @module Starting and stopping the S3 server: open the store, load credentials, build
+ * the app, listen, and shut down gracefully (stop accepting, finish requests, close the
+ * store and its directory lock).
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { openStore, localDirectory } from '../store/open.js';
+import type { Store } from '../store/store.js';
+import { createApp } from '../s3/app.js';
+import type { ServerDeps } from '../s3/context.js';
+import { loadCredentials } from './credentials.js';
+import { Logger } from './log.js';
+import { Metrics, family } from './metrics.js';
+import type { ServerConfig } from './config.js';
+
+/** Idle time after which a connection stalled mid-request is dropped, ms. */
+const SOCKET_IDLE_MS = 5 * 60_000;
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  store: Store;
+  accessKeyId: string;
+  secretAccessKey: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
+  const log = new Logger(config.log, options.write);
+  const store = await openStore(config.data, {
+    ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+    log: (event, fields) => log.info(event, fields),
+  });
+  let creds;
+  try {
+    creds = loadCredentials(config.credentials, localDirectory(config.data));
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  if (creds.created) {
+    const c = creds.list[0]!;
+    process.stderr.write(
+      `\nStrata generated credentials for this data directory (shown once; stored in ${localDirectory(config.data)}/strata-credentials.json):\n` +
+        `  access key: ${c.accessKeyId}\n  secret key: ${c.secretAccessKey}\n\n`
+    );
+  }
+  const metrics = new Metrics();
+  const repo = store.repo;
+  metrics.collect(() => [
+    ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
+    ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
+    ...family('strata_checkpoints_total', 'counter', 'Checkpoints (roots) written.', repo.stats.checkpoints),
+    ...family('strata_compactions_total', 'counter', 'Index compactions.', repo.stats.compactions),
+    ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),
+    ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
+    ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),
+    ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
+    ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
+    ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
+    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploads.size),
+  ]);
+  const deps: ServerDeps = {
+    store,
+    secrets: new Map(creds.list.map((c) => [c.accessKeyId, c.secretAccessKey])),
+    metrics,
+    log,
+  };
+  if (config.baseDomain) deps.baseDomain = config.baseDomain;
+  if (config.region) deps.region = config.region;
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
+    (s as Server).once('error', reject);
+  });
+  server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
+  server.setTimeout(SOCKET_IDLE_MS);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  log.info('listening', { url, data: config.data });
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    store,
+    accessKeyId: creds.list[0]!.accessKeyId,
+    secretAccessKey: creds.list[0]!.secretAccessKey,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await store.close();
+        log.info('stopped', {});
+      })();
+      return closing;
+    },
+  };
+}
