@@ -93,6 +93,11 @@ export interface Provider {
   delete(key: string): Promise<void>;
   /** Releases sockets, file handles and locks. */
   close(): Promise<void>;
+  /**
+   * Optional fast path for small reads: the bytes of `key` in `range`, whole. Same errors
+   * as get(). Providers that can (fs: one positional read) implement it; getBytes uses it.
+   */
+  read?(key: string, range?: ByteRange): Promise<Uint8Array>;
 }
 
 export type ProviderErrorCode =
@@ -120,6 +125,7 @@ export class ProviderError extends Error {
 
 /** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries. */
 export async function getBytes(provider: Provider, key: string, range?: ByteRange): Promise<Uint8Array> {
+  if (provider.read) return provider.read(key, range);
   const res = await provider.get(key, range ? { range } : undefined);
   const out = new Uint8Array(res.length);
   let off = 0;

@@ -6,8 +6,6 @@
  * mid-object), the connection is destroyed: the client sees a short body and fails, it
  * never receives bytes that did not verify.
  */
-import { pipeline } from 'node:stream/promises';
-import { Readable, Transform } from 'node:stream';
 import type { RequestContext } from './context.js';
 import { renderError, S3Error } from './errors.js';
 import { s3ErrorOf, retryAfterOf } from './store-errors.js';
@@ -26,31 +24,61 @@ export function sendXml(r: RequestContext, status: number, xml: string, headers:
   r.bytesOut += body.length;
 }
 
-/** Streams `body` as the response; `headers` must carry content-length. */
+/**
+ * Streams `body` as the response; `headers` must carry content-length. Writes with
+ * backpressure (waits for 'drain' when write() says so); a body of one chunk (a packed
+ * object) goes out in a single end() call with no stream machinery.
+ */
 export async function sendStream(
   r: RequestContext,
   status: number,
   headers: Record<string, string | number>,
   body: AsyncIterable<Uint8Array>
 ): Promise<void> {
-  r.res.writeHead(status, { ...r.baseHeaders, ...headers });
+  const res = r.res;
   if (r.method === 'HEAD') {
-    r.res.end();
+    res.writeHead(status, { ...r.baseHeaders, ...headers });
+    res.end();
     return;
   }
-  const count = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      r.bytesOut += chunk.length;
-      cb(null, chunk);
-    },
-  });
+  const it = body[Symbol.asyncIterator]();
   try {
-    await pipeline(Readable.from(body, { objectMode: false }), count, r.res);
+    // Pull the first chunk before the status line: an early failure (a missing or
+    // corrupted blob) can still become a proper error response.
+    let next = await it.next();
+    res.writeHead(status, { ...r.baseHeaders, ...headers });
+    while (!next.done) {
+      const chunk = next.value;
+      const following = it.next(); // read ahead while the socket drains
+      following.catch(() => undefined); // its failure is handled when awaited below
+      r.bytesOut += chunk.length;
+      if (!res.write(chunk)) await waitDrain(res);
+      next = await following;
+    }
+    res.end();
   } catch (err) {
-    r.errorCode = r.errorCode ?? (err instanceof Error ? s3ErrorOf(err).code : 'InternalError');
+    await it.return?.().catch(() => undefined);
+    if (!res.headersSent) throw err;
+    r.errorCode = r.errorCode ?? s3ErrorOf(err).code;
     r.deps.log.warn('response body failed', { id: r.id, op: r.op, bucket: r.bucket, key: r.key, error: String(err) });
-    r.res.destroy();
+    res.destroy();
   }
+}
+
+function waitDrain(res: RequestContext['res']): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', closed);
+      resolve();
+    };
+    const closed = () => {
+      res.off('drain', done);
+      reject(new Error('client closed the connection'));
+    };
+    res.once('drain', done);
+    res.once('close', closed);
+  });
 }
 
 /** Sends `err` as an S3 error response (status only for HEAD), unless headers already went out. */

@@ -10,6 +10,7 @@ import { PackError } from '../pack/errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
+import { BodyCache } from './body-cache.js';
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
@@ -78,19 +79,23 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
  * Yields bytes [range.start, range.end] of the body at `loc` (the whole body when no
  * range), verified. Throws StoreError 'Corrupt' / 'MissingBlob' naming the blob.
  */
-export async function* readBody(provider: Provider, loc: Location, size: number, range?: BodyRange): AsyncGenerator<Uint8Array> {
+export async function* readBody(provider: Provider, loc: Location, size: number, range?: BodyRange, cache?: BodyCache): AsyncGenerator<Uint8Array> {
   if (size === 0 || loc.kind === 'empty') return;
   const r = range ?? { start: 0, end: size - 1 };
   if (loc.kind === 'pack') {
-    const { start, end } = entryRange(loc);
-    let bytes: Uint8Array;
-    try {
-      bytes = await getBytes(provider, loc.blob, { start, end });
-      const body = readEntry(bytes, { tag: loc.tag, index: loc.index, length: loc.length });
-      yield body.subarray(r.start, r.end + 1);
-    } catch (err) {
-      throw blobError(err, loc.blob);
+    const key = BodyCache.key(loc.blob, loc.offset);
+    let body = cache?.get(key);
+    if (!body) {
+      const { start, end } = entryRange(loc);
+      try {
+        const bytes = await getBytes(provider, loc.blob, { start, end });
+        body = readEntry(bytes, { tag: loc.tag, index: loc.index, length: loc.length });
+      } catch (err) {
+        throw blobError(err, loc.blob);
+      }
+      cache?.set(key, body);
     }
+    yield body.subarray(r.start, r.end + 1);
     return;
   }
   let base = 0;

@@ -110,7 +110,13 @@ export async function writeCarrier(
       async function* frames(): AsyncGenerator<Uint8Array> {
         yield pack.header();
         for (const len of lengths) {
-          const seg = await reader.read(len);
+          let seg: Uint8Array;
+          try {
+            seg = await reader.read(len);
+          } catch (err) {
+            bodyError = err; // e.g. a bad aws-chunked signature: the client's error, not an I/O one
+            throw err;
+          }
           if (seg.length !== len) {
             const got = done + pack.rows.length * SEGMENT_SIZE + seg.length;
             bodyError = new StoreError('IncompleteBody', `body ended after ${got} of ${size} bytes`);

@@ -78,7 +78,7 @@ export async function headObject(repo: Repository, bucket: string, key: string, 
 /** GetObject: the live version after preconditions, and a stream of its (range of) bytes. */
 export async function getObject(repo: Repository, bucket: string, key: string, opts: GetOptions = {}): Promise<GetResult> {
   const out = await headObject(repo, bucket, key, opts);
-  out.body = readBody(repo.provider, out.version.location, out.version.size, out.range);
+  out.body = readBody(repo.provider, out.version.location, out.version.size, out.range, repo.bodies);
   return out;
 }
 

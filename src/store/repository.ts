@@ -26,6 +26,7 @@ import { load, readAnchor, type RepositoryConfig } from './recovery.js';
 import { BucketState, RepoState, UploadState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
+import { BodyCache } from './body-cache.js';
 import { compactAll, flushOverlay, openRunHandle } from './runs.js';
 import { StoreError } from './errors.js';
 
@@ -45,6 +46,8 @@ export interface RepositoryOptions {
   maxRuns?: number;
   /** Bytes of decoded index blocks cached (default 32 MiB). */
   blockCacheBytes?: number;
+  /** Bytes of small object bodies cached (default 64 MiB; 0 disables). */
+  bodyCacheBytes?: number;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -61,6 +64,7 @@ export const DEFAULTS = {
   checkpointEvery: 4096,
   maxRuns: 8,
   blockCacheBytes: 32 * 1024 * 1024,
+  bodyCacheBytes: 64 * 1024 * 1024,
 };
 
 export interface RepositoryStats {
@@ -82,6 +86,7 @@ export class Repository {
   readonly state = new RepoState();
   readonly budget: PendingBudget;
   readonly cache: BlockCache;
+  readonly bodies: BodyCache;
   readonly config: RepositoryConfig;
   readonly stats: RepositoryStats = { commits: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
@@ -101,6 +106,7 @@ export class Repository {
     this.config = config;
     this.budget = new PendingBudget(opts.pendingBytes);
     this.cache = new BlockCache({ maxBytes: opts.blockCacheBytes });
+    this.bodies = new BodyCache(opts.bodyCacheBytes);
     this.#seq = anchor.seq;
     if (anchor.head) this.#head = anchor.head;
     this.#root = anchor.root;
@@ -219,6 +225,8 @@ export class Repository {
       for (const m of batch.mutations) this.state.apply(m);
       this.#seq = seq;
       this.#head = ref;
+      // The batch's bodies are durable now and still in memory: cache them (write-through).
+      batch.bodyOffsets.forEach((offset, i) => this.bodies.set(BodyCache.key(batch.blob, offset), batch.bodies[i]!));
     } catch (err) {
       const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
       for (const d of done) d.op.reject(e);

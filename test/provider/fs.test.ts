@@ -31,6 +31,14 @@ runProviderContract({
   etagPerWrite: true,
 });
 
+// Exclusive mode (the repository holds the directory lock): in-memory key locks, cached
+// directories, etags and read handles must keep exactly the same contract.
+runProviderContract({
+  name: 'fs (exclusive)',
+  create: async () => createFsProvider({ dir: await freshDir(), exclusive: true }),
+  etagPerWrite: true,
+});
+
 let child = '';
 beforeAll(async () => {
   child = await bundleScript(fileURLToPath(new URL('./fs-child.ts', import.meta.url)));
@@ -183,4 +191,26 @@ describe('fs provider', () => {
     await p.close();
     await expectCode(p.head('x'), 'Io');
   });
+});
+
+describe('fs read() fast path', () => {
+  for (const exclusive of [false, true]) {
+    it(`reads ranges like get(), and never serves a replaced or deleted blob (exclusive=${exclusive})`, async () => {
+      const p = await createFsProvider({ dir: await freshDir(), exclusive });
+      const a = Buffer.from('0123456789abcdef');
+      await p.put('k/blob', a);
+      expect(Buffer.from(await p.read!('k/blob'))).toEqual(a);
+      expect(Buffer.from(await p.read!('k/blob', { start: 3, end: 6 }))).toEqual(a.subarray(3, 7));
+      expect(Buffer.from(await p.read!('k/blob', { start: 10 }))).toEqual(a.subarray(10));
+      expect(Buffer.from(await p.read!('k/blob', { start: 10, end: 1000 }))).toEqual(a.subarray(10));
+      await expectCode(p.read!('k/blob', { start: 16 }), 'InvalidRange');
+      // Replace: a cached handle on the old file must not be used.
+      const b = Buffer.from('ZYXWVUTSRQPONMLKJIHGFEDCBA');
+      await p.put('k/blob', b);
+      expect(Buffer.from(await p.read!('k/blob'))).toEqual(b);
+      await p.delete('k/blob');
+      await expectCode(p.read!('k/blob'), 'NotFound');
+      await p.close();
+    });
+  }
 });

@@ -20,6 +20,7 @@ import {
   ProviderError,
   type BlobBody,
   type BlobInfo,
+  type ByteRange,
   type GetOptions,
   type GetResult,
   type ListOptions,
@@ -34,6 +35,7 @@ import { fromKeyHex, keyPath, toKeyHex } from './key-path.js';
 import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
 import { walkKeys } from './walk.js';
+import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 
 export { acquireDirectoryLock, DIRECTORY_LOCK_NAME, type DirectoryLock } from './directory-lock.js';
@@ -137,6 +139,10 @@ export class FsProvider implements Provider {
   readonly #keyTails = new Map<string, Promise<void>>();
   /** Exclusive mode: directories known to exist (only this process creates or prunes them). */
   readonly #knownDirs = new Set<string>();
+  /** Exclusive mode: etags of the blobs this process wrote (a conditional put needs no read). */
+  readonly #etags = new Map<string, string>();
+  /** Exclusive mode: open handles for positional reads (see handle-cache.ts). */
+  readonly #handles = new HandleCache();
   #closed = false;
 
   constructor(dir: string, exclusive = false) {
@@ -180,8 +186,9 @@ export class FsProvider implements Provider {
       if (len !== undefined && (!Number.isSafeInteger(len) || len < 0)) {
         throw new ProviderError('LengthMismatch', `${key}: invalid contentLength ${len}`);
       }
-      // Fail fast before writing a body that cannot be published (re-checked under the lock).
-      if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
+      // Fail fast before writing a body that cannot be published (re-checked under the
+      // lock). In exclusive mode the locked check is the only one worth its syscalls.
+      if (!this.#exclusive && (options.ifNoneMatch === '*' || options.ifMatch !== undefined)) {
         checkPrecondition(key, await currentEtag(loc.file), options);
       }
     } catch (err) {
@@ -192,7 +199,7 @@ export class FsProvider implements Provider {
     try {
       const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal);
       tempPath = temp.path;
-      const created = await this.#publish(loc, temp.path, key, options);
+      const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
       // Entries of directories this put created live in their parents: make them durable too.
       for (const d of created) await fsyncDir(dirname(d));
@@ -207,6 +214,7 @@ export class FsProvider implements Provider {
   async #publish(
     loc: Location,
     tempPath: string,
+    etag: string,
     key: string,
     options: PutOptions
   ): Promise<string[]> {
@@ -214,7 +222,7 @@ export class FsProvider implements Provider {
     const created: string[] = [];
     return this.#withKey(loc, async (stillHeld) => {
       if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
-        checkPrecondition(key, await currentEtag(loc.file), options);
+        checkPrecondition(key, this.#etags.get(loc.file) ?? (await currentEtag(loc.file)), options);
       }
       throwIfAborted(options.signal, key); // the last moment a put can still leave nothing behind
       for (let attempt = 1; ; attempt++) {
@@ -226,7 +234,10 @@ export class FsProvider implements Provider {
         if (!(await stillHeld()))
           throw new ProviderError('Unavailable', `${key}: key lock was taken over`);
         try {
+          this.#handles.evict(loc.file);
+          this.#etags.delete(loc.file);
           await rename(tempPath, loc.file);
+          if (this.#exclusive) this.#etags.set(loc.file, etag);
           break;
         } catch (err) {
           // A concurrent delete pruned the (empty) directory between mkdir and rename.
@@ -265,6 +276,45 @@ export class FsProvider implements Provider {
     } catch (err) {
       await handle?.close().catch(() => {});
       throw ioError(`${key}: get`, err);
+    }
+  }
+
+  /**
+   * The bytes of `key` in `range` (all of it by default), read positionally. Throws
+   * ProviderError 'NotFound' / 'InvalidRange' like get(). In exclusive mode the file
+   * handle is cached, so a hot blob costs one pread per call.
+   */
+  async read(key: string, range?: ByteRange): Promise<Uint8Array> {
+    this.#checkOpen();
+    const { file } = this.#locate(key);
+    const readAt = async (handle: FileHandle, size: number): Promise<Uint8Array> => {
+      const { start, length } = resolveRange(size, range, key);
+      const out = Buffer.allocUnsafe(length);
+      let off = 0;
+      while (off < length) {
+        const { bytesRead } = await handle.read(out, off, length - off, HEADER_BYTES + start + off);
+        if (bytesRead === 0) throw new ProviderError('Io', `${key}: file shorter than its size`);
+        off += bytesRead;
+      }
+      return out;
+    };
+    try {
+      if (this.#exclusive) {
+        const out = await this.#handles.with(file, readAt);
+        if (out === undefined) throw new ProviderError('NotFound', `${key}: no such blob`);
+        return out;
+      }
+      const handle = await openBlob(file);
+      if (!handle) throw new ProviderError('NotFound', `${key}: no such blob`);
+      try {
+        await readEtag(handle, file);
+        const st = await handle.stat();
+        return await readAt(handle, st.size - HEADER_BYTES);
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      throw ioError(`${key}: read`, err);
     }
   }
 
@@ -321,6 +371,8 @@ export class FsProvider implements Provider {
     try {
       const removed = await this.#withKey(loc, async () => {
         try {
+          this.#handles.evict(loc.file);
+          this.#etags.delete(loc.file);
           await unlink(loc.file);
         } catch (err) {
           if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return false;
@@ -369,6 +421,7 @@ export class FsProvider implements Provider {
 
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#handles.closeAll();
   }
 }
 

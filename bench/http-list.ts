@@ -1,0 +1,128 @@
+/**
+ * @module LIST over HTTP against Strata: pages of 1000, delimiter listings, and a full
+ * paginated pass checked for duplicates and missing keys.
+ */
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pool, signed } from './http-load.js';
+import { startTarget, type Target } from './http-targets.js';
+import { benchKey, GROUPS } from './http-populate.js';
+import { fmt, percentile } from './lib/stats.js';
+import { table } from './lib/markdown.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import type { Pool } from 'undici';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BUCKET = 'listbench';
+
+async function list(p: Pool, t: Target, query: Record<string, string>): Promise<string> {
+  const req = signed(t, 'GET', `/${BUCKET}`, {}, { 'list-type': '2', ...query });
+  const res = await p.request({ method: 'GET', path: req.path, headers: req.headers });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`LIST ${JSON.stringify(query)}: HTTP ${res.statusCode} ${text.slice(0, 200)}`);
+  return text;
+}
+
+const keysOf = (xml: string) => [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!);
+const prefixesOf = (xml: string) => [...xml.matchAll(/<CommonPrefixes><Prefix>([^<]*)<\/Prefix>/g)].map((m) => m[1]!);
+const tokenOf = (xml: string) => /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1];
+
+export interface ListStats {
+  objects: number;
+  populateSeconds: number;
+  rows: string[][];
+  pass: { pages: number; keys: number; seconds: number; dup: number; missing: number; order: number; pageP50: number; pageP95: number };
+}
+
+async function timed(n: number, fn: () => Promise<void>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+/** Populates `n` objects, then measures listing latencies and a full pass. */
+export async function listBench(n: number, opts: { samples: number; log: (m: string) => void }): Promise<ListStats> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-list-'));
+  try {
+    const t0 = performance.now();
+    execFileSync(process.execPath, [join(here, 'http-populate.js'), dir, BUCKET, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const populateSeconds = (performance.now() - t0) / 1000;
+    opts.log(`populated ${n} objects in ${populateSeconds.toFixed(1)} s`);
+    const t = await startTarget('strata', { dataDir: dir });
+    const p = pool(t, 1);
+    try {
+      const rows: string[][] = [];
+      const cases: [string, Record<string, string>, (xml: string) => boolean][] = [
+        ['page (max-keys=1000)', { 'max-keys': '1000' }, (x) => keysOf(x).length === 1000],
+        ['page after a random key', { 'max-keys': '1000', 'start-after': benchKey(Math.floor(n / 3)) }, (x) => keysOf(x).length === 1000],
+        ['delimiter / (root)', { delimiter: '/', 'max-keys': '1000' }, (x) => prefixesOf(x).length === Math.min(1000, GROUPS)],
+        ['delimiter / prefix=p042/', { delimiter: '/', prefix: 'p042/', 'max-keys': '1000' }, (x) => keysOf(x).length === Math.min(1000, Math.ceil(n / GROUPS))],
+      ];
+      for (const [label, q, ok] of cases) {
+        let wrong = 0;
+        const ms = await timed(opts.samples, async () => {
+          if (!ok(await list(p, t, q))) wrong++;
+        });
+        rows.push([label, String(ms.length), fmt(percentile(ms, 50), 2), fmt(percentile(ms, 95), 2), fmt(percentile(ms, 99), 2), String(wrong)]);
+      }
+      // Full paginated pass.
+      const pages: number[] = [];
+      let token: string | undefined;
+      let count = 0;
+      let dup = 0;
+      let order = 0;
+      let missing = 0;
+      let prev = '';
+      const seen = new Set<string>();
+      const passStart = performance.now();
+      do {
+        const q: Record<string, string> = { 'max-keys': '1000' };
+        if (token) q['continuation-token'] = token;
+        const s = performance.now();
+        const xml = await list(p, t, q);
+        pages.push(performance.now() - s);
+        for (const k of keysOf(xml)) {
+          if (seen.has(k)) dup++;
+          if (k <= prev) order++;
+          seen.add(k);
+          prev = k;
+          count++;
+        }
+        token = tokenOf(xml);
+      } while (token);
+      const seconds = (performance.now() - passStart) / 1000;
+      for (let i = 0; i < n; i++) if (!seen.has(benchKey(i))) missing++;
+      return {
+        objects: n,
+        populateSeconds,
+        rows,
+        pass: { pages: pages.length, keys: count, seconds, dup, missing, order, pageP50: percentile(pages, 50), pageP95: percentile(pages, 95) },
+      };
+    } finally {
+      await p.close();
+      await t.stop();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export function renderList(s: ListStats): string {
+  return [
+    `Bucket of ${fmt(s.objects)} objects (populated through the Store API in ${s.populateSeconds.toFixed(1)} s, then served by a fresh server process), 1 connection, sequential requests:`,
+    '',
+    table(['Request', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'wrong result'], s.rows, ['l']),
+    '',
+    table(
+      ['Full paginated pass', 'pages', 'keys', 'wall s', 'page p50 ms', 'page p95 ms', 'dup', 'missing', 'order viol.'],
+      [['max-keys=1000', String(s.pass.pages), fmt(s.pass.keys), s.pass.seconds.toFixed(1), fmt(s.pass.pageP50, 2), fmt(s.pass.pageP95, 2), String(s.pass.dup), String(s.pass.missing), String(s.pass.order)]],
+      ['l']
+    ),
+  ].join('\n');
+}
