@@ -7,6 +7,7 @@ import type { Provider } from '../provider/provider.js';
 import { getBytes, ProviderError } from '../provider/provider.js';
 import { readEntry, entryRange } from '../pack/reader.js';
 import { PackError } from '../pack/errors.js';
+import { IndexError } from './index/errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
@@ -18,9 +19,13 @@ export interface BodyRange {
   end: number;
 }
 
-/** Maps provider and pack failures on `blob` to store errors that name it. */
+/** Maps provider, pack and index-run failures on `blob` to store errors that name it. */
 export function blobError(err: unknown, blob: string): unknown {
   if (err instanceof PackError) return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
+  if (err instanceof IndexError) {
+    const where = err.blobKey ?? blob;
+    return new StoreError('Corrupt', err.message.includes(where) ? err.message : `${where}: ${err.message}`, { cause: err });
+  }
   if (err instanceof ProviderError && err.code === 'NotFound') {
     return new StoreError('MissingBlob', `${blob} is missing`, { cause: err });
   }

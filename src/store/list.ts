@@ -11,6 +11,7 @@ import { compareKeys } from './index/compare.js';
 import { decodeVersions, isTombstone, type ObjectVersion } from './records.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { StoreError } from './errors.js';
+import { blobError } from './body-reader.js';
 
 /** S3 returns at most this many keys + common prefixes per page. */
 export const MAX_KEYS = 1000;
@@ -83,7 +84,12 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
   let last: ListPosition | undefined;
   try {
     for (;;) {
-      const r = await it.next();
+      let r;
+      try {
+        r = await it.next();
+      } catch (err) {
+        throw blobError(err, `bucket ${bucket} index`);
+      }
       if (r.done) break;
       const { key, value } = r.value;
       if (!key.startsWith(prefix)) {

@@ -16,7 +16,7 @@ import { decodePart, decodeUpload, encodePart, encodeUpload, type PartRecord, ty
 import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion, type PartInfo } from './records.js';
 import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
-import { StoreError } from './errors.js';
+import { isStoreError, StoreError } from './errors.js';
 
 /** S3 limits: part numbers 1..10000; every part but the last at least 5 MiB; 5 GiB per part. */
 export const MAX_PART_NUMBER = 10000;
@@ -110,7 +110,10 @@ export async function uploadPart(
     return { etag: Buffer.from(d.md5).toString('hex'), values: d.values };
   } catch (err) {
     await reader.cancel().catch(() => undefined);
-    await Promise.all(chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
+    // Keep the chunks when the commit's outcome is unknown ('Unsafe'): they may be live.
+    if (!isStoreError(err, 'Unsafe')) {
+      await Promise.all(chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
+    }
     throw err;
   } finally {
     release();

@@ -16,7 +16,7 @@ import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
-import { StoreError } from './errors.js';
+import { isStoreError, StoreError } from './errors.js';
 
 /** S3's single-PUT limit: 5 GiB. */
 export const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -128,7 +128,9 @@ export async function putObject(
     return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
   } catch (err) {
     await reader.cancel().catch(() => undefined);
-    if (chunks?.kind === 'chunks') {
+    // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
+    // keep them. Every other failure is definite, so the chunks are garbage.
+    if (chunks?.kind === 'chunks' && !isStoreError(err, 'Unsafe')) {
       await Promise.all(chunks.chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
     }
     throw err;

@@ -54,9 +54,12 @@ async function readConfig(provider: Provider): Promise<RepositoryConfig | undefi
 
 /** Creates config, the genesis root and the anchor on an empty provider. */
 async function initialise(provider: Provider, now: number, writer: string): Promise<void> {
-  const existing = await provider.list({ prefix: 'roots/', limit: 1 });
+  // An interrupted initialisation leaves genesis roots (sequence 0) and nothing else; any
+  // later root or any commit means a real repository lost its anchor.
+  const roots = await provider.list({ prefix: 'roots/', limit: 1000 });
   const commits = await provider.list({ prefix: 'commits/', limit: 1 });
-  if (existing.items.length || commits.items.length) {
+  const genesisOnly = roots.items.every((i) => i.key.startsWith(`roots/${'0'.repeat(12)}-`)) && !roots.next;
+  if (commits.items.length || !genesisOnly) {
     throw new StoreError('MissingBlob', `${ANCHOR_KEY} is missing but the provider holds repository blobs: refusing to re-initialise over them`);
   }
   let config = await readConfig(provider);

@@ -12,11 +12,19 @@ import type { SortedMap } from './index/sorted-map.js';
 import { runKey } from './layout.js';
 import { isTombstone } from './records.js';
 import type { RunHandle } from './state.js';
+import { blobError } from './body-reader.js';
 
+/** Opens a run; failures become StoreError 'Corrupt' / 'MissingBlob' naming the run. */
 export async function openRunHandle(provider: Provider, meta: Uint8Array, cache: BlockCache): Promise<RunHandle> {
-  const decoded = decodeRunMeta(meta);
-  const reader = await openRun(provider, decoded, cache);
-  return { meta, key: decoded.blobKey, reader };
+  let key = '(run metadata)';
+  try {
+    const decoded = decodeRunMeta(meta);
+    key = decoded.blobKey;
+    const reader = await openRun(provider, decoded, cache);
+    return { meta, key, reader };
+  } catch (err) {
+    throw blobError(err, key);
+  }
 }
 
 /** Writes the overlay's entries (tombstones included: they shadow older runs) as a run. */

@@ -9,6 +9,7 @@ import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
+import { blobError } from './body-reader.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -37,7 +38,12 @@ export class BucketState {
     const hit = this.overlay.get(key);
     if (hit) return hit;
     for (const run of this.runs) {
-      const v = await run.reader.get(key);
+      let v: Uint8Array | undefined;
+      try {
+        v = await run.reader.get(key);
+      } catch (err) {
+        throw blobError(err, run.key);
+      }
       if (v) return v;
     }
     return undefined;

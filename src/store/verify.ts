@@ -22,6 +22,8 @@ import { decodeVersions, type ObjectVersion } from './records.js';
 import { decodePart } from './uploads.js';
 import type { CommitRecord } from './commit.js';
 import { StoreError } from './errors.js';
+import { CONFIG_KEY } from './layout.js';
+import { FORMAT } from './anchor.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -67,6 +69,16 @@ async function listAll(provider: Provider, prefix: string): Promise<{ key: strin
 export async function verifyRepository(provider: Provider, progress: VerifyProgress = () => undefined): Promise<VerifyReport> {
   const report: VerifyReport = { ok: false, anchorSeq: -1, rootSeq: -1, commitsInChain: 0, blobs: 0, bytes: 0, runs: 0, runEntries: 0, problems: [] };
   const problem = (blob: string, err: unknown) => report.problems.push({ blob, code: codeOf(err), message: msgOf(err) });
+
+  // 0. The configuration (format, repository id, token secret) must parse.
+  try {
+    const config = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await getBytes(provider, CONFIG_KEY))) as { format?: unknown; tokenSecret?: unknown };
+    if (config.format !== FORMAT || typeof config.tokenSecret !== 'string' || !/^[0-9a-f]{64}$/.test(config.tokenSecret)) {
+      throw new StoreError('Corrupt', `${CONFIG_KEY} does not hold a valid ${FORMAT} configuration`);
+    }
+  } catch (err) {
+    problem(CONFIG_KEY, err instanceof SyntaxError || err instanceof TypeError ? new StoreError('Corrupt', `${CONFIG_KEY} is not valid JSON`) : err);
+  }
 
   // 1. Anchor, root, chain.
   let runMetas: Uint8Array[] = [];
