@@ -185,6 +185,10 @@ export class S3Provider implements Provider {
           'PreconditionFailed',
           `${key}: conditional write conflict (409 ${res.error?.code ?? ''})`
         );
+      // S3 answers If-Match on an absent key with 404 NoSuchKey: for a compare-and-swap
+      // that is simply a failed precondition.
+      if (options.ifMatch !== undefined && res.status === 404 && res.error?.code !== 'NoSuchBucket')
+        throw new ProviderError('PreconditionFailed', `${key}: absent (ifMatch ${options.ifMatch})`);
       throw errorFromResponse(res, `${key}: put`);
     }
     res.body.resume();
