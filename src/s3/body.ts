@@ -33,11 +33,19 @@ export function checksumName(value: string | undefined, header: string): Checksu
   return n;
 }
 
-/** Counts bytes flowing through (metrics) without copying. */
+/**
+ * Counts bytes flowing through (metrics) without copying. The request stream fails only
+ * when the client's connection does (it closed or reset mid-body, or sat idle past the
+ * socket timeout): that is the client's `IncompleteBody`, not an InternalError.
+ */
 async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  for await (const c of src) {
-    r.bytesIn += c.length;
-    yield c;
+  try {
+    for await (const c of src) {
+      r.bytesIn += c.length;
+      yield c;
+    }
+  } catch (err) {
+    throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
   }
 }
 

@@ -17,14 +17,27 @@ export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-
 /** S3's limit on user-defined metadata: 2 KB of names and values. */
 export const MAX_USER_METADATA_BYTES = 2048;
 
+/**
+ * The tags of an `x-amz-tagging` header (`k1=v1&k2=v2`, URL-encoded). Throws S3Error
+ * `InvalidArgument` for a malformed escape or non-UTF-8 bytes, `InvalidTag` for the tag rules.
+ */
 export function tagsFromQueryString(value: string): Record<string, string> {
   const tags: Record<string, string> = {};
   const list: { key: string; value: string }[] = [];
   for (const part of value.split('&')) {
     if (part === '') continue;
     const eq = part.indexOf('=');
-    const key = percentDecode(eq < 0 ? part : part.slice(0, eq), true);
-    const v = eq < 0 ? '' : percentDecode(part.slice(eq + 1), true);
+    let key: string;
+    let v: string;
+    try {
+      key = percentDecode(eq < 0 ? part : part.slice(0, eq), true);
+      v = eq < 0 ? '' : percentDecode(part.slice(eq + 1), true);
+    } catch {
+      throw new S3Error('InvalidArgument', 'The header \'x-amz-tagging\' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.', {
+        ArgumentName: 'x-amz-tagging',
+        ArgumentValue: value,
+      });
+    }
     list.push({ key, value: v });
   }
   validateTags(list);

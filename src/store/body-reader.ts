@@ -35,13 +35,48 @@ export function blobError(err: unknown, blob: string): unknown {
   return err;
 }
 
+/** Bytes of carrier segments fetched per positional read: a few segments, bounded memory. */
+const READ_SPAN_BYTES = 1024 * 1024;
+
 async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: number): AsyncGenerator<Uint8Array> {
   // Segments s0..s1 cover data bytes [from, to] of this chunk; all but the chunk's last
   // segment are full, so entry i starts at PACK_HEADER_SIZE + i * (header + segment).
   const s0 = Math.floor(from / c.segment);
   const s1 = Math.floor(to / c.segment);
   const lenOf = (i: number) => Math.min(c.segment, c.size - i * c.segment);
-  const start = PACK_HEADER_SIZE + s0 * (ENTRY_HEADER_SIZE + c.segment);
+  const offsetOf = (i: number) => PACK_HEADER_SIZE + i * (ENTRY_HEADER_SIZE + c.segment);
+  const slice = (seg: number, body: Uint8Array) => {
+    const base = seg * c.segment;
+    return body.subarray(Math.max(from, base) - base, Math.min(to, base + body.length - 1) - base + 1);
+  };
+  if (provider.read) {
+    // Positional reads of a few segments at a time, each segment verified before use.
+    const per = Math.max(1, Math.floor(READ_SPAN_BYTES / (ENTRY_HEADER_SIZE + c.segment)));
+    for (let seg = s0; seg <= s1; seg += per) {
+      const last = Math.min(s1, seg + per - 1);
+      const start = offsetOf(seg);
+      const end = offsetOf(last) + ENTRY_HEADER_SIZE + lenOf(last) - 1;
+      let bytes: Uint8Array;
+      try {
+        bytes = await provider.read(c.blob, { start, end });
+        if (bytes.length !== end - start + 1) throw new StoreError('Corrupt', `${c.blob}: short read of its segments`);
+      } catch (err) {
+        throw blobError(err, c.blob);
+      }
+      for (let i = seg; i <= last; i++) {
+        const at = offsetOf(i) - start;
+        let body: Uint8Array;
+        try {
+          body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i) });
+        } catch (err) {
+          throw blobError(err, c.blob);
+        }
+        yield slice(i, body);
+      }
+    }
+    return;
+  }
+  const start = offsetOf(s0);
   let total = 0;
   for (let i = s0; i <= s1; i++) total += ENTRY_HEADER_SIZE + lenOf(i);
   let res;
@@ -64,10 +99,7 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         if (have < buf.length) continue;
         if (seg > s1) throw new StoreError('Corrupt', `${c.blob}: provider returned bytes past the range`);
         const body = readEntry(buf, { tag: c.tag, index: seg, length: lenOf(seg) });
-        const base = seg * c.segment;
-        const a = Math.max(from, base) - base;
-        const b = Math.min(to, base + body.length - 1) - base;
-        yield body.subarray(a, b + 1);
+        yield slice(seg, body);
         seg++;
         if (seg <= s1) buf = new Uint8Array(ENTRY_HEADER_SIZE + lenOf(seg));
         have = 0;

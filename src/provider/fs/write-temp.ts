@@ -52,11 +52,23 @@ export async function writeTempBlob(
       const list = body instanceof Uint8Array ? [body] : (body as readonly Uint8Array[]);
       size = await writeChunkList(handle, key, [header, ...list], contentLength, signal, HEADER_BYTES);
     } else {
-      await writeAll(handle, header);
-      for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
-        await writeAll(handle, chunk); // awaiting each write is the backpressure
-        size += chunk.byteLength;
+      // One write in flight while the next chunk is produced (a body generator may hash
+      // or frame it meanwhile); waiting for that write before issuing the next one is the
+      // backpressure, so at most two chunks are held.
+      // (Each write gets a no-op handler at once: it may fail while we await the body.)
+      let inFlight: Promise<void> = writeAll(handle, header);
+      inFlight.catch(() => undefined);
+      try {
+        for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
+          await inFlight;
+          inFlight = writeAll(handle, chunk);
+          inFlight.catch(() => undefined);
+          size += chunk.byteLength;
+        }
+      } finally {
+        await inFlight.catch(() => undefined); // never leave a write running on error
       }
+      await inFlight;
     }
     await handle.sync();
     ok = true;

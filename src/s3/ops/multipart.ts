@@ -95,7 +95,8 @@ export function versionChecksums(v: ObjectVersion): { checksums: ChecksumValues;
 }
 
 export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'CompleteMultipartUpload'>): Promise<void> {
-  const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES));
+  // x-amz-checksum-<alg> on Complete is the object's checksum (checked by the store below).
+  const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES, { objectChecksumHeaders: true }));
   const claims: Partial<Record<ChecksumName, string>> = {};
   for (const n of CHECKSUM_NAMES) {
     const v = r.headers[`x-amz-checksum-${n}`];

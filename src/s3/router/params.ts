@@ -115,12 +115,21 @@ const OVERRIDE_PARAMS: Readonly<Record<string, keyof ResponseOverrides>> = {
   'response-content-encoding': 'content-encoding',
 };
 
-/** The `response-*` overrides of GET/HEAD Object, by response header name. */
+/** What an HTTP header value may hold (Node refuses to send anything else: CR, LF, NUL, > U+00FF). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * The `response-*` overrides of GET/HEAD Object, by response header name. Throws
+ * `InvalidArgument` for a value that cannot be sent as a header (the values are decoded
+ * from the query, so they may hold control or non-Latin-1 characters).
+ */
 export function responseOverrides(q: QueryParams): ResponseOverrides {
   const out: ResponseOverrides = {};
   for (const [param, header] of Object.entries(OVERRIDE_PARAMS)) {
     const v = q.get(param);
-    if (v !== undefined) out[header] = v;
+    if (v === undefined) continue;
+    if (!HEADER_VALUE.test(v)) throw invalidArgument(`${param} holds characters a header cannot carry`, param, v);
+    out[header] = v;
   }
   return out;
 }
