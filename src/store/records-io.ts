@@ -4,7 +4,7 @@
  */
 import { getBytes, type Provider } from '../provider/provider.js';
 import { readEntry } from '../pack/reader.js';
-import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
+import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
 import { hashRecord, type RecordRef } from './commit.js';
 import { blobError } from './body-reader.js';
 import { StoreError } from './errors.js';
@@ -28,6 +28,13 @@ export async function readRecord(provider: Provider, ref: RecordRef, what: strin
     throw new StoreError('BrokenChain', `${what} ${ref.key}: record hash ${hashRecord(body).slice(0, 16)}… differs from the expected ${ref.hash.slice(0, 16)}…`);
   }
   return body;
+}
+
+/** The reference to `record` once written after `bodies` as one pack blob under `key`. */
+export function recordRef(key: string, record: Uint8Array, bodies: readonly Uint8Array[] = []): RecordRef {
+  let offset = PACK_HEADER_SIZE;
+  for (const b of bodies) offset += ENTRY_HEADER_SIZE + b.length;
+  return { key, offset, length: record.length, hash: hashRecord(record) };
 }
 
 /**

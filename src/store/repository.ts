@@ -21,7 +21,7 @@ import { ANCHOR_KEY, BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey, newId, rootKey }
 import { encodeAnchor, FORMAT, type Anchor } from './anchor.js';
 import { encodeCommit, type RecordRef } from './commit.js';
 import { encodeRoot, type RootRecord } from './root.js';
-import { writeRecordBlob } from './records-io.js';
+import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
 import { BucketState, RepoState, UploadState } from './state.js';
 import { Batch, Tx } from './tx.js';
@@ -73,6 +73,15 @@ export interface RepositoryStats {
   checkpoints: number;
   compactions: number;
   largestBatch: number;
+}
+
+/** A batch whose commit blob is written or being written, and whose anchor move is pending. */
+interface InFlight {
+  seq: number;
+  batch: Batch;
+  ref: RecordRef;
+  /** Settles true once the anchor names it (state applied, operations resolved), false if it failed. */
+  done: Promise<boolean>;
 }
 
 type Operation = {
@@ -189,20 +198,42 @@ export class Repository {
     });
   }
 
+  /**
+   * The group-commit loop, pipelined two deep: while batch N's anchor move is in flight,
+   * batch N+1 is staged (its transactions see N's staged mutations) and its commit blob
+   * written. Anchors still move strictly in sequence, each acknowledging its batch only
+   * once durable; if N fails, N+1 fails with it (it was staged on top of N).
+   */
   async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      if (this.#fenced) {
-        for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
-        return;
+    let prev: InFlight | null = null;
+    try {
+      while (this.#queue.length > 0) {
+        if (this.#fenced) {
+          for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
+          return;
+        }
+        const current = await this.#startBatch(prev);
+        if (prev) await prev.done;
+        prev = current;
+        if (this.#queue.length === 0 || this.#checkpointDue()) {
+          // Checkpoints need a quiet pipeline: they read the applied state.
+          if (prev) await prev.done;
+          prev = null;
+          await this.#maybeCheckpoint(false).catch((err) => this.log('checkpoint.failed', { error: String(err) }));
+        }
       }
-      await this.#commitBatch();
-      await this.#maybeCheckpoint(false).catch((err) => this.log('checkpoint.failed', { error: String(err) }));
+    } finally {
+      if (prev) await prev.done;
     }
   }
 
-  async #commitBatch(): Promise<void> {
-    const seq = this.#seq + 1;
-    const batch = new Batch(seq, commitKey(seq), this.now());
+  /**
+   * Stages the next batch on top of `prev` (when in flight), starts writing its commit
+   * blob, and returns its completion (anchor moved, state applied, operations settled).
+   */
+  async #startBatch(prev: InFlight | null): Promise<InFlight | null> {
+    const seq = (prev?.seq ?? this.#seq) + 1;
+    const batch = new Batch(seq, commitKey(seq), this.now(), prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
       const op = this.#queue.shift()!;
@@ -215,27 +246,50 @@ export class Repository {
       }
     }
     if (batch.mutations.length === 0) {
+      // Nothing to write; results still wait for what they read from `prev` to be durable.
+      const settle = async () => {
+        const ok = prev ? await prev.done : true;
+        for (const d of done) ok ? d.op.resolve(d.value) : d.op.reject(new StoreError('Io', 'an earlier commit failed'));
+        return ok;
+      };
+      return prev ? { seq: prev.seq, batch: prev.batch, ref: prev.ref, done: settle() } : (await settle(), null);
+    }
+    const parent = prev?.ref ?? this.#head ?? this.#root;
+    const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations });
+    // The reference is known before the write (layout and hash are deterministic), so a
+    // successor can name this commit as its parent while it is still being written.
+    const ref = recordRef(batch.blob, record, batch.bodies);
+    const written = writeRecordBlob(this.provider, batch.blob, record, batch.bodies, batch.packId);
+    written.catch(() => undefined); // awaited in finish(); may fail while `prev` settles
+    const finish = async (): Promise<boolean> => {
+      try {
+        await written;
+        if (prev && !(await prev.done)) throw new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
+        batch.prev = undefined; // applied by now: read the state itself (and free it)
+        if (this.#fenced) throw this.#fenced;
+        await this.#moveAnchor(seq, ref, this.#root);
+        for (const m of batch.mutations) this.state.apply(m);
+        this.#seq = seq;
+        this.#head = ref;
+        // The batch's bodies are durable now and still in memory: cache them (write-through).
+        batch.bodyOffsets.forEach((offset, i) => this.bodies.set(BodyCache.key(batch.blob, offset), batch.bodies[i]!));
+      } catch (err) {
+        const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
+        for (const d of done) d.op.reject(e);
+        return false;
+      }
+      this.stats.commits++;
+      this.stats.operations += done.length;
+      this.stats.largestBatch = Math.max(this.stats.largestBatch, done.length);
       for (const d of done) d.op.resolve(d.value);
-      return;
-    }
-    try {
-      const record = encodeCommit({ seq, parent: this.#head ?? this.#root, time: batch.time, mutations: batch.mutations });
-      const ref = await writeRecordBlob(this.provider, batch.blob, record, batch.bodies, batch.packId);
-      await this.#moveAnchor(seq, ref, this.#root);
-      for (const m of batch.mutations) this.state.apply(m);
-      this.#seq = seq;
-      this.#head = ref;
-      // The batch's bodies are durable now and still in memory: cache them (write-through).
-      batch.bodyOffsets.forEach((offset, i) => this.bodies.set(BodyCache.key(batch.blob, offset), batch.bodies[i]!));
-    } catch (err) {
-      const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
-      for (const d of done) d.op.reject(e);
-      return;
-    }
-    this.stats.commits++;
-    this.stats.operations += done.length;
-    this.stats.largestBatch = Math.max(this.stats.largestBatch, done.length);
-    for (const d of done) d.op.resolve(d.value);
+      return true;
+    };
+    return { seq, batch, ref, done: finish() };
+  }
+
+  #checkpointDue(): boolean {
+    const o = this.#opts;
+    return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
   }
 
   /** Compare-and-swaps the anchor to (seq, head, root); resolves ambiguous failures by re-reading it. */

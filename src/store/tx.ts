@@ -34,11 +34,17 @@ export class Batch {
   /** Uploads created (record) or ended (null); parts staged per upload. */
   readonly uploads = new Map<string, { bucket: string; record: Uint8Array } | null>();
   readonly parts = new Map<string, Map<number, Uint8Array>>();
+  /**
+   * The batch in flight before this one (pipelined commit): its staged mutations are not
+   * applied yet, so transactions here read through them. Cleared once it is durable.
+   */
+  prev: Batch | undefined;
 
-  constructor(seq: number, blob: string, time: number) {
+  constructor(seq: number, blob: string, time: number, prev?: Batch) {
     this.seq = seq;
     this.blob = blob;
     this.time = time;
+    this.prev = prev;
     this.packId = crypto.getRandomValues(new Uint8Array(12));
     this.tag = tagOf(this.packId);
   }
@@ -79,7 +85,7 @@ export class Tx {
   }
 
   bucket(name: string): BucketView | undefined {
-    const staged = this.#batch.buckets.get(name);
+    const staged = this.#batch.buckets.has(name) ? this.#batch.buckets.get(name) : this.#batch.prev?.buckets.get(name);
     if (staged === null) return undefined;
     if (staged) return { name, id: staged.id, created: staged.created };
     const s = this.#repo.buckets.get(name);
@@ -96,13 +102,14 @@ export class Tx {
   /** Bucket names visible to this transaction, unsorted. */
   bucketNames(): string[] {
     const names = new Set(this.#repo.buckets.keys());
-    for (const [n, v] of this.#batch.buckets) v ? names.add(n) : names.delete(n);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [n, v] of b?.buckets ?? []) v ? names.add(n) : names.delete(n);
     return [...names];
   }
 
   /** The newest value of `key`: staged in this batch, else committed. */
   async get(bucket: string, key: string): Promise<Uint8Array | undefined> {
-    const staged = this.#batch.staged.get(stageKey(bucket, key));
+    const sk = stageKey(bucket, key);
+    const staged = this.#batch.staged.get(sk) ?? this.#batch.prev?.staged.get(sk);
     if (staged) return staged;
     const view = this.bucket(bucket);
     return view?.state ? view.state.lookup(key) : undefined;
@@ -148,19 +155,22 @@ export class Tx {
   /** Staged puts of this batch under `bucket` (for emptiness checks). */
   stagedKeys(bucket: string): [string, Uint8Array][] {
     const prefix = `${bucket}\u0000`;
-    const out: [string, Uint8Array][] = [];
-    for (const [k, v] of this.#batch.staged) if (k.startsWith(prefix)) out.push([k.slice(prefix.length), v]);
-    return out;
+    const out = new Map<string, Uint8Array>();
+    for (const b of [this.#batch.prev, this.#batch]) {
+      for (const [k, v] of b?.staged ?? []) if (k.startsWith(prefix)) out.set(k.slice(prefix.length), v);
+    }
+    return [...out];
   }
 
   upload(uploadId: string): { bucket: string; record: Uint8Array; parts: Map<number, Uint8Array> } | undefined {
-    const staged = this.#batch.uploads.get(uploadId);
+    const b = this.#batch;
+    const staged = b.uploads.has(uploadId) ? b.uploads.get(uploadId) : b.prev?.uploads.get(uploadId);
     if (staged === null) return undefined;
     const committed: UploadState | undefined = this.#repo.uploads.get(uploadId);
     const base = staged ?? committed;
     if (!base) return undefined;
     const parts = new Map(committed?.parts ?? []);
-    for (const [n, p] of this.#batch.parts.get(uploadId) ?? []) parts.set(n, p);
+    for (const layer of [b.prev, b]) for (const [n, p] of layer?.parts.get(uploadId) ?? []) parts.set(n, p);
     return { bucket: base.bucket, record: base.record, parts };
   }
 
