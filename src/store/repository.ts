@@ -69,6 +69,8 @@ export const DEFAULTS = {
 
 export interface RepositoryStats {
   commits: number;
+  /** Batches staged while the previous commit was still in flight. */
+  pipelined: number;
   operations: number;
   checkpoints: number;
   compactions: number;
@@ -97,7 +99,7 @@ export class Repository {
   readonly cache: BlockCache;
   readonly bodies: BodyCache;
   readonly config: RepositoryConfig;
-  readonly stats: RepositoryStats = { commits: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
+  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
   readonly #writer = newId(8);
   #seq = 0;
@@ -254,6 +256,7 @@ export class Repository {
       };
       return prev ? { seq: prev.seq, batch: prev.batch, ref: prev.ref, done: settle() } : (await settle(), null);
     }
+    if (prev) this.stats.pipelined++;
     const parent = prev?.ref ?? this.#head ?? this.#root;
     const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations });
     // The reference is known before the write (layout and hash are deterministic), so a
