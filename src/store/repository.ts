@@ -109,6 +109,8 @@ export class Repository {
   #queue: Operation[] = [];
   #draining: Promise<void> | null = null;
   #fenced: StoreError | null = null;
+  /** Wakes the commit loop when an operation arrives while a commit is in flight. */
+  #arrival: (() => void) | null = null;
   #closed = false;
 
   private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string) {
@@ -187,6 +189,7 @@ export class Repository {
     if (this.#fenced) return Promise.reject(this.#fenced);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ run: op, resolve: resolve as (v: unknown) => void, reject });
+      this.#arrival?.();
       this.#kick();
     });
   }
@@ -209,20 +212,29 @@ export class Repository {
   async #drain(): Promise<void> {
     let prev: InFlight | null = null;
     try {
-      while (this.#queue.length > 0) {
+      for (;;) {
         if (this.#fenced) {
           for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
           return;
         }
-        const current = await this.#startBatch(prev);
-        if (prev) await prev.done;
-        prev = current;
-        if (this.#queue.length === 0 || this.#checkpointDue()) {
-          // Checkpoints need a quiet pipeline: they read the applied state.
+        if (this.#queue.length > 0 && !(prev && this.#checkpointDue())) {
+          const current = await this.#startBatch(prev);
           if (prev) await prev.done;
-          prev = null;
-          await this.#maybeCheckpoint(false).catch((err) => this.log('checkpoint.failed', { error: String(err) }));
+          prev = current;
+          continue;
         }
+        if (prev) {
+          // Wait for the commit in flight, or for new operations to stage behind it.
+          const arrived = new Promise<void>((resolve) => (this.#arrival = resolve));
+          const settled = await Promise.race([prev.done.then(() => true), arrived.then(() => false)]);
+          this.#arrival = null;
+          if (!settled && !this.#checkpointDue()) continue;
+          await prev.done;
+          prev = null;
+        }
+        // A quiet pipeline: checkpoint if due (it reads the applied state), then go on.
+        await this.#maybeCheckpoint(false).catch((err) => this.log('checkpoint.failed', { error: String(err) }));
+        if (this.#queue.length === 0) return;
       }
     } finally {
       if (prev) await prev.done;
