@@ -34,13 +34,22 @@ export interface TestServer {
  * (or `dataDir`). `child: true` runs `node dist/src/cli/main.js serve` (or another runtime,
  * e.g. bun) instead of starting it in this process.
  */
-export async function startTestServer(opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string> } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string } = {}
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
   const ownsDir = opts.dataDir === undefined;
   const logs: string[] = [];
   if (!opts.child) {
     const server = await startServer(
-      { host: '127.0.0.1', port: 0, data: dataDir, log: 'info', credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }] },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        data: dataDir,
+        log: 'info',
+        credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+        ...(opts.baseDomain ? { baseDomain: opts.baseDomain } : {}),
+      },
       { write: (line) => logs.push(line) }
     );
     return {
