@@ -1,12 +1,15 @@
 /**
  * @module A byte-bounded LRU of verified small bodies (packed entries), keyed by where they
  * live. Pack entries never change once written, so a cached body can never be stale; bodies
- * enter either when read (after their CRC32C was checked) or when committed (they were in
- * memory anyway). Hot small objects are then served without touching the provider.
+ * enter when read (after their CRC32C was checked) — not when written, so a bulk writer pays
+ * nothing for it. Hot small objects are then served without touching the provider.
  */
 
 /** Largest body worth caching: the pack threshold, so whole packed bodies only. */
 export const MAX_CACHED_BODY = 512 * 1024;
+/** What an entry costs besides its bytes (key string, Map slot, array objects), charged so
+ * that many tiny bodies cannot hold far more memory than the budget says. */
+const ENTRY_OVERHEAD_BYTES = 160;
 
 export class BodyCache {
   readonly maxBytes: number;
@@ -42,15 +45,15 @@ export class BodyCache {
     if (body.buffer.byteLength > 2 * body.length) body = body.slice();
     const old = this.#map.get(key);
     if (old) {
-      this.#bytes -= old.length;
+      this.#bytes -= old.length + ENTRY_OVERHEAD_BYTES;
       this.#map.delete(key);
     }
     this.#map.set(key, body);
-    this.#bytes += body.length;
+    this.#bytes += body.length + ENTRY_OVERHEAD_BYTES;
     while (this.#bytes > this.maxBytes) {
       const [k, v] = this.#map.entries().next().value as [string, Uint8Array];
       this.#map.delete(k);
-      this.#bytes -= v.length;
+      this.#bytes -= v.length + ENTRY_OVERHEAD_BYTES;
     }
   }
 

@@ -119,7 +119,8 @@ export async function putObject(
     const { digests: d, primary } = finishDigest(digest, opts);
     const result = await repo.run(async (tx) => {
       tx.requireBucket(bucket);
-      checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
+      // The current version matters only to a condition (an unversioned put replaces it).
+      if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
       const location: Location = chunks ?? (d.size > 0 ? tx.addBody(bytes!) : { kind: 'empty' });
       const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
       tx.put(bucket, key, encodeVersions([version]));

@@ -38,7 +38,7 @@ export interface RepositoryOptions {
   create?: boolean;
   /** In-flight write bytes admitted at once (default 256 MiB). */
   pendingBytes?: number;
-  /** Overlay bytes (all buckets) that trigger a checkpoint (default 64 MiB). */
+  /** Overlay bytes (all buckets) that trigger a checkpoint (default 32 MiB). */
   overlayBytes?: number;
   /** Commits after which a checkpoint is written anyway (default 4096). */
   checkpointEvery?: number;
@@ -60,7 +60,7 @@ export const DEFAULTS = {
   create: true,
   singleWriter: false,
   pendingBytes: 256 * 1024 * 1024,
-  overlayBytes: 64 * 1024 * 1024,
+  overlayBytes: 32 * 1024 * 1024,
   checkpointEvery: 4096,
   maxRuns: 8,
   blockCacheBytes: 32 * 1024 * 1024,
@@ -286,8 +286,6 @@ export class Repository {
         for (const m of batch.mutations) this.state.apply(m);
         this.#seq = seq;
         this.#head = ref;
-        // The batch's bodies are durable now and still in memory: cache them (write-through).
-        batch.bodyOffsets.forEach((offset, i) => this.bodies.set(BodyCache.key(batch.blob, offset), batch.bodies[i]!));
       } catch (err) {
         const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
         for (const d of done) d.op.reject(e);

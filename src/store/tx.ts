@@ -22,8 +22,6 @@ export class Batch {
   readonly tag: number;
   readonly time: number;
   readonly bodies: Uint8Array[] = [];
-  /** Entry offset of each body in the commit blob. */
-  readonly bodyOffsets: number[] = [];
   readonly mutations: Mutation[] = [];
   /** Offset the next body entry will have in the commit blob. */
   nextOffset = PACK_HEADER_SIZE;
@@ -128,7 +126,6 @@ export class Tx {
     const b = this.#batch;
     const loc: Location = { kind: 'pack', blob: b.blob, offset: b.nextOffset, length: body.length, tag: b.tag, index: b.bodies.length };
     b.bodies.push(body);
-    b.bodyOffsets.push(b.nextOffset);
     b.nextOffset += ENTRY_HEADER_SIZE + body.length;
     b.bodyBytes += body.length;
     return loc;
@@ -200,7 +197,6 @@ export class Tx {
   discard(): void {
     const b = this.#batch;
     b.bodies.length = this.#mark.bodies;
-    b.bodyOffsets.length = this.#mark.bodies;
     b.mutations.length = this.#mark.mutations;
     b.nextOffset = this.#mark.offset;
     b.bodyBytes = this.#mark.bodyBytes;
