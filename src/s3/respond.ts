@@ -52,7 +52,7 @@ export async function sendStream(
       const following = it.next(); // read ahead while the socket drains
       following.catch(() => undefined); // its failure is handled when awaited below
       r.bytesOut += chunk.length;
-      if (!res.write(chunk)) await waitDrain(res);
+      if (!res.write(chunk)) await waitDrain(r);
       next = await following;
     }
     res.end();
@@ -65,19 +65,36 @@ export async function sendStream(
   }
 }
 
-function waitDrain(res: RequestContext['res']): Promise<void> {
+/**
+ * Resolves on 'drain'; rejects once the connection is gone. A pipelined response queued
+ * behind another has no socket yet and never emits 'close' when the connection dies (Node
+ * only destroys its request), so the request's 'close' with a destroyed socket counts too —
+ * else the handler would wait forever, holding its buffers and its in-flight slot.
+ */
+function waitDrain(r: RequestContext): Promise<void> {
+  const res = r.res;
+  const req = r.incoming;
   return new Promise((resolve, reject) => {
-    const done = () => {
+    const cleanup = () => {
       res.off('drain', done);
       res.off('close', closed);
+      req.off('close', reqClosed);
+    };
+    const done = () => {
+      cleanup();
       resolve();
     };
     const closed = () => {
-      res.off('drain', done);
+      cleanup();
       reject(new Error('client closed the connection'));
     };
-    res.once('drain', done);
-    res.once('close', closed);
+    const reqClosed = () => {
+      if (req.socket?.destroyed ?? true) closed();
+    };
+    if (req.socket?.destroyed) return closed();
+    res.on('drain', done);
+    res.on('close', closed);
+    req.on('close', reqClosed);
   });
 }
 

@@ -36,6 +36,9 @@ function texts(parent: XmlElement, name: string): string[] {
   });
 }
 
+/** What an HTTP header value may hold (ExposeHeader values are sent back in one). */
+const HEADER_SAFE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 function atMostOneWildcard(values: readonly string[], what: string): void {
   for (const v of values) {
     if (v.indexOf('*') !== v.lastIndexOf('*'))
@@ -46,7 +49,8 @@ function atMostOneWildcard(values: readonly string[], what: string): void {
 /**
  * Parses a `<CORSConfiguration>` body. Pure. Throws S3Error `MalformedXML` (shape: no
  * rules, more than 100, a rule without origin or method, a bad MaxAgeSeconds) or
- * `InvalidRequest` (an unsupported method, several wildcards, an ID too long).
+ * `InvalidRequest` (an unsupported method, several wildcards, an ID too long, an
+ * ExposeHeader that cannot be sent in a header).
  */
 export function parseCorsConfiguration(body: string | Uint8Array): { rules: CorsRule[] } {
   const root = parseRoot(body, 'CORSConfiguration');
@@ -69,11 +73,18 @@ export function parseCorsConfiguration(body: string | Uint8Array): { rules: Cors
     const allowedHeaders = texts(r, 'AllowedHeader');
     atMostOneWildcard(allowedOrigins, 'AllowedOrigin');
     atMostOneWildcard(allowedHeaders, 'AllowedHeader');
+    const exposeHeaders = texts(r, 'ExposeHeader');
+    for (const h of exposeHeaders) {
+      // Sent back in Access-Control-Expose-Headers: a value Node cannot write would make
+      // every cross-origin request to the bucket fail.
+      if (!HEADER_SAFE.test(h))
+        throw new S3Error('InvalidRequest', `ExposeHeader "${h}" contains characters not allowed in an HTTP header.`);
+    }
     const rule: CorsRule = {
       allowedOrigins,
       allowedMethods: methods as CorsMethod[],
       allowedHeaders,
-      exposeHeaders: texts(r, 'ExposeHeader'),
+      exposeHeaders,
     };
     const id = leafText(r, 'ID')?.trim();
     if (id) {
