@@ -7,15 +7,20 @@
  * Shards of any length stream through the arena in slices:
  *
  *   arena: [src 0 slice][src 1 slice]..[src cols-1][out 0 slice]..[out rows-1]
- *           <- stride ->                             (stride = slice rounded up to 64)
+ *           <- stride ->      (stride = slice rounded up to 64, plus a skew of a few cache lines)
  */
 import { instantiate, defaultFlavor, type Flavor } from './loader.js';
 
-/** Upper bound of one slice per shard, in bytes: big enough to amortise the call, small
- * enough that (k + m) slices stay in L2 between the copy-in and the kernel. */
-const SLICE_MAX = 32 * 1024;
+/** Bytes of arena all lanes of one slice should fit in: about the L2 share one core gets,
+ * so sources and outputs stay cached between the copy-in, the kernel and the copy-out. */
+const SLICE_BUDGET = 768 * 1024;
+/** Per-lane slice bounds: below 16 KiB call overhead shows; above 128 KiB nothing is gained. */
+const SLICE_MIN = 16 * 1024;
+const SLICE_MAX = 128 * 1024;
 /** Kernel vectors are 16 bytes; strides are kept 64-byte aligned for cache lines. */
 const ALIGN = 64;
+/** Extra bytes between lanes (5 cache lines), so that lane starts fall in different cache sets. */
+const LANE_SKEW = 5 * 64;
 
 interface Gf256Exports {
   memory: WebAssembly.Memory;
@@ -65,13 +70,16 @@ export class Gf256Kernel {
     this.#prepare(matrix, rows, cols);
     const mem = this.#mem;
     const lanes = rows + cols;
-    const fit = Math.floor(this.#arenaSize / lanes / ALIGN) * ALIGN;
-    const stride = Math.min(SLICE_MAX, fit, roundUp(length, ALIGN));
+    const fit = Math.floor((this.#arenaSize - lanes * LANE_SKEW) / lanes / ALIGN) * ALIGN;
+    const want = Math.max(SLICE_MIN, Math.min(SLICE_MAX, Math.floor(SLICE_BUDGET / lanes / ALIGN) * ALIGN));
+    const slice = Math.min(want, fit, roundUp(length, ALIGN));
+    // Lanes a power of two apart would all map to the same cache sets; skew them.
+    const stride = slice + LANE_SKEW;
     const src = this.#arena;
     const dst = src + cols * stride;
     const acc = accumulate ? 1 : 0;
-    for (let off = 0; off < length; off += stride) {
-      const n = Math.min(stride, length - off);
+    for (let off = 0; off < length; off += slice) {
+      const n = Math.min(slice, length - off);
       for (let j = 0; j < cols; j++) mem.set(sources[j]!.subarray(off, off + n), src + j * stride);
       if (accumulate) {
         for (let r = 0; r < rows; r++) mem.set(outputs[r]!.subarray(off, off + n), dst + r * stride);
