@@ -17,11 +17,25 @@ const SIGNING_KEY_CACHE_ENTRIES = 64;
 
 const cache = new Map<string, Buffer>();
 
+/** SHA-256 of each secret in use, memoised so that a cache hit costs no hashing. (It holds
+ * the secrets its callers hold anyway; derived keys are cached under the hash.) */
+const secretIds = new Map<string, string>();
+
+function secretId(secret: string): string {
+  let id = secretIds.get(secret);
+  if (id === undefined) {
+    id = createHash('sha256').update(secret).digest('base64');
+    secretIds.set(secret, id);
+    if (secretIds.size > SIGNING_KEY_CACHE_ENTRIES) secretIds.delete(secretIds.keys().next().value!);
+  }
+  return id;
+}
+
 /**
  * Returns the 32-byte signing key for `date` (`yyyymmdd`), `region` and `service`.
- * Mutates only the module's cache (bounded at {@link SIGNING_KEY_CACHE_ENTRIES},
- * oldest evicted first). The cache is keyed by a SHA-256 of the secret, never by
- * the secret itself. The returned buffer is shared: do not modify it.
+ * Mutates only the module's caches (bounded at {@link SIGNING_KEY_CACHE_ENTRIES},
+ * oldest evicted first). Keys are cached by a SHA-256 of the secret. The returned
+ * buffer is shared: do not modify it.
  */
 export function deriveSigningKey(
   secretAccessKey: string,
@@ -29,8 +43,7 @@ export function deriveSigningKey(
   region: string,
   service: string
 ): Buffer {
-  const id = createHash('sha256').update(secretAccessKey).digest('base64');
-  const cacheKey = `${id}\n${date}\n${region}\n${service}`;
+  const cacheKey = `${secretId(secretAccessKey)}\n${date}\n${region}\n${service}`;
   const hit = cache.get(cacheKey);
   if (hit) {
     cache.delete(cacheKey); // re-insert: Map order doubles as recency order
