@@ -54,6 +54,9 @@ export interface FsProviderOptions {
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
 const READ_HIGH_WATER_MARK = 64 * 1024;
 
+/** Directory handles kept open for fsync in exclusive mode. */
+const MAX_DIR_HANDLES = 64;
+
 /** Times a put re-creates its directory when a concurrent delete pruned it before the rename. */
 const RENAME_ATTEMPTS = 5;
 
@@ -141,6 +144,9 @@ export class FsProvider implements Provider {
   readonly #knownDirs = new Set<string>();
   /** Exclusive mode: etags of the blobs this process wrote (a conditional put needs no read). */
   readonly #etags = new Map<string, string>();
+  /** Exclusive mode: open handles of directories, kept for fsync (the commit path fsyncs the
+   * same few directories over and over: open + close each time is two syscalls of waste). */
+  readonly #dirHandles = new Map<string, FileHandle>();
   /** Exclusive mode: open handles for positional reads (see handle-cache.ts). */
   readonly #handles = new HandleCache();
   #closed = false;
@@ -202,7 +208,7 @@ export class FsProvider implements Provider {
       const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
       // Entries of directories this put created live in their parents: make them durable too.
-      for (const d of created) await fsyncDir(dirname(d));
+      for (const d of created) await this.#fsyncDir(dirname(d));
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath) await unlink(tempPath).catch(() => {});
@@ -244,7 +250,7 @@ export class FsProvider implements Provider {
           if (errno(err) !== 'ENOENT' || attempt >= RENAME_ATTEMPTS) throw err;
         }
       }
-      await fsyncDir(leafDir);
+      await this.#fsyncDir(leafDir);
       return created.filter((d) => d !== leafDir);
     });
   }
@@ -378,7 +384,7 @@ export class FsProvider implements Provider {
           if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return false;
           throw err;
         }
-        await fsyncDir(leafDir);
+        await this.#fsyncDir(leafDir);
         return true;
       });
       if (removed) await this.#pruneEmpty(loc.dirs);
@@ -392,11 +398,38 @@ export class FsProvider implements Provider {
     for (let i = dirs.length - 1; i > 0; i--) {
       try {
         this.#knownDirs.delete(dirs[i]);
+        const h = this.#dirHandles.get(dirs[i]!);
+        if (h) {
+          this.#dirHandles.delete(dirs[i]!);
+          await h.close().catch(() => undefined);
+        }
         await rmdir(dirs[i]);
       } catch {
         return; // not empty (or already gone): its ancestors are not empty either
       }
     }
+  }
+
+  /** fsync(2) of a directory, through a cached handle in exclusive mode. */
+  async #fsyncDir(path: string): Promise<void> {
+    if (!this.#exclusive) return fsyncDir(path);
+    let h = this.#dirHandles.get(path);
+    if (!h) {
+      h = await open(path, 'r');
+      const raced = this.#dirHandles.get(path);
+      if (raced) {
+        await h.close();
+        h = raced;
+      } else {
+        this.#dirHandles.set(path, h);
+        if (this.#dirHandles.size > MAX_DIR_HANDLES) {
+          const [oldest, handle] = this.#dirHandles.entries().next().value as [string, FileHandle];
+          this.#dirHandles.delete(oldest);
+          void handle.close().catch(() => undefined);
+        }
+      }
+    }
+    await h.sync();
   }
 
   /**
@@ -422,6 +455,8 @@ export class FsProvider implements Provider {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#handles.closeAll();
+    for (const h of this.#dirHandles.values()) await h.close().catch(() => undefined);
+    this.#dirHandles.clear();
   }
 }
 
