@@ -19,6 +19,9 @@ export const STALE_TEMP_AGE_MS = 24 * 3600 * 1000;
 /** Most buffers handed to one writev call (Linux IOV_MAX). */
 const IOV_MAX = 1024;
 
+/** Bytes of a streamed body written between early background flushes (fdatasync). */
+const EARLY_SYNC_BYTES = 4 * 1024 * 1024;
+
 const TEMP_NAME = /^(\d+)\.[0-9a-f]+\.tmp$/;
 
 export interface TempBlob {
@@ -58,17 +61,30 @@ export async function writeTempBlob(
       // (Each write gets a no-op handler at once: it may fail while we await the body.)
       let inFlight: Promise<void> = writeAll(handle, header);
       inFlight.catch(() => undefined);
+      // Large bodies are flushed as they arrive, so that the final fsync has only the tail
+      // left to wait for (the disk works while the rest of the body is still coming in).
+      let syncing: Promise<void> = Promise.resolve();
+      let unsynced = 0;
       try {
         for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
           await inFlight;
           inFlight = writeAll(handle, chunk);
           inFlight.catch(() => undefined);
           size += chunk.byteLength;
+          unsynced += chunk.byteLength;
+          if (unsynced >= EARLY_SYNC_BYTES) {
+            unsynced = 0;
+            const written = inFlight;
+            syncing = syncing.then(() => written).then(() => handle.datasync());
+            syncing.catch(() => undefined);
+          }
         }
       } finally {
         await inFlight.catch(() => undefined); // never leave a write running on error
+        await syncing.catch(() => undefined);
       }
       await inFlight;
+      await syncing;
     }
     await handle.sync();
     ok = true;
