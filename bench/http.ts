@@ -44,11 +44,14 @@ function targetsTable(results: CellResult[], lists: ListStats[]): string {
     ['8 MiB PUT, 1 conn', '>= 250 MiB/s', `${fmt(put8)} MiB/s`, verdict(put8 >= 250)],
     ['8 MiB GET, 1 conn', '>= 500 MiB/s', `${fmt(get8)} MiB/s`, verdict(get8 >= 500)],
   ];
+  // The issue's LIST targets are for a 100,000-object bucket, plus a clean full pass over
+  // 1,000,000; the other bucket sizes are reported as information ('—').
   for (const l of lists) {
+    const targeted = l.objects === 100_000 || l.objects < 100_000;
     const page = Number(l.rows[0]![2]!.replace(/,/g, ''));
     const delim = Math.max(Number(l.rows[2]![2]!.replace(/,/g, '')), Number(l.rows[3]![2]!.replace(/,/g, '')));
-    rows.push([`LIST page of 1000, ${fmt(l.objects)} objects`, '<= 5 ms', `${fmt(page, 2)} ms`, verdict(page <= 5)]);
-    rows.push([`delimiter LIST, ${fmt(l.objects)} objects`, '<= 10 ms', `${fmt(delim, 2)} ms (worst of root / prefix)`, verdict(delim <= 10)]);
+    rows.push([`LIST page of 1000, ${fmt(l.objects)} objects`, targeted ? '<= 5 ms' : '—', `${fmt(page, 2)} ms`, targeted ? verdict(page <= 5) : '']);
+    rows.push([`delimiter LIST, ${fmt(l.objects)} objects`, targeted ? '<= 10 ms' : '—', `${fmt(delim, 2)} ms (worst of root / prefix)`, targeted ? verdict(delim <= 10) : '']);
     rows.push([
       `full pass, ${fmt(l.objects)} objects`,
       '0 dup, 0 missing',

@@ -84,14 +84,19 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
   let last: ListPosition | undefined;
   try {
     for (;;) {
-      let r;
+      let e;
       try {
-        r = await it.next();
+        // Synchronous while the cursors hold the entries; a read (await) once per block.
+        e = it.nextSync();
+        if (e === undefined) {
+          const r = await it.next();
+          e = r.done ? null : r.value;
+        }
       } catch (err) {
         throw blobError(err, `bucket ${bucket} index`);
       }
-      if (r.done) break;
-      const { key, value } = r.value;
+      if (e === null) break;
+      const { key, value } = e;
       if (!key.startsWith(prefix)) {
         if (compareKeys(key, prefix) > 0) break;
         continue;

@@ -105,6 +105,18 @@ class Cursor {
     this.key = batch.keys[this.#pos];
   }
 
+  /** True if advance() will not need to read (the next entry is in the current batch). */
+  get canAdvanceSync(): boolean {
+    return this.key === undefined || this.#pos + 1 < this.#batch!.keys.length;
+  }
+
+  /** True if seekForward(to) will not need to read (already there, or `to` is in this batch). */
+  canSeekSync(to: SeekKey): boolean {
+    if (this.key === undefined || reaches(this.key, to)) return true;
+    const keys = this.#batch!.keys;
+    return reaches(keys[keys.length - 1]!, to);
+  }
+
   /** Moves to the next entry; loads the next batch only when this one is used up. */
   advance(): Promise<void> | void {
     if (++this.#pos < this.#batch!.keys.length) this.key = this.#batch!.keys[this.#pos];
@@ -176,6 +188,42 @@ export class MergeIterator implements AsyncIterableIterator<MergedEntry> {
    */
   seek(key: string, inclusive = true): void {
     this.#target = { key, inclusive };
+  }
+
+  /**
+   * The next merged entry if it can be produced from what the cursors already hold, with
+   * no read and no promise: `null` when the merge is done, `undefined` when a read is
+   * needed (then call next()). Same semantics as next() otherwise; the hot loop of LIST
+   * runs on this and falls back to next() once per batch.
+   */
+  nextSync(): MergedEntry | null | undefined {
+    if (this.#closed) return null;
+    if (this.#busy || !this.#started) return undefined;
+    if (this.#target !== undefined) {
+      const target = this.#target;
+      if (!notBefore(target, this.#floor) || !this.#cursors.every((c) => c.canSeekSync(target))) return undefined;
+      this.#target = undefined;
+      for (const c of this.#cursors) c.seekForward(target);
+      this.#floor = target;
+      this.#heap = this.#cursors.filter((c) => c.key !== undefined);
+      for (let i = (this.#heap.length >>> 1) - 1; i >= 0; i--) this.#siftDown(i);
+    }
+    if (this.#heap.length === 0) return null;
+    const top = this.#heap[0]!;
+    const key = top.key!;
+    for (const c of this.#cursors) if (c.key === key && !c.canAdvanceSync) return undefined;
+    const entry: MergedEntry = { key, value: top.value(), source: top.index };
+    while (this.#heap.length > 0 && this.#heap[0]!.key === key) {
+      const c = this.#heap[0]!;
+      c.advance();
+      if (c.key === undefined) {
+        const last = this.#heap.pop()!;
+        if (this.#heap.length > 0) this.#heap[0] = last;
+      }
+      this.#siftDown(0);
+    }
+    this.#floor = { key, inclusive: false };
+    return entry;
   }
 
   async next(): Promise<IteratorResult<MergedEntry, undefined>> {
