@@ -12,47 +12,36 @@
  * checksums, no Content-MD5) as well as the result. Every expected digest is computed
  * independently of the server.
  */
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
-  CopyObjectCommand,
-  CreateBucketCommand,
   CreateMultipartUploadCommand,
-  DeleteBucketCommand,
-  DeleteBucketCorsCommand,
-  DeleteObjectCommand,
-  DeleteObjectTaggingCommand,
-  DeleteObjectsCommand,
-  GetBucketCorsCommand,
-  GetBucketLocationCommand,
-  GetBucketVersioningCommand,
   GetObjectCommand,
-  GetObjectTaggingCommand,
-  HeadBucketCommand,
   HeadObjectCommand,
-  ListBucketsCommand,
   ListMultipartUploadsCommand,
-  ListObjectsCommand,
-  ListObjectsV2Command,
   ListPartsCommand,
-  PutBucketCorsCommand,
-  PutBucketPolicyCommand,
   PutObjectCommand,
-  PutObjectTaggingCommand,
-  S3Client,
   UploadPartCommand,
   UploadPartCopyCommand,
   type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { REGION } from './harness.js';
 import { md5hex, multipartEtag, seeded } from './seeded.js';
-import { bytesOf, checksumB64, failure, type Exchange } from './support/sdk-v3-client.js';
-import { BIG, getBytes, lastExchange, MiB, MIN_PART, newBucket, rawHttp, s, s3, s3wr, setupSdkSuite, wire } from './support/sdk-v3-suite.js';
+import { bytesOf, checksumB64, failure } from './support/sdk-v3-client.js';
+import {
+  BIG,
+  getBytes,
+  MiB,
+  MIN_PART,
+  newBucket,
+  s,
+  s3,
+  s3wr,
+  setupSdkSuite,
+  wire,
+} from './support/sdk-v3-suite.js';
 
 setupSdkSuite();
 
