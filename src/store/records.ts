@@ -124,20 +124,23 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
 function readVersion(r: ByteReader): ObjectVersion {
   const flags = r.u8();
   if (flags & ~(FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS)) throw new StoreError('Corrupt', `version: flags ${flags}`);
-  const v: ObjectVersion = {
-    versionId: r.string(),
-    deleteMarker: (flags & FLAG_DELETE) !== 0,
-    size: r.varint(),
-    md5: r.raw(16).slice(),
-    partCount: r.varint(),
-    lastModified: r.varint(),
-    contentType: r.optString(),
-    system: r.stringMap(),
-    userMetadata: r.stringMap(),
-    tags: r.stringMap(),
-    location: { kind: 'empty' },
-  };
-  if (v.contentType === undefined) delete v.contentType;
+  // Fields are read in wire order into locals so the object is built with its final
+  // shape (no `delete`, which would put it into slow dictionary mode).
+  const versionId = r.string();
+  const size = r.varint();
+  const md5 = r.raw(16).slice();
+  const partCount = r.varint();
+  const lastModified = r.varint();
+  const contentType = r.optString();
+  const system = r.stringMap();
+  const userMetadata = r.stringMap();
+  const tags = r.stringMap();
+  const deleteMarker = (flags & FLAG_DELETE) !== 0;
+  const location: Location = { kind: 'empty' };
+  const v: ObjectVersion =
+    contentType === undefined
+      ? { versionId, deleteMarker, size, md5, partCount, lastModified, system, userMetadata, tags, location }
+      : { versionId, deleteMarker, size, md5, partCount, lastModified, contentType, system, userMetadata, tags, location };
   if (flags & FLAG_CHECKSUMS) {
     const type = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
     const primary = CHECKSUM_NAMES[r.u8()];

@@ -11,7 +11,7 @@
  */
 import { el, leaf, quoteEtag, s3Root, xmlDocument, type Xml } from './build.js';
 import type { ChecksumType } from './checksums.js';
-import { isXmlSafe, replaceUnsafeXmlChars, urlEncodeListingValue } from './escape.js';
+import { escapeXmlText, isXmlSafe, replaceUnsafeXmlChars, urlEncodeListingValue } from './escape.js';
 import { ownerXml, type OwnerInfo } from './owner.js';
 
 /** What a client may request with `encoding-type`. */
@@ -60,18 +60,19 @@ function maybe(encode: Encode, v: string | undefined): string | undefined {
   return v === undefined ? undefined : encode(v);
 }
 
+/**
+ * One `<Contents>` entry. This is the per-key cost of every listing, so it is written as
+ * one template rather than through `el`/`leaf` (same output: text escaped, `<ETag>` as
+ * `&quot;…&quot;`, elements in S3's order).
+ */
 function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean): Xml {
-  return el(
-    'Contents',
-    leaf('Key', encode(o.key)),
-    leaf('LastModified', o.lastModified),
-    leaf('ETag', quoteEtag(o.etag)),
-    (o.checksumAlgorithms ?? []).map((a) => leaf('ChecksumAlgorithm', a)),
-    leaf('ChecksumType', o.checksumType),
-    leaf('Size', o.size),
-    withOwner && ownerXml('Owner', o.owner),
-    leaf('StorageClass', o.storageClass ?? 'STANDARD')
-  );
+  const etag = quoteEtag(o.etag);
+  let out = `<Contents><Key>${escapeXmlText(encode(o.key))}</Key><LastModified>${o.lastModified.toISOString()}</LastModified><ETag>&quot;${escapeXmlText(etag.slice(1, -1))}&quot;</ETag>`;
+  if (o.checksumAlgorithms) for (const a of o.checksumAlgorithms) out += `<ChecksumAlgorithm>${escapeXmlText(a)}</ChecksumAlgorithm>`;
+  if (o.checksumType !== undefined) out += `<ChecksumType>${o.checksumType}</ChecksumType>`;
+  out += `<Size>${o.size}</Size>`;
+  if (withOwner && o.owner) out += ownerXml('Owner', o.owner)!;
+  return `${out}<StorageClass>${escapeXmlText(o.storageClass ?? 'STANDARD')}</StorageClass></Contents>` as Xml;
 }
 
 function commonPrefixesXml(prefixes: readonly string[], encode: Encode): Xml[] {
