@@ -3,33 +3,10 @@
  * JavaScript (a devDependency used only here): seeded random requests with awkward
  * keys, query values and headers must get byte-identical Authorization headers.
  */
-import { createHash, createHmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { SourceData } from '@smithy/types';
 import { describe, expect, it } from 'vitest';
 import { presignUrl, sha256Hex, signRequest } from '../../src/sigv4/index.js';
-
-function bytesOf(data: SourceData): string | Uint8Array {
-  if (typeof data === 'string') return data;
-  if (ArrayBuffer.isView(data))
-    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  return new Uint8Array(data);
-}
-
-/** The smithy Checksum shape over node:crypto (what @smithy/hash-node provides). */
-class NodeSha256 {
-  #h: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
-  constructor(secret?: SourceData) {
-    this.#h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
-  }
-  update(data: SourceData): void {
-    this.#h.update(bytesOf(data));
-  }
-  async digest(): Promise<Uint8Array> {
-    return new Uint8Array(this.#h.digest());
-  }
-  reset(): void {}
-}
+import { NodeSha256 } from '../s3/unit/helpers.js';
 
 function prng(seed: number): () => number {
   let s = seed >>> 0;

@@ -32,7 +32,7 @@ function bytesOf(data: SourceData): string | Uint8Array {
 }
 
 /** The smithy Checksum shape over node:crypto (what @smithy/hash-node provides). */
-class NodeSha256 {
+export class NodeSha256 {
   #h: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
   constructor(secret?: SourceData) {
     this.#h = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
