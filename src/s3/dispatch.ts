@@ -23,6 +23,8 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return buckets.handleHeadBucket(r, e);
     case 'GetBucketLocation':
       return buckets.handleGetBucketLocation(r, e);
+    case 'GetBucketVersioning':
+      return buckets.handleGetBucketVersioning(r, e);
     case 'GetBucketCors':
       return buckets.handleGetBucketCors(r, e);
     case 'PutBucketCors':

@@ -23,6 +23,8 @@ import {
   DeleteObjectCommand,
   DeleteObjectsCommand,
   GetBucketLocationCommand,
+  GetBucketVersioningCommand,
+  PutBucketVersioningCommand,
   GetObjectCommand,
   GetObjectTaggingCommand,
   HeadBucketCommand,
@@ -69,6 +71,13 @@ describe('buckets', () => {
     const loc = await s3.send(new GetBucketLocationCommand({ Bucket: name }));
     // us-east-1 is the empty LocationConstraint.
     expect(loc.LocationConstraint ?? '').toBe('');
+    // Never versioned: an empty configuration, no Status.
+    const ver = await s3.send(new GetBucketVersioningCommand({ Bucket: name }));
+    expect(ver.$metadata.httpStatusCode).toBe(200);
+    expect(ver.Status).toBeUndefined();
+    expect(ver.MFADelete).toBeUndefined();
+    const enable = await failure(s3.send(new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } })));
+    expect(enable).toMatchObject({ name: 'NotImplemented', status: 501 });
 
     await s3.send(new PutObjectCommand({ Bucket: name, Key: 'x', Body: 'x' }));
     const notEmpty = await failure(s3.send(new DeleteBucketCommand({ Bucket: name })));
@@ -80,6 +89,8 @@ describe('buckets', () => {
     expect(gone).toMatchObject({ name: 'NotFound', status: 404 });
     const noLoc = await failure(s3.send(new GetBucketLocationCommand({ Bucket: name })));
     expect(noLoc).toMatchObject({ name: 'NoSuchBucket', status: 404 });
+    const noVer = await failure(s3.send(new GetBucketVersioningCommand({ Bucket: name })));
+    expect(noVer).toMatchObject({ name: 'NoSuchBucket', status: 404 });
     const noPut = await failure(
       s3.send(new PutObjectCommand({ Bucket: name, Key: 'x', Body: 'x' }))
     );

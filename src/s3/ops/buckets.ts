@@ -13,6 +13,7 @@ import {
   renderCorsConfiguration,
   renderListAllMyBucketsResult,
   renderLocationConstraint,
+  renderVersioningConfiguration,
   type CorsRule,
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
@@ -56,6 +57,16 @@ export async function handleHeadBucket(r: RequestContext, e: Op<'HeadBucket'>): 
 export async function handleGetBucketLocation(r: RequestContext, e: Op<'GetBucketLocation'>): Promise<void> {
   r.store.headBucket(e.bucket);
   sendXml(r, 200, renderLocationConstraint(r.deps.region));
+}
+
+/**
+ * GetBucketVersioning: Strata buckets have never had versioning enabled, which S3 reports
+ * as an empty configuration (no Status element). Clients (rclone, the aws CLI) read it
+ * before deciding how to delete; PutBucketVersioning stays 501.
+ */
+export async function handleGetBucketVersioning(r: RequestContext, e: Op<'GetBucketVersioning'>): Promise<void> {
+  r.store.headBucket(e.bucket);
+  sendXml(r, 200, renderVersioningConfiguration());
 }
 
 /** The bucket's CORS rules, or undefined when none are configured. */

@@ -85,6 +85,7 @@ export type Endpoint =
   | ({ op: 'DeleteBucket' } & B)
   | ({ op: 'HeadBucket' } & B)
   | ({ op: 'GetBucketLocation' } & B)
+  | ({ op: 'GetBucketVersioning' } & B)
   | ({ op: 'ListObjects'; params: ListObjectsV1Params } & B)
   | ({ op: 'ListObjectsV2'; params: ListObjectsV2Params } & B)
   | ({ op: 'ListMultipartUploads'; params: ListMultipartUploadsParams } & B)

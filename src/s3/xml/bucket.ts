@@ -30,6 +30,11 @@ export function parseCreateBucketConfiguration(
   return location ? { locationConstraint: location } : {};
 }
 
+/** GetBucketVersioning's answer for a bucket that was never versioned: no Status. Pure. */
+export function renderVersioningConfiguration(): string {
+  return xmlDocument(s3Root('VersioningConfiguration'));
+}
+
 /**
  * `<LocationConstraint>` for GetBucketLocation: empty for us-east-1 (S3's legacy "null"
  * location, which clients read as us-east-1) or when `region` is undefined/empty. Pure.
