@@ -19,6 +19,7 @@ import {
   DeleteObjectTaggingCommand,
   GetBucketCorsCommand,
   GetBucketVersioningCommand,
+  PutBucketVersioningCommand,
   GetObjectCommand,
   GetObjectTaggingCommand,
   HeadObjectCommand,
@@ -359,12 +360,13 @@ describe('CORS', () => {
 });
 
 describe('unsupported operations', () => {
-  it('GetBucketVersioning and PutBucketPolicy are 501 NotImplemented', async () => {
+  it('PutBucketVersioning and PutBucketPolicy are 501 NotImplemented', async () => {
     const b = await newBucket('unsupported');
-    expect(await failure(s3.send(new GetBucketVersioningCommand({ Bucket: b })))).toMatchObject({
-      name: 'NotImplemented',
-      status: 501,
-    });
+    expect(
+      await failure(s3.send(new PutBucketVersioningCommand({ Bucket: b, VersioningConfiguration: { Status: 'Enabled' } })))
+    ).toMatchObject({ name: 'NotImplemented', status: 501 });
+    // Nothing changed: the bucket still reads as never versioned.
+    expect((await s3.send(new GetBucketVersioningCommand({ Bucket: b }))).Status).toBeUndefined();
     const policy = JSON.stringify({ Version: '2012-10-17', Statement: [] });
     expect(
       await failure(s3.send(new PutBucketPolicyCommand({ Bucket: b, Policy: policy })))
