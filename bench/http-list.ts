@@ -29,10 +29,20 @@ const keysOf = (xml: string) => [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m
 const prefixesOf = (xml: string) => [...xml.matchAll(/<CommonPrefixes><Prefix>([^<]*)<\/Prefix>/g)].map((m) => m[1]!);
 const tokenOf = (xml: string) => /<NextContinuationToken>([^<]*)<\/NextContinuationToken>/.exec(xml)?.[1];
 
+export interface ListCase {
+  label: string;
+  /** The first (cold) request, ms. */
+  first: number;
+  /** The requests after it, ms. */
+  ms: number[];
+  wrong: number;
+}
+
 export interface ListStats {
   objects: number;
   populateSeconds: number;
-  rows: string[][];
+  /** One per request kind, in the order of `cases` (page, page after a key, root delimiter, prefix delimiter). */
+  cases: ListCase[];
   pass: { pages: number; keys: number; seconds: number; dup: number; missing: number; order: number; pageP50: number; pageP95: number };
 }
 
@@ -66,7 +76,7 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
     const t = await startTarget('strata', { dataDir: dir });
     const p = pool(t, 1);
     try {
-      const rows: string[][] = [];
+      const results: ListCase[] = [];
       const cases: [string, Record<string, string>, (xml: string) => boolean][] = [
         ['page (max-keys=1000)', { 'max-keys': '1000' }, (x) => keysOf(x).length === 1000],
         ['page after a random key', { 'max-keys': '1000', 'start-after': benchKey(Math.floor(n / 3)) }, (x) => keysOf(x).length === 1000],
@@ -74,8 +84,7 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
         ['delimiter / prefix=p042/', { delimiter: '/', prefix: 'p042/', 'max-keys': '1000' }, (x) => keysOf(x).length === Math.min(1000, Math.ceil(n / GROUPS))],
       ];
       for (const [label, q, ok] of cases) {
-        const { first, ms, wrong } = await timed(opts.samples, () => list(p, t, q), ok);
-        rows.push([label, fmt(first, 2), String(ms.length), fmt(percentile(ms, 50), 2), fmt(percentile(ms, 95), 2), fmt(percentile(ms, 99), 2), String(wrong)]);
+        results.push({ label, ...(await timed(opts.samples, () => list(p, t, q), ok)) });
       }
       // Full paginated pass.
       const pages: number[] = [];
@@ -107,7 +116,7 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
       return {
         objects: n,
         populateSeconds,
-        rows,
+        cases: results,
         pass: { pages: pages.length, keys: count, seconds, dup, missing, order, pageP50: percentile(pages, 50), pageP95: percentile(pages, 95) },
       };
     } finally {
@@ -123,7 +132,11 @@ export function renderList(s: ListStats): string {
   return [
     `Bucket of ${fmt(s.objects)} objects (populated through the Store API in ${s.populateSeconds.toFixed(1)} s, then served by a fresh server process), 1 connection, sequential requests. "first" is the first request of each kind (cold); the percentiles are over the n requests after it. Only the request is timed; results are checked outside the timed window.`,
     '',
-    table(['Request', 'first ms', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'wrong result'], s.rows, ['l']),
+    table(
+      ['Request', 'first ms', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'wrong result'],
+      s.cases.map((c) => [c.label, fmt(c.first, 2), String(c.ms.length), fmt(percentile(c.ms, 50), 2), fmt(percentile(c.ms, 95), 2), fmt(percentile(c.ms, 99), 2), String(c.wrong)]),
+      ['l']
+    ),
     '',
     table(
       ['Full paginated pass', 'pages', 'keys', 'wall s', 'page p50 ms', 'page p95 ms', 'dup', 'missing', 'order viol.'],

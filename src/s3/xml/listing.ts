@@ -66,8 +66,7 @@ function maybe(encode: Encode, v: string | undefined): string | undefined {
  * `&quot;…&quot;`, elements in S3's order).
  */
 function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean): Xml {
-  const etag = quoteEtag(o.etag);
-  let out = `<Contents><Key>${escapeXmlText(encode(o.key))}</Key><LastModified>${o.lastModified.toISOString()}</LastModified><ETag>&quot;${escapeXmlText(etag.slice(1, -1))}&quot;</ETag>`;
+  let out = `<Contents><Key>${escapeXmlText(encode(o.key))}</Key><LastModified>${o.lastModified.toISOString()}</LastModified><ETag>${escapeXmlText(quoteEtag(o.etag))}</ETag>`;
   if (o.checksumAlgorithms) for (const a of o.checksumAlgorithms) out += `<ChecksumAlgorithm>${escapeXmlText(a)}</ChecksumAlgorithm>`;
   if (o.checksumType !== undefined) out += `<ChecksumType>${o.checksumType}</ChecksumType>`;
   out += `<Size>${o.size}</Size>`;
