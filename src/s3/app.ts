@@ -17,6 +17,7 @@ import { RequestContext, type ServerDeps } from './context.js';
 import { verifyRequest } from './auth/index.js';
 import { route } from './router.js';
 import { dispatch } from './dispatch.js';
+import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
 
@@ -83,6 +84,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
+    await authorizeEndpoint(r, endpoint, r.auth.accessKeyId);
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);
   } catch (err) {
