@@ -7,6 +7,7 @@ import type { Store } from '../store/store.js';
 import type { AuthResult } from './auth/index.js';
 import type { Metrics } from '../server/metrics.js';
 import type { Logger } from '../server/log.js';
+import type { MasterKey } from '../server/master-key.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
 
 export interface ServerDeps {
@@ -17,6 +18,8 @@ export interface ServerDeps {
   log: Logger;
   baseDomain?: string;
   region?: string;
+  /** The server's master key (sealing secrets, SSE-S3), when one is configured or generated. */
+  masterKey?: MasterKey;
 }
 
 export class RequestContext {

@@ -8,6 +8,7 @@
  *   --region / STRATA_REGION                      (strict region; default: accept any)
  *   --config / STRATA_CONFIG                      (JSON file: credentials and any of the above)
  *   --log / STRATA_LOG                info        (request logs: 'info' one line per request, 'warn', 'off')
+ *   --master-key-file / STRATA_MASTER_KEY_FILE    (master key; STRATA_MASTER_KEY gives it inline; see master-key.ts)
  *   STRATA_ACCESS_KEY / STRATA_SECRET_KEY          (credentials; else generated on first start)
  */
 import { readFileSync } from 'node:fs';
@@ -28,6 +29,8 @@ export interface ServerConfig {
   credentials?: Credentials[];
   /** Pending write budget in bytes (admission control). */
   pendingBytes?: number;
+  /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
+  masterKeyFile?: string;
 }
 
 export const DEFAULTS = { host: '127.0.0.1', port: 9000, data: './data', log: 'info' as const };
@@ -74,6 +77,8 @@ export function resolveConfig(args: string[], env: NodeJS.ProcessEnv = process.e
   if (region) cfg.region = region;
   const pending = pick('pending-bytes', 'STRATA_PENDING_BYTES', fc.pendingBytes);
   if (pending !== undefined) cfg.pendingBytes = Number(pending);
+  const masterKeyFile = pick('master-key-file', 'STRATA_MASTER_KEY_FILE', fc.masterKeyFile);
+  if (masterKeyFile) cfg.masterKeyFile = masterKeyFile;
   if (env.STRATA_ACCESS_KEY || env.STRATA_SECRET_KEY) {
     if (!env.STRATA_ACCESS_KEY || !env.STRATA_SECRET_KEY) throw new Error('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
     cfg.credentials = [{ accessKeyId: env.STRATA_ACCESS_KEY, secretAccessKey: env.STRATA_SECRET_KEY }];

@@ -11,6 +11,7 @@ import type { Store } from '../store/store.js';
 import { createApp } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
 import { loadCredentials } from './credentials.js';
+import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
 import type { ServerConfig } from './config.js';
@@ -34,8 +35,15 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     log: (event, fields) => log.info(event, fields),
   });
   let creds;
+  let master: ReturnType<typeof loadMasterKey>;
   try {
     creds = loadCredentials(config.credentials, localDirectory(config.data));
+    const dataDir = localDirectory(config.data);
+    master = loadMasterKey({
+      ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+      ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
+      ...(dataDir ? { dataDir } : {}),
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -47,6 +55,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
         `  access key: ${c.accessKeyId}\n  secret key: ${c.secretAccessKey}\n\n`
     );
   }
+  if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
   metrics.collect(() => [
@@ -68,6 +77,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     metrics,
     log,
   };
+  if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   const app = createApp(deps);

@@ -17,6 +17,12 @@ export const REGION = 'us-east-1';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, 'dist/src/cli/main.js');
 
+/** Removes a test data directory and the master key generated beside it. */
+export function removeDataDir(dataDir: string): void {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(`${dataDir}.master-key`, { force: true });
+}
+
 export interface TestServer {
   url: string;
   port: number;
@@ -60,7 +66,7 @@ export async function startTestServer(
       server,
       stop: async () => {
         await server.close();
-        if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
+        if (ownsDir) removeDataDir(dataDir);
       },
     };
   }
@@ -96,7 +102,7 @@ export async function startTestServer(
         child.kill('SIGTERM');
         await exited;
       }
-      if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
+      if (ownsDir) removeDataDir(dataDir);
     },
   };
 }
