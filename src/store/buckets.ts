@@ -8,6 +8,7 @@ import { isTombstone } from './records.js';
 import { newId } from './layout.js';
 import { checkBucketName } from './validate.js';
 import { StoreError } from './errors.js';
+import { ownerIn, stageOwner } from './keys.js';
 
 export interface BucketInfo {
   name: string;
@@ -17,16 +18,29 @@ export interface BucketInfo {
 const noSuchBucket = (name: string) =>
   new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: name } });
 
-/** Creates `name`; StoreError 'BucketAlreadyOwnedByYou' if it exists, 'InvalidBucketName'. */
-export async function createBucket(repo: Repository, name: string): Promise<BucketInfo> {
+/**
+ * Creates `name`, owned by access key `owner` when given (recorded in the same commit, see
+ * keys.ts). Throws StoreError 'InvalidBucketName'; for an existing bucket
+ * 'BucketAlreadyOwnedByYou' when `owner` owns it (or no owner is given), else
+ * 'BucketAlreadyExists'.
+ */
+export async function createBucket(repo: Repository, name: string, owner?: string): Promise<BucketInfo> {
   checkBucketName(name);
   return repo.run(async (tx) => {
     if (tx.bucket(name)) {
+      if (owner !== undefined && ownerIn(tx, name) !== owner) {
+        throw new StoreError(
+          'BucketAlreadyExists',
+          'The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.',
+          { detail: { BucketName: name } }
+        );
+      }
       throw new StoreError('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', {
         detail: { BucketName: name },
       });
     }
     tx.createBucket(name, newId(8), tx.time);
+    if (owner !== undefined) stageOwner(tx, name, owner);
     return { name, created: tx.time };
   });
 }

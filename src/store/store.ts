@@ -15,6 +15,8 @@ import * as mp from './multipart.js';
 import type { WriteConditions } from './conditions.js';
 import type { ClaimOptions } from './digest.js';
 import type { ObjectVersion } from './records.js';
+import * as keys from './keys.js';
+import type { KeyRecord } from './keys-record.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -36,8 +38,9 @@ export class Store {
   }
 
   // Buckets
-  createBucket(name: string): Promise<buckets.BucketInfo> {
-    return buckets.createBucket(this.repo, name);
+  /** See buckets.createBucket: `owner` (an access key id) is recorded in the same commit. */
+  createBucket(name: string, owner?: string): Promise<buckets.BucketInfo> {
+    return buckets.createBucket(this.repo, name, owner);
   }
   deleteBucket(name: string): Promise<void> {
     return buckets.deleteBucket(this.repo, name);
@@ -119,6 +122,27 @@ export class Store {
   }
   listMultipartUploads(bucket: string, opts?: Parameters<typeof mp.listMultipartUploads>[2]): ReturnType<typeof mp.listMultipartUploads> {
     return mp.listMultipartUploads(this.repo, bucket, opts);
+  }
+
+  // Access keys (keys.ts)
+  createKey(k: keys.NewKey): Promise<KeyRecord> {
+    return keys.createKey(this.repo, k);
+  }
+  changeKey(id: string, mode: 'grant' | 'revoke', change: keys.KeyChange): Promise<KeyRecord> {
+    return keys.changeKey(this.repo, id, mode, change);
+  }
+  deleteKey(id: string): Promise<{ key: KeyRecord; owned: string[] }> {
+    return keys.deleteKey(this.repo, id);
+  }
+  getKey(id: string): KeyRecord | undefined {
+    return keys.getKey(this.repo, id);
+  }
+  listKeys(): KeyRecord[] {
+    return keys.listKeys(this.repo);
+  }
+  /** The access key id owning `bucket`, or undefined (missing bucket, or owned by nobody). */
+  bucketOwner(bucket: string): string | undefined {
+    return keys.bucketOwner(this.repo, bucket);
   }
 
   /** Forces a checkpoint (overlay -> runs, new root). */
