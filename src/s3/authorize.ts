@@ -2,23 +2,51 @@
  * @module Authorization: may this principal perform this endpoint's operation?
  *
  * The one place every S3 request is authorized, after authentication (app.ts) and routing.
- * Handlers that authorize a second resource (a copy source, a POST Object form's signer)
- * call {@link authorizeEndpoint} again with the endpoint that describes it.
+ * The permission an operation needs comes from the table in authz/permissions.ts; whether a
+ * key holds it, from authz/grants.ts (admin, bucket owner, per-bucket grants).
  *
- * Today every authenticated key may do everything and anonymous requests are refused;
- * per-key grants, bucket ownership, ACLs and bucket policies replace this body.
+ * What a refusal reveals matches S3: a bucket that does not exist is `404 NoSuchBucket` for
+ * every authenticated caller (S3 answers so; bucket names are one global namespace, which
+ * CreateBucket reveals anyway), an existing bucket the key may not use is `403 AccessDenied`
+ * whatever the object key — so nothing about the objects of a bucket a key cannot read
+ * leaks, not even whether a key exists. Copy sources (CopyObject, UploadPartCopy) are
+ * authorized again as a GetObject of the source, so a key cannot copy out of a bucket it
+ * cannot read. Handlers that authorize another resource (a POST Object form's signer) call
+ * {@link authorizeEndpoint} with the endpoint that describes it.
  */
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
 import { S3Error } from './errors.js';
+import { isBucketNeed, NEEDS } from './authz/permissions.js';
+import { keyAllows, keyOf } from './authz/grants.js';
 
 /** Who is asking: an access key id, or null for an anonymous request. */
 export type Principal = string | null;
 
 /**
- * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise.
- * Reads server state only (keys, bucket settings); changes nothing.
+ * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise, or
+ * `NoSuchBucket` when the bucket the operation needs does not exist. Reads server state
+ * only (keys, bucket owners); changes nothing.
  */
-export async function authorizeEndpoint(_r: RequestContext, e: Endpoint, principal: Principal): Promise<void> {
-  if (principal === null && e.op !== 'CorsPreflight') throw new S3Error('AccessDenied');
+export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal): Promise<void> {
+  const need = NEEDS[e.op];
+  if (need === 'public') return;
+  const key = keyOf(r.deps, principal);
+  if (!key) throw new S3Error('AccessDenied');
+  switch (need) {
+    case 'service':
+      return;
+    case 'create-bucket':
+      if (key.admin || key.createBucket) return;
+      throw new S3Error('AccessDenied');
+    case 'admin':
+      if (key.admin) return;
+      throw new S3Error('AccessDenied');
+  }
+  if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
+  if (!r.store.repo.state.buckets.has(e.bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
+  if (!keyAllows(r.deps, key, need, e.bucket)) throw new S3Error('AccessDenied');
+  if (e.op === 'CopyObject' || e.op === 'UploadPartCopy') {
+    await authorizeEndpoint(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal);
+  }
 }

@@ -46,7 +46,7 @@ export interface KeyRecord {
 }
 
 /** Errors of key management, each with a stable code (the admin API maps them to HTTP). */
-export type KeyErrorCode = 'NoSuchAccessKey' | 'AccessKeyExists' | 'InvalidKeyInput' | 'SealMismatch';
+export type KeyErrorCode = 'NoSuchAccessKey' | 'AccessKeyExists' | 'InvalidKeyInput' | 'SealMismatch' | 'LastAdmin';
 
 export class KeyError extends Error {
   readonly code: KeyErrorCode;

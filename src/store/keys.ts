@@ -47,6 +47,13 @@ export interface KeyChange {
 const noSuchKey = (id: string) => new KeyError('NoSuchAccessKey', `no access key ${id}`);
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
+/** Throws KeyError 'LastAdmin' unless a key other than `id` is admin (nobody could manage keys over HTTP). */
+function keepAnAdmin(tx: Tx, id: string): void {
+  if (!tx.keyRecords().some((k) => k.admin && k.id !== id)) {
+    throw new KeyError('LastAdmin', `access key ${id} is the last admin key: make another key admin first`);
+  }
+}
+
 function stage(tx: Tx, k: KeyRecord): void {
   tx.setKey(k.id, k, encodeKeyRecord(k));
 }
@@ -76,7 +83,8 @@ export async function createKey(repo: Repository, k: NewKey): Promise<KeyRecord>
  * `change.bucket` (an existing bucket: StoreError 'NoSuchBucket'); key-wide flags
  * (`admin`, `createBucket`) do not. A grant left with no flag is dropped, and so are grants
  * on buckets deleted since. Throws KeyError 'NoSuchAccessKey', 'InvalidKeyInput' (nothing to
- * change, bucket flags without a bucket, more than MAX_GRANTS_PER_KEY grants).
+ * change, bucket flags without a bucket, more than MAX_GRANTS_PER_KEY grants), 'LastAdmin'
+ * (revoking admin from the only admin key).
  */
 export async function changeKey(repo: Repository, id: string, mode: 'grant' | 'revoke', change: KeyChange): Promise<KeyRecord> {
   const bucketFlags = (['read', 'write', 'owner'] as const).filter((f) => change[f]);
@@ -90,6 +98,7 @@ export async function changeKey(repo: Repository, id: string, mode: 'grant' | 'r
     if (!current) throw noSuchKey(id);
     const next: KeyRecord = { ...current, grants: liveGrants(tx, current.grants).map((g) => ({ ...g })) };
     for (const f of keyFlags) next[f] = on;
+    if (current.admin && !next.admin) keepAnAdmin(tx, id);
     if (change.bucket) {
       const b = tx.requireBucket(change.bucket);
       let g = next.grants.find((x) => x.bucket === b.name);
@@ -105,12 +114,14 @@ export async function changeKey(repo: Repository, id: string, mode: 'grant' | 'r
 
 /**
  * Deletes key `id` and clears it as the owner of the buckets it owned. Throws KeyError
- * 'NoSuchAccessKey'. Returns the deleted record and the buckets it owned.
+ * 'NoSuchAccessKey', 'LastAdmin' (the only admin key). Returns the deleted record and the
+ * buckets it owned.
  */
 export async function deleteKey(repo: Repository, id: string): Promise<{ key: KeyRecord; owned: string[] }> {
   return repo.run(async (tx) => {
     const key = tx.key(id);
     if (!key) throw noSuchKey(id);
+    if (key.admin) keepAnAdmin(tx, id);
     const owned = tx.bucketNames().filter((b) => ownerIn(tx, b) === id).sort();
     for (const b of owned) tx.setConfig(b, OWNER_CONFIG, null);
     tx.setKey(id, null, null);

@@ -59,7 +59,7 @@ describe('keys in the repository', () => {
         let store = await Store.open(provider);
         await store.createBucket('kb-one', 'AKALICE01');
         await store.createBucket('kb-two');
-        await store.createKey(newKey('AKALICE01'));
+        await store.createKey(newKey('AKALICE01', { admin: true }));
         await store.createKey(newKey('AKBOB0002', { admin: true, name: 'Bob' }));
         await store.createKey(newKey('AKCAROL03'));
         await store.changeKey('AKCAROL03', 'grant', { bucket: 'kb-two', read: true, write: true });
@@ -111,6 +111,20 @@ describe('keys in the repository', () => {
     expect(await code(store.createKey(newKey('AKNAME001', { name: 'x'.repeat(129) })))).toBe('InvalidKeyInput');
     expect(await code(store.createKey(newKey('AKNAME002', { name: 'tab\there' })))).toBe('InvalidKeyInput');
     expect(store.listKeys().map((k) => k.id)).toEqual(['AKDUP0001']);
+    await store.close();
+  });
+
+  it('keeps at least one admin key', async () => {
+    const store = await Store.open(await createMemoryProvider({}));
+    await store.createKey(newKey('AKADMIN01', { admin: true }));
+    await store.createKey(newKey('AKPLAIN01'));
+    expect(await code(store.deleteKey('AKADMIN01'))).toBe('LastAdmin');
+    expect(await code(store.changeKey('AKADMIN01', 'revoke', { admin: true }))).toBe('LastAdmin');
+    await store.changeKey('AKPLAIN01', 'grant', { admin: true });
+    await store.changeKey('AKADMIN01', 'revoke', { admin: true });
+    expect(await code(store.deleteKey('AKPLAIN01'))).toBe('LastAdmin');
+    await store.deleteKey('AKADMIN01');
+    expect(store.listKeys().map((k) => [k.id, k.admin])).toEqual([['AKPLAIN01', true]]);
     await store.close();
   });
 

@@ -18,6 +18,7 @@ import {
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
+import { keyOf, keySeesBucket } from '../authz/grants.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -25,7 +26,9 @@ type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 const regionOf = (r: RequestContext) => r.deps.region ?? 'us-east-1';
 
 export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>): Promise<void> {
-  let buckets = r.store.listBuckets();
+  const key = keyOf(r.deps, r.auth?.accessKeyId ?? null);
+  // Only the buckets this key may use (admin: all).
+  let buckets = r.store.listBuckets().filter((b) => key !== undefined && keySeesBucket(r.deps, key, b.name));
   if (e.params.prefix) buckets = buckets.filter((b) => b.name.startsWith(e.params.prefix!));
   sendXml(
     r,
@@ -40,7 +43,8 @@ export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>)
 
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
-  await r.store.createBucket(e.bucket);
+  // The creating key owns the bucket (recorded in the creating commit).
+  await r.store.createBucket(e.bucket, r.auth!.accessKeyId);
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }
 
