@@ -14,6 +14,7 @@ import { bootstrapKeys, type BootstrapResult } from './credentials.js';
 import { KeyRegistry } from '../store/keys-registry.js';
 import { createSealer } from '../store/keys-seal.js';
 import { startMetricsListener, type MetricsListener } from './internal-endpoints.js';
+import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
@@ -107,6 +108,14 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     }
     log.info('metrics listening', { url: metricsListener.url });
   }
+  const dataDir = localDirectory(config.data);
+  if (dataDir) {
+    try {
+      writeEndpointFile(dataDir, localUrl(config.host, port));
+    } catch (err) {
+      log.warn('cannot record the endpoint for strata keys', { error: String(err) });
+    }
+  }
   log.info('listening', { url, data: config.data });
   let closing: Promise<void> | undefined;
   return {
@@ -122,6 +131,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        if (dataDir) removeEndpointFile(dataDir);
         await store.close();
         log.info('stopped', {});
       })();
