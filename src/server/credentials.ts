@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Credentials } from './config.js';
 import { generateKeyId, generateSecret, type KeyRegistry } from '../store/keys-registry.js';
+import { checkKeyId, checkKeyName, checkSecret } from '../store/keys-record.js';
 
 export const CREDENTIALS_FILE = 'strata-credentials.json';
 
@@ -54,6 +55,12 @@ export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] 
     }
   };
   if (given?.length) {
+    // All entries are checked before the first is stored: a bad one changes nothing.
+    for (const c of given) {
+      checkKeyId(c.accessKeyId);
+      checkSecret(c.secretAccessKey);
+      if (c.name !== undefined) checkKeyName(c.name);
+    }
     await ensureAll(given);
     return { list: given, created: false, warnings };
   }
