@@ -20,9 +20,9 @@ const ID_RANDOM_CHARS = 16;
 /** Random bytes of a generated secret: 240 bits, 40 base64url characters (AWS secrets are 40). */
 const SECRET_BYTES = 30;
 
-/** A fresh random access key id. */
+/** A fresh random access key id: `STRATA` and 16 upper-case alphanumerics. */
 export function generateKeyId(): string {
-  // 256 % 36 = 4: rejection-free mapping would bias the first 4 letters by 1/64; draw until unbiased.
+  // Bytes >= 252 are dropped (252 = 7 * 36), so every character is equally likely.
   let id = 'STRATA';
   while (id.length < 6 + ID_RANDOM_CHARS) {
     for (const b of randomBytes(ID_RANDOM_CHARS)) if (b < 252 && id.length < 6 + ID_RANDOM_CHARS) id += ID_ALPHABET[b % 36];
@@ -173,8 +173,8 @@ export class KeyRegistry {
    * Makes sure key `id` exists with `secret` (bootstrap from env/config): creates it with
    * `options` when absent; when present, checks the secret in constant time and leaves the
    * stored capabilities alone (the repository is the authority once a key exists). Returns
-   * 'created', 'present', or the capabilities that differ from `options`. Throws Error when
-   * the secrets differ.
+   * whether it was created, and which of `options`' capabilities differ from the stored
+   * key's. Throws Error when the secrets differ, KeyError for a malformed id/secret/name.
    */
   async ensure(id: string, secret: string, options: Omit<CreateKeyInput, 'id' | 'secret'>): Promise<{ created: boolean; differs: string[] }> {
     const existing = this.store.getKey(id);
