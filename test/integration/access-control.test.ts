@@ -16,6 +16,7 @@
  * with the wrong master key is refused and with the right one keeps every key; and that
  * /metrics on a separate listener works while the S3 port does not serve it.
  */
+import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -309,6 +310,28 @@ describe('the admin API', () => {
     expect(await bad('PUT', ['keys'])).toEqual([405, 'MethodNotAllowed']);
     expect(await bad('GET', ['nothing-here'])).toEqual([404, 'NoSuchRoute']);
     expect(await bad('DELETE', ['keys', ACCESS_KEY])).toEqual([409, 'LastAdmin']);
+  });
+
+  it('refuses hostile bodies: oversized, truncated, not UTF-8, deeply nested, not an object', async () => {
+    const send = async (body: Buffer) => {
+      const url = new URL('/_strata/admin/v1/keys', s.url);
+      const headers: Record<string, string> = { host: url.host, 'content-type': 'application/json' };
+      const signed = signRequest(
+        { method: 'POST', path: url.pathname, headers, payloadHash: createHash('sha256').update(body).digest('hex') },
+        { credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: 'us-east-1', service: 's3' }
+      );
+      const res = await fetch(url, { method: 'POST', headers: { ...headers, ...signed.headers }, body: new Uint8Array(body) });
+      return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+    };
+    const before = ((await adminRequest(adminApi(), 'GET', ['keys'])) as { keys: unknown[] }).keys.length;
+    expect(await send(Buffer.from(`{"name":"${'x'.repeat(70 * 1024)}"}`))).toEqual([400, 'MaxMessageLengthExceeded']);
+    expect(await send(Buffer.from('{"name":"trunc'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from(`${'['.repeat(30_000)}${']'.repeat(30_000)}`))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('"just a string"'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('{"__proto__":{"admin":true}}'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('{"name":"a\\u0000b"}'))).toEqual([400, 'InvalidKeyInput']);
+    expect(((await adminRequest(adminApi(), 'GET', ['keys'])) as { keys: unknown[] }).keys).toHaveLength(before);
   });
 
   it('refuses unsigned bodies, presigned URLs and anonymous requests', async () => {
