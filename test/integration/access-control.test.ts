@@ -8,8 +8,9 @@
  * and an existing key answer alike) and `404 NoSuchBucket` for a bucket that does not
  * exist; that a copy (CopyObject, UploadPartCopy) from a bucket he cannot read is refused
  * even with write on the destination; that ListBuckets lists only the buckets a key may use
- * (all for the admin); that CreateBucket answers BucketAlreadyOwnedByYou to the owner,
- * BucketAlreadyExists to anyone else (the admin too), AccessDenied to a key without the
+ * (all for the admin); that CreateBucket of its own bucket answers the owner 200 changing
+ * nothing (S3 in us-east-1, the default region) or BucketAlreadyOwnedByYou (another region),
+ * and BucketAlreadyExists to anyone else (the admin too), AccessDenied to a key without the
  * capability; that owners are reported by key id and name; that grants made through the
  * admin API apply at once, and that the admin API refuses non-admin keys, presigned URLs
  * and unsigned bodies; that no secret appears in the repository's files; that a restart
@@ -236,8 +237,12 @@ describe('copies read their source with the caller\'s rights', () => {
 describe('buckets: listing, creation, ownership', () => {
   it('CreateBucket answers by owner and capability', async () => {
     await alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' }));
-    const again = await failure(alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' })));
-    expect([again.name, again.status]).toEqual(['BucketAlreadyOwnedByYou', 409]);
+    await alice.send(new PutObjectCommand({ Bucket: 'ac-alice', Key: 'kept', Body: 'kept' }));
+    // The owner again: 200 and nothing changes, as S3 answers in us-east-1 (the default region).
+    const again = await alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' }));
+    expect(again.$metadata.httpStatusCode).toBe(200);
+    expect((await alice.send(new ListObjectsV2Command({ Bucket: 'ac-alice' }))).Contents?.map((c) => c.Key)).toEqual(['kept']);
+    await alice.send(new DeleteObjectCommand({ Bucket: 'ac-alice', Key: 'kept' }));
     const byAdmin = await failure(admin.send(new CreateBucketCommand({ Bucket: 'ac-alice' })));
     expect([byAdmin.name, byAdmin.status]).toEqual(['BucketAlreadyExists', 409]);
     const intoShared = await failure(alice.send(new CreateBucketCommand({ Bucket: BUCKET })));
@@ -247,6 +252,23 @@ describe('buckets: listing, creation, ownership', () => {
     await grant(BOB.accessKeyId, 'grant', { createBucket: true });
     await bob.send(new CreateBucketCommand({ Bucket: 'ac-bob-own' }));
     await grant(BOB.accessKeyId, 'revoke', { createBucket: true });
+  });
+
+  it('in another region the owner gets BucketAlreadyOwnedByYou, others BucketAlreadyExists', async () => {
+    const eu = await startServer({ host: '127.0.0.1', port: 0, data: 'memory:', log: 'off', region: 'eu-west-1', credentials: CREDENTIALS, masterKeyFile: `${s.dataDir}.master-key` });
+    const c = (creds: { accessKeyId: string; secretAccessKey: string }) => createS3Client(eu.url, wire, { credentials: creds, region: 'eu-west-1' });
+    const [a, b] = [c(ALICE), c({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY })];
+    try {
+      await a.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
+      const own = await failure(a.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } })));
+      expect([own.name, own.status]).toEqual(['BucketAlreadyOwnedByYou', 409]);
+      const other = await failure(b.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } })));
+      expect([other.name, other.status]).toEqual(['BucketAlreadyExists', 409]);
+    } finally {
+      a.destroy();
+      b.destroy();
+      await eu.close();
+    }
   });
 
   it('the owner may do everything in its bucket; others nothing until granted; the admin everything', async () => {

@@ -19,6 +19,7 @@ import {
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
 import { keyOf, keySeesBucket } from '../authz/grants.js';
+import { isStoreError } from '../../store/errors.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -44,7 +45,14 @@ export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>)
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
   // The creating key owns the bucket (recorded in the creating commit).
-  await r.store.createBucket(e.bucket, r.auth!.accessKeyId);
+  try {
+    await r.store.createBucket(e.bucket, r.auth!.accessKeyId);
+  } catch (err) {
+    // Re-creating a bucket you own: S3 in us-east-1 (the region Strata reports unless
+    // --region names another) answers 200 and changes nothing; every other region answers
+    // 409 BucketAlreadyOwnedByYou. Another owner's bucket is always BucketAlreadyExists.
+    if (!(isStoreError(err, 'BucketAlreadyOwnedByYou') && regionOf(r) === 'us-east-1')) throw err;
+  }
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }
 
