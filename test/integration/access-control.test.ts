@@ -18,6 +18,7 @@
  * /metrics on a separate listener works while the S3 port does not serve it.
  */
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,52 @@ describe('operations follow the grant', () => {
     await alice.send(new CreateBucketCommand({ Bucket: 'ac-doomed' }));
     expect(await outcome(bob.send(new HeadBucketCommand({ Bucket: 'ac-doomed' })))).toBe('AccessDenied');
     expect(await outcome(alice.send(new DeleteBucketCommand({ Bucket: 'ac-doomed' })))).toBe('ok');
+  });
+});
+
+describe('Expect: 100-continue', () => {
+  /** Sends a signed PUT head with Expect: 100-continue; returns the first status line, then the final one after the body (if 100 came). */
+  async function put(creds: { accessKeyId: string; secretAccessKey: string }, bucket: string): Promise<string[]> {
+    const u = new URL(s.url);
+    const body = 'continued body';
+    const headers: Record<string, string> = { host: u.host, 'content-length': String(body.length), expect: '100-continue' };
+    const signed = signRequest(
+      { method: 'PUT', path: `/${bucket}/cont`, headers, payloadHash: createHash('sha256').update(body).digest('hex') },
+      { credentials: creds, region: 'us-east-1', service: 's3' }
+    );
+    const head = [`PUT ${signed.encodedPath} HTTP/1.1`, ...Object.entries({ ...headers, ...signed.headers }).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+    const sock = connect(Number(u.port), u.hostname);
+    let buf = '';
+    let sent = false;
+    return new Promise((resolve, reject) => {
+      const done = (codes: string[]) => {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(codes);
+      };
+      // A server that waits for the body before answering shows up as a timeout here.
+      const timer = setTimeout(() => done([...buf.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]!).concat('timeout')), 5000);
+      sock.on('error', reject);
+      sock.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+        const codes = [...buf.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]!);
+        if (codes[0] === '100' && !sent) {
+          sent = true;
+          sock.write(body);
+        }
+        if ((codes.length === 1 && codes[0] !== '100') || codes.length >= 2) done(codes);
+      });
+      sock.write(`${head}\r\n\r\n`);
+    });
+  }
+
+  it('is answered only once the request is authorized', async () => {
+    await admin.send(new CreateBucketCommand({ Bucket: 'ac-continue' }));
+    expect(await put(BOB, 'ac-continue')).toEqual(['403']);
+    expect(await put(BOB, 'ac-continue-missing')).toEqual(['404']);
+    expect(await put({ ...BOB, secretAccessKey: 'wrong-secret-wrong-secret-0000' }, 'ac-continue')).toEqual(['403']);
+    expect(await put({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, 'ac-continue')).toEqual(['100', '200']);
+    expect((await bytesOf((await admin.send(new GetObjectCommand({ Bucket: 'ac-continue', Key: 'cont' }))).Body)).toString()).toBe('continued body');
   });
 });
 
