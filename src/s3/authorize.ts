@@ -11,7 +11,9 @@
  * whatever the object key — so nothing about the objects of a bucket a key cannot read
  * leaks, not even whether a key exists. Copy sources (CopyObject, UploadPartCopy) are
  * authorized again as a GetObject of the source, so a key cannot copy out of a bucket it
- * cannot read. Handlers that authorize another resource (a POST Object form's signer) call
+ * cannot read. A request naming the bucket owner it expects (`x-amz-expected-bucket-owner`,
+ * `x-amz-source-expected-bucket-owner`) is refused unless that key owns the bucket. Handlers
+ * that authorize another resource (a POST Object form's signer) call
  * {@link authorizeEndpoint} with the endpoint that describes it.
  */
 import type { RequestContext } from './context.js';
@@ -45,8 +47,20 @@ export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principa
   }
   if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
   if (!r.store.repo.state.buckets.has(e.bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
+  checkExpectedOwner(r, e.bucket, r.headers['x-amz-expected-bucket-owner']);
   if (!keyAllows(r.deps, key, need, e.bucket)) throw new S3Error('AccessDenied');
   if (e.op === 'CopyObject' || e.op === 'UploadPartCopy') {
     await authorizeEndpoint(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal);
+    checkExpectedOwner(r, e.source.bucket, r.headers['x-amz-source-expected-bucket-owner']);
   }
+}
+
+/**
+ * `x-amz-expected-bucket-owner` (and `x-amz-source-expected-bucket-owner` for a copy's
+ * source): when the client names the owner it expects, a bucket owned by anyone else — or
+ * by nobody — is refused with 403 AccessDenied, as S3 does. The owner's id is its access key id.
+ */
+function checkExpectedOwner(r: RequestContext, bucket: string, expected: string | undefined): void {
+  if (expected === undefined) return;
+  if (r.store.bucketOwner(bucket) !== expected) throw new S3Error('AccessDenied');
 }
