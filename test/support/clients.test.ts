@@ -111,7 +111,7 @@ describe('clientSuite and STRATA_REQUIRE_CLIENTS', () => {
 
   it('every known client names an install command and what it enables', () => {
     for (const spec of Object.values(CLIENTS)) {
-      expect(spec.install).toMatch(/^apt-get install \S+/);
+      expect(spec.install).toMatch(/^(apt-get|pip) install \S+/);
       expect(spec.enables).toMatch(/^test\/integration\/[\w-]+\.test\.ts: /);
     }
   });
@@ -137,31 +137,34 @@ describe('finding a usable program', () => {
     expect(versionAtLeast('garbage', [1, 36])).toBe(false);
   });
 
-  it('the aws CLI must have the 2025 checksum defaults (v1 >= 1.37, v2 >= 2.23)', () => {
+  it('the aws CLI must be v1 with the 2025 checksum defaults (>= 1.37)', () => {
     const v1 = 'aws-cli/1.45.11 Python/3.11.7 Linux/6.1 botocore/1.43.11';
     expect(awsCliUsable(v1)).toEqual({ ok: true, version: '1.45.11' });
+    expect(awsCliUsable('aws-cli/1.37.0 Python/3.11 Linux botocore/1.36.0').ok).toBe(true);
     expect(awsCliUsable('aws-cli/1.36.40 Python/3.11 Linux botocore/1.35.99').ok).toBe(false);
-    expect(awsCliUsable('aws-cli/2.23.6 Python/3.13.5 Linux/6.12 source/x86_64.debian.13').ok).toBe(
-      true
-    );
-    expect(awsCliUsable('aws-cli/2.9.19 Python/3.11.2 Linux/6.1 source/x86_64.debian.12')).toEqual(
-      { ok: false, version: '2.9.19' }
+    // v2 (Debian's package) sends CRC64NVME part checksums and no If-Match on ranged GETs.
+    expect(awsCliUsable('aws-cli/2.23.6 Python/3.13.5 Linux/6.12 source/x86_64.debian.13')).toEqual(
+      { ok: false, version: '2.23.6' }
     );
     expect(awsCliUsable('command not found')).toEqual({ ok: false, version: 'unknown' });
   });
 
-  it('an old aws on PATH is reported as too old; a new one is used', () => {
+  it('an old or v2 aws on PATH is reported as such; a new v1 is used', () => {
+    const v2 = dirWith('aws-v2');
+    fakeProgram(v2, 'aws', 'aws-cli/2.23.6 Python/3.13.5 Linux/6.12 source/x86_64.debian.13');
     const old = dirWith('aws-old');
-    fakeProgram(old, 'aws', 'aws-cli/2.9.19 Python/3.11.2 Linux/6.1.0 source/x86_64.debian.12');
+    fakeProgram(old, 'aws', 'aws-cli/1.29.0 Python/3.11.2 Linux/6.1.0 botocore/1.31.0');
     const fresh = dirWith('aws-new');
     fakeProgram(fresh, 'aws', 'aws-cli/1.45.11 Python/3.11.7 Linux/6.1 botocore/1.43.11');
     const saved = process.env.PATH;
     try {
-      process.env.PATH = old;
+      process.env.PATH = `${v2}:${old}`;
       expect(CLIENTS.aws.find()).toEqual({
-        problem: `${join(old, 'aws')} is aws-cli 2.9.19, too old`,
+        problem:
+          `${join(v2, 'aws')} is aws-cli 2.23.6, not v1, ` +
+          `${join(old, 'aws')} is aws-cli 1.29.0, too old`,
       });
-      process.env.PATH = `${fresh}:${old}`;
+      process.env.PATH = `${v2}:${old}:${fresh}`;
       expect(CLIENTS.aws.find()).toEqual({ path: join(fresh, 'aws') });
     } finally {
       process.env.PATH = saved;

@@ -69,8 +69,10 @@ export const CLIENTS = {
     find: () => program('s3cmd'),
   },
   aws: {
-    label: 'the aws CLI (v1 >= 1.37 or v2 >= 2.23)',
-    install: "apt-get install awscli (Debian 13+; on older systems: pip install 'awscli>=1.37')",
+    label: 'the aws CLI v1 (>= 1.37)',
+    // PyPI's awscli is v1. Debian's awscli package is v2, whose defaults differ on the wire
+    // (CRC64NVME part checksums, ranged downloads without If-Match): the suite asserts v1's.
+    install: "pip install 'awscli>=1.37' (v1: Debian's awscli package is v2, which differs)",
     enables: 'test/integration/aws-cli.test.ts: aws s3 and s3api with the 2025 checksum defaults',
     find: findAwsCli,
   },
@@ -165,25 +167,43 @@ export function versionAtLeast(version: string, min: readonly number[]): boolean
 
 /**
  * `aws --version` prints `aws-cli/1.45.11 Python/3.11.7 Linux/… botocore/1.43.11` (v1) or
- * `aws-cli/2.23.6 Python/3.12.8 Linux/…` (v2). v1 1.37 and v2 2.23 are the first releases
- * with botocore's 2025 checksum defaults.
+ * `aws-cli/2.23.6 Python/3.13.5 Linux/…` (v2). The suite drives v1 from 1.37, the first with
+ * botocore's 2025 checksum defaults.
  */
 export function awsCliUsable(versionOutput: string): { ok: boolean; version: string } {
   const m = /aws-cli\/(\d+\.\d+(?:\.\d+)?)/.exec(versionOutput);
   if (!m) return { ok: false, version: 'unknown' };
   const version = m[1];
-  const ok = version.startsWith('1.')
-    ? versionAtLeast(version, [1, 37])
-    : versionAtLeast(version, [2, 23]);
-  return { ok, version };
+  return { ok: version.startsWith('1.') && versionAtLeast(version, [1, 37]), version };
 }
 
+/** The first aws on PATH that is a usable v1 (a v2 earlier on PATH, e.g. Debian's, is passed). */
 function findAwsCli(): Lookup {
-  const path = onPath('aws');
-  if (!path) return { problem: 'no aws on PATH' };
-  const r = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
-  const { ok, version } = awsCliUsable(`${r.stdout ?? ''} ${r.stderr ?? ''}`);
-  return ok ? { path } : { problem: `${path} is aws-cli ${version}, too old` };
+  const problems: string[] = [];
+  for (const path of everyOnPath('aws')) {
+    const r = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
+    const { ok, version } = awsCliUsable(`${r.stdout ?? ''} ${r.stderr ?? ''}`);
+    if (ok) return { path };
+    const why = version.startsWith('1.') ? 'too old' : 'not v1';
+    problems.push(`${path} is aws-cli ${version}, ${why}`);
+  }
+  return { problem: problems.length ? problems.join(', ') : 'no aws on PATH' };
+}
+
+/** Every executable `name` on PATH, in order, each real program once. */
+function everyOnPath(name: string, path = process.env.PATH ?? ''): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  for (const dir of path.split(delimiter)) {
+    const p = join(dir, name);
+    if (!dir || !isExecutable(p)) continue;
+    // /bin is often /usr/bin (merged /usr): probe each real program once.
+    const real = realpathSync(p);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    found.push(p);
+  }
+  return found;
 }
 
 /**
@@ -192,18 +212,13 @@ function findAwsCli(): Lookup {
  * earlier on PATH, e.g. pyenv's, would not see).
  */
 function findBoto3Python(): Lookup {
-  const candidates = [
-    ...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'python3')),
-    '/usr/bin/python3',
-  ];
+  const candidates = [...everyOnPath('python3')];
+  if (isExecutable('/usr/bin/python3')) {
+    const real = realpathSync('/usr/bin/python3');
+    if (!candidates.some((c) => realpathSync(c) === real)) candidates.push('/usr/bin/python3');
+  }
   const problems: string[] = [];
-  const seen = new Set<string>();
   for (const py of candidates) {
-    if (!isExecutable(py)) continue;
-    // /bin is often /usr/bin (merged /usr): probe each real program once.
-    const real = realpathSync(py);
-    if (seen.has(real)) continue;
-    seen.add(real);
     const r = spawnSync(py, ['-c', 'import boto3, botocore; print(botocore.__version__)'], {
       encoding: 'utf8',
       timeout: PROBE_TIMEOUT_MS,

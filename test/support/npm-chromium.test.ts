@@ -31,7 +31,7 @@ const withEnv = async <T>(vars: Record<string, string | undefined>, fn: () => Pr
 };
 
 describe('npm Chromium unpacking', () => {
-  it('two concurrent first uses leave one complete copy, and clear only dead leftovers', async () => {
+  it('two concurrent first uses leave one complete copy and clear dead leftovers', async () => {
     // Leftovers: a partial directory of a run killed an hour ago, a copy of another version,
     // and a partial directory a live worker may still be writing (young: kept).
     const dead = join(cache, '146.0.0.partial-1-deadbeef');

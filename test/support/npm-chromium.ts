@@ -92,7 +92,7 @@ export async function unpackNpmChromium(cache = NPM_CHROMIUM_CACHE): Promise<Unp
     );
     await untarBrotli(join(bin, 'al2023.tar.br'), partial);
     if (!existsSync(join(partial, 'lib', PROBE_LIBRARY))) {
-      throw new Error(`al2023.tar.br of @sparticuz/chromium ${version} has no lib/${PROBE_LIBRARY}`);
+      throw new Error(`@sparticuz/chromium ${version}: al2023.tar.br lacks lib/${PROBE_LIBRARY}`);
     }
     try {
       renameSync(partial, dest);
