@@ -4,7 +4,8 @@
 // After each module builds, its sources' hash goes into wasm-build/stamp.json, which
 // scripts/ensure-wasm.mjs (run before `npm test`) compares to rebuild only what changed.
 //
-// Run by `npm run build:wasm` (and so by `npm install` / `npm ci` through `prepare`).
+// Run by `npm run build:wasm` / `npm run build` (all modules), and by scripts/ensure-wasm.mjs
+// (`npm install` and `npm test`) for the modules whose sources changed.
 // `node scripts/build-wasm.mjs gf256 pack` builds only those modules (and any whose output is
 // missing), then re-embeds all.
 import { execFileSync } from 'node:child_process';

@@ -1,8 +1,9 @@
-// Run before `npm test` (the `pretest` script): rebuilds the wasm-build/ modules whose
-// assembly/ sources (or build settings, or compiler) changed since they were built, so the
-// tests never run stale binaries, and does nothing when all are current (the full build takes
-// a minute or more). What "current" means: scripts/wasm-stamp.mjs. A missing
-// wasm-build/embedded.ts (a build that died) rebuilds everything.
+// Run by `npm install` (`prepare`) and before `npm test` (`pretest`): rebuilds the
+// wasm-build/ modules whose assembly/ sources (or build settings, or compiler) changed since
+// they were built, so the tests never run stale binaries, and does nothing when all are
+// current (the full build takes a minute or more). What "current" means:
+// scripts/wasm-stamp.mjs. A missing wasm-build/embedded.ts (a build that died) rebuilds
+// everything. `npm run build` still rebuilds everything unconditionally.
 //
 // Exit status: 0 when wasm-build/ is current (after rebuilding if needed); the build's
 // status when it fails.
