@@ -18,7 +18,7 @@ import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
 import { completedEncryption, partCrypt, uploadDataKey, uploadEnvelope } from './crypto/upload-keys.js';
-import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
+import type { EncryptionRequest, KeyRing, SseMode } from './crypto/envelope.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 
 /** S3 limits: part numbers 1..10000; every part but the last at least 5 MiB; 5 GiB per part. */
@@ -79,6 +79,8 @@ function upload(repo: Repository, bucket: string, key: string, uploadId: string)
 export interface PartResult {
   etag: string;
   values: Partial<Record<ChecksumName, Uint8Array>>;
+  /** How the upload's parts are encrypted, when they are. */
+  mode?: SseMode;
 }
 
 export async function uploadPart(
@@ -118,7 +120,9 @@ export async function uploadPart(
       if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);
       tx.putPart(bucket, uploadId, partNumber, encodePart({ ...part, lastModified: tx.time }));
     });
-    return { etag: Buffer.from(md5).toString('hex'), values: d.values };
+    const out: PartResult = { etag: Buffer.from(md5).toString('hex'), values: d.values };
+    if (rec.encryption) out.mode = rec.encryption.mode;
+    return out;
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // Keep the chunks when the commit's outcome is unknown ('Unsafe'): they may be live.
