@@ -78,13 +78,13 @@ export function openSegment(key: Uint8Array, index: number, final: boolean, seal
   const d = createDecipheriv('aes-256-gcm', key, nonceOf(index));
   d.setAAD(final ? AAD_FINAL : AAD_INNER);
   d.setAuthTag(sealed.subarray(sealed.length - SEGMENT_TAG_BYTES));
-  const out = Buffer.allocUnsafe(body.length);
+  // GCM's update() returns all of the plaintext (final() adds nothing) before the tag is
+  // checked: it is returned only if final() verifies, and wiped otherwise.
+  const out = d.update(body);
   try {
-    let n = d.update(body).copy(out, 0);
-    n += d.final().copy(out, n);
-    return n === out.length ? out : out.subarray(0, n);
+    d.final();
+    return out;
   } catch {
-    // Wipe what update() produced before the tag was checked: it must never escape.
     out.fill(0);
     throw new StoreError('Corrupt', `encrypted segment ${index} failed authentication (tampered, misplaced or wrong key)`);
   }
