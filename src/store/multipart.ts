@@ -20,6 +20,7 @@ import { isStoreError, StoreError } from './errors.js';
 import { completedEncryption, partCrypt, uploadDataKey, uploadEnvelope } from './crypto/upload-keys.js';
 import type { EncryptionRequest, KeyRing, SseMode } from './crypto/envelope.js';
 import { sealedLength } from './crypto/segment-cipher.js';
+import { openDigests, sealDigests, sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3 limits: part numbers 1..10000; every part but the last at least 5 MiB; 5 GiB per part. */
 export const MAX_PART_NUMBER = 10000;
@@ -116,6 +117,11 @@ export async function uploadPart(
     const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
     const part: PartRecord = { size: d.size, md5, values: d.values, chunks, lastModified: 0 };
     if (crypt) part.stream = crypt.stream;
+    if (crypt && dataKey && rec.encryption?.mode === 'sse-c') {
+      // An SSE-C part's checksums are kept sealed until Complete (which has the key).
+      part.sealedValues = sealDigests(dataKey, [d.values]);
+      part.values = {};
+    }
     await repo.run(async (tx) => {
       if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);
       tx.putPart(bucket, uploadId, partNumber, encodePart({ ...part, lastModified: tx.time }));
@@ -159,7 +165,7 @@ export async function completeMultipartUpload(
   opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType; keys?: KeyRing } = {}
 ): Promise<ObjectVersion> {
   // An SSE-C upload is completed only by the holder of its key.
-  uploadDataKey(upload(repo, bucket, key, uploadId).encryption, opts.keys);
+  const dataKey = uploadDataKey(upload(repo, bucket, key, uploadId).encryption, opts.keys);
   if (parts.length === 0) throw new StoreError('MalformedXML', 'You must specify at least one part');
   for (let i = 1; i < parts.length; i++) {
     if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) {
@@ -174,6 +180,10 @@ export async function completeMultipartUpload(
     for (const p of parts) {
       const raw = u.parts.get(p.partNumber);
       const part = raw ? decodePart(raw) : undefined;
+      if (part?.sealedValues) {
+        if (!dataKey) throw new StoreError('Corrupt', `upload ${uploadId}: part ${p.partNumber} is sealed, the upload is not`);
+        part.values = openDigests(dataKey, part.sealedValues)[0] ?? {};
+      }
       if (!part || normEtag(p.etag) !== Buffer.from(part.md5).toString('hex')) {
         throw new StoreError('InvalidPart', 'One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part\'s entity tag.', {
           detail: { PartNumber: p.partNumber, ETag: p.etag },
@@ -206,7 +216,7 @@ export async function completeMultipartUpload(
     version.parts = chosen.map((c): PartInfo => ({ number: c.number, size: c.part.size, md5: c.part.md5, checksums: c.part.values }));
     if (rec.encryption) version.encryption = completedEncryption(rec.encryption, chosen.map((c) => c.part));
     tx.endUpload(bucket, uploadId);
-    tx.put(bucket, key, encodeVersions([version]));
+    tx.put(bucket, key, encodeVersions([dataKey ? sealVersionChecksums(version, dataKey) : version]));
     return version;
   });
 }

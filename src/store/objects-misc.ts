@@ -7,6 +7,7 @@ import { currentVersion, makeVersion } from './objects-write.js';
 import { bodyDecryptor, liveVersion } from './objects-read.js';
 import { copyNeedsReencryption, copyWithReencryption } from './objects-copy-encrypted.js';
 import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
+import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
 import { encodeVersions, TOMBSTONE, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
@@ -118,7 +119,7 @@ export async function copyObject(
   }
   // The source's key is checked even when the body is shared (S3 asks for it).
   bodyDecryptor(look, opts.sourceKeys, false);
-  return repo.run(async (tx) => {
+  const stored = await repo.run(async (tx) => {
     tx.requireBucket(src.bucket);
     tx.requireBucket(dst.bucket);
     const source = await currentVersion(tx, src.bucket, src.key);
@@ -143,6 +144,9 @@ export async function copyObject(
     tx.put(dst.bucket, dst.key, encodeVersions([version]));
     return version;
   });
+  // A shared SSE-C body keeps its sealed checksums; the answer shows them (same key).
+  const key = stored.encryption?.sealedChecksums ? bodyDecryptor(stored, opts.sourceKeys, false)?.dataKey : undefined;
+  return key ? unsealVersionChecksums(stored, key) : stored;
 }
 
 /** The tags of the live version. */

@@ -9,6 +9,7 @@ import { decodeVersions, type ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
 import { openDataKey, type KeyRing } from './crypto/envelope.js';
 import { BodyDecryptor } from './crypto/body-crypto.js';
+import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** A byte range as requested: first-last, open-ended (first-), or a suffix (-n). */
 export type RangeRequest = { start: number; end?: number } | { suffix: number };
@@ -112,7 +113,10 @@ async function resolve(
   applyRange(out, opts);
   // After the part/range checks, as S3 orders them: a part past the end is InvalidPart
   // even without the object's key.
-  return { out, decrypt: bodyDecryptor(version, opts.keys, body) };
+  const decrypt = bodyDecryptor(version, opts.keys, body);
+  // The key holder sees an SSE-C object's checksums (sealed at rest).
+  if (decrypt) out.version = unsealVersionChecksums(version, decrypt.dataKey);
+  return { out, decrypt };
 }
 
 function applyRange(out: GetResult, opts: GetOptions): void {

@@ -20,6 +20,7 @@ import { isStoreError, StoreError } from './errors.js';
 import { maskedMd5, newDataKey, newStreamId, streamKey, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
 import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
+import { sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3's single-PUT limit: 5 GiB. */
 export const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -136,7 +137,8 @@ export async function putObject(
       const location: Location = chunks ?? (d.size > 0 ? tx.addBody(stored!) : { kind: 'empty' });
       const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
       if (crypt) version.encryption = crypt.record(d.size);
-      tx.put(bucket, key, encodeVersions([version]));
+      // Stored with SSE-C checksum values sealed; answered with them.
+      tx.put(bucket, key, encodeVersions([crypt ? sealVersionChecksums(version, crypt.dataKey) : version]));
       return version;
     });
     return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };

@@ -32,6 +32,8 @@ export interface PartRecord {
   lastModified: number;
   /** Encrypted uploads: the id of the part's stream (its segments' key). */
   stream?: Uint8Array;
+  /** SSE-C uploads: `values` sealed under the upload's data key (`values` is then empty). */
+  sealedValues?: Uint8Array;
 }
 
 export function encodeUpload(u: UploadRecord): Uint8Array {
@@ -77,7 +79,9 @@ export function encodePart(p: PartRecord): Uint8Array {
   for (const n of present) w.u8(CHECKSUM_NAMES.indexOf(n)).bytes(p.values[n]!);
   w.varint(p.chunks.length);
   for (const c of p.chunks) w.string(c.blob).varint(c.size).varint(c.segment).u32(c.tag);
+  // Optional trailing fields, tagged: 1 = stream id, 2 = sealed checksum values.
   if (p.stream) w.u8(1).raw(p.stream);
+  if (p.sealedValues) w.u8(2).bytes(p.sealedValues);
   return w.finish();
 }
 
@@ -94,9 +98,13 @@ export function decodePart(bytes: Uint8Array): PartRecord {
   const nc = r.varint();
   if (nc > r.remaining) throw new StoreError('Corrupt', `part record: ${nc} chunks cannot fit`);
   for (let i = 0; i < nc; i++) p.chunks.push({ blob: r.string(), size: r.varint(), segment: r.varint(), tag: r.u32() });
-  if (r.remaining > 0) {
-    if (r.u8() !== 1) throw new StoreError('Corrupt', 'part record: unknown trailing field');
-    p.stream = r.raw(STREAM_ID_BYTES).slice();
+  let last = 0;
+  while (r.remaining > 0) {
+    const tag = r.u8();
+    if (tag <= last || tag > 2) throw new StoreError('Corrupt', `part record: unexpected trailing field ${tag}`);
+    if (tag === 1) p.stream = r.raw(STREAM_ID_BYTES).slice();
+    else p.sealedValues = r.bytes().slice();
+    last = tag;
   }
   r.end();
   return p;

@@ -140,6 +140,20 @@ describe('SSE-S3 and SSE-C objects', () => {
     expect(last.response['content-type']).toBe('application/xml');
   });
 
+  it('SSE-C checksums are answered to the key holder (sealed at rest)', async () => {
+    const data = body(5000, 'sum/c');
+    const sha = createHash('sha256').update(data).digest('base64');
+    const put = await s3.send(new PutObjectCommand({ Bucket: B, Key: 'sum/c', Body: data, ChecksumAlgorithm: 'SHA256', ...ssec(KEY_A) }));
+    expect(put.ChecksumSHA256).toBe(sha);
+    const head = await s3.send(new HeadObjectCommand({ Bucket: B, Key: 'sum/c', ChecksumMode: 'ENABLED', ...ssec(KEY_A) }));
+    expect(head.ChecksumSHA256).toBe(sha);
+    const got = await s3.send(new GetObjectCommand({ Bucket: B, Key: 'sum/c', ChecksumMode: 'ENABLED', ...ssec(KEY_A) }));
+    expect(got.ChecksumSHA256).toBe(sha);
+    expect((await bytesOf(got.Body)).equals(Buffer.from(data))).toBe(true);
+    const raw = await s.server!.store.version(B, 'sum/c');
+    expect(raw.checksums?.values).toEqual({});
+  });
+
   it('multipart SSE-C: the upload key on every part and on Complete; parts, ranges and part numbers read back', async () => {
     const key = 'mp/c';
     const p1 = body(5 * MIB + 3, `${key}#1`);

@@ -150,6 +150,71 @@ describe('encrypted objects in the store', () => {
     await store.close();
   });
 
+  it('seals SSE-C checksum values at rest: the index and every blob hold none of them, the key holder sees them', async () => {
+    const { store, provider } = await open();
+    const { createHash } = await import('node:crypto');
+    const body = marked(300 * KIB, 9);
+    const sha = createHash('sha256').update(body).digest();
+    const put = await store.putObject('bkt', 'c', stream(body), { size: body.length, encryption: sseC(CUST_A), checksumAlgorithm: 'sha256' });
+    expect(Buffer.from(put.version.checksums!.values.sha256!).equals(sha)).toBe(true);
+    const raw = await store.version('bkt', 'c');
+    expect(raw.checksums?.primary).toBe('sha256');
+    expect(raw.checksums?.values).toEqual({});
+    expect(raw.encryption?.sealedChecksums?.length).toBeGreaterThan(16);
+    const head = await store.headObject('bkt', 'c', { keys: ring(CUST_A) });
+    expect(Buffer.from(head.version.checksums!.values.sha256!).equals(sha)).toBe(true);
+    expect(head.version.checksums!.values.crc64nvme?.length).toBe(8);
+    // SSE-S3 keeps them readable (the server holds the key anyway).
+    const other = marked(1000, 12);
+    const otherSha = createHash('sha256').update(other).digest();
+    const s3 = await store.putObject('bkt', 's', stream(other), { size: other.length, encryption: sseS3, checksumAlgorithm: 'sha256' });
+    expect((await store.version('bkt', 's')).checksums?.values.sha256).toBeDefined();
+    expect(s3.version.encryption?.sealedChecksums).toBeUndefined();
+    // Multipart: parts sealed until Complete, which opens them with the key.
+    const p1 = marked(5 * 1024 * KIB, 10);
+    const p2 = marked(1000, 11);
+    const id = await store.createMultipartUpload('bkt', 'mp', { encryption: sseC(CUST_A), checksumAlgorithm: 'crc32' });
+    const r1 = await store.uploadPart('bkt', 'mp', id, 1, stream(p1), { size: p1.length, keys: ring(CUST_A), checksumAlgorithm: 'crc32' });
+    const r2 = await store.uploadPart('bkt', 'mp', id, 2, stream(p2), { size: p2.length, keys: ring(CUST_A), checksumAlgorithm: 'crc32' });
+    expect(r1.values.crc32?.length).toBe(4);
+    expect(store.listParts('bkt', 'mp', id).parts.map((p) => p.values)).toEqual([{}, {}]);
+    const b64 = (v: Uint8Array | undefined) => Buffer.from(v!).toString('base64');
+    const done = await store.completeMultipartUpload(
+      'bkt',
+      'mp',
+      id,
+      [
+        { partNumber: 1, etag: r1.etag, checksums: { crc32: b64(r1.values.crc32) } },
+        { partNumber: 2, etag: r2.etag, checksums: { crc32: b64(r2.values.crc32) } },
+      ],
+      { keys: ring(CUST_A) }
+    );
+    expect(done.checksums?.type).toBe('COMPOSITE');
+    expect(done.checksums?.values.crc32?.length).toBe(4);
+    const rawMp = await store.version('bkt', 'mp');
+    expect(rawMp.checksums?.values).toEqual({});
+    expect(rawMp.parts?.map((p) => p.checksums)).toEqual([{}, {}]);
+    const headMp = await store.headObject('bkt', 'mp', { keys: ring(CUST_A), partNumber: 2 });
+    expect(b64(headMp.version.parts![1]!.checksums.crc32)).toBe(b64(r2.values.crc32));
+    expect(b64(headMp.version.checksums!.values.crc32)).toBe(b64(done.checksums!.values.crc32));
+    // Nothing at rest (commits, and index runs after a checkpoint) holds the digests.
+    await store.checkpoint();
+    const blobs = await allBlobs(provider);
+    for (const [what, digest] of [
+      ['sha256', sha],
+      ['crc64nvme', head.version.checksums!.values.crc64nvme!],
+      ['part crc32', r1.values.crc32!],
+    ] as const) {
+      for (const [k, bytes] of blobs) {
+        if (k.startsWith('chunks/')) continue; // random ciphertext: 4-byte CRCs would match by chance
+        expect(bytes.includes(Buffer.from(digest)), `${what} in ${k}`).toBe(false);
+      }
+    }
+    // The SSE-S3 object's SHA-256 is there: the search works.
+    expect([...blobs.values()].some((b) => b.includes(otherSha))).toBe(true);
+    await store.close();
+  });
+
   it('multipart SSE-C: every part needs the upload key, parts are separate streams, ranges cross parts', async () => {
     const { store, provider } = await open();
     const part1 = marked(5 * 1024 * KIB + 1, 3);

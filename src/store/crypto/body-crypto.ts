@@ -79,6 +79,11 @@ export class BodyDecryptor {
   readonly #dataKey: Buffer;
   readonly #spans: { start: number; stream: BodyStream; key?: Buffer }[] = [];
 
+  /** The object's data key (opened from its envelope by the caller). */
+  get dataKey(): Buffer {
+    return this.#dataKey;
+  }
+
   /** Throws StoreError 'Corrupt' if the streams do not add up to `size`. */
   constructor(dataKey: Buffer, enc: ObjectEncryption, size: number) {
     this.#dataKey = dataKey;

@@ -47,6 +47,8 @@ export interface BodyStream {
 /** The encryption of an object version: its key envelope and its streams, in body order. */
 export interface ObjectEncryption extends KeyEnvelope {
   streams: BodyStream[];
+  /** SSE-C: the checksum values of the object and its parts, sealed (sealed-checksums.ts). */
+  sealedChecksums?: Uint8Array;
 }
 
 /** How a write asks to be encrypted: the mode and the root key that will own the data key. */
@@ -153,11 +155,12 @@ export function readEnvelope(r: ByteReader): KeyEnvelope {
   return { mode, salt: r.raw(SALT_BYTES).slice(), wrapped: r.raw(WRAPPED_BYTES).slice() };
 }
 
-/** Appends an object's encryption (envelope, then its streams). */
+/** Appends an object's encryption (envelope, its streams, sealed checksums or an empty field). */
 export function writeObjectEncryption(w: ByteWriter, e: ObjectEncryption): void {
   writeEnvelope(w, e);
   w.varint(e.streams.length);
   for (const s of e.streams) w.raw(s.id).varint(s.size);
+  w.bytes(e.sealedChecksums ?? new Uint8Array(0));
 }
 
 /** Reads what writeObjectEncryption wrote; throws StoreError 'Corrupt' on malformed input. */
@@ -167,5 +170,6 @@ export function readObjectEncryption(r: ByteReader): ObjectEncryption {
   if (n * (STREAM_ID_BYTES + 1) > r.remaining) throw new StoreError('Corrupt', `encryption: ${n} streams cannot fit`);
   const streams: BodyStream[] = [];
   for (let i = 0; i < n; i++) streams.push({ id: r.raw(STREAM_ID_BYTES).slice(), size: r.varint() });
-  return { ...env, streams };
+  const sealed = r.bytes();
+  return sealed.length > 0 ? { ...env, streams, sealedChecksums: sealed.slice() } : { ...env, streams };
 }

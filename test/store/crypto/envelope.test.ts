@@ -15,6 +15,7 @@ import {
 } from '../../../src/store/crypto/envelope.js';
 import { decodeVersion, encodeVersion, type ObjectVersion } from '../../../src/store/records.js';
 import { decodePart, decodeUpload, encodePart, encodeUpload } from '../../../src/store/uploads.js';
+import { openDigests, sealDigests, sealVersionChecksums, unsealVersionChecksums } from '../../../src/store/crypto/sealed-checksums.js';
 import { StoreError } from '../../../src/store/errors.js';
 import { randomBytes } from '../../support/random.js';
 
@@ -140,8 +141,52 @@ describe('records', () => {
     const part = { size: 10, md5: new Uint8Array(16), values: {}, chunks: [], lastModified: 1 };
     expect(decodePart(encodePart(part)).stream).toBeUndefined();
     const id = newStreamId();
-    const p = encodePart({ ...part, stream: id });
-    expect(Buffer.from(decodePart(p).stream!).equals(id)).toBe(true);
-    for (let n = encodePart(part).length + 1; n < p.length; n++) expect(codeOf(() => decodePart(p.subarray(0, n)))).toBe('Corrupt');
+    const p = encodePart({ ...part, stream: id, sealedValues: new Uint8Array([1, 2, 3]) });
+    const back = decodePart(p);
+    expect(Buffer.from(back.stream!).equals(id)).toBe(true);
+    expect([...back.sealedValues!]).toEqual([1, 2, 3]);
+    // Every truncation fails except at a field boundary (the record sits in a checksummed blob).
+    const boundary = encodePart({ ...part, stream: id }).length;
+    for (let n = encodePart(part).length + 1; n < p.length; n++) {
+      if (n !== boundary) expect(codeOf(() => decodePart(p.subarray(0, n))), `cut at ${n}`).toBe('Corrupt');
+    }
+    const plainPart = encodePart(part);
+    expect(codeOf(() => decodePart(Buffer.concat([plainPart, Buffer.from([3, 0])])))).toBe('Corrupt');
+    // Tags must come in order, once each.
+    expect(codeOf(() => decodePart(Buffer.concat([plainPart, Buffer.from([2, 1, 9, 1]), id])))).toBe('Corrupt');
+    expect(codeOf(() => decodePart(Buffer.concat([plainPart, Buffer.from([1]), id, Buffer.from([1]), id])))).toBe('Corrupt');
+  });
+
+  it('SSE-C checksum values: sealed in the record, opened only with the data key, shape checked', () => {
+    const dataKey = root(40);
+    const v = version(enc);
+    v.checksums = { type: 'COMPOSITE', primary: 'crc32', parts: 2, values: { crc32: new Uint8Array([1, 2, 3, 4]), crc64nvme: new Uint8Array(8).fill(9) } };
+    v.parts = [
+      { number: 1, size: 100, md5: new Uint8Array(16), checksums: { crc32: new Uint8Array([5, 6, 7, 8]) } },
+      { number: 2, size: 200, md5: new Uint8Array(16), checksums: { crc32: new Uint8Array([9, 9, 9, 9]) } },
+    ];
+    const stored = sealVersionChecksums(v, dataKey);
+    expect(stored.checksums!.values).toEqual({});
+    expect(stored.parts!.map((p) => p.checksums)).toEqual([{}, {}]);
+    expect(v.checksums.values.crc32).toBeDefined(); // the input is untouched
+    const bytes = encodeVersion(stored);
+    for (const needle of [[1, 2, 3, 4], [5, 6, 7, 8]]) expect(Buffer.from(bytes).includes(Buffer.from(needle))).toBe(false);
+    const back = unsealVersionChecksums(decodeVersion(bytes), dataKey);
+    expect([...back.checksums!.values.crc32!]).toEqual([1, 2, 3, 4]);
+    expect([...back.parts![1]!.checksums.crc32!]).toEqual([9, 9, 9, 9]);
+    expect(codeOf(() => unsealVersionChecksums(decodeVersion(bytes), root(41)))).toBe('Corrupt');
+    const sealed = stored.encryption!.sealedChecksums!;
+    for (const i of [0, 12, sealed.length - 1]) {
+      const bad = Buffer.from(sealed);
+      bad[i]! ^= 1;
+      expect(codeOf(() => openDigests(dataKey, bad))).toBe('Corrupt');
+    }
+    expect(codeOf(() => openDigests(dataKey, sealed.subarray(0, 20)))).toBe('Corrupt');
+    // One map sealed for a version with two parts: the shape does not match.
+    const wrongShape = { ...stored, encryption: { ...stored.encryption!, sealedChecksums: sealDigests(dataKey, [{}]) } };
+    expect(codeOf(() => unsealVersionChecksums(wrongShape, dataKey))).toBe('Corrupt');
+    // SSE-S3 versions are stored as they are.
+    const s3v = { ...v, encryption: { ...enc, mode: 'sse-s3' as const } };
+    expect(sealVersionChecksums(s3v, dataKey)).toBe(s3v);
   });
 });
