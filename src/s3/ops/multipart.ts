@@ -103,6 +103,8 @@ export function versionChecksums(v: ObjectVersion): { checksums: ChecksumValues;
 }
 
 export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'CompleteMultipartUpload'>): Promise<void> {
+  // SSE-C headers are validated before the body is read (the store checks the key itself).
+  const { keys, customer } = readKeys(r);
   // x-amz-checksum-<alg> on Complete is the object's checksum (checked by the store below).
   const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES, { objectChecksumHeaders: true }));
   const claims: Partial<Record<ChecksumName, string>> = {};
@@ -110,7 +112,6 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     const v = r.headers[`x-amz-checksum-${n}`];
     if (v !== undefined) claims[n] = v;
   }
-  const { keys, customer } = readKeys(r);
   const opts: NonNullable<Parameters<typeof r.store.completeMultipartUpload>[4]> = { claims, keys };
   const cond = writeConditions(r.headers);
   if (cond) opts.conditions = cond;
