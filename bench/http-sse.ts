@@ -110,7 +110,10 @@ function render(results: Map<string, RunResult[]>): string {
     '',
     machineLine(['hono', '@hono/node-server', 'undici']),
     '',
-    `One Strata server (child process, fs repository in the temp directory), one keep-alive connection, SigV4 with UNSIGNED-PAYLOAD, 8 MiB bodies; ${runs} samples of ${SAMPLE_MS / 1000} s per cell, interleaved across modes. SSE-S3 and SSE-C seal every 256 KiB segment with AES-256-GCM (node:crypto); a GET opens every segment it serves. MiB/s and p50 show the median of the samples (min–max); server CPU is read from /proc over each sample. The load generator shares the 2-core machine with the server. Target: encrypted throughput >= 80% of plain in the same run.`,
+    `One Strata server (child process, fs repository in the temp directory), one keep-alive connection, SigV4 with UNSIGNED-PAYLOAD, 8 MiB bodies; ${runs} samples of ${SAMPLE_MS / 1000} s per cell, interleaved across modes. ` +
+      'SSE-S3 and SSE-C seal every 256 KiB segment with AES-256-GCM (node:crypto); a GET opens every segment it serves. ' +
+      'MiB/s and p50 show the median of the samples (min–max); server CPU is read from /proc over each sample. ' +
+      'The load generator shares the 2-core machine with the server. Target: encrypted throughput >= 80% of plain in the same run.',
     quick ? '\n**Quick run: short samples, not for publication.**' : '',
     '',
     table(['Workload', 'Mode', 'samples', 'requests', 'MiB/s', 'p50 ms', 'server CPU ms/request', 'vs plain', '>= 80%'], rows, ['l', 'l']),

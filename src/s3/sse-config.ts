@@ -46,7 +46,10 @@ export function parseBucketEncryption(body: Uint8Array | string): BucketEncrypti
     throw new S3Error('NotImplemented', `Default encryption with AWS KMS keys (${algorithm}) is not implemented; use AES256.`);
   }
   if (algorithm !== 'AES256') {
-    throw new S3Error('InvalidArgument', 'The encryption method specified is not supported', { ArgumentName: 'SSEAlgorithm', ArgumentValue: algorithm.slice(0, 64) });
+    throw new S3Error('InvalidArgument', 'The encryption method specified is not supported', {
+      ArgumentName: 'SSEAlgorithm',
+      ArgumentValue: algorithm.slice(0, 64),
+    });
   }
   if (leafText(defaults[0]!, 'KMSMasterKeyID') !== undefined) {
     throw new S3Error('InvalidArgument', 'a KMSMasterKeyID is allowed only with SSEAlgorithm aws:kms', { ArgumentName: 'KMSMasterKeyID' });
@@ -59,7 +62,11 @@ export function renderBucketEncryption(c: BucketEncryption): string {
   return xmlDocument(
     s3Root(
       'ServerSideEncryptionConfiguration',
-      el('Rule', el('ApplyServerSideEncryptionByDefault', leaf('SSEAlgorithm', c.algorithm)), leaf('BucketKeyEnabled', c.bucketKeyEnabled))
+      el(
+        'Rule',
+        el('ApplyServerSideEncryptionByDefault', leaf('SSEAlgorithm', c.algorithm)),
+        leaf('BucketKeyEnabled', c.bucketKeyEnabled)
+      )
     )
   );
 }

@@ -40,7 +40,9 @@ export interface CustomerKey {
   md5: string;
 }
 
-const invalid = (message: string, name: string, value = '') => new S3Error('InvalidArgument', message, { ArgumentName: name, ArgumentValue: value });
+const invalid = (message: string, name: string, value = '') =>
+  new S3Error('InvalidArgument', message, { ArgumentName: name, ArgumentValue: value });
+const SSE_C = 'Requests specifying Server Side Encryption with Customer provided keys must provide';
 
 /** Strict base64 (standard alphabet, canonical padding) or undefined. */
 function base64(text: string): Buffer | undefined {
@@ -61,21 +63,23 @@ export function customerKeyFrom(h: Headers, prefix = CUSTOMER_PREFIX): CustomerK
   const md5Text = h[`${prefix}key-md5`];
   if (alg === undefined && keyText === undefined && md5Text === undefined) return undefined;
   if (alg === undefined) {
-    throw invalid('Requests specifying Server Side Encryption with Customer provided keys must provide a valid encryption algorithm.', `${prefix}algorithm`);
+    throw invalid(`${SSE_C} a valid encryption algorithm.`, `${prefix}algorithm`);
   }
   if (alg.trim() !== 'AES256') {
-    throw new S3Error('InvalidEncryptionAlgorithmError', 'The encryption request you specified is not valid. The valid value is AES256.', {
+    throw new S3Error('InvalidEncryptionAlgorithmError', undefined, {
       ArgumentName: `${prefix}algorithm`,
       ArgumentValue: alg.slice(0, 64),
     });
   }
   if (keyText === undefined) {
-    throw invalid('Requests specifying Server Side Encryption with Customer provided keys must provide an appropriate secret key.', `${prefix}key`);
+    throw invalid(`${SSE_C} an appropriate secret key.`, `${prefix}key`);
   }
   const key = base64(keyText);
-  if (!key || key.length !== CUSTOMER_KEY_BYTES) throw invalid('The secret key was invalid for the specified algorithm.', `${prefix}key`);
+  if (!key || key.length !== CUSTOMER_KEY_BYTES) {
+    throw invalid('The secret key was invalid for the specified algorithm.', `${prefix}key`);
+  }
   if (md5Text === undefined) {
-    throw invalid('Requests specifying Server Side Encryption with Customer provided keys must provide the client calculated MD5 of the secret key.', `${prefix}key-md5`);
+    throw invalid(`${SSE_C} the client calculated MD5 of the secret key.`, `${prefix}key-md5`);
   }
   const md5 = createHash('md5').update(key).digest();
   const claimed = base64(md5Text);
@@ -102,20 +106,24 @@ export type WriteSse = { kind: 'sse-s3' } | { kind: 'sse-c'; customer: CustomerK
  */
 export function writeSseFrom(h: Headers): WriteSse {
   const sse = h[SSE_HEADER];
-  const customerAsked = hasAny(h, [`${CUSTOMER_PREFIX}algorithm`, `${CUSTOMER_PREFIX}key`, `${CUSTOMER_PREFIX}key-md5`]);
+  const customerAsked = hasAny(h, ['algorithm', 'key', 'key-md5'].map((n) => `${CUSTOMER_PREFIX}${n}`));
   if (sse !== undefined && customerAsked) {
-    throw invalid('Server Side Encryption with Customer provided key is incompatible with the encryption method specified', SSE_HEADER, sse);
+    const message = 'Server Side Encryption with Customer provided key is incompatible with the encryption method specified';
+    throw invalid(message, SSE_HEADER, sse);
   }
   const value = sse?.trim();
   const kms = value === 'aws:kms' || value === 'aws:kms:dsse';
   if (!kms && hasAny(h, [KMS_KEY_HEADER, KMS_CONTEXT_HEADER])) {
-    throw invalid('Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms', SSE_HEADER, sse ?? '');
+    const message = 'Server Side Encryption with AWS KMS managed key requires HTTP header x-amz-server-side-encryption : aws:kms';
+    throw invalid(message, SSE_HEADER, sse ?? '');
   }
   const bucketKey = h[BUCKET_KEY_HEADER];
   if (bucketKey !== undefined && !/^(true|false)$/i.test(bucketKey.trim())) {
     throw invalid('Invalid value for x-amz-server-side-encryption-bucket-key-enabled', BUCKET_KEY_HEADER, bucketKey);
   }
-  if (kms) throw new S3Error('NotImplemented', `Server-side encryption with AWS KMS keys (${value}) is not implemented; use AES256 (SSE-S3) or SSE-C.`);
+  if (kms) {
+    throw new S3Error('NotImplemented', `Server-side encryption with AWS KMS keys (${value}) is not implemented; use AES256 (SSE-S3) or SSE-C.`);
+  }
   if (value !== undefined && value !== 'AES256') throw invalid('The encryption method specified is not supported', SSE_HEADER, sse ?? '');
   if (value === 'AES256') return { kind: 'sse-s3' };
   const customer = customerKeyFrom(h);

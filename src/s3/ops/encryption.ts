@@ -8,7 +8,13 @@ import { sendEmpty, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
 import { MAX_XML_BODY_BYTES } from '../xml/index.js';
 import { S3Error } from '../errors.js';
-import { bucketDefaultEncryption, ENCRYPTION_CONFIG, encodeBucketEncryption, parseBucketEncryption, renderBucketEncryption } from '../sse-config.js';
+import {
+  bucketDefaultEncryption,
+  ENCRYPTION_CONFIG,
+  encodeBucketEncryption,
+  parseBucketEncryption,
+  renderBucketEncryption,
+} from '../sse-config.js';
 import { sseS3Root } from '../sse.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
@@ -18,7 +24,10 @@ export async function handlePutBucketEncryption(r: RequestContext, e: Op<'PutBuc
   const config = parseBucketEncryption(await readBody(r, MAX_XML_BODY_BYTES));
   // A default the server could not honour would turn every later write into an error.
   if (!sseS3Root(r)) {
-    throw new S3Error('NotImplemented', 'Default encryption (SSE-S3) needs the server master key: configure one (--master-key-file or STRATA_MASTER_KEY).');
+    throw new S3Error(
+      'NotImplemented',
+      'Default encryption (SSE-S3) needs the server master key: configure one (--master-key-file or STRATA_MASTER_KEY).'
+    );
   }
   await r.store.putBucketConfig(e.bucket, ENCRYPTION_CONFIG, encodeBucketEncryption(config));
   sendEmpty(r, 200);

@@ -9,11 +9,23 @@
 import { SEGMENT_SIZE } from '../layout.js';
 import { StoreError } from '../errors.js';
 import { StreamSealer } from './body-crypto.js';
-import { maskedMd5, newDataKey, newStreamId, openDataKey, streamKey, type EncryptionRequest, type KeyEnvelope, type KeyRing, type ObjectEncryption } from './envelope.js';
+import {
+  maskedMd5,
+  newDataKey,
+  newStreamId,
+  openDataKey,
+  streamKey,
+  type EncryptionRequest,
+  type KeyEnvelope,
+  type KeyRing,
+  type ObjectEncryption,
+} from './envelope.js';
 
-const MISSING = 'The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.';
+const MISSING =
+  'The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters.';
 const MISMATCH = 'The provided encryption parameters did not match the ones used originally.';
-const NOT_SSE_C = 'The multipart upload initiate did not request encryption with a customer key: the encryption parameters are not applicable to this upload.';
+const NOT_SSE_C =
+  'The multipart upload initiate did not request encryption with a customer key: the encryption parameters are not applicable to this upload.';
 
 /** The envelope a new upload stores for `req` (its data key is recovered from it per part). */
 export function uploadEnvelope(req: EncryptionRequest): KeyEnvelope {
