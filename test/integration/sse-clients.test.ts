@@ -10,13 +10,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
-import { mustRun, requireTool, run } from './support/run-cli.js';
+import { mustRun, run } from './support/run-cli.js';
 import { seeded } from './seeded.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
 const SCRIPT = fileURLToPath(new URL('./sse_boto3_client.py', import.meta.url));
+/** The python3 that has boto3, and the aws CLI v1: each suite is skipped (with the install command) without it. */
+const BOTO3 = clientSuite(CLIENTS.boto3);
+const AWS_CLI = clientSuite(CLIENTS.aws);
 const MiB = 1024 * 1024;
 const KEY_A = Buffer.from(seeded(32, 11));
 const KEY_B = Buffer.from(seeded(32, 12));
@@ -35,7 +39,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-describe('boto3', () => {
+BOTO3.describe('boto3', () => {
   interface Failure {
     code: string | null;
     status: number | null;
@@ -60,7 +64,7 @@ describe('boto3', () => {
     const bigFile = join(work, 'boto3-big.bin');
     writeFileSync(bigFile, big);
     const cfg = { endpoint: s.url, bucket: 'sse-boto3', key_a: KEY_A.toString('hex'), key_b: KEY_B.toString('hex'), big_file: bigFile, out_dir: work };
-    const r = await mustRun('python3', [SCRIPT, JSON.stringify(cfg)], { env: botocoreEnv(), timeoutMs: 120_000 });
+    const r = await mustRun(BOTO3.path, [SCRIPT, JSON.stringify(cfg)], { env: botocoreEnv(), timeoutMs: 120_000 });
     o = JSON.parse(r.stdout) as Observed;
   }, 150_000);
 
@@ -99,11 +103,10 @@ describe('boto3', () => {
   });
 });
 
-describe('aws CLI', () => {
-  const AWS = requireTool('aws', 'awscli');
+AWS_CLI.describe('aws CLI', () => {
   const bucket = 'sse-cli';
-  const aws = (args: string[]) => run(AWS, [...args, '--endpoint-url', s.url], { env: botocoreEnv(), cwd: work, timeoutMs: 120_000 });
-  const ok = (args: string[]) => mustRun(AWS, [...args, '--endpoint-url', s.url], { env: botocoreEnv(), cwd: work, timeoutMs: 120_000 });
+  const aws = (args: string[]) => run(AWS_CLI.path, [...args, '--endpoint-url', s.url], { env: botocoreEnv(), cwd: work, timeoutMs: 120_000 });
+  const ok = (args: string[]) => mustRun(AWS_CLI.path, [...args, '--endpoint-url', s.url], { env: botocoreEnv(), cwd: work, timeoutMs: 120_000 });
   const big = seeded(20 * MiB + 5, 41);
   const small = seeded(3000, 42);
 

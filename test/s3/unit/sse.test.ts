@@ -16,7 +16,7 @@ import { randomBytes } from '../../support/random.js';
 const P = 'x-amz-server-side-encryption-customer-';
 const key = Buffer.from(randomBytes(32, 3));
 const md5 = (k: Uint8Array) => createHash('md5').update(k).digest('base64');
-const full = (k: Buffer = key) => ({ [`${P}algorithm`]: 'AES256', [`${P}key`]: k.toString('base64'), [`${P}key-md5`]: md5(k) });
+const full = (k: Buffer = key): Record<string, string> => ({ [`${P}algorithm`]: 'AES256', [`${P}key`]: k.toString('base64'), [`${P}key-md5`]: md5(k) });
 
 function codeOf(fn: () => unknown): string {
   try {
