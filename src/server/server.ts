@@ -69,7 +69,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
-    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploads.size),
+    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploadsInProgress()),
   ]);
   const deps: ServerDeps = {
     store,

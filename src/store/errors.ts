@@ -33,6 +33,7 @@ export type StoreErrorCode =
   | 'InvalidToken'
   | 'SlowDown'
   | 'BudgetExceeded'
+  | 'TooManyUploads'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

@@ -9,8 +9,9 @@ import { encodeRunMeta, decodeRunMeta } from './index/run-format.js';
 import { compactRuns } from './index/compact.js';
 import type { BlockCache } from './index/block-cache.js';
 import type { SortedMap } from './index/sorted-map.js';
-import { runKey } from './layout.js';
+import { runKey, uploadRunKey } from './layout.js';
 import { isTombstone } from './records.js';
+import { isGone, UPLOAD_PREFIX } from './upload-keys.js';
 import type { RunHandle } from './state.js';
 import { blobError } from './body-reader.js';
 
@@ -27,9 +28,12 @@ export async function openRunHandle(provider: Provider, meta: Uint8Array, cache:
   }
 }
 
-/** Writes the overlay's entries (tombstones included: they shadow older runs) as a run. */
-export async function flushOverlay(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache): Promise<RunHandle> {
-  const meta = await writeRun(provider, runKey(bucketId), overlay.entries());
+/**
+ * Writes the overlay's entries (tombstones included: they shadow older runs) as a run, of the
+ * bucket's object index or (`uploads`) of its uploads keyspace.
+ */
+export async function flushOverlay(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache, uploads = false): Promise<RunHandle> {
+  const meta = await writeRun(provider, uploads ? uploadRunKey(bucketId) : runKey(bucketId), overlay.entries());
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
@@ -41,5 +45,31 @@ export async function compactAll(provider: Provider, bucketId: string, runs: rea
   const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {
     keep: (_key: string, value: Uint8Array) => !isTombstone(value),
   });
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
+ * What survives a full compaction of an uploads keyspace (upload-keys.ts), as a stateful filter
+ * called in key order: deletions go (nothing older is left to shadow), and so do the parts of
+ * every upload whose record is not live: they follow their record directly, so remembering the
+ * last live record is enough.
+ */
+export function uploadsKeep(): (key: string, value: Uint8Array) => boolean {
+  let live: string | undefined;
+  return (key, value) => {
+    const gone = isGone(value);
+    if (!key.startsWith(UPLOAD_PREFIX)) return !gone;
+    // A part key is its record's key + NUL + 4 hex digits; a record key ends in hex digits.
+    if (key.length > 5 && key.charCodeAt(key.length - 5) === 0) {
+      return !gone && live !== undefined && key.length === live.length + 5 && key.startsWith(live);
+    }
+    live = gone ? undefined : key;
+    return !gone;
+  };
+}
+
+/** Merges every run of a bucket's uploads keyspace (newest first) into one (see uploadsKeep). */
+export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
+  const meta = await compactRuns(provider, uploadRunKey(bucketId), runs.map((r) => r.reader), { keep: uploadsKeep() });
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
