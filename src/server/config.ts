@@ -9,6 +9,9 @@
  *   --config / STRATA_CONFIG                      (JSON file: credentials and any of the above)
  *   --log / STRATA_LOG                info        (request logs: 'info' one line per request, 'warn', 'off')
  *   --master-key-file / STRATA_MASTER_KEY_FILE    (master key; STRATA_MASTER_KEY gives it inline; see master-key.ts)
+ *   --max-uploads-per-bucket / STRATA_MAX_UPLOADS_PER_BUCKET   10000  (multipart uploads in progress per bucket)
+ *   --upload-expiry / STRATA_UPLOAD_EXPIRY                     7d     (age at which unfinished uploads are aborted)
+ *   --upload-sweep-interval / STRATA_UPLOAD_SWEEP_INTERVAL     10m    (how often expired uploads are looked for)
  *   STRATA_ACCESS_KEY / STRATA_SECRET_KEY          (credentials; else generated on first start)
  */
 import { readFileSync } from 'node:fs';
@@ -31,6 +34,22 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused. */
+  maxUploadsPerBucket?: number;
+  /** Age (ms) at which an unfinished multipart upload is aborted (and a completion record dropped). */
+  uploadExpiryMs?: number;
+  /** Time (ms) between expiry sweeps. */
+  uploadSweepIntervalMs?: number;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses a duration (`30s`, `10m`, `7d`, `250ms`; a plain number is seconds) into ms; throws Error. */
+export function parseDuration(name: string, raw: unknown): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(String(raw).trim());
+  const ms = m ? Number(m[1]) * DURATION_UNITS_MS[m[2] ?? 's']! : NaN;
+  if (!(ms >= 1 && ms <= Number.MAX_SAFE_INTEGER)) throw new Error(`invalid ${name} ${String(raw)}: give a positive duration such as 30s, 10m or 7d`);
+  return Math.round(ms);
 }
 
 export const DEFAULTS = { host: '127.0.0.1', port: 9000, data: './data', log: 'info' as const };
@@ -79,6 +98,16 @@ export function resolveConfig(args: string[], env: NodeJS.ProcessEnv = process.e
   if (pending !== undefined) cfg.pendingBytes = Number(pending);
   const masterKeyFile = pick('master-key-file', 'STRATA_MASTER_KEY_FILE', fc.masterKeyFile);
   if (masterKeyFile) cfg.masterKeyFile = masterKeyFile;
+  const maxUploads = pick('max-uploads-per-bucket', 'STRATA_MAX_UPLOADS_PER_BUCKET', fc.maxUploadsPerBucket);
+  if (maxUploads !== undefined) {
+    const n = Number(maxUploads);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`invalid max-uploads-per-bucket ${String(maxUploads)}: give a positive integer`);
+    cfg.maxUploadsPerBucket = n;
+  }
+  const expiry = pick('upload-expiry', 'STRATA_UPLOAD_EXPIRY', (fc as { uploadExpiry?: unknown }).uploadExpiry);
+  if (expiry !== undefined) cfg.uploadExpiryMs = parseDuration('upload-expiry', expiry);
+  const sweep = pick('upload-sweep-interval', 'STRATA_UPLOAD_SWEEP_INTERVAL', (fc as { uploadSweepInterval?: unknown }).uploadSweepInterval);
+  if (sweep !== undefined) cfg.uploadSweepIntervalMs = parseDuration('upload-sweep-interval', sweep);
   if (env.STRATA_ACCESS_KEY || env.STRATA_SECRET_KEY) {
     if (!env.STRATA_ACCESS_KEY || !env.STRATA_SECRET_KEY) throw new Error('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
     cfg.credentials = [{ accessKeyId: env.STRATA_ACCESS_KEY, secretAccessKey: env.STRATA_SECRET_KEY }];

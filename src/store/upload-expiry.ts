@@ -51,9 +51,9 @@ interface Due {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Queue entries of `b` due at or before `cutoff`, oldest first, at most `limit`. */
+/** Queue entries of `b` dated before `cutoff` (older than the age), oldest first, at most `limit`. */
 async function dueEntries(b: BucketState, cutoff: number, limit: number): Promise<Due[]> {
-  const end = queueAfter(cutoff);
+  const end = queueAfter(cutoff - 1);
   const it = mergeSources(b.uploads.sources(), { key: QUEUE_PREFIX, inclusive: true });
   const out: Due[] = [];
   try {
@@ -98,7 +98,7 @@ async function expireOne(repo: Repository, b: BucketState, d: Due): Promise<bool
 }
 
 /**
- * Aborts every upload in progress initiated more than `maxAgeMs` ago and drops every
+ * Aborts every upload in progress initiated more than `maxAgeMs` ago (strictly) and drops every
  * completion record older than that, in every bucket, through ordinary commits; deletes the
  * aborted uploads' part chunks. Takes at most `batch` entries per bucket (see `more`).
  * Throws what a commit throws (e.g. 'Unsafe', 'Closed'), or 'Corrupt' / 'MissingBlob' if an

@@ -105,6 +105,11 @@ export function queueAfter(time: number): string {
   return QUEUE_PREFIX + hexTime(time + 1);
 }
 
+/** An id either is an old-style one, or is made by makeUploadId from the same initiation time. */
+function wellFormed(timeHex: string, uploadId: string): boolean {
+  return LEGACY_ID_RE.test(uploadId) || (ID_RE.test(uploadId) && uploadId.startsWith(timeHex));
+}
+
 /** The parsed form of a `u` or `c` key; `part` for part keys. */
 export interface ParsedEntry extends UploadRef {
   part?: number;
@@ -130,8 +135,9 @@ export function parseEntryKey(k: string): ParsedEntry | undefined {
   const rest = k.slice(i);
   const sep = rest.indexOf('\0');
   const head = sep < 0 ? rest : rest.slice(0, sep);
-  if (!/^[0-9a-f]{12}[0-9a-f]{32,44}$/.test(head) || key.length === 0) return undefined;
-  const out: ParsedEntry = { key, initiated: parseInt(head.slice(0, TIME_DIGITS), 16), uploadId: head.slice(TIME_DIGITS) };
+  const uploadId = head.slice(TIME_DIGITS);
+  if (!/^[0-9a-f]{12}$/.test(head.slice(0, TIME_DIGITS)) || key.length === 0 || !wellFormed(head.slice(0, TIME_DIGITS), uploadId)) return undefined;
+  const out: ParsedEntry = { key, initiated: parseInt(head.slice(0, TIME_DIGITS), 16), uploadId };
   if (sep >= 0) {
     const part = rest.slice(sep + 1);
     if (!/^[0-9a-f]{4}$/.test(part)) return undefined;
@@ -151,7 +157,7 @@ export interface QueueEntry {
 
 /** Parses a `t` key; undefined if malformed. */
 export function parseQueueKey(k: string): QueueEntry | undefined {
-  const m = /^t([0-9a-f]{12})([uc])([0-9a-f]{12})([0-9a-f]{32,44})$/.exec(k);
-  if (!m) return undefined;
+  const m = /^t([0-9a-f]{12})([uc])([0-9a-f]{12})([0-9a-f]+)$/.exec(k);
+  if (!m || !wellFormed(m[3]!, m[4]!)) return undefined;
   return { kind: m[2] as 'u' | 'c', time: parseInt(m[1]!, 16), initiated: parseInt(m[3]!, 16), uploadId: m[4]! };
 }

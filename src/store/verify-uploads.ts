@@ -117,7 +117,8 @@ export async function referLiveParts(
 ): Promise<number> {
   let inRoot = 0;
   const overridden = (k: string) => chain?.parts.has(k) ?? false;
-  if (!chain?.dropped) {
+  {
+    // Counted even when the chain deleted the bucket: the count checks the root, not the anchor.
     const it = mergeSources(sources, { key: UPLOAD_PREFIX, inclusive: true });
     let live: string | undefined;
     try {
@@ -129,7 +130,7 @@ export async function referLiveParts(
         if (!p) throw new StoreError('Corrupt', `uploads keyspace of ${bucket}: malformed key ${JSON.stringify(key)}`);
         if (p.part === undefined) {
           if (!isGone(value)) inRoot++;
-          live = !isGone(value) && chain?.records.get(key) !== false ? key : undefined;
+          live = !isGone(value) && !chain?.dropped && chain?.records.get(key) !== false ? key : undefined;
           if (!live) it.seek(afterUpload(p));
         } else if (live && !isGone(value) && key.startsWith(`${live}\0`) && !overridden(key)) {
           for (const c of decodePart(value).chunks) refer(c.blob, `${bucket}/${p.key} upload ${p.uploadId} part ${p.part}`);
