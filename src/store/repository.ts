@@ -27,7 +27,7 @@ import { BucketState, RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, flushOverlay, openRunHandle } from './runs.js';
+import { compactAll, compactUploads, flushOverlay, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -416,11 +416,12 @@ export class Repository {
         uploads.runs = [run, ...uploads.runs];
         uploads.overlay = new SortedMap('uploads overlay');
       }
-      if (uploads.runs.length > o.maxRuns) {
+      const n = uploadsCompactionSize(uploads.runs, o.maxRuns);
+      if (n > 0) {
         const t = performance.now();
-        const merged = await compactUploads(this.provider, bucket.id, uploads.runs, this.cache);
-        this.log('compaction', { bucket: bucket.name, keyspace: 'uploads', runs: uploads.runs.length, ms: Math.round(performance.now() - t) });
-        uploads.runs = [merged];
+        const merged = await compactUploads(this.provider, bucket.id, uploads.runs.slice(0, n), this.cache, n === uploads.runs.length);
+        this.log('compaction', { bucket: bucket.name, keyspace: 'uploads', runs: n, of: uploads.runs.length, ms: Math.round(performance.now() - t) });
+        uploads.runs = [merged, ...uploads.runs.slice(n)];
         this.stats.compactions++;
       }
     }

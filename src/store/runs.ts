@@ -68,8 +68,30 @@ export function uploadsKeep(): (key: string, value: Uint8Array) => boolean {
   };
 }
 
-/** Merges every run of a bucket's uploads keyspace (newest first) into one (see uploadsKeep). */
-export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
-  const meta = await compactRuns(provider, uploadRunKey(bucketId), runs.map((r) => r.reader), { keep: uploadsKeep() });
+/**
+ * How many of an uploads keyspace's newest runs (newest first) a checkpoint merges: none while
+ * there are at most `maxRuns`; else the newest runs as long as the next older one is no larger
+ * than what is merged so far (size tiers: a run is rewritten about log2(keyspace / flush) times,
+ * and a checkpoint does not rewrite large runs of untouched uploads); when that finds fewer than
+ * two, none until there are 2 * maxRuns runs, then the newest two. All of them is a full
+ * compaction (see compactUploads).
+ */
+export function uploadsCompactionSize(runs: readonly RunHandle[], maxRuns: number): number {
+  if (runs.length <= maxRuns) return 0;
+  const sizes = runs.map((r) => decodeRunMeta(r.meta).size);
+  let n = 1;
+  let merged = sizes[0]!;
+  while (n < runs.length && sizes[n]! <= merged) merged += sizes[n++]!;
+  if (n >= 2) return n;
+  return runs.length >= 2 * maxRuns ? 2 : 0;
+}
+
+/**
+ * Merges the newest `runs` of a bucket's uploads keyspace (newest first) into one. When they
+ * are all of its runs the result is the oldest level: deletions and the parts of ended uploads
+ * go (uploadsKeep); otherwise everything is kept, since older runs may still need shadowing.
+ */
+export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, all: boolean): Promise<RunHandle> {
+  const meta = await compactRuns(provider, uploadRunKey(bucketId), runs.map((r) => r.reader), all ? { keep: uploadsKeep() } : {});
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
