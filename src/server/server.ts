@@ -60,10 +60,11 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
-  const uploadExpiryMs = config.uploadExpiryMs ?? DEFAULT_UPLOAD_EXPIRY_MS;
+  const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
   const expiry = new UploadExpiryWorker(store, log, {
-    maxAgeMs: uploadExpiryMs,
-    intervalMs: config.uploadSweepIntervalMs ?? Math.min(DEFAULT_UPLOAD_SWEEP_MS, uploadExpiryMs),
+    maxAgeMs: uploadExpiry,
+    // Never sleep longer than the age itself: an upload expires at most one age late.
+    intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
   });
   metrics.collect(() => [
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),

@@ -31,7 +31,6 @@ import type { RunHandle } from '../../src/store/state.js';
 import { StoreError } from '../../src/store/errors.js';
 import type { ObjectVersion } from '../../src/store/records.js';
 import { prng } from '../support/random.js';
-import { parseDuration } from '../../src/server/config.js';
 
 const T0 = Date.UTC(2026, 5, 1);
 const ref = (key: string, initiated = T0, uploadId = makeUploadId(initiated)): UploadRef => ({ key, initiated, uploadId });
@@ -298,18 +297,5 @@ describe('when an uploads keyspace compacts', () => {
     // Full compaction on every ninth flush would write ~flushes^2 / 18 runs' worth; tiers write
     // each byte about log2(flushes) times.
     expect(written / (flushes * flush)).toBeLessThan(2 * Math.log2(flushes));
-  });
-});
-
-describe('durations in the server configuration', () => {
-  it('parse units and plain seconds, and refuse zero, negatives and garbage', () => {
-    expect(parseDuration('x', '7d')).toBe(7 * 86_400_000);
-    expect(parseDuration('x', '10m')).toBe(600_000);
-    expect(parseDuration('x', '250ms')).toBe(250);
-    expect(parseDuration('x', '1.5h')).toBe(5_400_000);
-    expect(parseDuration('x', 30)).toBe(30_000);
-    for (const bad of ['0', '0s', '-1s', 'abc', '', '7 days', '1e3', '5w', 'Infinity', '9'.repeat(400)]) {
-      expect(() => parseDuration('upload-expiry', bad), bad.slice(0, 20)).toThrow(/invalid upload-expiry/);
-    }
   });
 });
