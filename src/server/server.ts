@@ -24,6 +24,8 @@ export interface RunningServer {
   url: string;
   port: number;
   store: Store;
+  /** The server's metrics (what /metrics renders). */
+  metrics: Metrics;
   accessKeyId: string;
   secretAccessKey: string;
   close(): Promise<void>;
@@ -110,6 +112,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     url,
     port,
     store,
+    metrics,
     accessKeyId: creds.list[0]!.accessKeyId,
     secretAccessKey: creds.list[0]!.secretAccessKey,
     close() {
