@@ -31,9 +31,12 @@ export class Batch {
   readonly staged = new Map<string, Uint8Array>();
   /** Buckets created (their state) or deleted (null) by this batch. */
   readonly buckets = new Map<string, { id: string; created: number } | null>();
-  /** Uploads keyspace writes staged (bucket NUL key -> value; an empty value deletes). */
+  /**
+   * Uploads keyspace writes staged (bucket id NUL key -> value; an empty value deletes). By
+   * id, so a bucket deleted and created again in one batch does not see its predecessor's.
+   */
   readonly uploadStaged = new Map<string, Uint8Array>();
-  /** Change in the number of uploads in progress, per bucket. */
+  /** Change in the number of uploads in progress, per bucket id. */
   readonly uploadDelta = new Map<string, number>();
   /**
    * The batch in flight before this one (pipelined commit): its staged mutations are not
@@ -167,11 +170,12 @@ export class Tx {
    * flight before it), else committed; undefined when absent or deleted.
    */
   async uploadGet(bucket: string, key: string): Promise<Uint8Array | undefined> {
-    const sk = stageKey(bucket, key);
+    const view = this.bucket(bucket);
+    if (!view) return undefined;
+    const sk = stageKey(view.id, key);
     const staged = this.#batch.uploadStaged.get(sk) ?? this.#batch.prev?.uploadStaged.get(sk);
     if (staged) return isGone(staged) ? undefined : staged;
-    const view = this.bucket(bucket);
-    return view?.state ? view.state.uploads.lookup(key) : undefined;
+    return view.state ? view.state.uploads.lookup(key) : undefined;
   }
 
   /** Uploads in progress in `bucket` as this transaction sees them (0 for a missing bucket). */
@@ -179,7 +183,7 @@ export class Tx {
     const view = this.bucket(bucket);
     if (!view) return 0;
     let n = view.state?.uploads.count ?? 0;
-    for (const b of [this.#batch.prev, this.#batch]) n += b?.uploadDelta.get(bucket) ?? 0;
+    for (const b of [this.#batch.prev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
     return n;
   }
 
@@ -205,19 +209,21 @@ export class Tx {
     this.#stageUpload({ op: 'dropCompletion', bucket, key: u.key, initiated: u.initiated, uploadId: u.uploadId, completed });
   }
 
+  /** Stages `m`; StoreError 'NoSuchBucket' if its bucket is gone (it could not be applied). */
   #stageUpload(m: UploadMutation): void {
     const b = this.#batch;
+    const id = this.requireBucket(m.bucket).id;
     for (const [key, value] of uploadWrites(m)) {
-      const sk = stageKey(m.bucket, key);
+      const sk = stageKey(id, key);
       const prev = b.uploadStaged.get(sk);
       b.uploadStaged.set(sk, value);
       this.#undo.push(() => (prev ? b.uploadStaged.set(sk, prev) : b.uploadStaged.delete(sk)));
     }
     const delta = uploadCountDelta(m);
     if (delta) {
-      const prev = b.uploadDelta.get(m.bucket) ?? 0;
-      b.uploadDelta.set(m.bucket, prev + delta);
-      this.#undo.push(() => b.uploadDelta.set(m.bucket, prev));
+      const prev = b.uploadDelta.get(id) ?? 0;
+      b.uploadDelta.set(id, prev + delta);
+      this.#undo.push(() => b.uploadDelta.set(id, prev));
     }
     b.mutations.push(m);
   }

@@ -190,6 +190,30 @@ describe.each(['memory', 'fs'] as const)('uploads on %s', (kind) => {
     if (kind === 'fs') await expectClean(provider);
   });
 
+  it('never stages an upload change for a bucket deleted earlier in the same group commit', async () => {
+    const { store, provider, reopen } = await open(kind);
+    const ids = await Promise.all(['a', 'b', 'c'].map((k) => store.createMultipartUpload(B, k)));
+    // Queued together, these share batches: the deletion may be staged before the others.
+    const settled = await Promise.allSettled([
+      store.deleteBucket(B),
+      store.abortMultipartUpload(B, 'a', ids[0]!),
+      store.createBucket(B),
+      store.createMultipartUpload(B, 'd'),
+      store.completeMultipartUpload(B, 'b', ids[1]!, [{ partNumber: 1, etag: 'x' }]),
+    ]);
+    expect(settled[0]!.status).toBe('fulfilled');
+    for (const r of settled.slice(1)) if (r.status === 'rejected') expect(['NoSuchBucket', 'NoSuchUpload', 'InvalidPart', 'BucketAlreadyOwnedByYou']).toContain((r.reason as { code: string }).code);
+    const listed = (await store.listMultipartUploads(B)).uploads;
+    expect(listed.every((u) => u.key === 'd')).toBe(true);
+    expect(store.repo.state.buckets.get(B)!.uploads.count).toBe(listed.length);
+    await store.checkpoint();
+    await store.close();
+    const again = await reopen();
+    expect((await again.listMultipartUploads(B)).uploads).toHaveLength(listed.length);
+    await again.close();
+    if (kind === 'fs') await expectClean(provider);
+  });
+
   it('expires uploads and completion records by age, through commits, across checkpoints and reopening', async () => {
     const { store, provider, clock, reopen } = await open(kind);
     const t0 = clock.now;
