@@ -37,11 +37,11 @@ describe('the permission table', () => {
   });
 
   it('reserves bucket configuration and deletion to owner', () => {
-    for (const op of OPS.filter((o) => /Cors$|^DeleteBucket$/.test(o))) expect(NEEDS[op], op).toBe('owner');
+    for (const op of OPS.filter((o) => /Cors$|Encryption$|^DeleteBucket$/.test(o))) expect(NEEDS[op], op).toBe('owner');
   });
 
   it('lets read do every object and listing read', () => {
-    for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !/Cors$|^ListBuckets$/.test(o))) expect(NEEDS[op], op).toBe('read');
+    for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !/Cors$|Encryption$|^ListBuckets$/.test(o))) expect(NEEDS[op], op).toBe('read');
   });
 });
 
@@ -63,6 +63,9 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetBucketCors: { op: 'GetBucketCors', bucket: b },
     PutBucketCors: { op: 'PutBucketCors', bucket: b },
     DeleteBucketCors: { op: 'DeleteBucketCors', bucket: b },
+    GetBucketEncryption: { op: 'GetBucketEncryption', bucket: b },
+    PutBucketEncryption: { op: 'PutBucketEncryption', bucket: b },
+    DeleteBucketEncryption: { op: 'DeleteBucketEncryption', bucket: b },
     PutObject: { op: 'PutObject', ...K },
     GetObject: { op: 'GetObject', ...K, overrides: {} },
     HeadObject: { op: 'HeadObject', ...K, overrides: {} },
