@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import { parseArgs, UsageError, type ParsedArgs, type PositionalSpec } from '../cli/args.js';
 import { readConfigFile } from './config-file.js';
 import { credentialsFromEnv, parseCredentialList, type Credentials } from './config-credentials.js';
-import { OptionError, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
+import { OptionError, durationType, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 
 export type { Credentials } from './config-credentials.js';
@@ -36,6 +36,11 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** How long a shutdown waits for requests in flight before cutting them, ms. */
+  shutdownTimeout?: number;
   /** The config file the values came from, if any. */
   configFile?: string;
 }
@@ -103,6 +108,18 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: pathType('<file>'),
     help: 'file holding the master key (default: <data>.master-key beside a local repository)',
   }),
+  opt({ name: 'tls-cert', key: 'tlsCert', env: 'STRATA_TLS_CERT', type: pathType('<file>'), help: 'PEM certificate chain: serve HTTPS on the port (with --tls-key; reloaded on SIGHUP)' }),
+  opt({ name: 'tls-key', key: 'tlsKey', env: 'STRATA_TLS_KEY', type: pathType('<file>'), help: 'PEM private key of --tls-cert' }),
+  opt({
+    name: 'shutdown-timeout',
+    key: 'shutdownTimeout',
+    env: 'STRATA_SHUTDOWN_TIMEOUT',
+    // Up to a day: long uploads may be worth waiting for; beyond, a stop is a stop.
+    type: durationType({ min: 0, max: 86_400_000 }),
+    // Within systemd's default stop timeout (90 s) and Kubernetes' grace period (30 s).
+    default: 25_000,
+    help: 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut',
+  }),
 ];
 
 /** Defaults of the options that have one (from the table). */
@@ -144,6 +161,7 @@ export function configFromArgs(parsed: Pick<ParsedArgs, 'flags'>, env: NodeJS.Pr
     if (!(err instanceof OptionError)) throw err;
     problems.push(err.message);
   }
+  if ((cfg.tlsCert === undefined) !== (cfg.tlsKey === undefined)) problems.push('--tls-cert and --tls-key go together: give both or neither');
   if (problems.length) throw new OptionError(problems.join('\n'));
   return cfg as ServerConfig;
 }

@@ -36,7 +36,7 @@ function refuses(args: string[], env: NodeJS.ProcessEnv, re: RegExp): void {
 
 describe('resolveConfig', () => {
   it('gives the defaults with no flags, env or file', () => {
-    expect(resolveConfig([], {})).toEqual({ host: '127.0.0.1', port: 9000, data: './data', log: 'info', pendingBytes: 256 * 1024 * 1024 });
+    expect(resolveConfig([], {})).toEqual({ host: '127.0.0.1', port: 9000, data: './data', log: 'info', pendingBytes: 256 * 1024 * 1024, shutdownTimeout: 25_000 });
     expect(DEFAULTS).toMatchObject({ host: '127.0.0.1', port: 9000, data: './data', log: 'info' });
   });
 
