@@ -6,6 +6,7 @@
  */
 import { configFromArgs, SERVE_POSITIONALS, SERVER_OPTIONS } from '../server/config.js';
 import type { OptionDef } from '../server/options.js';
+import { startedByNpm, watchParent } from './parent-watch.js';
 import type { Verb } from './verb.js';
 
 const NOTES = `environment only (never flags: a command line is visible to every local user):
@@ -44,10 +45,13 @@ export const serveVerb: Verb = {
       }
     };
     if (server.tls) process.on('SIGHUP', onHup);
-    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    let unwatch = () => {};
+    const signal = await new Promise<string>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
+      if (startedByNpm(env)) unwatch = watchParent((pid) => resolve(`npm (pid ${pid}) exited`));
     });
+    unwatch();
     process.stderr.write(`strata: ${signal}: stopping (waiting up to ${(config.shutdownTimeout ?? 0) / 1000} s for requests in flight; signal again to exit now)\n`);
     const force = (again: NodeJS.Signals) => {
       process.stderr.write(`strata: ${again} again: exiting now\n`);
