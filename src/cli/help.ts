@@ -65,6 +65,11 @@ function cell(s: string): string {
   return s.replace(/\|/g, '\\|');
 }
 
+/** Prose in a markdown cell: pipes escaped, and angle brackets so `<bucket>` is not read as HTML. */
+function prose(s: string): string {
+  return cell(s).replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 /** The README's option table (markdown) for `table`. */
 export function optionsMarkdown(table: readonly OptionDef<never>[]): string {
   const lines = ['| flag | environment | config-file key | default | |', '|---|---|---|---|---|'];
@@ -73,7 +78,19 @@ export function optionsMarkdown(table: readonly OptionDef<never>[]): string {
     const env = def.env && (def.from?.env ?? true) ? `\`${def.env}\`` : '';
     const key = def.from?.file ?? true ? `\`${def.name}\`` : '';
     const dflt = def.default !== undefined ? `\`${def.type.format(def.default as never)}\`` : '';
-    lines.push(`| ${cell(flag)} | ${env} | ${key} | ${cell(dflt)} | ${cell(def.help)} |`);
+    lines.push(`| ${cell(flag)} | ${env} | ${key} | ${cell(dflt)} | ${prose(def.help)} |`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * `text` (the README) with the section between `<!-- options:<name>:start ... -->` and
+ * `<!-- options:<name>:end -->` replaced by `table`. Pure. Throws Error if the markers are
+ * missing.
+ */
+export function replaceOptionsSection(text: string, name: string, table: string): string {
+  const start = new RegExp(`<!-- options:${name}:start[^\\n]*-->\\n`).exec(text);
+  const end = text.indexOf(`<!-- options:${name}:end -->`);
+  if (!start || end < start.index) throw new Error(`README has no options:${name} markers`);
+  return text.slice(0, start.index + start[0].length) + table + text.slice(end);
 }
