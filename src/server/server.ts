@@ -18,6 +18,7 @@ import { checkDataLocation } from './data-location.js';
 import { bindListener } from './listener.js';
 import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
+import { OptionError } from './option-types.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -38,17 +39,29 @@ export interface RunningServer {
 }
 
 /**
- * Starts the server. Throws OptionError for a bad TLS pair or data location, and the
- * listen error (port in use) BEFORE anything is created; later errors (repository locked,
- * unreadable) release the port again. `config` fields left out take the option defaults.
+ * Starts the server. Throws OptionError for a bad TLS pair, data location or configured
+ * master key, and the listen error (port in use), BEFORE anything is created; later errors
+ * (repository locked, unreadable) release the port again. `config` fields left out take the option defaults.
  */
 export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
   config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
   let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
   checkDataLocation(config.data);
+  if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
+    // A configured master key is only read, never created: check it before anything exists.
+    try {
+      loadMasterKey({
+        ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+        ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
+      });
+    } catch (err) {
+      throw new OptionError((err as Error).message);
+    }
+  }
   const listener = await bindListener(config.host, config.port, tls);
   let store: Store;
+  const opening = performance.now();
   try {
     store = await openStore(config.data, {
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
@@ -58,6 +71,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     await listener.abort();
     throw err;
   }
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
   let creds;
   let master: ReturnType<typeof loadMasterKey>;
   try {
@@ -138,6 +152,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
           graceMs: config.shutdownTimeout ?? 0,
           report: (event, fields) => (event === 'drained' ? log.info(`shutdown ${event}`, fields) : log.warn(`shutdown ${event}`, fields)),
         });
+        log.warn('closing repository', {});
         await store.close();
         log.warn('stopped', {});
       })();

@@ -140,6 +140,17 @@ describe('help, version, usage errors: nothing started, nothing written', () => 
     }
   });
 
+  it('refuses a malformed or missing master key before creating anything', () => {
+    const bad = run(['serve', '--port', '0', '--data', './repo'], { env: { ...CREDS_ENV, STRATA_MASTER_KEY: 'not-a-key' } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/STRATA_MASTER_KEY: a master key is 32 bytes/);
+    expect(readdirSync(bad.cwd)).toEqual([]);
+    const missing = run(['serve', '--port', '0', '--data', './repo', '--master-key-file', '/nonexistent/key'], { env: CREDS_ENV });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read master key file \/nonexistent\/key/);
+    expect(readdirSync(missing.cwd)).toEqual([]);
+  });
+
   it('refuses a bad config file before creating anything', () => {
     const cwd = mkdtempSync(join(scratch, 'cwd-'));
     const cfg = join(scratch, 'typo.json');
