@@ -65,7 +65,10 @@ export async function bindListener(host: string, port: number, tls?: TlsMaterial
     },
     setTls(material) {
       if (!tls) throw new Error('this listener serves plain HTTP');
-      (server as unknown as import('node:tls').Server).setSecureContext({ cert: material.cert, key: material.key });
+      const tlsServer = server as unknown as Partial<import('node:tls').Server>;
+      // Bun's https server has no setSecureContext: say so rather than fail obscurely.
+      if (typeof tlsServer.setSecureContext !== 'function') throw new Error('this runtime cannot replace the certificate of a running listener: restart to load it');
+      tlsServer.setSecureContext({ cert: material.cert, key: material.key });
     },
     async abort() {
       aborted = true;
