@@ -32,22 +32,31 @@ function flagColumn(def: OptionDef<never>): string {
 
 function details(def: OptionDef<never>): string {
   const bits: string[] = [];
-  if (def.default !== undefined && def.default !== false) bits.push(`default ${def.type.format(def.default as never)}`);
+  if (def.default !== undefined && def.default !== false)
+    bits.push(`default ${def.type.format(def.default as never)}`);
   if (def.env && (def.from?.env ?? true)) bits.push(`env ${def.env}`);
   return bits.length ? ` (${bits.join('; ')})` : '';
 }
 
 function row(left: string, text: string): string {
   const body = wrap(text, HELP_WIDTH - HELP_COLUMN).map((l) => `${' '.repeat(HELP_COLUMN)}${l}`);
-  if (left.length + 2 < HELP_COLUMN) body[0] = `  ${left.padEnd(HELP_COLUMN - 2)}${body[0]!.trimStart()}`;
+  if (left.length + 2 < HELP_COLUMN)
+    body[0] = `  ${left.padEnd(HELP_COLUMN - 2)}${body[0]!.trimStart()}`;
   else body.unshift(`  ${left}`);
   return body.join('\n');
 }
 
 /** `strata <verb> --help`. */
 export function verbHelp(verb: Verb): string {
-  const lines = [`usage: strata ${verb.name} ${verb.synopsis}`.trimEnd(), '', verb.description.trim(), '', 'options:'];
-  for (const def of verb.options) if (def.from?.flag ?? true) lines.push(row(flagColumn(def), `${def.help}${details(def)}`));
+  const lines = [
+    `usage: strata ${verb.name} ${verb.synopsis}`.trimEnd(),
+    '',
+    verb.description.trim(),
+    '',
+    'options:',
+  ];
+  for (const def of verb.options)
+    if (def.from?.flag ?? true) lines.push(row(flagColumn(def), `${def.help}${details(def)}`));
   lines.push(row('-h, --help', 'show this help'), row('-V, --version', 'show the version'));
   if (verb.notes) lines.push('', verb.notes.trimEnd());
   return `${lines.join('\n')}\n`;
@@ -74,9 +83,12 @@ function prose(s: string): string {
 export function optionsMarkdown(table: readonly OptionDef<never>[]): string {
   const lines = ['| flag | environment | config-file key | default | |', '|---|---|---|---|---|'];
   for (const def of table) {
-    const flag = def.from?.flag ?? true ? `\`--${def.name}${def.type.placeholder ? ` ${def.type.placeholder}` : ''}\`` : '';
+    const flag =
+      (def.from?.flag ?? true)
+        ? `\`--${def.name}${def.type.placeholder ? ` ${def.type.placeholder}` : ''}\``
+        : '';
     const env = def.env && (def.from?.env ?? true) ? `\`${def.env}\`` : '';
-    const key = def.from?.file ?? true ? `\`${def.name}\`` : '';
+    const key = (def.from?.file ?? true) ? `\`${def.name}\`` : '';
     const dflt = def.default !== undefined ? `\`${def.type.format(def.default as never)}\`` : '';
     lines.push(`| ${cell(flag)} | ${env} | ${key} | ${cell(dflt)} | ${prose(def.help)} |`);
   }

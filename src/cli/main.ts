@@ -38,7 +38,10 @@ async function main(argv: string[]): Promise<number> {
     return USAGE_EXIT;
   }
   try {
-    const spec: ArgSpec = { options: verb.options, ...(verb.positionals ? { positionals: verb.positionals } : {}) };
+    const spec: ArgSpec = {
+      options: verb.options,
+      ...(verb.positionals ? { positionals: verb.positionals } : {}),
+    };
     const args = parseArgs(rest, spec);
     if (args.help) {
       process.stdout.write(verbHelp(verb));
@@ -51,11 +54,15 @@ async function main(argv: string[]): Promise<number> {
     return await verb.run(args, process.env);
   } catch (err) {
     if (err instanceof OptionError) {
-      process.stderr.write(`strata ${verb.name}: ${err.message.replace(/\n/g, `\nstrata ${verb.name}: `)}\n(see 'strata ${verb.name} --help')\n`);
+      process.stderr.write(
+        `strata ${verb.name}: ${err.message.replace(/\n/g, `\nstrata ${verb.name}: `)}\n(see 'strata ${verb.name} --help')\n`
+      );
       return USAGE_EXIT;
     }
     const code = (err as { exitCode?: unknown }).exitCode;
-    process.stderr.write(`strata ${verb.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `strata ${verb.name}: ${err instanceof Error ? err.message : String(err)}\n`
+    );
     return typeof code === 'number' ? code : 1;
   }
 }

@@ -20,7 +20,10 @@ export function startedByNpm(env: NodeJS.ProcessEnv): boolean {
  * Calls `onGone` once when this process's parent changes from what it is now. Returns the
  * function that stops watching. The timer does not keep the process alive.
  */
-export function watchParent(onGone: (oldParent: number) => void, pollMs = PARENT_POLL_MS): () => void {
+export function watchParent(
+  onGone: (oldParent: number) => void,
+  pollMs = PARENT_POLL_MS
+): () => void {
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;

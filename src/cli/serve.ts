@@ -35,13 +35,19 @@ export const serveVerb: Verb = {
     const config = configFromArgs(args, env);
     const { startServer } = await import('../server/server.js');
     const server = await startServer(config);
-    process.stderr.write(`Strata S3 server on ${server.url} (data: ${config.data}, access key ${server.accessKeyId})\n`);
+    process.stderr.write(
+      `Strata S3 server on ${server.url} (data: ${config.data}, access key ${server.accessKeyId})\n`
+    );
     const onHup = () => {
       try {
         const t = server.reloadTls();
-        process.stderr.write(`strata: TLS certificate reloaded (${t.subject}, valid to ${t.validTo})\n`);
+        process.stderr.write(
+          `strata: TLS certificate reloaded (${t.subject}, valid to ${t.validTo})\n`
+        );
       } catch (err) {
-        process.stderr.write(`strata: TLS reload failed, still serving the previous certificate: ${(err as Error).message}\n`);
+        process.stderr.write(
+          `strata: TLS reload failed, still serving the previous certificate: ${(err as Error).message}\n`
+        );
       }
     };
     if (server.tls) process.on('SIGHUP', onHup);
@@ -52,7 +58,9 @@ export const serveVerb: Verb = {
       if (startedByNpm(env)) unwatch = watchParent((pid) => resolve(`npm (pid ${pid}) exited`));
     });
     unwatch();
-    process.stderr.write(`strata: ${signal}: stopping (waiting up to ${(config.shutdownTimeout ?? 0) / 1000} s for requests in flight; signal again to exit now)\n`);
+    process.stderr.write(
+      `strata: ${signal}: stopping (waiting up to ${(config.shutdownTimeout ?? 0) / 1000} s for requests in flight; signal again to exit now)\n`
+    );
     const force = (again: NodeJS.Signals) => {
       process.stderr.write(`strata: ${again} again: exiting now\n`);
       process.exit(FORCED_EXIT_CODE);

@@ -34,10 +34,15 @@ block, and that every body the index refers to exists; names the bucket/key of o
 damage reaches. Read-only: takes no lock and writes nothing, so it may run beside the server.`,
   options: OPTIONS,
   positionals: { name: 'DIR|URL', max: 1 },
-  notes: 'exit codes: 0 sound, 1 damage found, 2 bad command line or the repository cannot be read.',
+  notes:
+    'exit codes: 0 sound, 1 damage found, 2 bad command line or the repository cannot be read.',
   async run(args, env) {
-    if (args.positionals.length && args.flags.has('data')) throw new UsageError('give the repository once: as DIR|URL or with --data');
-    const opts = resolveOptions(OPTIONS as readonly OptionDef<VerifyArgs>[], { flags: args.flags, env }) as VerifyArgs;
+    if (args.positionals.length && args.flags.has('data'))
+      throw new UsageError('give the repository once: as DIR|URL or with --data');
+    const opts = resolveOptions(OPTIONS as readonly OptionDef<VerifyArgs>[], {
+      flags: args.flags,
+      env,
+    }) as VerifyArgs;
     const location = args.positionals[0] ?? opts.data ?? './data';
     const { openReadOnly, NotARepositoryError } = await import('../store/open-read-only.js');
     const { verifyRepository } = await import('../store/verify.js');
@@ -53,13 +58,17 @@ damage reaches. Read-only: takes no lock and writes nothing, so it may run besid
     let lastPrint = 0;
     try {
       if (repo.liveOwner) {
-        process.stderr.write(`verify: the repository is served by pid ${repo.liveOwner.pid}: checking the state as of the anchor read now\n`);
+        process.stderr.write(
+          `verify: the repository is served by pid ${repo.liveOwner.pid}: checking the state as of the anchor read now\n`
+        );
       }
       const report = await verifyRepository(repo.provider, (p) => {
         const now = Date.now();
         if (now - lastPrint < PROGRESS_MS && p.done !== p.total) return;
         lastPrint = now;
-        process.stderr.write(`verify: ${p.phase} ${p.done}/${p.total} (${(p.bytes / 2 ** 20).toFixed(1)} MiB read)\n`);
+        process.stderr.write(
+          `verify: ${p.phase} ${p.done}/${p.total} (${(p.bytes / 2 ** 20).toFixed(1)} MiB read)\n`
+        );
       });
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
@@ -68,11 +77,16 @@ damage reaches. Read-only: takes no lock and writes nothing, so it may run besid
           `repository  ${location}`,
           `anchor      sequence ${report.anchorSeq}, root at ${report.rootSeq}, ${report.commitsInChain} commits replayed`,
           `checked     ${report.blobs} pack blobs, ${report.runs} runs (${report.runEntries} index entries), ${(report.bytes / 2 ** 20).toFixed(1)} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-          report.ok ? 'result      OK' : `result      DAMAGED: ${report.problems.length} problem(s)`,
+          report.ok
+            ? 'result      OK'
+            : `result      DAMAGED: ${report.problems.length} problem(s)`,
         ];
         for (const p of report.problems) {
           lines.push(`  ${p.code.padEnd(14)} ${p.blob}: ${p.message}`);
-          if (p.affects) lines.push(`  ${''.padEnd(14)} affects ${p.affects.join(', ')}${p.affectsMore ? ` and ${p.affectsMore} more` : ''}`);
+          if (p.affects)
+            lines.push(
+              `  ${''.padEnd(14)} affects ${p.affects.join(', ')}${p.affectsMore ? ` and ${p.affectsMore} more` : ''}`
+            );
         }
         process.stdout.write(`${lines.join('\n')}\n`);
       }

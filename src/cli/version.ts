@@ -18,8 +18,17 @@ export function packageInfo(): { name: string; version: string } {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i <= MAX_LEVELS_UP; i++, dir = dirname(dir)) {
     try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown; bin?: Record<string, string> };
-      if (pkg.bin && typeof pkg.bin === 'object' && 'strata' in pkg.bin && typeof pkg.version === 'string') {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        name?: unknown;
+        version?: unknown;
+        bin?: Record<string, string>;
+      };
+      if (
+        pkg.bin &&
+        typeof pkg.bin === 'object' &&
+        'strata' in pkg.bin &&
+        typeof pkg.version === 'string'
+      ) {
         cached = { name: String(pkg.name), version: pkg.version };
         return cached;
       }

@@ -26,13 +26,19 @@ export function checkDataLocation(location: string): void {
       isDir = statSync(at).isDirectory();
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new OptionError(`--data: cannot use ${dir}: ${(err as Error).message}`);
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw new OptionError(`--data: cannot use ${dir}: ${(err as Error).message}`);
       const up = dirname(at);
       if (up === at) return;
       at = up;
       continue;
     }
-    if (!isDir) throw new OptionError(at === dir ? `--data: ${dir} is not a directory` : `--data: cannot create ${dir}: ${at} is not a directory`);
+    if (!isDir)
+      throw new OptionError(
+        at === dir
+          ? `--data: ${dir} is not a directory`
+          : `--data: cannot create ${dir}: ${at} is not a directory`
+      );
     return;
   }
   throw new OptionError(`--data: ${dir} is nested too deeply`);

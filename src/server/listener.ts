@@ -7,7 +7,12 @@
  * Plain HTTP, or HTTPS on the same port when TLS material is given; the certificate can be
  * replaced on a running listener (setSecureContext) without dropping it or its connections.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TlsMaterial } from './tls.js';
@@ -31,7 +36,11 @@ export interface BoundListener {
  * Binds `host:port` (HTTPS when `tls` is given). Mutates nothing else. Rejects with the
  * listen error (EADDRINUSE, EACCES, EADDRNOTAVAIL), the message naming the address.
  */
-export async function bindListener(host: string, port: number, tls?: TlsMaterial): Promise<BoundListener> {
+export async function bindListener(
+  host: string,
+  port: number,
+  tls?: TlsMaterial
+): Promise<BoundListener> {
   let handler: RequestHandler | undefined;
   let aborted = false;
   const waiting: [IncomingMessage, ServerResponse][] = [];
@@ -40,12 +49,24 @@ export async function bindListener(host: string, port: number, tls?: TlsMaterial
     else if (aborted) res.destroy();
     else waiting.push([req, res]);
   };
-  const server: Server = tls ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest) : createHttpServer(onRequest);
+  const server: Server = tls
+    ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest)
+    : createHttpServer(onRequest);
   await new Promise<void>((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException) => {
       const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-      const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
-      reject(Object.assign(new Error(`cannot listen on ${where}: ${why}`), { code: err.code, cause: err }));
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'the address is already in use'
+          : err.code === 'EACCES'
+            ? 'permission denied'
+            : err.message;
+      reject(
+        Object.assign(new Error(`cannot listen on ${where}: ${why}`), {
+          code: err.code,
+          cause: err,
+        })
+      );
     };
     server.once('error', fail);
     server.listen(port, host, () => {
@@ -67,7 +88,10 @@ export async function bindListener(host: string, port: number, tls?: TlsMaterial
       if (!tls) throw new Error('this listener serves plain HTTP');
       const tlsServer = server as unknown as Partial<import('node:tls').Server>;
       // Bun's https server has no setSecureContext: say so rather than fail obscurely.
-      if (typeof tlsServer.setSecureContext !== 'function') throw new Error('this runtime cannot replace the certificate of a running listener: restart to load it');
+      if (typeof tlsServer.setSecureContext !== 'function')
+        throw new Error(
+          'this runtime cannot replace the certificate of a running listener: restart to load it'
+        );
       tlsServer.setSecureContext({ cert: material.cert, key: material.key });
     },
     async abort() {

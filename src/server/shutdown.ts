@@ -32,7 +32,12 @@ export function trackRequests(server: Server): RequestTracker {
   server.on('request', (req: IncomingMessage, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const entry: InFlight = { method: req.method ?? '?', path: (q < 0 ? url : url.slice(0, q)).slice(0, 256), started: Date.now(), req };
+    const entry: InFlight = {
+      method: req.method ?? '?',
+      path: (q < 0 ? url : url.slice(0, q)).slice(0, 256),
+      started: Date.now(),
+      req,
+    };
     live.add(entry);
     res.once('close', () => live.delete(entry));
   });
@@ -61,7 +66,11 @@ export interface DrainOptions {
  * (reporting them every `progressMs`), and after `graceMs` destroys what is left. Resolves
  * once the server is closed. Mutates only `server` and its sockets.
  */
-export async function drainServer(server: Server, tracker: RequestTracker, opts: DrainOptions): Promise<void> {
+export async function drainServer(
+  server: Server,
+  tracker: RequestTracker,
+  opts: DrainOptions
+): Promise<void> {
   const started = Date.now();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
@@ -69,13 +78,23 @@ export async function drainServer(server: Server, tracker: RequestTracker, opts:
   const idleSweep = setInterval(() => server.closeIdleConnections(), 250);
   const progress = () => {
     const list = tracker.inFlight();
-    if (list.length) opts.report('waiting', { requests: list.length, waitedMs: Date.now() - started, what: describe(list, Date.now()) });
+    if (list.length)
+      opts.report('waiting', {
+        requests: list.length,
+        waitedMs: Date.now() - started,
+        what: describe(list, Date.now()),
+      });
   };
   progress();
   const ticker = setInterval(progress, opts.progressMs ?? SHUTDOWN_PROGRESS_MS);
   const cut = setTimeout(() => {
     const list = tracker.inFlight();
-    if (list.length) opts.report('cut', { requests: list.length, afterMs: opts.graceMs, what: describe(list, Date.now()) });
+    if (list.length)
+      opts.report('cut', {
+        requests: list.length,
+        afterMs: opts.graceMs,
+        what: describe(list, Date.now()),
+      });
     server.closeAllConnections();
   }, opts.graceMs);
   try {

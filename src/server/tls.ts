@@ -32,7 +32,8 @@ function readPem(path: string, what: string): Buffer {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new OptionError(`${what}: ${path} is not a regular file`);
-    if (st.size > MAX_PEM_BYTES) throw new OptionError(`${what}: ${path} is larger than ${MAX_PEM_BYTES} bytes`);
+    if (st.size > MAX_PEM_BYTES)
+      throw new OptionError(`${what}: ${path} is larger than ${MAX_PEM_BYTES} bytes`);
     const buf = Buffer.alloc(st.size);
     let n = 0;
     while (n < buf.length) {
@@ -54,8 +55,10 @@ function readPem(path: string, what: string): Buffer {
 export function loadTls(certFile: string, keyFile: string): TlsMaterial {
   const cert = readPem(certFile, '--tls-cert');
   const key = readPem(keyFile, '--tls-key');
-  if (!cert.includes('-----BEGIN CERTIFICATE-----')) throw new OptionError(`--tls-cert: ${certFile} holds no PEM certificate`);
-  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key.toString('latin1'))) throw new OptionError(`--tls-key: ${keyFile} holds no PEM private key`);
+  if (!cert.includes('-----BEGIN CERTIFICATE-----'))
+    throw new OptionError(`--tls-cert: ${certFile} holds no PEM certificate`);
+  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key.toString('latin1')))
+    throw new OptionError(`--tls-key: ${keyFile} holds no PEM private key`);
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(cert);
@@ -67,8 +70,16 @@ export function loadTls(certFile: string, keyFile: string): TlsMaterial {
   } catch (err) {
     const msg = (err as Error).message;
     throw new OptionError(
-      /mismatch/i.test(msg) ? `--tls-key: ${keyFile} does not match the certificate in ${certFile}` : `--tls-cert/--tls-key: ${msg}`
+      /mismatch/i.test(msg)
+        ? `--tls-key: ${keyFile} does not match the certificate in ${certFile}`
+        : `--tls-cert/--tls-key: ${msg}`
     );
   }
-  return { cert, key, fingerprint: leaf.fingerprint256, subject: leaf.subject.replace(/\n/g, ', '), validTo: leaf.validTo };
+  return {
+    cert,
+    key,
+    fingerprint: leaf.fingerprint256,
+    subject: leaf.subject.replace(/\n/g, ', '),
+    validTo: leaf.validTo,
+  };
 }

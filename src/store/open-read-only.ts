@@ -55,7 +55,9 @@ export async function openReadOnly(location: string): Promise<ReadOnlyRepository
     try {
       isDir = statSync(dir).isDirectory();
     } catch (err) {
-      throw new NotARepositoryError(`${dir}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (err as Error).message}`);
+      throw new NotARepositoryError(
+        `${dir}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such directory' : (err as Error).message}`
+      );
     }
     if (!isDir) throw new NotARepositoryError(`${dir} is not a directory`);
     provider = new FsProvider(dir, false); // no init(): it would create and clean
@@ -67,7 +69,9 @@ export async function openReadOnly(location: string): Promise<ReadOnlyRepository
   }
   try {
     if (!(await exists(provider, ANCHOR_KEY)) && !(await exists(provider, CONFIG_KEY))) {
-      throw new NotARepositoryError(`${location} holds no Strata repository (no ${ANCHOR_KEY}, no ${CONFIG_KEY})`);
+      throw new NotARepositoryError(
+        `${location} holds no Strata repository (no ${ANCHOR_KEY}, no ${CONFIG_KEY})`
+      );
     }
   } catch (err) {
     await provider.close();

@@ -11,7 +11,15 @@
  *   - a shutdown waiting for uploads said nothing.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -30,7 +38,10 @@ afterAll(() => {
 const CREDS_ENV = { STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY };
 
 /** Runs the CLI to completion in `cwd` (default: a fresh empty directory). */
-function run(args: string[], opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}) {
+function run(
+  args: string[],
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {}
+) {
   const cwd = opts.cwd ?? mkdtempSync(join(scratch, 'cwd-'));
   const r = spawnSync(process.execPath, [CLI, ...args], {
     cwd,
@@ -42,7 +53,10 @@ function run(args: string[], opts: { cwd?: string; env?: Record<string, string>;
 }
 
 /** Starts `strata serve` and resolves once it logs `listening`. */
-function serve(args: string[], env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; port: number; out: () => string }> {
+function serve(
+  args: string[],
+  env: Record<string, string> = {}
+): Promise<{ child: ChildProcess; url: string; port: number; out: () => string }> {
   const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', ...args], {
     env: { PATH: process.env.PATH ?? '', ...CREDS_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -66,7 +80,9 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<{ chil
 }
 
 function exited(child: ChildProcess): Promise<number | null> {
-  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((r) => child.once('exit', (code) => r(code)));
+  return child.exitCode !== null
+    ? Promise.resolve(child.exitCode)
+    : new Promise((r) => child.once('exit', (code) => r(code)));
 }
 
 /** Every path under `dir` with its size and mtime: equal snapshots mean nothing was written. */
@@ -141,11 +157,16 @@ describe('help, version, usage errors: nothing started, nothing written', () => 
   });
 
   it('refuses a malformed or missing master key before creating anything', () => {
-    const bad = run(['serve', '--port', '0', '--data', './repo'], { env: { ...CREDS_ENV, STRATA_MASTER_KEY: 'not-a-key' } });
+    const bad = run(['serve', '--port', '0', '--data', './repo'], {
+      env: { ...CREDS_ENV, STRATA_MASTER_KEY: 'not-a-key' },
+    });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/STRATA_MASTER_KEY: a master key is 32 bytes/);
     expect(readdirSync(bad.cwd)).toEqual([]);
-    const missing = run(['serve', '--port', '0', '--data', './repo', '--master-key-file', '/nonexistent/key'], { env: CREDS_ENV });
+    const missing = run(
+      ['serve', '--port', '0', '--data', './repo', '--master-key-file', '/nonexistent/key'],
+      { env: CREDS_ENV }
+    );
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/cannot read master key file \/nonexistent\/key/);
     expect(readdirSync(missing.cwd)).toEqual([]);
@@ -170,7 +191,9 @@ describe('serve', () => {
     try {
       const r = run(['serve', '--host', '127.0.0.1', '--port', String(port), '--data', './repo']);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`));
+      expect(r.stderr).toMatch(
+        new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the address is already in use`)
+      );
       expect(r.stderr).not.toMatch(/access key|secret/);
       expect(readdirSync(r.cwd)).toEqual([]);
     } finally {
@@ -180,7 +203,16 @@ describe('serve', () => {
 
   it('fails at once on a data path that cannot be created (/proc/x used to spin forever)', () => {
     const t0 = Date.now();
-    const r = run(['serve', '--port', '0', '--data', process.platform === 'linux' ? '/proc/strata-x' : '/dev/null/x'], { env: CREDS_ENV, timeoutMs: 10_000 });
+    const r = run(
+      [
+        'serve',
+        '--port',
+        '0',
+        '--data',
+        process.platform === 'linux' ? '/proc/strata-x' : '/dev/null/x',
+      ],
+      { env: CREDS_ENV, timeoutMs: 10_000 }
+    );
     expect(r.signal).toBeNull(); // not killed by the timeout
     expect(r.code).not.toBe(0);
     expect(Date.now() - t0).toBeLessThan(10_000);
@@ -193,7 +225,16 @@ describe('serve', () => {
 
   it('serves with --pending-bytes in units and reports what a shutdown waits for', async () => {
     const data = mkdtempSync(join(scratch, 'data-'));
-    const s = await serve(['--port', '0', '--data', data, '--pending-bytes', '64MiB', '--shutdown-timeout', '1s']);
+    const s = await serve([
+      '--port',
+      '0',
+      '--data',
+      data,
+      '--pending-bytes',
+      '64MiB',
+      '--shutdown-timeout',
+      '1s',
+    ]);
     const metrics = await (await fetch(`${s.url}/metrics`)).text();
     expect(metrics).toMatch(/strata_pending_budget_bytes(\{\})? 67108864/);
     expect((await s3(s.url, 'PUT', '/slow')).status).toBe(200);
@@ -207,7 +248,13 @@ describe('serve', () => {
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
       region: REGION,
     });
-    const req = request({ host: '127.0.0.1', port: s.port, method: 'PUT', path: w.target, headers: w.headers });
+    const req = request({
+      host: '127.0.0.1',
+      port: s.port,
+      method: 'PUT',
+      path: w.target,
+      headers: w.headers,
+    });
     const outcome = new Promise<string>((resolve) => {
       req.on('response', (res) => resolve(`status ${res.statusCode}`));
       req.on('error', (err) => resolve(`error ${(err as NodeJS.ErrnoException).code}`));
@@ -244,7 +291,13 @@ describe('serve', () => {
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
       region: REGION,
     });
-    const req = request({ host: '127.0.0.1', port: s.port, method: 'PUT', path: w.target, headers: w.headers });
+    const req = request({
+      host: '127.0.0.1',
+      port: s.port,
+      method: 'PUT',
+      path: w.target,
+      headers: w.headers,
+    });
     req.on('error', () => undefined);
     req.write(Buffer.alloc(1000));
     await new Promise((r) => setTimeout(r, 200));
@@ -275,7 +328,8 @@ describe('verify', () => {
     const data = mkdtempSync(join(scratch, 'data-'));
     const s = await serve(['--port', '0', '--data', data]);
     expect((await s3(s.url, 'PUT', '/photos')).status).toBe(200);
-    for (const k of ['a.txt', 'b.txt', 'c.txt']) expect((await s3(s.url, 'PUT', `/photos/${k}`, `body of ${k} `.repeat(50))).status).toBe(200);
+    for (const k of ['a.txt', 'b.txt', 'c.txt'])
+      expect((await s3(s.url, 'PUT', `/photos/${k}`, `body of ${k} `.repeat(50))).status).toBe(200);
 
     const live = run(['verify', data]);
     expect(live.code).toBe(0);

@@ -22,7 +22,8 @@ const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   // Servers orphaned by a failing run (the bug under test) must not outlive it.
-  if (process.platform === 'linux') for (const pid of processesMentioning(work)) process.kill(pid, 'SIGKILL');
+  if (process.platform === 'linux')
+    for (const pid of processesMentioning(work)) process.kill(pid, 'SIGKILL');
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -67,7 +68,8 @@ function processesMentioning(needle: string): number[] {
     try {
       const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      if (cmd.includes(needle) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') found.push(Number(name));
+      if (cmd.includes(needle) && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z')
+        found.push(Number(name));
     } catch {
       // gone meanwhile
     }
@@ -86,7 +88,14 @@ async function until(what: string, cond: () => boolean, ms = 15_000): Promise<vo
 async function putAndGet(base: string): Promise<string> {
   const u = new URL(base);
   const send = (method: string, path: string, body?: string) => {
-    const w = signV4({ method, path, host: u.host, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: REGION, ...(body ? { body: Buffer.from(body) } : {}) });
+    const w = signV4({
+      method,
+      path,
+      host: u.host,
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+      region: REGION,
+      ...(body ? { body: Buffer.from(body) } : {}),
+    });
     const { host: _h, 'content-length': _l, ...headers } = w.headers;
     return fetch(`${base}${w.target}`, { method, headers, ...(body ? { body } : {}) });
   };
@@ -100,9 +109,15 @@ describe('npm package', () => {
     expect(pkg.name).not.toBe('strata');
     expect(Object.keys(pkg.bin)).toEqual(['strata']);
     // Build-time tools are not runtime dependencies.
-    for (const dev of ['assemblyscript', 'typescript', 'esbuild', 'vitest']) expect(pkg.dependencies[dev]).toBeUndefined();
+    for (const dev of ['assemblyscript', 'typescript', 'esbuild', 'vitest'])
+      expect(pkg.dependencies[dev]).toBeUndefined();
 
-    const packed = JSON.parse(execFileSync(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as {
+    const packed = JSON.parse(
+      execFileSync(NPM, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      })
+    ) as {
       filename: string;
       files: { path: string }[];
     }[];
@@ -110,7 +125,14 @@ describe('npm package', () => {
     expect(files).toContain(pkg.bin.strata);
     expect(files).toContain('dist/wasm-build/embedded.js');
     expect(files).toContain('dist/browser/codec.js');
-    expect(files.filter((f) => /^(src|test|bench|assembly|scripts)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')) || f.startsWith('dist/bench/'))).toEqual([]);
+    expect(
+      files.filter(
+        (f) =>
+          /^(src|test|bench|assembly|scripts)\//.test(f) ||
+          (f.endsWith('.ts') && !f.endsWith('.d.ts')) ||
+          f.startsWith('dist/bench/')
+      )
+    ).toEqual([]);
 
     // An empty project whose lockfile pins the runtime dependencies as our lockfile does, so
     // `npm ci --offline` installs from the local cache (no registry needed).
@@ -118,10 +140,22 @@ describe('npm package', () => {
     execFileSync('mkdir', ['-p', app]);
     const tgz = readFileSync(join(work, packed[0]!.filename));
     writeFileSync(join(app, 'strata.tgz'), tgz);
-    const ours = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const runtime = Object.fromEntries(Object.entries(ours.packages).filter(([k, v]) => k !== '' && !v.dev));
+    const ours = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { dev?: boolean }>;
+    };
+    const runtime = Object.fromEntries(
+      Object.entries(ours.packages).filter(([k, v]) => k !== '' && !v.dev)
+    );
     const spec = 'file:strata.tgz';
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, dependencies: { [pkg.name]: spec } }));
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({
+        name: 'app',
+        version: '1.0.0',
+        private: true,
+        dependencies: { [pkg.name]: spec },
+      })
+    );
     writeFileSync(
       join(app, 'package-lock.json'),
       JSON.stringify({
@@ -142,18 +176,31 @@ describe('npm package', () => {
         },
       })
     );
-    execFileSync(NPM, ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
-    const installed = readdirSync(join(app, 'node_modules')).flatMap((d) => (d.startsWith('@') ? readdirSync(join(app, 'node_modules', d)).map((s) => `${d}/${s}`) : [d]));
-    expect(installed.filter((d) => d !== '.bin' && d !== '.package-lock.json').sort()).toEqual([pkg.name, ...Object.keys(pkg.dependencies)].sort());
+    execFileSync(NPM, ['ci', '--omit=dev', '--offline', '--no-audit', '--no-fund'], {
+      cwd: app,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const installed = readdirSync(join(app, 'node_modules')).flatMap((d) =>
+      d.startsWith('@') ? readdirSync(join(app, 'node_modules', d)).map((s) => `${d}/${s}`) : [d]
+    );
+    expect(installed.filter((d) => d !== '.bin' && d !== '.package-lock.json').sort()).toEqual(
+      [pkg.name, ...Object.keys(pkg.dependencies)].sort()
+    );
 
     const bin = join(app, 'node_modules', '.bin', 'strata');
     expect(execFileSync(bin, ['--version'], { encoding: 'utf8' })).toContain(`(${pkg.name},`);
     const data = join(work, 'packaged-data');
-    const s = startLogged(bin, ['serve', '--host', '127.0.0.1', '--port', '0', '--data', data, '--log', 'warn'], app);
+    const s = startLogged(
+      bin,
+      ['serve', '--host', '127.0.0.1', '--port', '0', '--data', data, '--log', 'warn'],
+      app
+    );
     // --log warn prints no "listening" line: read the URL from the banner instead.
     const url = await Promise.race([
       s.url,
-      until('banner', () => /Strata S3 server on (http\S+)/.test(s.out())).then(() => /Strata S3 server on (http\S+)/.exec(s.out())![1]!),
+      until('banner', () => /Strata S3 server on (http\S+)/.test(s.out())).then(
+        () => /Strata S3 server on (http\S+)/.exec(s.out())![1]!
+      ),
     ]);
     expect(await putAndGet(url)).toBe('from the tarball');
     s.child.kill('SIGTERM');
@@ -166,7 +213,11 @@ describe.runIf(process.platform === 'linux')('npm start leaves no orphan', () =>
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it(`${signal} to npm start stops the server and releases the lock`, async () => {
       const data = join(work, `start-${signal}`);
-      const s = startLogged(NPM, ['start', '--', '--host', '127.0.0.1', '--port', '0', '--data', data], ROOT);
+      const s = startLogged(
+        NPM,
+        ['start', '--', '--host', '127.0.0.1', '--port', '0', '--data', data],
+        ROOT
+      );
       await s.url;
       expect(processesMentioning(data).length).toBeGreaterThan(0);
       expect(existsSync(join(data, 'LOCK'))).toBe(true);

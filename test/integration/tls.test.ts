@@ -12,9 +12,21 @@ import { Agent } from 'node:https';
 import { connect, type PeerCertificate } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, PutObjectCommand, CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  PutObjectCommand,
+  CreateBucketCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, CLI, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import {
+  ACCESS_KEY,
+  CLI,
+  REGION,
+  SECRET_KEY,
+  startTestServer,
+  type TestServer,
+} from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
 import { mustRun, requireTool, run } from './support/run-cli.js';
 
@@ -37,19 +49,52 @@ function issue(prefix: string, cn: string): { cert: string; key: string } {
   const cert = join(work, `${prefix}.pem`);
   const ext = join(work, `${prefix}.ext`);
   writeFileSync(ext, 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  openssl(['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${cn}`]);
-  openssl(['x509', '-req', '-in', csr, '-CA', CA, '-CAkey', join(work, 'ca.key'), '-CAcreateserial', '-days', '2', '-out', cert, '-extfile', ext]);
+  openssl([
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    csr,
+    '-subj',
+    `/CN=${cn}`,
+  ]);
+  openssl([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    CA,
+    '-CAkey',
+    join(work, 'ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-out',
+    cert,
+    '-extfile',
+    ext,
+  ]);
   return { cert, key };
 }
 
 /** The leaf certificate a fresh TLS handshake with the server presents. */
 function peerCertificate(port: number): Promise<PeerCertificate> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ca: readFileSync(CA), servername: 'localhost' }, () => {
-      const cert = socket.getPeerCertificate();
-      socket.end();
-      resolve(cert);
-    });
+    const socket = connect(
+      { host: '127.0.0.1', port, ca: readFileSync(CA), servername: 'localhost' },
+      () => {
+        const cert = socket.getPeerCertificate();
+        socket.end();
+        resolve(cert);
+      }
+    );
     socket.once('error', reject);
   });
 }
@@ -67,7 +112,23 @@ let gen1: { cert: string; key: string };
 let gen2: { cert: string; key: string };
 
 beforeAll(async () => {
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', CA, '-days', '2', '-subj', '/CN=Strata Test CA']);
+  openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    CA,
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Strata Test CA',
+  ]);
   gen1 = issue('gen1', 'strata-gen-1');
   gen2 = issue('gen2', 'strata-gen-2');
   copyFileSync(gen1.cert, CERT);
@@ -91,7 +152,9 @@ describe('TLS', () => {
       requestHandler: { httpsAgent: agent },
     });
     await client.send(new CreateBucketCommand({ Bucket: 'secure' }));
-    await client.send(new PutObjectCommand({ Bucket: 'secure', Key: 'hello.txt', Body: 'over TLS' }));
+    await client.send(
+      new PutObjectCommand({ Bucket: 'secure', Key: 'hello.txt', Body: 'over TLS' })
+    );
     const got = await client.send(new GetObjectCommand({ Bucket: 'secure', Key: 'hello.txt' }));
     expect(await got.Body!.transformToString()).toBe('over TLS');
     // An SDK that does not trust the CA is refused by its own TLS check.
@@ -102,7 +165,9 @@ describe('TLS', () => {
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
       maxAttempts: 1,
     });
-    await expect(untrusting.send(new GetObjectCommand({ Bucket: 'secure', Key: 'hello.txt' }))).rejects.toThrow(/certificate/i);
+    await expect(
+      untrusting.send(new GetObjectCommand({ Bucket: 'secure', Key: 'hello.txt' }))
+    ).rejects.toThrow(/certificate/i);
     client.destroy();
     untrusting.destroy();
     agent.destroy();
@@ -112,10 +177,20 @@ describe('TLS', () => {
     const file = join(work, 'upload.txt');
     writeFileSync(file, 'from the aws cli');
     const env = botocoreEnv();
-    await mustRun(AWS, ['s3', 'cp', file, 's3://secure/cli.txt', '--endpoint-url', s.url, '--ca-bundle', CA], { env });
-    const cat = await mustRun(AWS, ['s3', 'cp', 's3://secure/cli.txt', '-', '--endpoint-url', s.url, '--ca-bundle', CA], { env });
+    await mustRun(
+      AWS,
+      ['s3', 'cp', file, 's3://secure/cli.txt', '--endpoint-url', s.url, '--ca-bundle', CA],
+      { env }
+    );
+    const cat = await mustRun(
+      AWS,
+      ['s3', 'cp', 's3://secure/cli.txt', '-', '--endpoint-url', s.url, '--ca-bundle', CA],
+      { env }
+    );
     expect(cat.stdout).toBe('from the aws cli');
-    const refused = await run(AWS, ['s3', 'ls', 's3://secure/', '--endpoint-url', s.url], { env: { ...env, AWS_MAX_ATTEMPTS: '1' } });
+    const refused = await run(AWS, ['s3', 'ls', 's3://secure/', '--endpoint-url', s.url], {
+      env: { ...env, AWS_MAX_ATTEMPTS: '1' },
+    });
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/SSL|certificate/i);
   });
@@ -133,7 +208,8 @@ describe('TLS', () => {
       requestHandler: { httpsAgent: agent },
     });
     await client.send(new PutObjectCommand({ Bucket: 'secure', Key: 'before', Body: '1' }));
-    const sockets = () => Object.values(agent.freeSockets).flat().length + Object.values(agent.sockets).flat().length;
+    const sockets = () =>
+      Object.values(agent.freeSockets).flat().length + Object.values(agent.sockets).flat().length;
     expect(sockets()).toBe(1);
     const socketBefore = Object.values(agent.freeSockets).flat()[0];
 
@@ -141,7 +217,9 @@ describe('TLS', () => {
     copyFileSync(gen2.key, KEY);
     const mark = s.logs.length;
     s.child!.kill('SIGHUP');
-    await until('the reload log line', () => s.logs.slice(mark).some((l) => l.includes('"msg":"tls reloaded"')));
+    await until('the reload log line', () =>
+      s.logs.slice(mark).some((l) => l.includes('"msg":"tls reloaded"'))
+    );
     const after = await peerCertificate(s.port);
     expect(after.subject.CN).toBe('strata-gen-2');
     expect(after.fingerprint256).not.toBe(before.fingerprint256);
@@ -165,7 +243,10 @@ describe('TLS', () => {
     const data = join(work, 'never-created');
     const r = (extra: string[]) => {
       try {
-        execFileSync(process.execPath, [CLI, 'serve', '--port', '0', '--data', data, ...extra], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+        execFileSync(process.execPath, [CLI, 'serve', '--port', '0', '--data', data, ...extra], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         return { code: 0, stderr: '' };
       } catch (err) {
         const e = err as { status: number; stderr: string };

@@ -64,7 +64,10 @@ function signalSaysAlive(pid: number): boolean {
 }
 
 async function writeLock(dir: string, owner: Record<string, unknown>): Promise<void> {
-  await writeFile(join(dir, 'LOCK'), JSON.stringify({ host: hostname(), nonce: 'n0', time: Date.now(), ...owner }));
+  await writeFile(
+    join(dir, 'LOCK'),
+    JSON.stringify({ host: hostname(), nonce: 'n0', time: Date.now(), ...owner })
+  );
 }
 
 describe.runIf(linux)('directory lock: dead owners that kill(pid, 0) calls alive', () => {
@@ -72,9 +75,13 @@ describe.runIf(linux)('directory lock: dead owners that kill(pid, 0) calls alive
     const dir = await freshDir();
     // sh starts the lock holder in the background, prints its pid, then becomes `sleep`,
     // which never waits for children: once killed, the holder stays a zombie.
-    const parent = spawn('/bin/sh', ['-c', `"${process.execPath}" "${lockChild}" "${dir}" lock & echo $!; exec sleep 120`], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const parent = spawn(
+      '/bin/sh',
+      ['-c', `"${process.execPath}" "${lockChild}" "${dir}" lock & echo $!; exec sleep 120`],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }
+    );
     children.push(parent);
     let out = '';
     parent.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -113,7 +120,11 @@ describe.runIf(linux)('directory lock: dead owners that kill(pid, 0) calls alive
     const lock = await acquireDirectoryLock(dir);
     await lock.release();
     // A lock written during an earlier boot is dead whatever its pid shows today.
-    await writeLock(dir, { pid: process.pid, start: ownStamp().start, boot: '00000000-0000-0000-0000-000000000000' });
+    await writeLock(dir, {
+      pid: process.pid,
+      start: ownStamp().start,
+      boot: '00000000-0000-0000-0000-000000000000',
+    });
     await (await acquireDirectoryLock(dir)).release();
     other.kill('SIGKILL');
   });
@@ -142,11 +153,15 @@ describe('makeDirectory', () => {
     expect(await readdir(join(dir, 'a', 'b'))).toEqual(['c']);
     await makeDirectory(join(dir, 'a', 'b', 'c')); // exists: fine
     await writeFile(join(dir, 'file'), 'x');
-    await expect(makeDirectory(join(dir, 'file', 'sub'))).rejects.toMatchObject({ code: 'ENOTDIR' });
+    await expect(makeDirectory(join(dir, 'file', 'sub'))).rejects.toMatchObject({
+      code: 'ENOTDIR',
+    });
     if (linux) {
       // Node's mkdir({ recursive: true }) spins forever here (ENOENT under an existing parent).
       const t0 = Date.now();
-      await expect(makeDirectory('/proc/strata-not-here/x')).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(makeDirectory('/proc/strata-not-here/x')).rejects.toMatchObject({
+        code: 'ENOENT',
+      });
       await expectCode(acquireDirectoryLock('/proc/strata-not-here'), 'Io');
       expect(Date.now() - t0).toBeLessThan(2000);
     }

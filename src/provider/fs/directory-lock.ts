@@ -40,7 +40,8 @@ export async function makeDirectory(dir: string): Promise<void> {
   for (;;) {
     try {
       const st = await stat(at);
-      if (!st.isDirectory()) throw Object.assign(new Error(`${at} is not a directory`), { code: 'ENOTDIR' });
+      if (!st.isDirectory())
+        throw Object.assign(new Error(`${at} is not a directory`), { code: 'ENOTDIR' });
       break;
     } catch (err) {
       if (errno(err) !== 'ENOENT') throw err;
