@@ -34,7 +34,7 @@ export const serveVerb: Verb = {
   async run(args, env) {
     const config = configFromArgs(args, env);
     const { startServer } = await import('../server/server.js');
-    const server = await startServer(config);
+    const server = await startServer(config, { notify: (m) => process.stderr.write(`strata: ${m}\n`) });
     process.stderr.write(
       `Strata S3 server on ${server.url} (data: ${config.data}, access key ${server.accessKeyId})\n`
     );

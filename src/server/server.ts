@@ -43,7 +43,14 @@ export interface RunningServer {
  * master key, and the listen error (port in use), BEFORE anything is created; later errors
  * (repository locked, unreadable) release the port again. `config` fields left out take the option defaults.
  */
-export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
+export async function startServer(
+  config: ServerConfig,
+  options: {
+    write?: (line: string) => void;
+    /** Human-readable progress of long work (a shutdown waiting for uploads), whatever --log says. */
+    notify?: (message: string) => void;
+  } = {}
+): Promise<RunningServer> {
   config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
   let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
@@ -150,7 +157,12 @@ export async function startServer(config: ServerConfig, options: { write?: (line
         log.warn('stopping', { inFlight: tracker.inFlight().length, graceMs: config.shutdownTimeout });
         await drainServer(server, tracker, {
           graceMs: config.shutdownTimeout ?? 0,
-          report: (event, fields) => (event === 'drained' ? log.info(`shutdown ${event}`, fields) : log.warn(`shutdown ${event}`, fields)),
+          report: (event, fields) => {
+            if (event === 'drained') return log.info(`shutdown ${event}`, fields);
+            log.warn(`shutdown ${event}`, fields);
+            const what = `${String(fields.requests)} request(s): ${String(fields.what)}`;
+            options.notify?.(event === 'cut' ? `cut after ${config.shutdownTimeout} ms: ${what}` : `waiting for ${what}`);
+          },
         });
         log.warn('closing repository', {});
         await store.close();

@@ -268,6 +268,9 @@ describe('serve', () => {
     expect(out).toMatch(/"msg":"shutdown waiting","requests":1,[^\n]*PUT \/slow\/big\.bin/);
     expect(out).toMatch(/"msg":"shutdown cut","requests":1,"afterMs":1000/);
     expect(out).toMatch(/"msg":"stopped"/);
+    // The same progress in plain words on stderr, whatever --log says.
+    expect(out).toMatch(/strata: waiting for 1 request\(s\): PUT \/slow\/big\.bin \(\d+ s, [\d.]+ MiB read\)/);
+    expect(out).toMatch(/strata: cut after 1000 ms: 1 request\(s\)/);
     expect(await outcome).toMatch(/error|status 5/);
     // The lock was released: the next start on the same directory works at once.
     const again = await serve(['--port', '0', '--data', data]);
