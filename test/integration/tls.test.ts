@@ -28,10 +28,20 @@ import {
   type TestServer,
 } from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
-import { mustRun, requireTool, run } from './support/run-cli.js';
+import { mustRun, run } from './support/run-cli.js';
+import { CLIENTS, clientSuite, onPath } from '../support/clients.js';
 
-const AWS = requireTool('aws', 'awscli');
-const OPENSSL = requireTool('openssl');
+/** The openssl CLI makes the test CA and certificates (Node cannot issue X.509). */
+const OPENSSL_SUITE = clientSuite({
+  label: 'openssl',
+  install: 'apt-get install openssl',
+  enables: 'test/integration/tls.test.ts: HTTPS, certificate reload on SIGHUP',
+  find: () => {
+    const path = onPath('openssl');
+    return path ? { path } : { problem: 'no openssl on PATH' };
+  },
+});
+const AWS_CLI = clientSuite(CLIENTS.aws);
 
 const work = mkdtempSync(join(tmpdir(), 'strata-tls-'));
 const CA = join(work, 'ca.pem');
@@ -39,7 +49,7 @@ const CERT = join(work, 'server.pem');
 const KEY = join(work, 'server.key');
 
 function openssl(args: string[]): void {
-  execFileSync(OPENSSL, args, { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(OPENSSL_SUITE.path, args, { cwd: work, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 /** Issues a server certificate for 127.0.0.1/localhost signed by the test CA into `prefix`.pem/.key. */
@@ -111,36 +121,36 @@ let s: TestServer;
 let gen1: { cert: string; key: string };
 let gen2: { cert: string; key: string };
 
-beforeAll(async () => {
-  openssl([
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    CA,
-    '-days',
-    '2',
-    '-subj',
-    '/CN=Strata Test CA',
-  ]);
-  gen1 = issue('gen1', 'strata-gen-1');
-  gen2 = issue('gen2', 'strata-gen-2');
-  copyFileSync(gen1.cert, CERT);
-  copyFileSync(gen1.key, KEY);
-  s = await startTestServer({ child: true, env: { STRATA_TLS_CERT: CERT, STRATA_TLS_KEY: KEY } });
-});
-afterAll(async () => {
-  await s?.stop();
-  rmSync(work, { recursive: true, force: true });
-});
+OPENSSL_SUITE.describe('TLS', () => {
+  beforeAll(async () => {
+    openssl([
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      CA,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Strata Test CA',
+    ]);
+    gen1 = issue('gen1', 'strata-gen-1');
+    gen2 = issue('gen2', 'strata-gen-2');
+    copyFileSync(gen1.cert, CERT);
+    copyFileSync(gen1.key, KEY);
+    s = await startTestServer({ child: true, env: { STRATA_TLS_CERT: CERT, STRATA_TLS_KEY: KEY } });
+  });
+  afterAll(async () => {
+    await s?.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
 
-describe('TLS', () => {
   it('serves HTTPS on the port; the SDK v3 trusting the CA stores and reads back', async () => {
     expect(s.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const agent = new Agent({ ca: readFileSync(CA), keepAlive: true });
@@ -173,26 +183,32 @@ describe('TLS', () => {
     agent.destroy();
   });
 
-  it('works with the aws CLI given --ca-bundle, and fails without it', async () => {
-    const file = join(work, 'upload.txt');
-    writeFileSync(file, 'from the aws cli');
-    const env = botocoreEnv();
-    await mustRun(
-      AWS,
-      ['s3', 'cp', file, 's3://secure/cli.txt', '--endpoint-url', s.url, '--ca-bundle', CA],
-      { env }
-    );
-    const cat = await mustRun(
-      AWS,
-      ['s3', 'cp', 's3://secure/cli.txt', '-', '--endpoint-url', s.url, '--ca-bundle', CA],
-      { env }
-    );
-    expect(cat.stdout).toBe('from the aws cli');
-    const refused = await run(AWS, ['s3', 'ls', 's3://secure/', '--endpoint-url', s.url], {
-      env: { ...env, AWS_MAX_ATTEMPTS: '1' },
+  AWS_CLI.describe('with the aws CLI', () => {
+    it('works with the aws CLI given --ca-bundle, and fails without it', async () => {
+      const file = join(work, 'upload.txt');
+      writeFileSync(file, 'from the aws cli');
+      const env = botocoreEnv();
+      await mustRun(
+        AWS_CLI.path,
+        ['s3', 'cp', file, 's3://secure/cli.txt', '--endpoint-url', s.url, '--ca-bundle', CA],
+        { env }
+      );
+      const cat = await mustRun(
+        AWS_CLI.path,
+        ['s3', 'cp', 's3://secure/cli.txt', '-', '--endpoint-url', s.url, '--ca-bundle', CA],
+        { env }
+      );
+      expect(cat.stdout).toBe('from the aws cli');
+      const refused = await run(
+        AWS_CLI.path,
+        ['s3', 'ls', 's3://secure/', '--endpoint-url', s.url],
+        {
+          env: { ...env, AWS_MAX_ATTEMPTS: '1' },
+        }
+      );
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/SSL|certificate/i);
     });
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/SSL|certificate/i);
   });
 
   it('reloads the certificate on SIGHUP without dropping the listener or open connections', async () => {
