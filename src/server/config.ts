@@ -49,6 +49,12 @@ export interface ServerConfig {
   tlsKey?: string;
   /** How long a shutdown waits for requests in flight before cutting them, ms. */
   shutdownTimeout?: number;
+  /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused. */
+  maxUploadsPerBucket?: number;
+  /** Age (ms) at which an unfinished multipart upload is aborted (and a completion record dropped). */
+  uploadExpiry?: number;
+  /** Time (ms) between sweeps for expired uploads. */
+  uploadSweepInterval?: number;
   /** The config file the values came from, if any. */
   configFile?: string;
 }
@@ -171,6 +177,32 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     // Within systemd's default stop timeout (90 s) and Kubernetes' grace period (30 s).
     default: 25_000,
     help: 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut',
+  }),
+  opt({
+    name: 'max-uploads-per-bucket',
+    key: 'maxUploadsPerBucket',
+    env: 'STRATA_MAX_UPLOADS_PER_BUCKET',
+    // Far above what clients keep open at once (tens); see store/repository.ts DEFAULTS.
+    type: integerType({ min: 1, max: 10_000_000 }),
+    default: 10_000,
+    help: 'multipart uploads in progress per bucket; CreateMultipartUpload beyond it gets 400 InvalidRequest',
+  }),
+  opt({
+    name: 'upload-expiry',
+    key: 'uploadExpiry',
+    env: 'STRATA_UPLOAD_EXPIRY',
+    // At least a second (tests use short ages); at most ten years.
+    type: durationType({ min: 1000, max: 10 * 365 * 86_400_000 }),
+    default: 7 * 86_400_000,
+    help: 'age at which an unfinished multipart upload is aborted (S3 AbortIncompleteMultipartUpload, every bucket)',
+  }),
+  opt({
+    name: 'upload-sweep-interval',
+    key: 'uploadSweepInterval',
+    env: 'STRATA_UPLOAD_SWEEP_INTERVAL',
+    type: durationType({ min: 10, max: 86_400_000 }),
+    default: 10 * 60_000,
+    help: 'how often expired multipart uploads are looked for (one index seek per bucket)',
   }),
 ];
 
