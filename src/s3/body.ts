@@ -15,6 +15,7 @@ import { AwsChunkedDecoder, awsChunkedOptionsFromHeaders } from './chunked/index
 import { CHECKSUM_NAMES, type ChecksumName } from '../store/records.js';
 import type { BodyClaims, ClaimOptions } from '../store/digest.js';
 import { S3Error } from './errors.js';
+import { bodyCut } from '../server/body-deadline.js';
 
 export interface RequestBody extends ClaimOptions {
   body: AsyncIterable<Uint8Array>;
@@ -36,16 +37,39 @@ export function checksumName(value: string | undefined, header: string): Checksu
 /**
  * Counts bytes flowing through (metrics) without copying. The request stream fails only
  * when the client's connection does (it closed or reset mid-body, or sat idle past the
- * socket timeout): that is the client's `IncompleteBody`, not an InternalError.
+ * socket timeout): that is the client's `IncompleteBody`, not an InternalError. When the
+ * connection guard cuts the body for stalling (server/body-deadline.ts), the wait for the
+ * next piece ends at once with `RequestTimeout`, so the request releases what it holds
+ * without waiting for the socket to close.
  */
 async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const signal = bodyCut(r.incoming);
+  const timedOut = () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`);
+  let onAbort: (() => void) | undefined;
+  const cut = new Promise<never>((_, reject) => {
+    onAbort = () => reject(timedOut());
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  cut.catch(() => undefined); // observed through the race below
+  const it = src[Symbol.asyncIterator]();
   try {
-    for await (const c of src) {
-      r.bytesIn += c.length;
-      yield c;
+    for (;;) {
+      if (signal.aborted) throw timedOut();
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await Promise.race([it.next(), cut]);
+      } catch (err) {
+        if (err instanceof S3Error) throw err;
+        throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
+      }
+      if (next.done) return;
+      r.bytesIn += next.value.length;
+      yield next.value;
     }
-  } catch (err) {
-    throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+    // A read still pending (cut mid-wait) settles when the socket closes; not awaited.
+    void Promise.resolve(it.return?.()).catch(() => undefined);
   }
 }
 
@@ -77,7 +101,9 @@ export function requestBody(r: RequestContext): RequestBody {
 
   if (payload.mode === 'streaming-signed' || payload.mode === 'streaming-unsigned-trailer') {
     const opts = awsChunkedOptionsFromHeaders(h, payload);
-    const decoder = new AwsChunkedDecoder(opts);
+    // The decoder's working memory is charged to the pending budget like the store's.
+    const budget = r.store.repo.budget;
+    const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
     const out: RequestBody = {
       body: decoder.decode(counted(r, r.incoming)),
       size: opts.decodedLength,
