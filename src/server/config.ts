@@ -9,6 +9,10 @@
  *   --config / STRATA_CONFIG                      (JSON file: credentials and any of the above)
  *   --log / STRATA_LOG                info        (request logs: 'info' one line per request, 'warn', 'off')
  *   --master-key-file / STRATA_MASTER_KEY_FILE    (master key; STRATA_MASTER_KEY gives it inline; see master-key.ts)
+ *   --max-connections / STRATA_MAX_CONNECTIONS  1024  (open connections; past it 503 SlowDown; 0: no cap)
+ *   --header-timeout / STRATA_HEADER_TIMEOUT     20   (seconds to send a header block; 0: none)
+ *   --body-timeout / STRATA_BODY_TIMEOUT         20   (seconds: the minimum body rate's window; 0: none)
+ *   --body-min-bytes / STRATA_BODY_MIN_BYTES  16384   (bytes a request body must bring per window)
  *   STRATA_ACCESS_KEY / STRATA_SECRET_KEY          (credentials; else generated on first start)
  */
 import { readFileSync } from 'node:fs';
@@ -31,12 +35,32 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** Most open connections (0: no cap); see connection-guard.ts. */
+  maxConnections?: number;
+  /** Seconds a client has to send a complete header block (0: no deadline). */
+  headerTimeoutSeconds?: number;
+  /** Window of the minimum body rate, seconds (0: no minimum rate). */
+  bodyTimeoutSeconds?: number;
+  /** Bytes a request body must bring per window. */
+  bodyMinBytes?: number;
 }
 
 export const DEFAULTS = { host: '127.0.0.1', port: 9000, data: './data', log: 'info' as const };
 
-interface FileConfig extends Partial<Omit<ServerConfig, 'credentials'>> {
+interface FileConfig extends Partial<Omit<ServerConfig, 'credentials' | 'headerTimeoutSeconds' | 'bodyTimeoutSeconds'>> {
   credentials?: Credentials[] | Credentials;
+  headerTimeout?: number;
+  bodyTimeout?: number;
+}
+
+/** `value` as a number in [0, max] (integer if asked); throws Error naming `option`. */
+function limit(option: string, value: unknown, integer: boolean, max = Number.MAX_SAFE_INTEGER): number {
+  const text = String(value).trim();
+  const n = text === '' ? NaN : Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > max || (integer && !Number.isInteger(n))) {
+    throw new Error(`invalid --${option} ${String(value)}: expected a non-negative ${integer ? 'integer' : 'number'}${max < Number.MAX_SAFE_INTEGER ? ` up to ${max}` : ''}`);
+  }
+  return n;
 }
 
 function flag(args: string[], name: string): string | undefined {
@@ -79,6 +103,15 @@ export function resolveConfig(args: string[], env: NodeJS.ProcessEnv = process.e
   if (pending !== undefined) cfg.pendingBytes = Number(pending);
   const masterKeyFile = pick('master-key-file', 'STRATA_MASTER_KEY_FILE', fc.masterKeyFile);
   if (masterKeyFile) cfg.masterKeyFile = masterKeyFile;
+  // Connection limits (connection-guard.ts); a day is the longest deadline that makes sense.
+  const maxConnections = pick('max-connections', 'STRATA_MAX_CONNECTIONS', fc.maxConnections);
+  if (maxConnections !== undefined) cfg.maxConnections = limit('max-connections', maxConnections, true);
+  const headerTimeout = pick('header-timeout', 'STRATA_HEADER_TIMEOUT', fc.headerTimeout);
+  if (headerTimeout !== undefined) cfg.headerTimeoutSeconds = limit('header-timeout', headerTimeout, false, 86_400);
+  const bodyTimeout = pick('body-timeout', 'STRATA_BODY_TIMEOUT', fc.bodyTimeout);
+  if (bodyTimeout !== undefined) cfg.bodyTimeoutSeconds = limit('body-timeout', bodyTimeout, false, 86_400);
+  const bodyMinBytes = pick('body-min-bytes', 'STRATA_BODY_MIN_BYTES', fc.bodyMinBytes);
+  if (bodyMinBytes !== undefined) cfg.bodyMinBytes = limit('body-min-bytes', bodyMinBytes, true);
   if (env.STRATA_ACCESS_KEY || env.STRATA_SECRET_KEY) {
     if (!env.STRATA_ACCESS_KEY || !env.STRATA_SECRET_KEY) throw new Error('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
     cfg.credentials = [{ accessKeyId: env.STRATA_ACCESS_KEY, secretAccessKey: env.STRATA_SECRET_KEY }];

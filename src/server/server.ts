@@ -4,7 +4,7 @@
  * store and its directory lock).
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { openStore, localDirectory } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -15,6 +15,7 @@ import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
 import type { ServerConfig } from './config.js';
+import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -81,11 +82,35 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
+  // Connection cap, header deadline and minimum body rate (no total request deadline:
+  // large uploads may take long; stalled ones are cut by the body rate).
+  const guard = new ConnectionGuard({
+    maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
+    headerTimeoutMs: config.headerTimeoutSeconds !== undefined ? config.headerTimeoutSeconds * 1000 : CONNECTION_DEFAULTS.headerTimeoutMs,
+    bodyWindowMs: config.bodyTimeoutSeconds !== undefined ? config.bodyTimeoutSeconds * 1000 : CONNECTION_DEFAULTS.bodyWindowMs,
+    bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
+  });
+  metrics.collect(() => [
+    ...family('strata_connections', 'gauge', 'Open client connections (admitted).', guard.open),
+    ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
+    ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
+    ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
+  ]);
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
+    const s = serve(
+      {
+        fetch: app.fetch,
+        port: config.port,
+        hostname: config.host,
+        overrideGlobalObjects: false,
+        serverOptions: guard.serverOptions(),
+        createServer: ((opts: Parameters<typeof createServer>[0], listener: Parameters<typeof guard.wrap>[0]) => createServer(opts, guard.wrap(listener))) as typeof createServer,
+      },
+      () => resolve(s as Server)
+    );
+    guard.attach(s as Server);
     (s as Server).once('error', reject);
   });
-  server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
   server.setTimeout(SOCKET_IDLE_MS);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -99,6 +124,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     secretAccessKey: creds.list[0]!.secretAccessKey,
     close() {
       closing ??= (async () => {
+        guard.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
