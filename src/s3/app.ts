@@ -20,6 +20,7 @@ import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
+import { checkHeaderSection } from './header-limits.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -61,6 +62,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   deps.metrics.inFlight++;
   try {
     if (serveInternal(r)) return;
+    checkHeaderSection(incoming.rawHeaders, r.rawTarget);
     if (r.method === 'OPTIONS') {
       r.op = 'CorsPreflight';
       let bucket: string | undefined;
