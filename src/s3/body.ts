@@ -16,6 +16,7 @@ import { CHECKSUM_NAMES, type ChecksumName } from '../store/records.js';
 import type { BodyClaims, ClaimOptions } from '../store/digest.js';
 import { S3Error } from './errors.js';
 import { bodyCut } from '../server/body-deadline.js';
+import { readBodySource } from './body-source.js';
 
 export interface RequestBody extends ClaimOptions {
   body: AsyncIterable<Uint8Array>;
@@ -35,41 +36,28 @@ export function checksumName(value: string | undefined, header: string): Checksu
 }
 
 /**
- * Counts bytes flowing through (metrics) without copying. The request stream fails only
- * when the client's connection does (it closed or reset mid-body, or sat idle past the
- * socket timeout): that is the client's `IncompleteBody`, not an InternalError. When the
+ * The request's body bytes, read with bounded memory (body-source.ts; its working memory
+ * charged to the pending budget) and counted for metrics. The stream fails only when the
+ * client's connection does (it closed or reset mid-body, or sat idle past the socket
+ * timeout): that is the client's `IncompleteBody`, not an InternalError. When the
  * connection guard cuts the body for stalling (server/body-deadline.ts), the wait for the
  * next piece ends at once with `RequestTimeout`, so the request releases what it holds
  * without waiting for the socket to close.
  */
-async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const signal = bodyCut(r.incoming);
-  const timedOut = () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`);
-  let onAbort: (() => void) | undefined;
-  const cut = new Promise<never>((_, reject) => {
-    onAbort = () => reject(timedOut());
-    signal.addEventListener('abort', onAbort, { once: true });
+async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
+  const budget = r.store.repo.budget;
+  const len = r.headers['content-length'];
+  const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
+  const source = readBodySource(r.incoming, {
+    ...(expected !== undefined ? { expectedBytes: expected } : {}),
+    reserve: (n) => budget.reserve(n),
+    signal: bodyCut(r.incoming),
+    cutError: () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`),
+    closedError: (cause) => new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(cause)}).`),
   });
-  cut.catch(() => undefined); // observed through the race below
-  const it = src[Symbol.asyncIterator]();
-  try {
-    for (;;) {
-      if (signal.aborted) throw timedOut();
-      let next: IteratorResult<Uint8Array>;
-      try {
-        next = await Promise.race([it.next(), cut]);
-      } catch (err) {
-        if (err instanceof S3Error) throw err;
-        throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
-      }
-      if (next.done) return;
-      r.bytesIn += next.value.length;
-      yield next.value;
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort!);
-    // A read still pending (cut mid-wait) settles when the socket closes; not awaited.
-    void Promise.resolve(it.return?.()).catch(() => undefined);
+  for await (const piece of source) {
+    r.bytesIn += piece.length;
+    yield piece;
   }
 }
 
@@ -105,7 +93,7 @@ export function requestBody(r: RequestContext): RequestBody {
     const budget = r.store.repo.budget;
     const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
     const out: RequestBody = {
-      body: decoder.decode(counted(r, r.incoming)),
+      body: decoder.decode(counted(r)),
       size: opts.decodedLength,
       claims: base,
       trailingClaims: () => {
@@ -129,7 +117,7 @@ export function requestBody(r: RequestContext): RequestBody {
   }
   const claims: BodyClaims = { ...base };
   if (payload.mode === 'sha256') claims.payloadSha256 = payload.hex;
-  const out: RequestBody = { body: counted(r, r.incoming), size: len === undefined ? 0 : Number(len), claims };
+  const out: RequestBody = { body: counted(r), size: len === undefined ? 0 : Number(len), claims };
   if (checksumAlgorithm) out.checksumAlgorithm = checksumAlgorithm;
   return out;
 }
