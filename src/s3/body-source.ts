@@ -4,8 +4,9 @@
  *
  * The request is read in flowing mode: each piece Node's HTTP parser emits costs one call
  * and, if small, one copy — no async round trip per piece (a client sending 1-byte HTTP
- * chunks makes Node emit one piece per byte; through Node's async iterator each cost ~10 µs
- * and reached the consumer on its own). Pieces of at least {@link DIRECT_MIN_BYTES} are
+ * chunks makes Node emit one piece per byte; through Node's async iterator each reached the
+ * consumer on its own, at ~10 µs apiece). Small pieces wake the consumer only after the
+ * parser has finished the socket read they came in, so it gets them together. Pieces of at least {@link DIRECT_MIN_BYTES} are
  * passed on as they are when nothing is staged; smaller ones are copied into a staging
  * buffer of {@link STAGING_BYTES}, so no view of a socket buffer and no object per piece is
  * kept. Once {@link HIGH_WATER_BYTES} wait for the consumer the request is paused (Node then
@@ -70,10 +71,19 @@ export async function* readBodySource(req: IncomingMessage, opts: BodySourceOpti
   let ended = false;
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
+  let later: NodeJS.Immediate | undefined;
   const notify = () => {
+    if (later) clearImmediate(later);
+    later = undefined;
     const w = wake;
     wake = undefined;
     w?.();
+  };
+  // Node runs its microtasks after every piece its parser emits, so waking the consumer at
+  // once would hand it one 1-byte piece at a time. Small staged bytes wake it only once the
+  // parser has finished the current socket read (setImmediate runs after I/O callbacks).
+  const notifySoon = () => {
+    if (wake && !later) later = setImmediate(notify);
   };
   const onData = (piece: Buffer) => {
     if (from === to && piece.length >= DIRECT_MIN_BYTES) {
@@ -93,8 +103,11 @@ export async function* readBodySource(req: IncomingMessage, opts: BodySourceOpti
         held += n;
       }
     }
-    if (held >= HIGH_WATER_BYTES) req.pause();
-    notify();
+    if (held >= HIGH_WATER_BYTES) {
+      req.pause();
+      notify();
+    } else if (queue.length > 0) notify();
+    else notifySoon();
   };
   const onEnd = () => {
     ended = true;
@@ -148,6 +161,7 @@ export async function* readBodySource(req: IncomingMessage, opts: BodySourceOpti
     req.off('error', onError);
     req.off('close', onClose);
     opts.signal?.removeEventListener('abort', onAbort);
+    if (later) clearImmediate(later);
     if (!ended) req.pause();
     release?.();
   }
