@@ -152,6 +152,12 @@ export async function* readBodySource(req: IncomingMessage, opts: BodySourceOpti
         ended = true;
         return;
       }
+      if (req.destroyed) {
+        // Closed before we listened (the client left while the request was being
+        // authorized): no event will come, and waiting would hold the reservation forever.
+        failure = opts.closedError(req.errored ?? new Error('the connection closed'));
+        continue;
+      }
       req.resume();
       await new Promise<void>((resolve) => (wake = resolve));
     }

@@ -163,6 +163,22 @@ describe('readBodySource', () => {
     expect(req.readableLength).toBe(4); // nothing consumed
   });
 
+  it('a request destroyed before the source listens fails at once instead of waiting forever', async () => {
+    // Regression: a client that left while its request was being authorized left the read
+    // waiting for events that never come, holding its budget reservation (found by fuzz:http).
+    const events: string[] = [];
+    const req = fakeRequest();
+    req.write(Buffer.from('partial'));
+    req.destroy();
+    await new Promise((r) => setImmediate(r));
+    const reserve = () => {
+      events.push('reserve');
+      return () => events.push('release');
+    };
+    await expect(drain(readBodySource(req, { ...base, reserve }))).rejects.toBeInstanceOf(Closed);
+    expect(events).toEqual(['reserve', 'release']);
+  });
+
   it('a cut fails the pending read at once, and any later one', async () => {
     const req = fakeRequest();
     const ctl = new AbortController();
