@@ -86,8 +86,8 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   // large uploads may take long; stalled ones are cut by the body rate).
   const guard = new ConnectionGuard({
     maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
-    headerTimeoutMs: config.headerTimeoutSeconds !== undefined ? config.headerTimeoutSeconds * 1000 : CONNECTION_DEFAULTS.headerTimeoutMs,
-    bodyWindowMs: config.bodyTimeoutSeconds !== undefined ? config.bodyTimeoutSeconds * 1000 : CONNECTION_DEFAULTS.bodyWindowMs,
+    headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
+    bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
     bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
   });
   metrics.collect(() => [

@@ -29,7 +29,7 @@ let s3: S3Client;
 beforeAll(async () => {
   s = await startTestServer({
     child: true,
-    env: { STRATA_BODY_TIMEOUT: String(WINDOW_S), STRATA_BODY_MIN_BYTES: String(MIN_BYTES), STRATA_HEADER_TIMEOUT: '1' },
+    env: { STRATA_BODY_TIMEOUT: `${WINDOW_S}s`, STRATA_BODY_MIN_BYTES: String(MIN_BYTES), STRATA_HEADER_TIMEOUT: '1s' },
   });
   s3 = new S3Client({ endpoint: s.url, region: REGION, forcePathStyle: true, credentials: CREDS, maxAttempts: 1 });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));

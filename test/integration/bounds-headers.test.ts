@@ -31,7 +31,7 @@ describe('request header limits', () => {
   it('a PUT whose headers pass 8 KiB is 400 RequestHeaderSectionTooLarge and stores nothing', async () => {
     const put = s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big-headers', Body: 'x', CacheControl: 'c'.repeat(5000), ContentDisposition: 'd'.repeat(3500) }));
     await expect(put).rejects.toMatchObject({ name: 'RequestHeaderSectionTooLarge', $metadata: { httpStatusCode: 400 } });
-    const err = await put.catch((e: { MaxSizeAllowed?: string }) => e);
+    const err = (await put.catch((e: unknown) => e)) as { MaxSizeAllowed?: string };
     expect(String(err.MaxSizeAllowed)).toBe('8192');
     await expect(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'big-headers' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
   });

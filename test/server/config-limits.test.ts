@@ -1,53 +1,55 @@
 /**
  * The connection-limit options of `strata serve` (--max-connections, --header-timeout,
- * --body-timeout, --body-min-bytes): from flags, environment and config file in that order
- * of precedence, 0 accepted (turns a limit off), and anything else that is not a
- * non-negative number refused with a message naming the option — never a silent default.
+ * --body-timeout, --body-min-bytes) in the option table: read from flags, environment and
+ * config file in that order, with their defaults when absent, durations and sizes with
+ * units, 0 accepted where it turns a limit off, and everything else refused with a message
+ * naming the option — never a silent default.
  */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig } from '../../src/server/config.js';
+import { CONNECTION_DEFAULTS } from '../../src/server/connection-guard.js';
 
 describe('connection limit options', () => {
   it('are read from flags, then environment, then the config file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'strata-cfg-'));
     try {
       const file = join(dir, 'c.json');
-      writeFileSync(file, JSON.stringify({ maxConnections: 7, headerTimeout: 3, bodyTimeout: 4, bodyMinBytes: 5 }));
-      expect(resolveConfig(['--config', file], {})).toMatchObject({ maxConnections: 7, headerTimeoutSeconds: 3, bodyTimeoutSeconds: 4, bodyMinBytes: 5 });
-      const env = { STRATA_MAX_CONNECTIONS: '70', STRATA_HEADER_TIMEOUT: '0.5', STRATA_BODY_TIMEOUT: '0', STRATA_BODY_MIN_BYTES: '1' };
-      expect(resolveConfig(['--config', file], env)).toMatchObject({ maxConnections: 70, headerTimeoutSeconds: 0.5, bodyTimeoutSeconds: 0, bodyMinBytes: 1 });
-      const flags = ['--max-connections', '700', '--header-timeout=30', '--body-timeout', '60', '--body-min-bytes', '65536'];
-      expect(resolveConfig([...flags, '--config', file], env)).toMatchObject({ maxConnections: 700, headerTimeoutSeconds: 30, bodyTimeoutSeconds: 60, bodyMinBytes: 65536 });
+      writeFileSync(file, JSON.stringify({ 'max-connections': 7, headerTimeout: '3s', 'body-timeout': '4s', bodyMinBytes: 5 }));
+      expect(resolveConfig(['--config', file], {})).toMatchObject({ maxConnections: 7, headerTimeoutMs: 3000, bodyTimeoutMs: 4000, bodyMinBytes: 5 });
+      const env = { STRATA_MAX_CONNECTIONS: '70', STRATA_HEADER_TIMEOUT: '500ms', STRATA_BODY_TIMEOUT: '0', STRATA_BODY_MIN_BYTES: '1' };
+      expect(resolveConfig(['--config', file], env)).toMatchObject({ maxConnections: 70, headerTimeoutMs: 500, bodyTimeoutMs: 0, bodyMinBytes: 1 });
+      const flags = ['--max-connections', '0', '--header-timeout=30s', '--body-timeout', '1m', '--body-min-bytes', '64KiB'];
+      expect(resolveConfig([...flags, '--config', file], env)).toMatchObject({ maxConnections: 0, headerTimeoutMs: 30_000, bodyTimeoutMs: 60_000, bodyMinBytes: 65_536 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('are absent unless given (the server then uses its defaults)', () => {
+  it('take the guard defaults when absent', () => {
     const c = resolveConfig([], {});
-    expect(c.maxConnections).toBeUndefined();
-    expect(c.headerTimeoutSeconds).toBeUndefined();
-    expect(c.bodyTimeoutSeconds).toBeUndefined();
-    expect(c.bodyMinBytes).toBeUndefined();
+    expect(c.maxConnections).toBe(CONNECTION_DEFAULTS.maxConnections);
+    expect(c.headerTimeoutMs).toBe(CONNECTION_DEFAULTS.headerTimeoutMs);
+    expect(c.bodyTimeoutMs).toBe(CONNECTION_DEFAULTS.bodyWindowMs);
+    expect(c.bodyMinBytes).toBe(CONNECTION_DEFAULTS.bodyMinBytes);
   });
 
-  it('refuse negative, non-numeric, fractional counts and out-of-range values', () => {
+  it('refuse negative, non-numeric, unitless durations and out-of-range values', () => {
     for (const [flag, value] of [
       ['--max-connections', '-1'],
       ['--max-connections', '1.5'],
       ['--max-connections', 'many'],
-      ['--header-timeout', '-3'],
-      ['--header-timeout', 'abc'],
-      ['--header-timeout', '100000'],
+      ['--header-timeout', '20'], // seconds or milliseconds would be a guess
+      ['--header-timeout', '-3s'],
+      ['--header-timeout', '2d'],
       ['--body-timeout', ''],
-      ['--body-timeout', 'Infinity'],
-      ['--body-min-bytes', '16KiB'],
-      ['--body-min-bytes', '1e400'],
+      ['--body-timeout', 'soon'],
+      ['--body-min-bytes', '0'],
+      ['--body-min-bytes', '16 lots'],
     ]) {
-      expect(() => resolveConfig([`${flag}=${value}`], {}), `${flag} ${value}`).toThrow(new RegExp(`invalid ${flag}`));
+      expect(() => resolveConfig([`${flag}=${value}`], {}), `${flag} ${value}`).toThrow(new RegExp(flag));
     }
   });
 });
