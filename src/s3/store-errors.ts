@@ -16,7 +16,7 @@ const RENAMED: Partial<Record<StoreErrorCode, S3ErrorCode>> = {
 };
 
 /** Integrity and I/O failures: the client gets a 500 (never wrong data), the log gets why. */
-const INTERNAL: ReadonlySet<StoreErrorCode> = new Set(['Corrupt', 'MissingBlob', 'BrokenChain', 'UnsupportedFormat', 'AnchorConflict', 'Io']);
+const INTERNAL: ReadonlySet<StoreErrorCode> = new Set(['Corrupt', 'MissingBlob', 'BrokenChain', 'UnsupportedFormat', 'AnchorConflict', 'Io', 'KeyUnavailable']);
 
 /** Converts any error to an S3Error; unknown ones become InternalError (message hidden). */
 export function s3ErrorOf(err: unknown): S3Error {

@@ -17,6 +17,10 @@ import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, ty
 import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
+import { completedEncryption, partCrypt, uploadDataKey, uploadEnvelope } from './crypto/upload-keys.js';
+import type { EncryptionRequest, KeyRing, SseMode } from './crypto/envelope.js';
+import { sealedLength } from './crypto/segment-cipher.js';
+import { openDigests, sealDigests, sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3 limits: part numbers 1..10000; every part but the last at least 5 MiB; 5 GiB per part. */
 export const MAX_PART_NUMBER = 10000;
@@ -26,6 +30,8 @@ export const MAX_PART_BYTES = 5 * 1024 ** 3;
 export interface CreateUploadOptions extends ObjectMetadata {
   checksumAlgorithm?: ChecksumName;
   checksumType?: ChecksumType;
+  /** Encrypt every part at rest (SSE-S3 / SSE-C) under this request's root key. */
+  encryption?: EncryptionRequest;
 }
 
 const noSuchUpload = (id: string) =>
@@ -53,6 +59,7 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   };
   if (opts.contentType !== undefined) record.contentType = opts.contentType;
   if (opts.checksumAlgorithm) record.checksumAlgorithm = opts.checksumAlgorithm;
+  if (opts.encryption) record.encryption = uploadEnvelope(opts.encryption);
   await repo.run(async (tx) => {
     tx.requireBucket(bucket);
     tx.createUpload(bucket, uploadId, encodeUpload({ ...record, initiated: tx.time }));
@@ -73,6 +80,8 @@ function upload(repo: Repository, bucket: string, key: string, uploadId: string)
 export interface PartResult {
   etag: string;
   values: Partial<Record<ChecksumName, Uint8Array>>;
+  /** How the upload's parts are encrypted, when they are. */
+  mode?: SseMode;
 }
 
 export async function uploadPart(
@@ -82,7 +91,7 @@ export async function uploadPart(
   uploadId: string,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  opts: ClaimOptions & { size: number; signal?: AbortSignal }
+  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing }
 ): Promise<PartResult> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw new StoreError('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
@@ -91,7 +100,10 @@ export async function uploadPart(
   }
   if (opts.size > MAX_PART_BYTES) throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   const rec = upload(repo, bucket, key, uploadId);
-  const release = repo.budget.reserve(Math.min(opts.size, SEGMENT_SIZE));
+  // An encrypted upload's key is checked before any byte is read.
+  const dataKey = uploadDataKey(rec.encryption, opts.keys);
+  const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
+  const release = repo.budget.reserve(Math.min(opts.size, SEGMENT_SIZE) + (crypt ? sealedLength(Math.min(opts.size, SEGMENT_SIZE)) : 0));
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
   try {
@@ -100,14 +112,23 @@ export async function uploadPart(
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
-    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
+    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer);
     const { digests: d } = finishDigest(digest, claimOpts);
-    const part: PartRecord = { size: d.size, md5: d.md5, values: d.values, chunks, lastModified: 0 };
+    const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
+    const part: PartRecord = { size: d.size, md5, values: d.values, chunks, lastModified: 0 };
+    if (crypt) part.stream = crypt.stream;
+    if (crypt && dataKey && rec.encryption?.mode === 'sse-c') {
+      // An SSE-C part's checksums are kept sealed until Complete (which has the key).
+      part.sealedValues = sealDigests(dataKey, [d.values]);
+      part.values = {};
+    }
     await repo.run(async (tx) => {
       if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);
       tx.putPart(bucket, uploadId, partNumber, encodePart({ ...part, lastModified: tx.time }));
     });
-    return { etag: Buffer.from(d.md5).toString('hex'), values: d.values };
+    const out: PartResult = { etag: Buffer.from(md5).toString('hex'), values: d.values };
+    if (rec.encryption) out.mode = rec.encryption.mode;
+    return out;
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // Keep the chunks when the commit's outcome is unknown ('Unsafe'): they may be live.
@@ -141,9 +162,10 @@ export async function completeMultipartUpload(
   key: string,
   uploadId: string,
   parts: readonly CompletePart[],
-  opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType } = {}
+  opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType; keys?: KeyRing } = {}
 ): Promise<ObjectVersion> {
-  upload(repo, bucket, key, uploadId);
+  // An SSE-C upload is completed only by the holder of its key.
+  const dataKey = uploadDataKey(upload(repo, bucket, key, uploadId).encryption, opts.keys);
   if (parts.length === 0) throw new StoreError('MalformedXML', 'You must specify at least one part');
   for (let i = 1; i < parts.length; i++) {
     if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) {
@@ -158,6 +180,10 @@ export async function completeMultipartUpload(
     for (const p of parts) {
       const raw = u.parts.get(p.partNumber);
       const part = raw ? decodePart(raw) : undefined;
+      if (part?.sealedValues) {
+        if (!dataKey) throw new StoreError('Corrupt', `upload ${uploadId}: part ${p.partNumber} is sealed, the upload is not`);
+        part.values = openDigests(dataKey, part.sealedValues)[0] ?? {};
+      }
       if (!part || normEtag(p.etag) !== Buffer.from(part.md5).toString('hex')) {
         throw new StoreError('InvalidPart', 'One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part\'s entity tag.', {
           detail: { PartNumber: p.partNumber, ETag: p.etag },
@@ -188,8 +214,9 @@ export async function completeMultipartUpload(
       checksums
     );
     version.parts = chosen.map((c): PartInfo => ({ number: c.number, size: c.part.size, md5: c.part.md5, checksums: c.part.values }));
+    if (rec.encryption) version.encryption = completedEncryption(rec.encryption, chosen.map((c) => c.part));
     tx.endUpload(bucket, uploadId);
-    tx.put(bucket, key, encodeVersions([version]));
+    tx.put(bucket, key, encodeVersions([dataKey ? sealVersionChecksums(version, dataKey) : version]));
     return version;
   });
 }

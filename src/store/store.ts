@@ -13,7 +13,6 @@ import * as misc from './objects-misc.js';
 import { listObjects, type ListOptions, type ListResult } from './list.js';
 import * as mp from './multipart.js';
 import type { WriteConditions } from './conditions.js';
-import type { ClaimOptions } from './digest.js';
 import type { ObjectVersion } from './records.js';
 
 export type StoreOptions = RepositoryOptions;
@@ -98,7 +97,7 @@ export class Store {
     uploadId: string,
     partNumber: number,
     body: AsyncIterable<Uint8Array>,
-    opts: ClaimOptions & { size: number; signal?: AbortSignal }
+    opts: Parameters<typeof mp.uploadPart>[6]
   ): Promise<mp.PartResult> {
     return mp.uploadPart(this.repo, bucket, key, uploadId, partNumber, body, opts);
   }

@@ -8,6 +8,7 @@
 import { ByteReader, ByteWriter } from './binary.js';
 import { CHECKSUM_NAMES, type ChecksumName, type ChecksumType, type ChunkRef } from './records.js';
 import { StoreError } from './errors.js';
+import { readEnvelope, STREAM_ID_BYTES, writeEnvelope, type KeyEnvelope } from './crypto/envelope.js';
 
 export interface UploadRecord {
   key: string;
@@ -19,6 +20,8 @@ export interface UploadRecord {
   /** Checksum algorithm chosen at creation (x-amz-checksum-algorithm), if any. */
   checksumAlgorithm?: ChecksumName;
   checksumType: ChecksumType;
+  /** Encrypted uploads (SSE-S3 / SSE-C): the upload's wrapped data key, shared by its parts. */
+  encryption?: KeyEnvelope;
 }
 
 export interface PartRecord {
@@ -27,6 +30,10 @@ export interface PartRecord {
   values: Partial<Record<ChecksumName, Uint8Array>>;
   chunks: ChunkRef[];
   lastModified: number;
+  /** Encrypted uploads: the id of the part's stream (its segments' key). */
+  stream?: Uint8Array;
+  /** SSE-C uploads: `values` sealed under the upload's data key (`values` is then empty). */
+  sealedValues?: Uint8Array;
 }
 
 export function encodeUpload(u: UploadRecord): Uint8Array {
@@ -35,6 +42,8 @@ export function encodeUpload(u: UploadRecord): Uint8Array {
   w.stringMap(u.system).stringMap(u.userMetadata).stringMap(u.tags);
   w.u8(u.checksumAlgorithm ? CHECKSUM_NAMES.indexOf(u.checksumAlgorithm) + 1 : 0);
   w.u8(u.checksumType === 'COMPOSITE' ? 1 : 0);
+  // Optional trailing field (absent in records written before encryption existed).
+  if (u.encryption) writeEnvelope(w.u8(1), u.encryption);
   return w.finish();
 }
 
@@ -54,6 +63,10 @@ export function decodeUpload(bytes: Uint8Array): UploadRecord {
   if (alg > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `upload record: checksum algorithm ${alg}`);
   if (alg) u.checksumAlgorithm = CHECKSUM_NAMES[alg - 1];
   u.checksumType = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
+  if (r.remaining > 0) {
+    if (r.u8() !== 1) throw new StoreError('Corrupt', 'upload record: unknown trailing field');
+    u.encryption = readEnvelope(r);
+  }
   r.end();
   return u;
 }
@@ -66,6 +79,9 @@ export function encodePart(p: PartRecord): Uint8Array {
   for (const n of present) w.u8(CHECKSUM_NAMES.indexOf(n)).bytes(p.values[n]!);
   w.varint(p.chunks.length);
   for (const c of p.chunks) w.string(c.blob).varint(c.size).varint(c.segment).u32(c.tag);
+  // Optional trailing fields, tagged: 1 = stream id, 2 = sealed checksum values.
+  if (p.stream) w.u8(1).raw(p.stream);
+  if (p.sealedValues) w.u8(2).bytes(p.sealedValues);
   return w.finish();
 }
 
@@ -82,6 +98,14 @@ export function decodePart(bytes: Uint8Array): PartRecord {
   const nc = r.varint();
   if (nc > r.remaining) throw new StoreError('Corrupt', `part record: ${nc} chunks cannot fit`);
   for (let i = 0; i < nc; i++) p.chunks.push({ blob: r.string(), size: r.varint(), segment: r.varint(), tag: r.u32() });
+  let last = 0;
+  while (r.remaining > 0) {
+    const tag = r.u8();
+    if (tag <= last || tag > 2) throw new StoreError('Corrupt', `part record: unexpected trailing field ${tag}`);
+    if (tag === 1) p.stream = r.raw(STREAM_ID_BYTES).slice();
+    else p.sealedValues = r.bytes().slice();
+    last = tag;
+  }
   r.end();
   return p;
 }
