@@ -1,11 +1,10 @@
 /**
- * @module Starting and stopping the S3 server: open the store, load credentials, build
- * the app, listen, and shut down gracefully (stop accepting, finish requests, close the
- * store and its directory lock).
+ * @module Starting and stopping the S3 server: check what can be checked without touching
+ * anything (TLS files, the data location), bind the port, then open the store, load
+ * credentials, build the app and serve; shut down gracefully (stop accepting, finish or
+ * after a grace period cut requests in flight, close the store and its directory lock).
  */
-import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { openStore, localDirectory } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { createApp } from '../s3/app.js';
@@ -14,7 +13,13 @@ import { loadCredentials } from './credentials.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
-import type { ServerConfig } from './config.js';
+import { DEFAULTS, type ServerConfig } from './config.js';
+import { checkDataLocation } from './data-location.js';
+import { bindListener } from './listener.js';
+import { drainServer, trackRequests } from './shutdown.js';
+import { loadTls, type TlsMaterial } from './tls.js';
+import { OptionError } from './option-types.js';
+import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -24,17 +29,69 @@ export interface RunningServer {
   url: string;
   port: number;
   store: Store;
+  /** The server's metrics (what /metrics renders). */
+  metrics: Metrics;
   accessKeyId: string;
   secretAccessKey: string;
+  /** The certificate being served (HTTPS only). */
+  readonly tls: TlsMaterial | undefined;
+  /** Re-reads --tls-cert/--tls-key and serves them to new connections; throws (keeping the
+   * current certificate) if they cannot be used, or if the server is plain HTTP. */
+  reloadTls(): TlsMaterial;
+  /** Graceful stop (see module doc); idempotent. */
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
+/**
+ * Starts the server. Throws OptionError for a bad TLS pair, data location or configured
+ * master key, and the listen error (port in use), BEFORE anything is created; later errors
+ * (repository locked, unreadable) release the port again. `config` fields left out take the option defaults.
+ */
+export async function startServer(
+  config: ServerConfig,
+  options: {
+    write?: (line: string) => void;
+    /** Human-readable progress of long work (a shutdown waiting for uploads), whatever --log says. */
+    notify?: (message: string) => void;
+  } = {}
+): Promise<RunningServer> {
+  config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
-  const store = await openStore(config.data, {
-    ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
-    log: (event, fields) => log.info(event, fields),
+  let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
+  checkDataLocation(config.data);
+  if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
+    // A configured master key is only read, never created: check it before anything exists.
+    try {
+      loadMasterKey({
+        ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+        ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
+      });
+    } catch (err) {
+      throw new OptionError((err as Error).message);
+    }
+  }
+  // Connection cap, header deadline and minimum body rate, from the first connection on
+  // (no total request deadline: large uploads may take long; stalled ones are cut).
+  const guard = new ConnectionGuard({
+    maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
+    headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
+    bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
+    bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
   });
+  const listener = await bindListener(config.host, config.port, tls, guard);
+  let store: Store;
+  const opening = performance.now();
+  try {
+    store = await openStore(config.data, {
+      ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+      ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
+      log: (event, fields) => log.info(event, fields),
+    });
+  } catch (err) {
+    await listener.abort();
+    throw err;
+  }
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
   let creds;
   let master: ReturnType<typeof loadMasterKey>;
   try {
@@ -47,6 +104,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     });
   } catch (err) {
     await store.close();
+    await listener.abort();
     throw err;
   }
   if (creds.created) {
@@ -59,6 +117,12 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
+  const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
+  const expiry = new UploadExpiryWorker(store, log, {
+    maxAgeMs: uploadExpiry,
+    // Never sleep longer than the age itself: an upload expires at most one age late.
+    intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
+  });
   metrics.collect(() => [
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
@@ -70,7 +134,17 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
-    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploads.size),
+    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploadsInProgress()),
+    ...family('strata_upload_expiry_sweeps_total', 'counter', 'Sweeps for expired multipart uploads.', expiry.stats.sweeps),
+    ...family('strata_upload_expiry_failures_total', 'counter', 'Expiry sweeps that failed.', expiry.stats.failures),
+    ...family('strata_uploads_expired_total', 'counter', 'Multipart uploads aborted because they expired.', expiry.stats.aborted),
+    ...family('strata_upload_completions_expired_total', 'counter', 'Completion records (kept for Complete retries) dropped.', expiry.stats.completionsDropped),
+    ...family('strata_upload_chunks_deleted_total', 'counter', 'Carrier chunks of unreachable multipart parts deleted.', repo.reaper.stats.deleted),
+    ...family('strata_upload_chunk_delete_failures_total', 'counter', 'Carrier chunk deletions that failed (chunk leaked).', repo.reaper.stats.failed),
+    ...family('strata_connections', 'gauge', 'Open client connections (admitted).', guard.open),
+    ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
+    ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
+    ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
   const deps: ServerDeps = {
     store,
@@ -82,55 +156,50 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
-  // Connection cap, header deadline and minimum body rate (no total request deadline:
-  // large uploads may take long; stalled ones are cut by the body rate).
-  const guard = new ConnectionGuard({
-    maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
-    headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
-    bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
-    bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
-  });
-  metrics.collect(() => [
-    ...family('strata_connections', 'gauge', 'Open client connections (admitted).', guard.open),
-    ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
-    ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
-    ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
-  ]);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve(
-      {
-        fetch: app.fetch,
-        port: config.port,
-        hostname: config.host,
-        overrideGlobalObjects: false,
-        serverOptions: guard.serverOptions(),
-        createServer: ((opts: Parameters<typeof createServer>[0], listener: Parameters<typeof guard.wrap>[0]) => createServer(opts, guard.wrap(listener))) as typeof createServer,
-      },
-      () => resolve(s as Server)
-    );
-    guard.attach(s as Server);
-    (s as Server).once('error', reject);
-  });
+  const server = listener.server;
+  server.requestTimeout = 0; // large uploads may take long; stalled bodies are cut by the guard
   server.setTimeout(SOCKET_IDLE_MS);
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info('listening', { url, data: config.data });
+  const tracker = trackRequests(server);
+  listener.ready(getRequestListener(app.fetch, { hostname: config.host, overrideGlobalObjects: false }));
+  const { port, url } = listener;
+  log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
+  expiry.start();
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     store,
+    metrics,
     accessKeyId: creds.list[0]!.accessKeyId,
     secretAccessKey: creds.list[0]!.secretAccessKey,
+    get tls() {
+      return tls;
+    },
+    reloadTls() {
+      if (!tls || !config.tlsCert || !config.tlsKey) throw new Error('the server is not serving HTTPS');
+      const next = loadTls(config.tlsCert, config.tlsKey);
+      listener.setTls(next);
+      tls = next;
+      log.warn('tls reloaded', { fingerprint: next.fingerprint, subject: next.subject, validTo: next.validTo });
+      return next;
+    },
     close() {
       closing ??= (async () => {
         guard.stop();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
+        log.warn('stopping', { inFlight: tracker.inFlight().length, graceMs: config.shutdownTimeout });
+        await drainServer(server, tracker, {
+          graceMs: config.shutdownTimeout ?? 0,
+          report: (event, fields) => {
+            if (event === 'drained') return log.info(`shutdown ${event}`, fields);
+            log.warn(`shutdown ${event}`, fields);
+            const what = `${String(fields.requests)} request(s): ${String(fields.what)}`;
+            options.notify?.(event === 'cut' ? `cut after ${config.shutdownTimeout} ms: ${what}` : `waiting for ${what}`);
+          },
         });
+        await expiry.stop();
+        log.warn('closing repository', {});
         await store.close();
-        log.info('stopped', {});
+        log.warn('stopped', {});
       })();
       return closing;
     },

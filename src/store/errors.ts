@@ -37,6 +37,7 @@ export type StoreErrorCode =
   // is missing or is not the one the object was written with (an operator problem: 500).
   | 'AccessDenied'
   | 'KeyUnavailable'
+  | 'TooManyUploads'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

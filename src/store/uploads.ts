@@ -1,12 +1,15 @@
 /**
- * @module Multipart uploads in progress: their records and binary form.
+ * @module Multipart uploads: the records of the uploads keyspace (upload-keys.ts) and their
+ * binary form.
  *
  * An upload remembers what CreateMultipartUpload said (key, metadata, checksum algorithm
  * and type); each part is a carrier with its digests. Completing an upload writes one
- * object version that lists the parts' chunks — no body byte is copied.
+ * object version that lists the parts' chunks — no body byte is copied — and leaves a small
+ * completion record, so that a retried Complete answers as the first one did.
  */
+import { createHash } from 'node:crypto';
 import { ByteReader, ByteWriter } from './binary.js';
-import { CHECKSUM_NAMES, type ChecksumName, type ChecksumType, type ChunkRef } from './records.js';
+import { CHECKSUM_NAMES, decodeVersion, encodeVersion, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
 import { readEnvelope, STREAM_ID_BYTES, writeEnvelope, type KeyEnvelope } from './crypto/envelope.js';
 
@@ -108,4 +111,47 @@ export function decodePart(bytes: Uint8Array): PartRecord {
   }
   r.end();
   return p;
+}
+
+/** What a completed upload leaves behind for retries of its Complete. */
+export interface CompletionRecord {
+  /** First 16 bytes of the SHA-256 of the part list it was completed with (partListDigest). */
+  partsDigest: Uint8Array;
+  /** When it completed (ms): the expiry of this record counts from here. */
+  completed: number;
+  /** The version it wrote, without body location, part list and metadata (what Complete answers). */
+  version: ObjectVersion;
+}
+
+const COMPLETION_FORMAT = 1;
+const DIGEST_BYTES = 16;
+
+/**
+ * Digest of a Complete request's part list: part numbers with their normalised ETags, in order.
+ * Two lists that select the same parts give the same digest.
+ */
+export function partListDigest(parts: readonly { partNumber: number; etag: string }[]): Uint8Array {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(`${p.partNumber}:${p.etag}\n`);
+  return new Uint8Array(h.digest().subarray(0, DIGEST_BYTES));
+}
+
+/** The version as a completion record keeps it: everything Complete's answer uses, no more. */
+export function completionVersion(v: ObjectVersion): ObjectVersion {
+  const { parts: _parts, ...rest } = v;
+  return { ...rest, system: {}, userMetadata: {}, tags: {}, location: { kind: 'empty' } };
+}
+
+export function encodeCompletion(c: CompletionRecord): Uint8Array {
+  const w = new ByteWriter(128);
+  w.u8(COMPLETION_FORMAT).raw(c.partsDigest).varint(c.completed).bytes(encodeVersion(c.version));
+  return w.finish();
+}
+
+export function decodeCompletion(bytes: Uint8Array): CompletionRecord {
+  const r = new ByteReader(bytes, 'completion record');
+  if (r.u8() !== COMPLETION_FORMAT) throw new StoreError('Corrupt', 'completion record: unknown format');
+  const c: CompletionRecord = { partsDigest: r.raw(DIGEST_BYTES).slice(), completed: r.varint(), version: decodeVersion(r.bytes(), 'completion record version') };
+  r.end();
+  return c;
 }

@@ -3,8 +3,10 @@
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
  *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
- *   3. every run the newest root names: footer, every block's CRC, key order;
- *   4. every run and chunk the live index refers to exists (listed above).
+ *   3. every run the newest root names (object index and uploads keyspace): footer, every
+ *      block's CRC, key order, every entry decodes;
+ *   4. every chunk the live index refers to exists (listed above): object bodies, and the
+ *      parts of uploads in progress (verify-uploads.ts); each bucket's upload count matches.
  *
  * It reads everything once, streams nothing into memory beyond one blob at a time, reports
  * progress through a callback, and returns a report rather than throwing on damage.
@@ -19,8 +21,9 @@ import { decodeRunMeta } from './index/run-format.js';
 import { openRun } from './index/run-reader.js';
 import { FROM_START } from './index/merge.js';
 import { decodeVersions, type ObjectVersion } from './records.js';
-import { decodePart } from './uploads.js';
 import type { CommitRecord } from './commit.js';
+import type { RootRecord } from './root.js';
+import { chainUploads, checkUploadEntry, legacyRecordKeys, referLegacyRootParts, referLiveParts } from './verify-uploads.js';
 import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
@@ -36,7 +39,15 @@ export interface VerifyProblem {
   blob: string;
   code: string;
   message: string;
+  /** What the damage reaches: `bucket/key` of objects (or `upload <id>`) whose bodies live
+   * in `blob`, at most MAX_AFFECTED_NAMES of them; absent when none is known. */
+  affects?: string[];
+  /** How many more objects than `affects` lists. */
+  affectsMore?: number;
 }
+
+/** Object names kept per damaged blob: enough to act on, bounded for a pack of thousands. */
+export const MAX_AFFECTED_NAMES = 20;
 
 export interface VerifyReport {
   ok: boolean;
@@ -81,26 +92,32 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 1. Anchor, root, chain.
-  let runMetas: Uint8Array[] = [];
+  let runMetas: { bucket: string; bytes: Uint8Array; uploads: boolean }[] = [];
   let chain: CommitRecord[] = [];
-  const referenced = new Map<string, string>(); // blob -> who refers to it
+  let root: RootRecord | undefined;
+  const referenced = new Map<string, { names: string[]; more: number }>(); // blob -> who refers to it
   const refer = (blob: string, by: string) => {
-    if (!referenced.has(blob)) referenced.set(blob, by);
+    let r = referenced.get(blob);
+    if (!r) referenced.set(blob, (r = { names: [], more: 0 }));
+    if (r.names.includes(by)) return;
+    if (r.names.length < MAX_AFFECTED_NAMES) r.names.push(by);
+    else r.more++;
   };
   try {
     const found = await readAnchor(provider);
     if (!found) throw new StoreError('MissingBlob', 'anchor is missing: not a Strata repository');
     report.anchorSeq = found.anchor.seq;
-    const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
+    root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
     report.rootSeq = root.seq;
-    runMetas = root.buckets.flatMap((b) => b.runs);
-    for (const u of root.uploads) for (const [, p] of u.parts) for (const c of decodePart(p).chunks) refer(c.blob, `upload ${u.uploadId}`);
+    runMetas = root.buckets.flatMap((b) => [
+      ...b.runs.map((bytes) => ({ bucket: b.name, bytes, uploads: false })),
+      ...b.uploadRuns.map((bytes) => ({ bucket: b.name, bytes, uploads: true })),
+    ]);
     chain = await loadChain(provider, found.anchor, root);
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
-        if (m.op === 'putPart') for (const ch of decodePart(m.record).chunks) refer(ch.blob, `upload ${m.uploadId}`);
       }
     }
   } catch (err) {
@@ -110,11 +127,13 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 2. Every pack-framed blob.
   const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/'))];
   let done = 0;
+  const vanished = new Set<string>(); // listed, then gone: a concurrent writer's uncommitted chunks
   for (const b of blobs) {
     try {
       decodePack(await getBytes(provider, b.key));
     } catch (err) {
-      problem(b.key, err);
+      if ((err as { code?: string }).code === 'NotFound') vanished.add(b.key);
+      else problem(b.key, err);
     }
     done++;
     report.blobs++;
@@ -125,8 +144,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const bytes of runMetas) {
-    let key = '(run meta)';
+  for (const { bucket, bytes, uploads } of runMetas) {
+    let key = `(run meta of bucket ${bucket})`;
     try {
       const meta = decodeRunMeta(bytes);
       key = meta.blobKey;
@@ -138,7 +157,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
         if (r.done) break;
         const batch = r.value;
         for (let i = batch.start; i < batch.keys.length; i++) {
-          for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, batch.keys[i]!);
+          if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
+          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${batch.keys[i]!}`);
         }
         n += batch.keys.length - batch.start;
       }
@@ -151,10 +171,40 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.runs++;
     progress({ phase: 'runs', done: ++done, total: runMetas.length, bytes: report.bytes });
   }
+  // 3b. Uploads in progress: their counts, and the parts whose chunks must exist.
+  if (root) {
+    try {
+      const changes = chainUploads(root, chain);
+      referLegacyRootParts(root, changes, refer);
+      const names = new Set([...root.buckets.map((b) => b.name), ...changes.keys()]);
+      for (const name of names) {
+        const b = root.buckets.find((x) => x.name === name);
+        try {
+          const runs = await Promise.all((b?.uploadRuns ?? []).map((m) => openRun(provider, decodeRunMeta(m), cache)));
+          const live = await referLiveParts(name, runs, changes.get(name), refer, legacyRecordKeys(root, name));
+          if (b && live !== b.uploadCount) {
+            throw new StoreError('Corrupt', `bucket ${name}: the root counts ${b.uploadCount} uploads in progress, its uploads index holds ${live}`);
+          }
+        } catch (err) {
+          problem(`bucket ${name} uploads`, err);
+        }
+      }
+    } catch (err) {
+      problem('uploads', err);
+    }
+  }
+
   // 4. Every body blob the index refers to exists.
-  const present = new Set(blobs.map((b) => b.key));
+  const present = new Set(blobs.filter((b) => !vanished.has(b.key)).map((b) => b.key));
   for (const [blob, by] of referenced) {
-    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by})` });
+    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by.names[0]})` });
+  }
+  // 5. Name what each damaged blob reaches, so the operator knows which objects to restore.
+  for (const p of report.problems) {
+    const r = referenced.get(p.blob);
+    if (!r) continue;
+    p.affects = r.names;
+    if (r.more) p.affectsMore = r.more;
   }
   report.ok = report.problems.length === 0;
   return report;

@@ -177,7 +177,7 @@ describe('encrypted objects in the store', () => {
     const r1 = await store.uploadPart('bkt', 'mp', id, 1, stream(p1), { size: p1.length, keys: ring(CUST_A), checksumAlgorithm: 'crc32' });
     const r2 = await store.uploadPart('bkt', 'mp', id, 2, stream(p2), { size: p2.length, keys: ring(CUST_A), checksumAlgorithm: 'crc32' });
     expect(r1.values.crc32?.length).toBe(4);
-    expect(store.listParts('bkt', 'mp', id).parts.map((p) => p.values)).toEqual([{}, {}]);
+    expect((await store.listParts('bkt', 'mp', id)).parts.map((p) => p.values)).toEqual([{}, {}]);
     const b64 = (v: Uint8Array | undefined) => Buffer.from(v!).toString('base64');
     const done = await store.completeMultipartUpload(
       'bkt',

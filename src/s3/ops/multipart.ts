@@ -143,7 +143,7 @@ export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'Abort
 }
 
 export async function handleListParts(r: RequestContext, e: Op<'ListParts'>): Promise<void> {
-  const res = r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
+  const res = await r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
   const owner = ownerOf(r);
   const out: Parameters<typeof renderListPartsResult>[0] = {
     bucket: e.bucket,
