@@ -117,16 +117,7 @@ export async function putObject(
       chunks = { kind: 'chunks', chunks: refs };
     }
     const { digests: d, primary } = finishDigest(digest, opts);
-    const result = await repo.run(async (tx) => {
-      tx.requireBucket(bucket);
-      // The current version matters only to a condition (an unversioned put replaces it).
-      if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
-      const location: Location = chunks ?? (d.size > 0 ? tx.addBody(bytes!) : { kind: 'empty' });
-      const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
-      tx.put(bucket, key, encodeVersions([version]));
-      return version;
-    });
-    return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+    return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: bytes! });
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
@@ -140,8 +131,35 @@ export async function putObject(
   }
 }
 
+/**
+ * Commits a hashed body as the key's new version: the write conditions are checked again
+ * inside the commit (StoreError ConditionalRequestConflict when a concurrent write changed
+ * the answer), a small body (`bytes`) is packed into the commit, a carrier (`location`) is
+ * referenced as written. Mutates the index through the group commit only.
+ */
+export async function commitPut(
+  repo: Repository,
+  bucket: string,
+  key: string,
+  opts: ObjectMetadata & { conditions?: WriteConditions },
+  d: BodyDigests,
+  primary: ChecksumName | undefined,
+  body: { location: Location } | { bytes: Uint8Array }
+): Promise<PutResult> {
+  const result = await repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    // The current version matters only to a condition (an unversioned put replaces it).
+    if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
+    const location: Location = 'location' in body ? body.location : d.size > 0 ? tx.addBody(body.bytes) : { kind: 'empty' };
+    const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
+    tx.put(bucket, key, encodeVersions([version]));
+    return version;
+  });
+  return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+}
+
 /** Fails fast, before the body is read: missing bucket, or a precondition already false. */
-async function precheck(repo: Repository, bucket: string, key: string, conditions: WriteConditions | undefined): Promise<void> {
+export async function precheck(repo: Repository, bucket: string, key: string, conditions: WriteConditions | undefined): Promise<void> {
   const b = repo.state.buckets.get(bucket);
   if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
   if (!conditions) return;

@@ -8,6 +8,7 @@ import type { Provider } from '../provider/provider.js';
 import { Repository, type RepositoryOptions } from './repository.js';
 import * as buckets from './buckets.js';
 import { putObject, type PutOptions, type PutResult } from './objects-write.js';
+import { putObjectUnsized, type UnsizedPutOptions } from './objects-unsized.js';
 import { getObject, headObject, liveVersion, type GetOptions, type GetResult } from './objects-read.js';
 import * as misc from './objects-misc.js';
 import { listObjects, type ListOptions, type ListResult } from './list.js';
@@ -58,6 +59,10 @@ export class Store {
   // Objects
   putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<PutResult> {
     return putObject(this.repo, bucket, key, body, opts);
+  }
+  /** PutObject for a body of unknown length (chunked transfer, POST Object). */
+  putObjectUnsized(bucket: string, key: string, body: AsyncIterable<Uint8Array>, opts: UnsizedPutOptions): Promise<PutResult> {
+    return putObjectUnsized(this.repo, bucket, key, body, opts);
   }
   getObject(bucket: string, key: string, opts?: GetOptions): Promise<GetResult> {
     return getObject(this.repo, bucket, key, opts);
