@@ -11,6 +11,7 @@ import type { RequestContext } from './context.js';
 import { validateTags } from './xml/index.js';
 import type { ResponseOverrides } from './router/endpoint.js';
 import { S3Error } from './errors.js';
+import { metadataValueIn, metadataValueOut } from './header-text.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -64,8 +65,9 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
   for (const [name, v] of Object.entries(h)) {
     if (!name.startsWith('x-amz-meta-') || v === undefined) continue;
     const k = name.slice('x-amz-meta-'.length);
-    userMetadata[k] = v;
-    bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+    const value = metadataValueIn(v);
+    userMetadata[k] = value;
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(value);
   }
   if (bytes > MAX_USER_METADATA_BYTES) throw new S3Error('MetadataTooLarge', undefined, { MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
   const meta: ObjectMetadata = { system, userMetadata };
@@ -109,7 +111,7 @@ export function objectHeaders(r: RequestContext, g: GetResult, overrides: Respon
     'accept-ranges': 'bytes',
   };
   for (const [k, val] of Object.entries(v.system)) headers[k] = val;
-  for (const [k, val] of Object.entries(v.userMetadata)) headers[`x-amz-meta-${k}`] = val;
+  for (const [k, val] of Object.entries(v.userMetadata)) headers[`x-amz-meta-${k}`] = metadataValueOut(val);
   const tagCount = Object.keys(v.tags).length;
   if (tagCount) headers['x-amz-tagging-count'] = tagCount;
   if (g.partsCount) headers['x-amz-mp-parts-count'] = g.partsCount;

@@ -91,8 +91,8 @@ export function sigV2Resource(target: ReadTarget, virtualHostBucket: string | un
   return bucketPrefix + target.rawPath + query;
 }
 
-/** The SigV2 StringToSign of a query-authenticated request. Pure. */
-export function sigV2StringToSign(req: AuthRequest, expires: string, resource: string): string {
+/** The header-derived lines of a SigV2 StringToSign (everything before the resource). */
+function sigV2HeaderLines(req: AuthRequest, expires: string): string {
   const amz = Object.entries(req.headers)
     .filter(([name, v]) => name.startsWith('x-amz-') && v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -100,7 +100,21 @@ export function sigV2StringToSign(req: AuthRequest, expires: string, resource: s
     .join('');
   const md5 = req.headers['content-md5'] ?? '';
   const type = req.headers['content-type'] ?? '';
-  return `${req.method.toUpperCase()}\n${md5}\n${type}\n${expires}\n${amz}${resource}`;
+  return `${req.method.toUpperCase()}\n${md5}\n${type}\n${expires}\n${amz}`;
+}
+
+/** The SigV2 StringToSign of a query-authenticated request. Pure. */
+export function sigV2StringToSign(req: AuthRequest, expires: string, resource: string): string {
+  return sigV2HeaderLines(req, expires) + resource;
+}
+
+/**
+ * The bytes the SigV2 signature covers: header values as they came on the wire (the
+ * server reads them one character per byte, so latin1 restores the bytes; a UTF-8 value
+ * stays UTF-8), then the resource, whose decoded sub-resource values are UTF-8. Pure.
+ */
+function sigV2Bytes(req: AuthRequest, expires: string, resource: string): Buffer {
+  return Buffer.concat([Buffer.from(sigV2HeaderLines(req, expires), 'latin1'), Buffer.from(resource, 'utf8')]);
 }
 
 /**
@@ -133,8 +147,9 @@ export function verifySigV2Query(
     });
   const secret = secretOf(lookup, accessKeyId);
   const bucket = bucketFromHost(req.headers.host, options.baseDomain);
-  const sts = sigV2StringToSign(req, expires, sigV2Resource(target, bucket));
-  const expected = createHmac('sha1', secret).update(sts, 'utf8').digest('base64');
+  const resource = sigV2Resource(target, bucket);
+  const sts = sigV2StringToSign(req, expires, resource);
+  const expected = createHmac('sha1', secret).update(sigV2Bytes(req, expires, resource)).digest('base64');
   if (!signaturesEqual(expected, signature))
     throw new S3Error('SignatureDoesNotMatch', undefined, {
       AWSAccessKeyId: accessKeyId,
