@@ -21,6 +21,13 @@ export interface RequestBody extends ClaimOptions {
   size: number;
 }
 
+/** A body whose size may be unknown (`Transfer-Encoding: chunked` without Content-Length). */
+export interface MaybeSizedBody extends ClaimOptions {
+  body: AsyncIterable<Uint8Array>;
+  /** Undefined: read to the end of the stream. */
+  size?: number;
+}
+
 const ALG_HEADER = (n: ChecksumName) => `x-amz-checksum-${n}`;
 
 /** The checksum algorithm named by a header value such as 'CRC32' / 'crc64nvme'. */
@@ -49,7 +56,27 @@ async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): Asyn
   }
 }
 
+/**
+ * The body pipeline of a request with a known length: Content-Length, or
+ * x-amz-decoded-content-length for aws-chunked. Throws S3Error MissingContentLength for a
+ * plain chunked body, InvalidArgument for a bad Content-Length, InvalidRequest for bad
+ * checksum headers.
+ */
 export function requestBody(r: RequestContext): RequestBody {
+  const b = bodyOf(r, false);
+  if (b.size === undefined) throw new S3Error('MissingContentLength');
+  return { ...b, size: b.size };
+}
+
+/**
+ * As requestBody, but a plain `Transfer-Encoding: chunked` body without Content-Length is
+ * accepted with `size` undefined (PutObject stores it through the unsized path).
+ */
+export function requestBodyMaybeSized(r: RequestContext): MaybeSizedBody {
+  return bodyOf(r, true);
+}
+
+function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
   const h = r.headers;
   const payload = r.auth!.payload;
   const query = r.query;
@@ -78,7 +105,7 @@ export function requestBody(r: RequestContext): RequestBody {
   if (payload.mode === 'streaming-signed' || payload.mode === 'streaming-unsigned-trailer') {
     const opts = awsChunkedOptionsFromHeaders(h, payload);
     const decoder = new AwsChunkedDecoder(opts);
-    const out: RequestBody = {
+    const out: MaybeSizedBody = {
       body: decoder.decode(counted(r, r.incoming)),
       size: opts.decodedLength,
       claims: base,
@@ -95,15 +122,22 @@ export function requestBody(r: RequestContext): RequestBody {
     return out;
   }
   const len = h['content-length'];
+  let unsized = false;
   if (len === undefined) {
-    if (h['transfer-encoding'] !== undefined) throw new S3Error('MissingContentLength');
+    if (h['transfer-encoding'] !== undefined) {
+      // Node has already undone the chunked framing; only a plain chunked body is meant
+      // here (aws-chunked was handled above).
+      if (!allowUnsized || !/(^|,)\s*chunked\s*$/i.test(h['transfer-encoding'])) throw new S3Error('MissingContentLength');
+      unsized = true;
+    }
     // No body at all (e.g. a PUT without Content-Length or Transfer-Encoding) is empty.
   } else if (!/^\d{1,15}$/.test(len.trim())) {
     throw new S3Error('InvalidArgument', 'Content-Length is not a valid number', { ArgumentName: 'Content-Length', ArgumentValue: len });
   }
   const claims: BodyClaims = { ...base };
   if (payload.mode === 'sha256') claims.payloadSha256 = payload.hex;
-  const out: RequestBody = { body: counted(r, r.incoming), size: len === undefined ? 0 : Number(len), claims };
+  const out: MaybeSizedBody = { body: counted(r, r.incoming), claims };
+  if (!unsized) out.size = len === undefined ? 0 : Number(len);
   if (checksumAlgorithm) out.checksumAlgorithm = checksumAlgorithm;
   return out;
 }

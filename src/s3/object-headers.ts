@@ -46,6 +46,18 @@ export function tagsFromQueryString(value: string): Record<string, string> {
   return tags;
 }
 
+/**
+ * The Content-Encoding an object keeps: the header as sent, minus the `aws-chunked` tokens
+ * (transfer framing, never part of the object) and the commas that separated them; the
+ * other tokens keep their spelling and spacing. Undefined when nothing remains. Pure.
+ */
+export function storedContentEncoding(value: string): string | undefined {
+  const tokens = value.split(',');
+  const kept = tokens.filter((t) => t.trim().toLowerCase() !== 'aws-chunked');
+  const out = (kept.length === tokens.length ? value : kept.join(',')).trim();
+  return out === '' || kept.every((t) => t.trim() === '') ? undefined : out;
+}
+
 /** The metadata a write request carries in its headers. */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
   const system: Record<string, string> = {};
@@ -53,9 +65,8 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
     const v = h[name];
     if (v === undefined) continue;
     if (name === 'content-encoding') {
-      // aws-chunked is transfer framing, never part of the stored object.
-      const rest = v.split(',').map((s) => s.trim()).filter((s) => s && s.toLowerCase() !== 'aws-chunked');
-      if (rest.length) system[name] = rest.join(',');
+      const rest = storedContentEncoding(v);
+      if (rest !== undefined) system[name] = rest;
     } else {
       system[name] = v;
     }

@@ -3,7 +3,7 @@
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
-import { requestBody } from '../body.js';
+import { requestBodyMaybeSized, type MaybeSizedBody } from '../body.js';
 import { metadataFromHeaders, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
 import { readConditions, readRange, writeConditions } from '../conditions.js';
 import { sendEmpty, sendError, sendStream, sendXml } from '../respond.js';
@@ -13,6 +13,9 @@ import { StoreError } from '../../store/errors.js';
 import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
 import type { ChecksumName, ObjectVersion } from '../../store/records.js';
+import type { PutOptions, PutResult } from '../../store/objects-write.js';
+import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
+import type { ClaimOptions } from '../../store/digest.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -24,13 +27,47 @@ export function checksumEcho(v: ObjectVersion, alg: ChecksumName | undefined): R
   return { [`x-amz-checksum-${name}`]: Buffer.from(value).toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT' };
 }
 
-export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
-  const meta = metadataFromHeaders(r.headers);
-  const body = requestBody(r);
-  const opts: Parameters<typeof r.store.putObject>[3] = { ...meta, ...body };
-  const cond = writeConditions(r.headers);
+/** Size bounds a caller puts on a write (POST Object's content-length-range). */
+export interface WriteBounds {
+  maxBytes?: number;
+  minBytes?: number;
+}
+
+/**
+ * The one write path of an object body, described by a header record: PutObject passes
+ * the request's headers, POST Object its form fields under the header names they stand
+ * for. Everything keyed on request headers (metadata, conditions, and the header checks
+ * of ACLs, encryption and fail-closed refusals) must read `h`, never `r.headers`, so that
+ * it applies to both. A body without a size goes through the store's unsized path.
+ * Throws S3Error / StoreError as the store does.
+ */
+export async function putFromHeaders(
+  r: RequestContext,
+  bucket: string,
+  key: string,
+  h: Record<string, string | undefined>,
+  body: MaybeSizedBody,
+  bounds: WriteBounds = {}
+): Promise<PutResult> {
+  const meta = metadataFromHeaders(h);
+  const claims: ClaimOptions = {};
+  if (body.claims) claims.claims = body.claims;
+  if (body.trailingClaims) claims.trailingClaims = body.trailingClaims;
+  if (body.checksumAlgorithm) claims.checksumAlgorithm = body.checksumAlgorithm;
+  const cond = writeConditions(h);
+  if (body.size === undefined) {
+    const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds };
+    if (cond) opts.conditions = cond;
+    return r.store.putObjectUnsized(bucket, key, body.body, opts);
+  }
+  const opts: PutOptions = { ...meta, ...claims, size: body.size };
   if (cond) opts.conditions = cond;
-  const result = await r.store.putObject(e.bucket, e.key, body.body, opts);
+  return r.store.putObject(bucket, key, body.body, opts);
+}
+
+export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
+  const body = requestBodyMaybeSized(r);
+  const result = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, { etag: `"${result.etag}"`, ...checksumEcho(result.version, body.checksumAlgorithm) });
 }
 
@@ -45,6 +82,10 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   try {
     g = head ? await r.store.headObject(e.bucket, e.key, opts) : await r.store.getObject(e.bucket, e.key, opts);
   } catch (err) {
+    // A part number past the object's parts: S3 answers 400 InvalidPart.
+    if (err instanceof StoreError && err.code === 'InvalidPartNumber') {
+      throw new S3Error('InvalidPart', 'The requested partnumber is not satisfiable', { PartNumberRequested: e.partNumber ?? '' });
+    }
     if (err instanceof StoreError && err.code === 'NotModified') {
       // 304 still carries the validators.
       const v = await r.store.version(e.bucket, e.key);
