@@ -14,12 +14,14 @@
  *   CanonicalizedResource   = [/bucket when virtual-hosted] + raw path +
  *                             [? sorted sub-resources, values percent-decoded]
  *
- * The payload is not signed.
+ * The payload is not signed. A URL may not stay valid for more than 7 days from the moment
+ * it is used (SigV4's bound; SigV2 URLs name only their end).
  */
 import { createHmac } from 'node:crypto';
 import { percentDecode } from '../../sigv4/raw-target.js';
 import { signaturesEqual } from '../../sigv4/hash.js';
 import { S3Error } from '../errors.js';
+import { MAX_PRESIGNED_EXPIRES_SECONDS } from '../limits.js';
 import { bucketFromHost } from '../router/virtual-host.js';
 import { queryParam, type ReadTarget } from './target.js';
 import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
@@ -145,6 +147,14 @@ export function verifySigV2Query(
       Expires: expiresAt.toISOString(),
       ServerTime: req.now.toISOString(),
     });
+  // SigV2 URLs carry no signing time: bound them from now, with SigV4's longest validity,
+  // so that no URL stays valid for longer than a week from any moment.
+  if (expiresAt.getTime() - req.now.getTime() > MAX_PRESIGNED_EXPIRES_SECONDS * 1000)
+    throw new S3Error(
+      'AccessDenied',
+      `Expires must be at most ${MAX_PRESIGNED_EXPIRES_SECONDS} seconds (7 days) after the current time`,
+      { Expires: expiresAt.toISOString(), ServerTime: req.now.toISOString() }
+    );
   const secret = secretOf(lookup, accessKeyId);
   const bucket = bucketFromHost(req.headers.host, options.baseDomain);
   const resource = sigV2Resource(target, bucket);
