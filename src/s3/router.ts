@@ -165,12 +165,8 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   }
   const listType = q.get('list-type');
   if (listType === '2') {
+    // An empty token lists from the start (and is echoed), as S3 does.
     const token = q.get('continuation-token');
-    if (token === '')
-      throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect', {
-        ArgumentName: 'continuation-token',
-        ArgumentValue: '',
-      });
     const startAfter = q.get('start-after');
     return {
       op: 'ListObjectsV2',

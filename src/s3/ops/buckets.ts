@@ -18,6 +18,7 @@ import {
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
+import { pageBuckets } from '../bucket-page.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -25,15 +26,15 @@ type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 const regionOf = (r: RequestContext) => r.deps.region ?? 'us-east-1';
 
 export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>): Promise<void> {
-  let buckets = r.store.listBuckets();
-  if (e.params.prefix) buckets = buckets.filter((b) => b.name.startsWith(e.params.prefix!));
+  const page = pageBuckets(r.store.listBuckets(), e.params, Buffer.from(r.store.repo.config.tokenSecret, 'hex'));
   sendXml(
     r,
     200,
     renderListAllMyBucketsResult({
       owner: ownerOf(r),
-      buckets: buckets.map((b) => ({ name: b.name, creationDate: new Date(b.created), region: regionOf(r) })),
-      ...(e.params.prefix ? { prefix: e.params.prefix } : {}),
+      buckets: page.buckets.map((b) => ({ name: b.name, creationDate: new Date(b.created), region: regionOf(r) })),
+      ...(page.continuationToken ? { continuationToken: page.continuationToken } : {}),
+      ...(e.params.prefix !== undefined ? { prefix: e.params.prefix } : {}),
     })
   );
 }

@@ -26,7 +26,7 @@ export interface ListObjectsV2Params {
   prefix: string;
   delimiter?: string;
   maxKeys: number;
-  /** Opaque, as sent; never empty when present. */
+  /** Opaque, as sent; empty lists from the start (and is echoed). */
   continuationToken?: string;
   startAfter?: string;
   fetchOwner: boolean;
