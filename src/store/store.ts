@@ -77,8 +77,8 @@ export class Store {
   deleteObject(bucket: string, key: string, conditions?: WriteConditions): Promise<misc.DeleteResult> {
     return misc.deleteObject(this.repo, bucket, key, conditions);
   }
-  deleteObjects(bucket: string, keys: readonly string[]): Promise<misc.DeleteResult[]> {
-    return misc.deleteObjects(this.repo, bucket, keys);
+  deleteObjects(bucket: string, targets: readonly (string | misc.DeleteTarget)[]): Promise<misc.DeleteResult[]> {
+    return misc.deleteObjects(this.repo, bucket, targets);
   }
   copyObject(src: { bucket: string; key: string }, dst: { bucket: string; key: string }, opts?: misc.CopyOptions): Promise<ObjectVersion> {
     return misc.copyObject(this.repo, src, dst, opts);

@@ -8,7 +8,7 @@ import { metadataFromHeaders, objectHeaders, quotedEtag, validatorHeaders } from
 import { readConditions, readRange, writeConditions } from '../conditions.js';
 import { sendEmpty, sendError, sendStream, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
-import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES } from '../xml/index.js';
+import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES, type DeleteErrorEntry, type DeletedEntry } from '../xml/index.js';
 import { StoreError } from '../../store/errors.js';
 import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
@@ -113,11 +113,18 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const bytes = await readBody(r, MAX_XML_BODY_BYTES);
   if (!hasDigest) throw new S3Error('InvalidRequest', 'Missing required header for this request: Content-MD5 or x-amz-checksum-*');
   const req = parseDelete(bytes);
-  const results = await r.store.deleteObjects(e.bucket, req.objects.map((o) => o.key));
-  const deleted = results.filter((x) => !x.error).map((x) => ({ key: x.key }));
-  const errors = results.filter((x) => x.error).map((x) => {
+  // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
+  const results = await r.store.deleteObjects(e.bucket, req.objects);
+  const deleted: DeletedEntry[] = [];
+  const errors: DeleteErrorEntry[] = [];
+  results.forEach((x, i) => {
+    const versionId = req.objects[i]!.versionId;
+    if (!x.error) {
+      deleted.push({ key: x.key, ...(versionId !== undefined && { versionId }) });
+      return;
+    }
     const s3 = s3ErrorOf(x.error);
-    return { key: x.key, code: s3.code, message: s3.message };
+    errors.push({ key: x.key, ...(versionId !== undefined && { versionId }), code: s3.code, message: s3.message });
   });
   sendXml(r, 200, renderDeleteResult({ deleted: req.quiet ? [] : deleted, errors }));
 }
