@@ -2,7 +2,8 @@
  * @module The S3 application: one Hono route that runs every request through
  *
  *   health/metrics (anonymous GET) | CORS preflight (OPTIONS, no auth)
- *   -> authenticate (SigV4 header / presigned / SigV2 presigned)
+ *   -> authenticate (SigV4 header / presigned / SigV2 presigned; a POST Object form is
+ *      authenticated by its handler, from the form's own fields)
  *   -> route the raw request-target to an Endpoint -> dispatch -> respond
  *
  * and then logs one structured line and records metrics. Handlers write to Node's
@@ -20,6 +21,7 @@ import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
+import { isFormUpload } from './post-object/form-data.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -74,17 +76,23 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
       handlePreflight(r, bucket);
       return;
     }
-    r.auth = verifyRequest(
-      { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
-      (id) => deps.secrets.get(id),
-      { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
-    );
+    const authenticate = () =>
+      verifyRequest(
+        { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
+        (id) => deps.secrets.get(id),
+        { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
+      );
+    // A browser form upload (POST Object) carries its credentials in the form, not in the
+    // request: its handler authenticates the form's signer and authorizes it.
+    const formPost = r.method === 'POST' && isFormUpload(r.headers['content-type']);
+    if (!formPost) r.auth = authenticate();
     const endpoint = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
+    if (formPost && endpoint.op !== 'PostObject') r.auth = authenticate();
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
-    await authorizeEndpoint(r, endpoint, r.auth.accessKeyId);
+    if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);
   } catch (err) {

@@ -41,11 +41,34 @@ export function checksumName(value: string | undefined, header: string): Checksu
 }
 
 /**
+ * The x-amz-checksum-<alg> claims of a header record (or the query, for presigned URLs)
+ * and the algorithm announced by x-amz-sdk-checksum-algorithm / x-amz-checksum-algorithm.
+ * Throws S3Error InvalidRequest for an unknown algorithm or more than one claim. Pure.
+ */
+export function checksumHeaders(
+  h: Readonly<Record<string, string | undefined>>,
+  query: ReadonlyMap<string, string> = new Map()
+): { checksums: Partial<Record<ChecksumName, string>>; checksumAlgorithm?: ChecksumName } {
+  const checksums: Partial<Record<ChecksumName, string>> = {};
+  for (const n of CHECKSUM_NAMES) {
+    const v = h[ALG_HEADER(n)] ?? query.get(ALG_HEADER(n));
+    if (v !== undefined) checksums[n] = v;
+  }
+  if (Object.keys(checksums).length > 1) {
+    throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  }
+  const checksumAlgorithm =
+    checksumName(h['x-amz-sdk-checksum-algorithm'] ?? query.get('x-amz-sdk-checksum-algorithm'), 'x-amz-sdk-checksum-algorithm') ??
+    checksumName(h['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  return checksumAlgorithm ? { checksums, checksumAlgorithm } : { checksums };
+}
+
+/**
  * Counts bytes flowing through (metrics) without copying. The request stream fails only
  * when the client's connection does (it closed or reset mid-body, or sat idle past the
  * socket timeout): that is the client's `IncompleteBody`, not an InternalError.
  */
-async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+export async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
   try {
     for await (const c of src) {
       r.bytesIn += c.length;
@@ -79,23 +102,13 @@ export function requestBodyMaybeSized(r: RequestContext): MaybeSizedBody {
 function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
   const h = r.headers;
   const payload = r.auth!.payload;
-  const query = r.query;
-  const headerClaims: Partial<Record<ChecksumName, string>> = {};
-  for (const n of CHECKSUM_NAMES) {
-    const v = h[ALG_HEADER(n)] ?? query.get(ALG_HEADER(n));
-    if (v !== undefined) headerClaims[n] = v;
-  }
-  let checksumAlgorithm =
-    checksumName(h['x-amz-sdk-checksum-algorithm'] ?? query.get('x-amz-sdk-checksum-algorithm'), 'x-amz-sdk-checksum-algorithm') ??
-    checksumName(h['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  const { checksums: headerClaims, checksumAlgorithm: announced } = checksumHeaders(h, r.query);
+  let checksumAlgorithm = announced;
   const trailerNames = (h['x-amz-trailer'] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   for (const t of trailerNames) {
     const n = t.startsWith('x-amz-checksum-') ? (t.slice('x-amz-checksum-'.length) as ChecksumName) : undefined;
     if (!n || !CHECKSUM_NAMES.includes(n)) throw new S3Error('InvalidRequest', `Unsupported trailer ${t}`);
     checksumAlgorithm ??= n;
-  }
-  if (Object.keys(headerClaims).length > 1) {
-    throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
   }
   const claimedAlg = Object.keys(headerClaims)[0] as ChecksumName | undefined;
   checksumAlgorithm ??= claimedAlg;

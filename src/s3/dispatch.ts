@@ -10,6 +10,8 @@ import * as mp from './ops/multipart.js';
 import { handleCopyObject } from './ops/copy.js';
 import * as tagging from './ops/tagging.js';
 import { handlePreflight } from './cors.js';
+import { handleGetObjectAttributes } from './ops/attributes.js';
+import { handlePostObject } from './post-object/handler.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
   switch (e.op) {
@@ -61,6 +63,10 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return mp.handleAbortMultipartUpload(r, e);
     case 'ListParts':
       return mp.handleListParts(r, e);
+    case 'GetObjectAttributes':
+      return handleGetObjectAttributes(r, e);
+    case 'PostObject':
+      return handlePostObject(r, e);
     case 'GetObjectTagging':
       return tagging.handleGetObjectTagging(r, e);
     case 'PutObjectTagging':

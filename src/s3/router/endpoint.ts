@@ -104,6 +104,8 @@ export type Endpoint =
   | ({ op: 'CompleteMultipartUpload' } & U)
   | ({ op: 'AbortMultipartUpload' } & U)
   | ({ op: 'ListParts'; params: ListPartsParams } & U)
+  | ({ op: 'GetObjectAttributes' } & K)
+  | ({ op: 'PostObject' } & B)
   | ({ op: 'GetObjectTagging' } & K)
   | ({ op: 'PutObjectTagging' } & K)
   | ({ op: 'DeleteObjectTagging' } & K)
