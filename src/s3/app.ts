@@ -21,7 +21,7 @@ import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
-import { isFormUpload } from './post-object/form-data.js';
+import type { Endpoint } from './router/endpoint.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -82,12 +82,20 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
         (id) => deps.secrets.get(id),
         { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
       );
+    const routeIt = () => route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
     // A browser form upload (POST Object) carries its credentials in the form, not in the
-    // request: its handler authenticates the form's signer and authorizes it.
-    const formPost = r.method === 'POST' && isFormUpload(r.headers['content-type']);
-    if (!formPost) r.auth = authenticate();
-    const endpoint = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
-    if (formPost && endpoint.op !== 'PostObject') r.auth = authenticate();
+    // request: its handler authenticates the form's signer and authorizes it. Any other
+    // request is authenticated before routing errors are reported.
+    let endpoint: Endpoint | undefined;
+    if (r.method === 'POST') {
+      try {
+        endpoint = routeIt();
+      } catch {
+        endpoint = undefined;
+      }
+    }
+    if (endpoint?.op !== 'PostObject') r.auth = authenticate();
+    endpoint ??= routeIt();
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;

@@ -100,7 +100,8 @@ describe('checkPolicy', () => {
 
   it('refuses with AccessDenied: expired, a condition that fails, a field no condition names', () => {
     expect(code(() => checkPolicy(policy, fields(), new Date('2031-01-01T00:00:01Z')))).toBe('AccessDenied');
-    for (const bad of [{ bucket: 'other' }, { key: 'admin/a.jpg' }, { acl: 'PRIVATE' }, { 'content-type': 'text/html' }, { 'content-type': 'image/png, text/html' }, { 'x-amz-meta-other': 'x' }, { success_action_status: '201' }]) {
+    const bads: Record<string, string>[] = [{ bucket: 'other' }, { key: 'admin/a.jpg' }, { acl: 'PRIVATE' }, { 'content-type': 'text/html' }, { 'content-type': 'image/png, text/html' }, { 'x-amz-meta-other': 'x' }, { success_action_status: '201' }];
+    for (const bad of bads) {
       expect(code(() => checkPolicy(policy, fields(bad), NOW)), JSON.stringify(bad)).toBe('AccessDenied');
     }
     const noAcl = fields();
