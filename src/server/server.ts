@@ -85,6 +85,9 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
     (s as Server).once('error', reject);
   });
+  // Expect: 100-continue is answered by the app once the request is authenticated and
+  // authorized (s3/app.ts), so a refused client never sends its body.
+  server.on('checkContinue', (req, res) => server.emit('request', req, res));
   server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
   server.setTimeout(SOCKET_IDLE_MS);
   const port = (server.address() as AddressInfo).port;

@@ -16,6 +16,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
 import { request } from 'undici';
 import {
   CompleteMultipartUploadCommand,
@@ -248,6 +249,34 @@ describe('bodies without a length, and content encodings', () => {
     expect(r.status, r.text).toBe(200);
     const h = await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'meta' }));
     expect(h.Metadata).toEqual({ a: word, b: `=?UTF-8?B?${Buffer.from('café au lait').toString('base64')}?=`, c: 'plain' });
+  });
+});
+
+/** Sends only the request head and returns the first bytes the server answers with. */
+function firstReply(head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: '127.0.0.1', port: s.port }, () => sock.write(head));
+    const timer = setTimeout(() => {
+      sock.destroy();
+      resolve('');
+    }, 5000);
+    sock.once('data', (d: Buffer) => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(d.toString('latin1'));
+    });
+    sock.once('error', reject);
+  });
+}
+
+describe('Expect: 100-continue', () => {
+  it('is answered only after authentication: a refused client never sends its body', async () => {
+    const anon = await firstReply(`PUT /${BUCKET}/cont HTTP/1.1\r\nhost: ${host}\r\ncontent-length: 5\r\nexpect: 100-continue\r\n\r\n`);
+    expect(anon).toMatch(/^HTTP\/1\.1 403 /);
+    const bad = signV4({ method: 'PUT', path: `/${BUCKET}/cont`, host, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: 'wrong' }, region: REGION, payloadHash: 'UNSIGNED-PAYLOAD', headers: { 'content-length': '5', expect: '100-continue' } });
+    expect(await firstReply(requestHead(bad))).toMatch(/^HTTP\/1\.1 403 /);
+    const good = signV4({ method: 'PUT', path: `/${BUCKET}/cont`, host, credentials: CREDS, region: REGION, payloadHash: 'UNSIGNED-PAYLOAD', headers: { 'content-length': '5', expect: '100-continue' } });
+    expect(await firstReply(requestHead(good))).toMatch(/^HTTP\/1\.1 100 Continue/);
   });
 });
 
