@@ -262,3 +262,23 @@ describe('POST Object: request shapes', () => {
     }
   });
 });
+
+describe('POST Object: virtual-hosted style', () => {
+  it('a form posted to <bucket>.<base domain> stores into that bucket and names the object there', async () => {
+    const v = await startTestServer({ baseDomain: 's3.strata.test' });
+    try {
+      const client = createS3Client(v.url, new WireLog());
+      await client.send(new CreateBucketCommand({ Bucket: 'vforms' }));
+      const form = formBody({ key: 'k/${filename}', success_action_status: '201', ...sigV4Fields([{ bucket: 'vforms' }, ['starts-with', '$key', 'k/'], { success_action_status: '201' }]) }, { filename: 'f.txt', data: Buffer.from('vhost') });
+      const hostHeader = `vforms.s3.strata.test:${v.port}`;
+      const head = requestHead({ method: 'POST', target: '/', headers: { host: hostHeader, 'content-type': form.contentType, 'content-length': String(form.body.length) } });
+      const res = await rawExchange(v.port, [head, form.body], { close: 'keep' });
+      expect(res?.status, res?.body.toString()).toBe(201);
+      expect(res?.body.toString()).toContain(`<Location>http://${hostHeader}/k/f.txt</Location>`);
+      expect((await bytesOf((await client.send(new GetObjectCommand({ Bucket: 'vforms', Key: 'k/f.txt' }))).Body)).toString()).toBe('vhost');
+      client.destroy();
+    } finally {
+      await v.stop();
+    }
+  });
+});

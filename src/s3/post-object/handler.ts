@@ -21,6 +21,7 @@ import { checksumHeaders, counted, type MaybeSizedBody } from '../body.js';
 import { putFromHeaders, type WriteBounds } from '../ops/objects.js';
 import { sendEmpty, sendXml } from '../respond.js';
 import { validateKey } from '../router/key.js';
+import { bucketFromHost } from '../router/virtual-host.js';
 import { el, leaf, quoteEtag, xmlDocument } from '../xml/index.js';
 import { FormDataReader, formBoundary, type FormLimits, type PartHead } from './form-data.js';
 import { checkPolicy, contentLengthRange, parsePolicy } from './policy.js';
@@ -96,11 +97,13 @@ function applyPolicy(signer: FormSigner, fields: ReadonlyMap<string, string>, bu
   return range ? { minBytes: range.min, maxBytes: range.max } : {};
 }
 
-/** The object's URL, for Location and the 201 document. */
+/** The object's URL (path- or virtual-hosted-style, as the request was), for Location and 201. */
 function objectUrl(r: RequestContext, bucket: string, key: string): string {
   const tls = (r.incoming.socket as { encrypted?: boolean } | null)?.encrypted === true;
+  const host = r.headers.host ?? 'localhost';
   const path = key.split('/').map(encodeURIComponent).join('/');
-  return `${tls ? 'https' : 'http'}://${r.headers.host ?? 'localhost'}/${encodeURIComponent(bucket)}/${path}`;
+  const vhost = bucketFromHost(host, r.deps.baseDomain) !== undefined;
+  return `${tls ? 'https' : 'http'}://${host}/${vhost ? '' : `${encodeURIComponent(bucket)}/`}${path}`;
 }
 
 /** `success_action_redirect` (or the older `redirect`) when it is an http(s) URL. */
