@@ -160,6 +160,20 @@ describe('error codes S3 uses', () => {
   });
 });
 
+describe('listing echoes', () => {
+  it('V1 echoes Prefix as sent under encoding-type=url (keys, markers encoded); V2 echoes an empty token', async () => {
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'sp ace/k', Body: 'x' }));
+    const v1 = await call({ method: 'GET', path: `/${BUCKET}`, query: { prefix: 'sp ace/', 'encoding-type': 'url', marker: 'a b' } });
+    expect(v1.text).toContain('<Prefix>sp ace/</Prefix>');
+    expect(v1.text).toContain('<Marker>a%20b</Marker>');
+    expect(v1.text).toContain('<Key>sp%20ace/k</Key>');
+    const v2 = await call({ method: 'GET', path: `/${BUCKET}`, query: { 'list-type': '2', prefix: 'sp ace/', 'continuation-token': '' } });
+    expect(v2.status).toBe(200);
+    expect(v2.text).toContain('<ContinuationToken></ContinuationToken>');
+    expect(v2.text).toContain('<Key>sp ace/k</Key>');
+  });
+});
+
 describe('DeleteObjects honours VersionId and ETag', () => {
   it('deletes only what the entry names', async () => {
     const keys = ['d-ver', 'd-null', 'd-etag-bad', 'd-etag-ok'];
