@@ -83,8 +83,7 @@ export async function putObjectUnsized(
       checkMin(head.length, min);
       // A packed body: the sized path charges it again; the swap is synchronous.
       release();
-      const { maxBytes: _max, minBytes: _min, ...rest } = opts;
-      return await putObject(repo, bucket, key, once(head), { ...rest, size: head.length });
+      return await putObject(repo, bucket, key, once(head), { ...opts, size: head.length });
     }
     if (headBytes === max) throw tooLarge(max);
     const digest = startDigest(opts);

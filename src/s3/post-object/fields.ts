@@ -39,7 +39,7 @@ export function headersFromFields(fields: ReadonlyMap<string, string>): Record<s
     if (STANDARD_HEADERS.has(name) || (name.startsWith('x-amz-') && !AUTH_FIELDS.has(name))) h[name] = asHeader(value);
   }
   const acl = fields.get('acl');
-  if (acl !== undefined) h['x-amz-acl'] = acl;
+  if (acl !== undefined) h['x-amz-acl'] = asHeader(acl);
   const tagging = fields.get('tagging');
   if (tagging !== undefined && tagging.trim() !== '') {
     const { tags } = parseTagging(Buffer.from(tagging, 'utf8'));

@@ -27,6 +27,7 @@ import { FormDataReader, formBoundary, type FormLimits, type PartHead } from './
 import { checkPolicy, contentLengthRange, parsePolicy } from './policy.js';
 import { verifyFormSignature, type FormSigner } from './signature.js';
 import { headersFromFields } from './fields.js';
+import type { ChecksumName } from '../../store/records.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -158,7 +159,9 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
     const h = headersFromFields(fields);
     const { checksums, checksumAlgorithm } = checksumHeaders(h);
     const body: MaybeSizedBody = { body: form.fileBody(), claims: { checksums } };
-    if (checksumAlgorithm ?? Object.keys(checksums)[0]) body.checksumAlgorithm = checksumAlgorithm ?? (Object.keys(checksums)[0] as never);
+    // The object's checksum algorithm: the one announced, else the one claimed.
+    const alg = checksumAlgorithm ?? (Object.keys(checksums)[0] as ChecksumName | undefined);
+    if (alg) body.checksumAlgorithm = alg;
     const result = await putFromHeaders(r, e.bucket, key, h, body, bounds);
     const ended = await form.discardRest(MAX_TRAILING_BYTES);
     respond(r, fields, e.bucket, key, result.etag, ended ? {} : { connection: 'close' });
