@@ -102,7 +102,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     applyCors(r, r.bucket);
     if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
     // The body is wanted only now (a POST Object form is authenticated from its body).
-    if (/^\s*100-continue\s*$/i.test(r.headers.expect ?? '')) r.res.writeContinue();
+    if (/^\s*100-continue\s*$/i.test(r.headers.expect ?? '') && typeof r.res.writeContinue === 'function') r.res.writeContinue();
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);
   } catch (err) {
