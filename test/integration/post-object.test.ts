@@ -86,13 +86,16 @@ describe('POST Object: signed forms', () => {
     expect(t.TagSet).toEqual([{ Key: 'kind', Value: 'photo' }]);
   });
 
-  it('a SigV2 form works; the default answer is 204 with ETag and Location', async () => {
+  it('a SigV2 form works; the default answer is 204 with ETag and Location; the default type', async () => {
     const data = Buffer.from('v2 form body');
-    const r = await postForm(url, formBody({ key: 'up/v2.txt', ...sigV2Fields(base) }, { filename: 'x', data }));
+    // The file part's own type is not the object's (only a Content-Type field is); empty is none.
+    const r = await postForm(url, formBody({ key: 'up/v2.txt', 'Content-Type': '', ...sigV2Fields([...base, ['starts-with', '$Content-Type', '']]) }, { filename: 'x', type: 'image/gif', data }));
     expect(r.status, r.text).toBe(204);
     expect(r.headers.get('etag')).toBe(`"${md5(data)}"`);
     expect(r.headers.get('location')).toBe(`${url}/up/v2.txt`);
-    expect((await bytesOf((await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'up/v2.txt' }))).Body)).equals(data)).toBe(true);
+    const g = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'up/v2.txt' }));
+    expect((await bytesOf(g.Body)).equals(data)).toBe(true);
+    expect(g.ContentType).toBe('binary/octet-stream');
   });
 
   it('success_action_redirect answers 303 with bucket, key and the quoted ETag', async () => {

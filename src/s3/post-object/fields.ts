@@ -36,6 +36,8 @@ const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${
 export function headersFromFields(fields: ReadonlyMap<string, string>): Record<string, string> {
   const h: Record<string, string> = {};
   for (const [name, value] of fields) {
+    // An empty Content-Type field leaves S3's default type (binary/octet-stream).
+    if (name === 'content-type' && value.trim() === '') continue;
     if (STANDARD_HEADERS.has(name) || (name.startsWith('x-amz-') && !AUTH_FIELDS.has(name))) h[name] = asHeader(value);
   }
   const acl = fields.get('acl');
