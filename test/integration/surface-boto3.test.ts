@@ -3,7 +3,7 @@
  * and prints what it saw; every assertion is here, against values computed in this file).
  *
  * Proves, with a real Python client: `generate_presigned_post` forms (SigV4 fields) upload
- * through `requests` with their fields stored and their content-length-range enforced;
+ * as multipart forms with their fields stored and their content-length-range enforced;
  * non-ASCII user metadata signed by botocore verifies and comes back RFC 2047-encoded, as
  * S3 returns it; a PUT with plain `Transfer-Encoding: chunked` is stored; If-None-Match
  * `*` and ETag give 412 when they match and 200 otherwise, If-Match `*` on a missing key
@@ -15,10 +15,14 @@
  */
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
 import { mustRun } from './support/run-cli.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
+
+/** The python3 that has boto3 (skipped with the install command when there is none). */
+const BOTO3 = clientSuite(CLIENTS.boto3);
 
 const SCRIPT = fileURLToPath(new URL('./surface_boto3.py', import.meta.url));
 
@@ -44,16 +48,16 @@ interface Observed {
 let s: TestServer;
 let seen: Observed;
 
-beforeAll(async () => {
-  s = await startTestServer();
-  const r = await mustRun('python3', [SCRIPT, JSON.stringify({ endpoint: s.url, bucket: 'surface' })], { env: botocoreEnv() });
-  seen = JSON.parse(r.stdout) as Observed;
-}, 120_000);
-afterAll(async () => {
-  await s?.stop();
-});
+BOTO3.describe('the S3 surface with boto3', () => {
+  beforeAll(async () => {
+    s = await startTestServer();
+    const r = await mustRun(BOTO3.path, [SCRIPT, JSON.stringify({ endpoint: s.url, bucket: 'surface' })], { env: botocoreEnv() });
+    seen = JSON.parse(r.stdout) as Observed;
+  }, 120_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
 
-describe('the S3 surface with boto3', () => {
   it('generate_presigned_post forms upload with requests and keep their fields and limits', () => {
     expect(seen.post.fields).toEqual(['Content-Type', 'key', 'policy', 'x-amz-algorithm', 'x-amz-credential', 'x-amz-date', 'x-amz-meta-origin', 'x-amz-signature']);
     expect(seen.post).toMatchObject({ status: 204, body: 'posted by boto3', type: 'text/plain', meta: { origin: 'boto3' } });

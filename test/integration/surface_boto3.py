@@ -13,8 +13,9 @@ import sys
 import urllib.error
 import urllib.request
 
+import uuid
+
 import boto3
-import requests
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
@@ -40,6 +41,22 @@ def http_status(url, method="GET", data=None):
         return {"status": e.code, "body": e.read().decode("utf-8", "replace")}
 
 
+def post_form(url, fields, filename, data):
+    """POSTs a multipart/form-data form (fields in order, then the file) as a browser would."""
+    boundary = "----surface" + uuid.uuid4().hex
+    parts = []
+    for k, v in fields.items():
+        parts.append(("--%s\r\nContent-Disposition: form-data; name=\"%s\"\r\n\r\n%s\r\n" % (boundary, k, v)).encode())
+    parts.append(("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"%s\"\r\n\r\n" % (boundary, filename)).encode())
+    body = b"".join(parts) + data + ("\r\n--%s--\r\n" % boundary).encode()
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+    try:
+        with urllib.request.urlopen(req) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+
+
 def main():
     cfg = json.loads(sys.argv[1])
     bucket = cfg["bucket"]
@@ -51,7 +68,7 @@ def main():
     out = {"boto3": boto3.__version__}
     s3.create_bucket(Bucket=bucket)
 
-    # Presigned POST (SigV4 fields), posted by requests as a multipart form.
+    # Presigned POST (SigV4 fields), posted as a multipart form.
     post = s3.generate_presigned_post(
         bucket,
         "forms/${filename}",
@@ -59,17 +76,17 @@ def main():
         Conditions=[["starts-with", "$key", "forms/"], {"Content-Type": "text/plain"}, {"x-amz-meta-origin": "boto3"}, ["content-length-range", 1, 1024]],
         ExpiresIn=300,
     )
-    r = requests.post(post["url"], data=post["fields"], files={"file": ("note.txt", b"posted by boto3")})
+    status, _ = post_form(post["url"], post["fields"], "note.txt", b"posted by boto3")
     got = s3.get_object(Bucket=bucket, Key="forms/note.txt")
     out["post"] = {
-        "status": r.status_code,
+        "status": status,
         "fields": sorted(post["fields"].keys()),
         "body": got["Body"].read().decode(),
         "type": got["ContentType"],
         "meta": got["Metadata"],
     }
-    big = requests.post(post["url"], data=post["fields"], files={"file": ("big.txt", b"x" * 2000)})
-    out["post_too_large"] = {"status": big.status_code, "code": big.text.split("<Code>")[1].split("</Code>")[0] if "<Code>" in big.text else None}
+    big_status, big_text = post_form(post["url"], post["fields"], "big.txt", b"x" * 2000)
+    out["post_too_large"] = {"status": big_status, "code": big_text.split("<Code>")[1].split("</Code>")[0] if "<Code>" in big_text else None}
 
     # Non-ASCII user metadata: botocore sends UTF-8 header bytes and signs them.
     def set_meta(**kwargs):
