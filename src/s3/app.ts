@@ -20,6 +20,7 @@ import { route } from './router.js';
 import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
+import { checkSseHeaders } from './sse.js';
 import { sendEmpty, sendError } from './respond.js';
 import type { Endpoint } from './router/endpoint.js';
 
@@ -101,6 +102,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
     if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
+    checkSseHeaders(r, endpoint);
     // The body is wanted only now (a POST Object form is authenticated from its body).
     if (/^\s*100-continue\s*$/i.test(r.headers.expect ?? '') && typeof r.res.writeContinue === 'function') r.res.writeContinue();
     await dispatch(r, endpoint);

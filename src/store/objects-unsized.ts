@@ -9,6 +9,9 @@
  *   -> size bounds (EntityTooLarge while streaming, EntityTooSmall at the end) -> claims
  *   -> commit (preconditions re-checked atomically).
  *
+ * Encrypted (SSE-S3 / SSE-C), a packed body is sealed by the sized path; a carrier's pieces
+ * are each sealed as a stream of their own under the object's one data key.
+ *
  * Memory per upload: one piece (or the head), whatever the body's size or how the client
  * fragments it. On failure the pieces already written are deleted (best effort; GC
  * reclaims the rest), except after an ambiguous commit.
@@ -17,7 +20,10 @@ import type { Repository } from './repository.js';
 import { ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
-import { commitPut, MAX_PUT_BYTES, precheck, putObject, type PutOptions, type PutResult } from './objects-write.js';
+import { commitPut, MAX_PUT_BYTES, newBodyCrypt, precheck, putObject, type PutOptions, type PutResult } from './objects-write.js';
+import { newStreamId, streamKey, type BodyStream } from './crypto/envelope.js';
+import { StreamSealer } from './crypto/body-crypto.js';
+import { sealedLength } from './crypto/segment-cipher.js';
 import type { ChunkRef } from './records.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
@@ -73,7 +79,7 @@ export async function putObjectUnsized(
     throw new StoreError('InvalidArgument', `invalid body bounds ${min}..${max}`);
   }
   const headBytes = Math.min(max, PACK_MAX_BODY);
-  let release = repo.budget.reserve(headBytes);
+  let release = repo.budget.reserve(headBytes + (opts.encryption ? sealedLength(SEGMENT_SIZE) : 0));
   const reader = new ExactReader(body);
   const chunks: ChunkRef[] = [];
   try {
@@ -87,16 +93,26 @@ export async function putObjectUnsized(
     }
     if (headBytes === max) throw tooLarge(max);
     const digest = startDigest(opts);
+    // Encrypted, each piece is a stream of its own (its length is known once it is read).
+    const crypt = opts.encryption ? newBodyCrypt(opts.encryption) : undefined;
+    const streams: BodyStream[] = [];
     let piece = head;
     let total = 0;
     for (;;) {
       total += piece.length;
       if (total > max) throw tooLarge(max);
-      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), opts.signal);
+      let sealer: StreamSealer | undefined;
+      if (crypt) {
+        const id = newStreamId();
+        sealer = new StreamSealer(streamKey(crypt.dataKey, id), piece.length, SEGMENT_SIZE);
+        streams.push({ id, size: piece.length });
+      }
+      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), opts.signal, sealer);
       chunks.push(...refs);
       if (piece.length < UNSIZED_PIECE_BYTES && piece !== head) break;
-      // The next piece is charged before it is read; the previous one is released.
-      const next = repo.budget.reserve(UNSIZED_PIECE_BYTES);
+      // The next piece (and a sealed segment in flight) is charged before it is read; the
+      // previous one is released.
+      const next = repo.budget.reserve(UNSIZED_PIECE_BYTES + (crypt ? sealedLength(SEGMENT_SIZE) : 0));
       release();
       release = next;
       piece = await reader.read(UNSIZED_PIECE_BYTES);
@@ -104,7 +120,7 @@ export async function putObjectUnsized(
     }
     checkMin(total, min);
     const { digests: d, primary } = finishDigest(digest, opts);
-    return await commitPut(repo, bucket, key, opts, d, primary, { location: { kind: 'chunks', chunks } });
+    return await commitPut(repo, bucket, key, opts, d, primary, { location: { kind: 'chunks', chunks } }, crypt && { crypt, streams });
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // After an ambiguous commit ('Unsafe') the chunks may be live: keep them.

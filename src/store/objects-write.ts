@@ -17,6 +17,10 @@ import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
+import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
+import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
+import { sealedLength } from './crypto/segment-cipher.js';
+import { sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3's single-PUT limit: 5 GiB. */
 export const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -34,6 +38,8 @@ export interface PutOptions extends ObjectMetadata, ClaimOptions {
   size: number;
   conditions?: WriteConditions;
   signal?: AbortSignal;
+  /** Encrypt the body at rest (SSE-S3 / SSE-C) under this request's root key. */
+  encryption?: EncryptionRequest;
 }
 
 export interface PutResult {
@@ -99,8 +105,11 @@ export async function putObject(
     throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { detail: { MaxSizeAllowed: MAX_PUT_BYTES } });
   }
   const packed = opts.size <= PACK_MAX_BODY;
-  // Admission first: nothing is read or written if the budget says no.
-  const release = repo.budget.reserve(packed ? opts.size : SEGMENT_SIZE);
+  const crypt = opts.encryption ? newBodyCrypt(opts.encryption) : undefined;
+  // Admission first: nothing is read or written if the budget says no. An encrypted body
+  // is held twice for a moment (plaintext and sealed).
+  const held = packed ? opts.size + (crypt ? sealedSize(opts.size) : 0) : SEGMENT_SIZE + (crypt ? sealedLength(SEGMENT_SIZE) : 0);
+  const release = repo.budget.reserve(held);
   const reader = new ExactReader(body);
   let chunks: Location | undefined;
   try {
@@ -113,11 +122,14 @@ export async function putObject(
       if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
       digest.update(bytes);
     } else {
-      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
+      const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
+      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer);
       chunks = { kind: 'chunks', chunks: refs };
     }
     const { digests: d, primary } = finishDigest(digest, opts);
-    return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: bytes! });
+    // What is stored: the body itself, or its sealed segments (never the plaintext).
+    const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
+    return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: stored! }, crypt && { crypt });
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
@@ -131,11 +143,36 @@ export async function putObject(
   }
 }
 
+/** The keys one encrypted body is written with: a fresh data key and one stream. */
+export interface BodyCrypt {
+  dataKey: Buffer;
+  streamKey: Buffer;
+  /** The ETag digest to store for a body of plaintext MD5 `md5` (masked for SSE-C). */
+  etagDigest(md5: Uint8Array): Uint8Array;
+  /** The version's encryption record for a body of `size` bytes. */
+  record(size: number): ObjectEncryption;
+}
+
+/** Draws a data key and a stream for one body written under `req`. */
+export function newBodyCrypt(req: EncryptionRequest): BodyCrypt {
+  const { key, envelope } = newDataKey(req);
+  const id = newStreamId();
+  return {
+    dataKey: key,
+    streamKey: streamKey(key, id),
+    etagDigest: (md5) => (req.mode === 'sse-c' ? maskedMd5(key, md5) : md5),
+    record: (size) => ({ ...envelope, streams: [{ id, size }] }),
+  };
+}
+
 /**
  * Commits a hashed body as the key's new version: the write conditions are checked again
  * inside the commit (StoreError ConditionalRequestConflict when a concurrent write changed
- * the answer), a small body (`bytes`) is packed into the commit, a carrier (`location`) is
- * referenced as written. Mutates the index through the group commit only.
+ * the answer), a small body (`bytes`, already sealed when encrypted) is packed into the
+ * commit, a carrier (`location`) is referenced as written. An encrypted body records its
+ * key envelope and streams (`streams`: several when it was written piece by piece, else
+ * the one stream of `crypt`), its ETag digest masked for SSE-C, and SSE-C checksums
+ * sealed. Mutates the index through the group commit only.
  */
 export async function commitPut(
   repo: Repository,
@@ -144,18 +181,22 @@ export async function commitPut(
   opts: ObjectMetadata & { conditions?: WriteConditions },
   d: BodyDigests,
   primary: ChecksumName | undefined,
-  body: { location: Location } | { bytes: Uint8Array }
+  body: { location: Location } | { bytes: Uint8Array },
+  enc?: { crypt: BodyCrypt; streams?: BodyStream[] }
 ): Promise<PutResult> {
+  const md5 = enc ? enc.crypt.etagDigest(d.md5) : d.md5;
   const result = await repo.run(async (tx) => {
     tx.requireBucket(bucket);
     // The current version matters only to a condition (an unversioned put replaces it).
     if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
     const location: Location = 'location' in body ? body.location : d.size > 0 ? tx.addBody(body.bytes) : { kind: 'empty' };
-    const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
-    tx.put(bucket, key, encodeVersions([version]));
+    const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
+    if (enc) version.encryption = enc.streams ? { ...enc.crypt.record(d.size), streams: enc.streams } : enc.crypt.record(d.size);
+    // Stored with SSE-C checksum values sealed; answered with them.
+    tx.put(bucket, key, encodeVersions([enc ? sealVersionChecksums(version, enc.crypt.dataKey) : version]));
     return version;
   });
-  return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+  return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
 }
 
 /** Fails fast, before the body is read: missing bucket, or a precondition already false. */

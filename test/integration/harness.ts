@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type RunningServer } from '../../src/server/server.js';
+import type { ServerConfig } from '../../src/server/config.js';
 
 export const ACCESS_KEY = 'STRATATESTACCESSKEY1';
 export const SECRET_KEY = 'strata-test-secret-key-0123456789abcdef';
@@ -38,10 +39,10 @@ export interface TestServer {
 /**
  * Starts a server on 127.0.0.1:0 with the test credentials and a fresh data directory
  * (or `dataDir`). `child: true` runs `node dist/src/cli/main.js serve` (or another runtime,
- * e.g. bun) instead of starting it in this process.
+ * e.g. bun) instead of starting it in this process. `config` adds options to an in-process server.
  */
 export async function startTestServer(
-  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string } = {}
+  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string; config?: Partial<ServerConfig> } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
   const ownsDir = opts.dataDir === undefined;
@@ -55,6 +56,7 @@ export async function startTestServer(
         log: 'info',
         credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
         ...(opts.baseDomain ? { baseDomain: opts.baseDomain } : {}),
+        ...opts.config,
       },
       { write: (line) => logs.push(line) }
     );

@@ -79,7 +79,7 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
 
 export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListMultipartUploads'>): Promise<void> {
   const p = e.params;
-  const res = r.store.listMultipartUploads(e.bucket, {
+  const res = await r.store.listMultipartUploads(e.bucket, {
     prefix: p.prefix,
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
     ...(p.keyMarker ? { keyMarker: p.keyMarker } : {}),
@@ -93,7 +93,15 @@ export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListM
     uploadIdMarker: p.uploadIdMarker,
     maxUploads: p.maxUploads,
     isTruncated: res.isTruncated,
-    uploads: res.uploads.map((u) => ({ key: u.key, uploadId: u.uploadId, initiated: new Date(u.initiated), initiator: owner, owner })),
+    uploads: res.uploads.map((u) => ({
+      key: u.key,
+      uploadId: u.uploadId,
+      initiated: new Date(u.initiated),
+      initiator: owner,
+      owner,
+      ...(u.checksumAlgorithm ? { checksumAlgorithm: u.checksumAlgorithm.toUpperCase() } : {}),
+      ...(u.checksumType && u.checksumAlgorithm ? { checksumType: u.checksumType } : {}),
+    })),
     commonPrefixes: res.commonPrefixes,
     prefix: p.prefix,
   };

@@ -16,6 +16,7 @@ import type { ChecksumName, ObjectVersion } from '../../store/records.js';
 import type { PutOptions, PutResult } from '../../store/objects-write.js';
 import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
 import type { ClaimOptions } from '../../store/digest.js';
+import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -36,9 +37,10 @@ export interface WriteBounds {
 /**
  * The one write path of an object body, described by a header record: PutObject passes
  * the request's headers, POST Object its form fields under the header names they stand
- * for. Everything keyed on request headers (metadata, conditions, and the header checks
- * of ACLs, encryption and fail-closed refusals) must read `h`, never `r.headers`, so that
- * it applies to both. A body without a size goes through the store's unsized path.
+ * for. Everything keyed on request headers (metadata, conditions, encryption, and the
+ * header checks of ACLs and fail-closed refusals) must read `h`, never `r.headers`, so that
+ * it applies to both. Encryption is settled (headers validated, bucket default read)
+ * before any body byte. A body without a size goes through the store's unsized path.
  * Throws S3Error / StoreError as the store does.
  */
 export async function putFromHeaders(
@@ -48,8 +50,9 @@ export async function putFromHeaders(
   h: Record<string, string | undefined>,
   body: MaybeSizedBody,
   bounds: WriteBounds = {}
-): Promise<PutResult> {
+): Promise<{ result: PutResult; enc: WriteEncryption }> {
   const meta = metadataFromHeaders(h);
+  const enc = writeEncryption(r, bucket, h);
   const claims: ClaimOptions = {};
   if (body.claims) claims.claims = body.claims;
   if (body.trailingClaims) claims.trailingClaims = body.trailingClaims;
@@ -57,23 +60,30 @@ export async function putFromHeaders(
   const cond = writeConditions(h);
   if (body.size === undefined) {
     const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds };
+    if (enc.request) opts.encryption = enc.request;
     if (cond) opts.conditions = cond;
-    return r.store.putObjectUnsized(bucket, key, body.body, opts);
+    return { result: await r.store.putObjectUnsized(bucket, key, body.body, opts), enc };
   }
   const opts: PutOptions = { ...meta, ...claims, size: body.size };
+  if (enc.request) opts.encryption = enc.request;
   if (cond) opts.conditions = cond;
-  return r.store.putObject(bucket, key, body.body, opts);
+  return { result: await r.store.putObject(bucket, key, body.body, opts), enc };
 }
 
 export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
   const body = requestBodyMaybeSized(r);
-  const result = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
-  sendEmpty(r, 200, { etag: `"${result.etag}"`, ...checksumEcho(result.version, body.checksumAlgorithm) });
+  const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
+  sendEmpty(r, 200, {
+    etag: `"${result.etag}"`,
+    ...checksumEcho(result.version, body.checksumAlgorithm),
+    ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
+  });
 }
 
 async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, head: boolean): Promise<void> {
   const range = e.partNumber === undefined ? readRange(r.headers.range) : undefined;
-  const opts: Parameters<typeof r.store.getObject>[2] = {};
+  const { keys, customer } = readKeys(r);
+  const opts: Parameters<typeof r.store.getObject>[2] = { keys };
   const cond = readConditions(r.headers);
   if (cond) opts.conditions = cond;
   if (range) opts.range = range;
@@ -95,7 +105,8 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     throw err;
   }
-  await sendStream(r, g.range ? 206 : 200, objectHeaders(r, g, e.overrides, e.partNumber), g.body);
+  const headers = { ...objectHeaders(r, g, e.overrides, e.partNumber), ...encryptionHeaders(g.version.encryption?.mode, customer) };
+  await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
 
 export const handleGetObject = (r: RequestContext, e: Op<'GetObject'>) => get(r, e, false);

@@ -19,6 +19,7 @@ import { S3Error } from '../errors.js';
 import { authorizeEndpoint } from '../authorize.js';
 import { checksumHeaders, counted, type MaybeSizedBody } from '../body.js';
 import { putFromHeaders, type WriteBounds } from '../ops/objects.js';
+import { encryptionHeaders } from '../sse.js';
 import { sendEmpty, sendXml } from '../respond.js';
 import { validateKey } from '../router/key.js';
 import { bucketFromHost } from '../router/virtual-host.js';
@@ -162,9 +163,10 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
     // The object's checksum algorithm: the one announced, else the one claimed.
     const alg = checksumAlgorithm ?? (Object.keys(checksums)[0] as ChecksumName | undefined);
     if (alg) body.checksumAlgorithm = alg;
-    const result = await putFromHeaders(r, e.bucket, key, h, body, bounds);
+    const { result, enc } = await putFromHeaders(r, e.bucket, key, h, body, bounds);
     const ended = await form.discardRest(MAX_TRAILING_BYTES);
-    respond(r, fields, e.bucket, key, result.etag, ended ? {} : { connection: 'close' });
+    const extra = { ...encryptionHeaders(result.version.encryption?.mode, enc.customer), ...(ended ? {} : { connection: 'close' }) };
+    respond(r, fields, e.bucket, key, result.etag, extra);
   } catch (err) {
     await form.cancel().catch(() => undefined);
     throw err;

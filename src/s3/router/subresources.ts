@@ -10,7 +10,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'accelerate',
   'acl',
   'analytics',
-  'encryption',
   'intelligent-tiering',
   'inventory',
   'lifecycle',
