@@ -229,6 +229,23 @@ describe('bodies without a length, and content encodings', () => {
     expect(pr?.status).toBe(411);
   });
 
+  it('a chunked PUT asking for SSE-S3 is stored encrypted, piece by piece', async () => {
+    const data = seeded(MiB + 777, 10);
+    const req = signV4({ method: 'PUT', path: `/${BUCKET}/te-sse`, host, credentials: CREDS, region: REGION, payloadHash: 'UNSIGNED-PAYLOAD', headers: { 'transfer-encoding': 'chunked', 'x-amz-server-side-encryption': 'AES256' } });
+    const frames: (string | Uint8Array)[] = [requestHead(req)];
+    for (let at = 0; at < data.length; at += 65_000) {
+      const piece = data.subarray(at, at + 65_000);
+      frames.push(`${piece.length.toString(16)}\r\n`, piece, '\r\n');
+    }
+    frames.push('0\r\n\r\n');
+    const res = await rawExchange(s.port, frames, { close: 'keep' });
+    expect(res?.status, res?.body.toString()).toBe(200);
+    expect(res?.headers['x-amz-server-side-encryption']).toBe('AES256');
+    const g = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'te-sse', Range: 'bytes=524000-525000' }));
+    expect(g.ServerSideEncryption).toBe('AES256');
+    expect((await bytesOf(g.Body)).equals(data.subarray(524000, 525001))).toBe(true);
+  });
+
   it('aws-chunked is dropped from Content-Encoding, the rest kept as sent', async () => {
     const cases: [string, string | undefined][] = [
       ['aws-chunked, gzip', 'gzip'],

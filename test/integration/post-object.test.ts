@@ -266,6 +266,30 @@ describe('POST Object: request shapes', () => {
   });
 });
 
+describe('POST Object: encryption fields', () => {
+  it('SSE-S3 and SSE-C fields encrypt the object as the PutObject headers do', async () => {
+    const data = seeded(1_200_000, 31); // several carrier pieces, each sealed
+    const s3f = await postForm(url, formBody({ key: 'up/sse-s3', 'x-amz-server-side-encryption': 'AES256', ...sigV4Fields([...base, { 'x-amz-server-side-encryption': 'AES256' }]) }, { data }));
+    expect(s3f.status, s3f.text).toBe(204);
+    expect(s3f.headers.get('x-amz-server-side-encryption')).toBe('AES256');
+    const g = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'up/sse-s3' }));
+    expect(g.ServerSideEncryption).toBe('AES256');
+    expect((await bytesOf(g.Body)).equals(data)).toBe(true);
+
+    const key = Buffer.from(seeded(32, 32));
+    const keyMd5 = createHash('md5').update(key).digest('base64');
+    const sseC = { 'x-amz-server-side-encryption-customer-algorithm': 'AES256', 'x-amz-server-side-encryption-customer-key': key.toString('base64'), 'x-amz-server-side-encryption-customer-key-md5': keyMd5 };
+    const conds: Condition[] = [...base, ...Object.keys(sseC).map((k) => ['starts-with', `$${k}`, ''])];
+    const cf = await postForm(url, formBody({ key: 'up/sse-c', ...sseC, ...sigV4Fields(conds) }, { data }));
+    expect(cf.status, cf.text).toBe(204);
+    expect(cf.headers.get('x-amz-server-side-encryption-customer-key-md5')).toBe(keyMd5);
+    const noKey = await failure(s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'up/sse-c' })));
+    expect(noKey.status).toBe(400);
+    const withKey = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'up/sse-c', SSECustomerAlgorithm: 'AES256', SSECustomerKey: key.toString('base64'), SSECustomerKeyMD5: keyMd5 }));
+    expect((await bytesOf(withKey.Body)).equals(data)).toBe(true);
+  });
+});
+
 describe('POST Object: virtual-hosted style', () => {
   it('a form posted to <bucket>.<base domain> stores into that bucket and names the object there', async () => {
     const v = await startTestServer({ baseDomain: 's3.strata.test' });

@@ -7,7 +7,10 @@
  * carried in pieces; maxBytes is enforced while streaming (EntityTooLarge, nothing
  * stored, no chunk blob left behind) and minBytes at the end (EntityTooSmall); a body that
  * fails mid-stream leaves nothing; preconditions and claims apply as for a sized put; the
- * pending budget holds at most one piece plus the head per upload and is released after.
+ * pending budget holds at most one piece plus the head per upload and is released after;
+ * encrypted (SSE-S3, SSE-C) unsized bodies, packed or in pieces (one stream each), read back
+ * exactly with the key, over every range across piece boundaries, never without it, and no
+ * stored blob holds the plaintext.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -18,6 +21,7 @@ import { Store } from '../../src/store/store.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { randomBytes } from '../support/random.js';
 import { collect, stream } from './helpers.js';
+import { getBytes } from '../../src/provider/provider.js';
 
 const B = 'unsized';
 
@@ -178,6 +182,44 @@ describe('unsized PutObject', () => {
     })();
     await expectStoreError(store.putObjectUnsized(B, 's', body, {}), 'SlowDown');
     expect(pulled).toBe(false);
+    await store.close();
+  });
+
+  it('encrypts unsized bodies (SSE-S3, SSE-C), packed or one stream per piece', async () => {
+    const { store, provider } = await openStore();
+    const s3root = Buffer.from(randomBytes(32, 71));
+    const cust = Buffer.from(randomBytes(32, 72));
+    for (const [mode, root, size] of [
+      ['sse-s3', s3root, 1000],
+      ['sse-s3', s3root, PACK_MAX_BODY + 2 * UNSIZED_PIECE_BYTES + 12345],
+      ['sse-c', cust, PACK_MAX_BODY + UNSIZED_PIECE_BYTES + 1],
+    ] as const) {
+      const data = randomBytes(size, size);
+      const key = `${mode}-${size}`;
+      await store.putObjectUnsized(B, key, stream(data, 33_333), { encryption: { mode, root } });
+      const v = await store.version(B, key);
+      expect(v.encryption?.mode).toBe(mode);
+      expect(v.encryption?.streams.reduce((n, st) => n + st.size, 0)).toBe(size);
+      if (size > PACK_MAX_BODY) expect(v.encryption?.streams.length).toBe(1 + Math.ceil((size - PACK_MAX_BODY) / UNSIZED_PIECE_BYTES));
+      const keys = mode === 'sse-s3' ? { sseS3: s3root } : { customer: cust };
+      expect(Buffer.from(await collect((await store.getObject(B, key, { keys })).body)).equals(Buffer.from(data))).toBe(true);
+      for (const start of [0, PACK_MAX_BODY - 7, PACK_MAX_BODY + UNSIZED_PIECE_BYTES - 3].filter((x) => x + 10 < size)) {
+        const g = await store.getObject(B, key, { keys, range: { start, end: start + 9 } });
+        expect(Buffer.from(await collect(g.body)).equals(Buffer.from(data.subarray(start, start + 10))), `${key} @${start}`).toBe(true);
+      }
+      await expect(store.getObject(B, key, {})).rejects.toThrow();
+      // No stored blob holds a 48-byte window of the plaintext.
+      let after: string | undefined;
+      const probes = [0, Math.floor(size / 2), size - 48].map((o) => Buffer.from(data.subarray(o, o + 48)));
+      do {
+        const page = await provider.list(after ? { startAfter: after } : {});
+        for (const item of page.items) {
+          const bytes = Buffer.from(await getBytes(provider, item.key));
+          for (const p of probes) expect(bytes.includes(p), `${key}: plaintext in ${item.key}`).toBe(false);
+        }
+        after = page.next;
+      } while (after);
+    }
     await store.close();
   });
 });
