@@ -1,11 +1,10 @@
 /**
- * @module Starting and stopping the S3 server: open the store, load credentials, build
- * the app, listen, and shut down gracefully (stop accepting, finish requests, close the
- * store and its directory lock).
+ * @module Starting and stopping the S3 server: check what can be checked without touching
+ * anything (TLS files, the data location), bind the port, then open the store, load
+ * credentials, build the app and serve; shut down gracefully (stop accepting, finish or
+ * after a grace period cut requests in flight, close the store and its directory lock).
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { openStore, localDirectory } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { createApp } from '../s3/app.js';
@@ -14,7 +13,12 @@ import { loadCredentials } from './credentials.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
-import type { ServerConfig } from './config.js';
+import { DEFAULTS, type ServerConfig } from './config.js';
+import { checkDataLocation } from './data-location.js';
+import { bindListener } from './listener.js';
+import { drainServer, trackRequests } from './shutdown.js';
+import { loadTls, type TlsMaterial } from './tls.js';
+import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -28,16 +32,57 @@ export interface RunningServer {
   metrics: Metrics;
   accessKeyId: string;
   secretAccessKey: string;
+  /** The certificate being served (HTTPS only). */
+  readonly tls: TlsMaterial | undefined;
+  /** Re-reads --tls-cert/--tls-key and serves them to new connections; throws (keeping the
+   * current certificate) if they cannot be used, or if the server is plain HTTP. */
+  reloadTls(): TlsMaterial;
+  /** Graceful stop (see module doc); idempotent. */
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
+/**
+ * Starts the server. Throws OptionError for a bad TLS pair, data location or configured
+ * master key, and the listen error (port in use), BEFORE anything is created; later errors
+ * (repository locked, unreadable) release the port again. `config` fields left out take the option defaults.
+ */
+export async function startServer(
+  config: ServerConfig,
+  options: {
+    write?: (line: string) => void;
+    /** Human-readable progress of long work (a shutdown waiting for uploads), whatever --log says. */
+    notify?: (message: string) => void;
+  } = {}
+): Promise<RunningServer> {
+  config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
-  const store = await openStore(config.data, {
-    ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
-    ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
-    log: (event, fields) => log.info(event, fields),
-  });
+  let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
+  checkDataLocation(config.data);
+  if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
+    // A configured master key is only read, never created: check it before anything exists.
+    try {
+      loadMasterKey({
+        ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+        ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
+      });
+    } catch (err) {
+      throw new OptionError((err as Error).message);
+    }
+  }
+  const listener = await bindListener(config.host, config.port, tls);
+  let store: Store;
+  const opening = performance.now();
+  try {
+    store = await openStore(config.data, {
+      ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+      ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
+      log: (event, fields) => log.info(event, fields),
+    });
+  } catch (err) {
+    await listener.abort();
+    throw err;
+  }
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
   let creds;
   let master: ReturnType<typeof loadMasterKey>;
   try {
@@ -50,6 +95,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     });
   } catch (err) {
     await store.close();
+    await listener.abort();
     throw err;
   }
   if (creds.created) {
@@ -97,18 +143,16 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
-    (s as Server).once('error', reject);
-  });
+  const server = listener.server;
   // Expect: 100-continue is answered by the app once the request is authenticated and
   // authorized (s3/app.ts), so a refused client never sends its body.
   server.on('checkContinue', (req, res) => server.emit('request', req, res));
   server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
   server.setTimeout(SOCKET_IDLE_MS);
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  log.info('listening', { url, data: config.data });
+  const tracker = trackRequests(server);
+  listener.ready(getRequestListener(app.fetch, { hostname: config.host, overrideGlobalObjects: false }));
+  const { port, url } = listener;
+  log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
   let closing: Promise<void> | undefined;
   return {
@@ -118,15 +162,33 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     metrics,
     accessKeyId: creds.list[0]!.accessKeyId,
     secretAccessKey: creds.list[0]!.secretAccessKey,
+    get tls() {
+      return tls;
+    },
+    reloadTls() {
+      if (!tls || !config.tlsCert || !config.tlsKey) throw new Error('the server is not serving HTTPS');
+      const next = loadTls(config.tlsCert, config.tlsKey);
+      listener.setTls(next);
+      tls = next;
+      log.warn('tls reloaded', { fingerprint: next.fingerprint, subject: next.subject, validTo: next.validTo });
+      return next;
+    },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
+        log.warn('stopping', { inFlight: tracker.inFlight().length, graceMs: config.shutdownTimeout });
+        await drainServer(server, tracker, {
+          graceMs: config.shutdownTimeout ?? 0,
+          report: (event, fields) => {
+            if (event === 'drained') return log.info(`shutdown ${event}`, fields);
+            log.warn(`shutdown ${event}`, fields);
+            const what = `${String(fields.requests)} request(s): ${String(fields.what)}`;
+            options.notify?.(event === 'cut' ? `cut after ${config.shutdownTimeout} ms: ${what}` : `waiting for ${what}`);
+          },
         });
         await expiry.stop();
+        log.warn('closing repository', {});
         await store.close();
-        log.info('stopped', {});
+        log.warn('stopped', {});
       })();
       return closing;
     },
