@@ -23,6 +23,7 @@ import { applyCors, handlePreflight } from './cors.js';
 import { checkSseHeaders } from './sse.js';
 import { sendEmpty, sendError } from './respond.js';
 import type { Endpoint } from './router/endpoint.js';
+import { checkHeaderSection } from './header-limits.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -64,6 +65,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   deps.metrics.inFlight++;
   try {
     if (serveInternal(r)) return;
+    checkHeaderSection(incoming.rawHeaders, r.rawTarget);
     if (r.method === 'OPTIONS') {
       r.op = 'CorsPreflight';
       let bucket: string | undefined;

@@ -15,6 +15,8 @@ import { AwsChunkedDecoder, awsChunkedOptionsFromHeaders } from './chunked/index
 import { CHECKSUM_NAMES, type ChecksumName } from '../store/records.js';
 import type { BodyClaims, ClaimOptions } from '../store/digest.js';
 import { S3Error } from './errors.js';
+import { bodyCut } from '../server/body-deadline.js';
+import { readBodySource } from './body-source.js';
 
 export interface RequestBody extends ClaimOptions {
   body: AsyncIterable<Uint8Array>;
@@ -64,18 +66,28 @@ export function checksumHeaders(
 }
 
 /**
- * Counts bytes flowing through (metrics) without copying. The request stream fails only
- * when the client's connection does (it closed or reset mid-body, or sat idle past the
- * socket timeout): that is the client's `IncompleteBody`, not an InternalError.
+ * The request's body bytes, read with bounded memory (body-source.ts; its working memory
+ * charged to the pending budget) and counted for metrics. The stream fails only when the
+ * client's connection does (it closed or reset mid-body, or sat idle past the socket
+ * timeout): that is the client's `IncompleteBody`, not an InternalError. When the
+ * connection guard cuts the body for stalling (server/body-deadline.ts), the wait for the
+ * next piece ends at once with `RequestTimeout`, so the request releases what it holds
+ * without waiting for the socket to close.
  */
-export async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const c of src) {
-      r.bytesIn += c.length;
-      yield c;
-    }
-  } catch (err) {
-    throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
+export async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
+  const budget = r.store.repo.budget;
+  const len = r.headers['content-length'];
+  const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
+  const source = readBodySource(r.incoming, {
+    ...(expected !== undefined ? { expectedBytes: expected } : {}),
+    reserve: (n) => budget.reserve(n),
+    signal: bodyCut(r.incoming),
+    cutError: () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`),
+    closedError: (cause) => new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(cause)}).`),
+  });
+  for await (const piece of source) {
+    r.bytesIn += piece.length;
+    yield piece;
   }
 }
 
@@ -117,9 +129,11 @@ function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
 
   if (payload.mode === 'streaming-signed' || payload.mode === 'streaming-unsigned-trailer') {
     const opts = awsChunkedOptionsFromHeaders(h, payload);
-    const decoder = new AwsChunkedDecoder(opts);
+    // The decoder's working memory is charged to the pending budget like the store's.
+    const budget = r.store.repo.budget;
+    const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
     const out: MaybeSizedBody = {
-      body: decoder.decode(counted(r, r.incoming)),
+      body: decoder.decode(counted(r)),
       size: opts.decodedLength,
       claims: base,
       trailingClaims: () => {
@@ -149,7 +163,7 @@ function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
   }
   const claims: BodyClaims = { ...base };
   if (payload.mode === 'sha256') claims.payloadSha256 = payload.hex;
-  const out: MaybeSizedBody = { body: counted(r, r.incoming), claims };
+  const out: MaybeSizedBody = { body: counted(r), claims };
   if (!unsized) out.size = len === undefined ? 0 : Number(len);
   if (checksumAlgorithm) out.checksumAlgorithm = checksumAlgorithm;
   return out;

@@ -12,6 +12,7 @@ import { validateTags } from './xml/index.js';
 import type { ResponseOverrides } from './router/endpoint.js';
 import { S3Error } from './errors.js';
 import { metadataValueIn, metadataValueOut } from './header-text.js';
+import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -58,7 +59,14 @@ export function storedContentEncoding(value: string): string | undefined {
   return out === '' || kept.every((t) => t.trim() === '') ? undefined : out;
 }
 
-/** The metadata a write request carries in its headers. */
+/**
+ * The metadata a write request carries in its headers (or a POST form's fields, which
+ * have no header section to bound them). Throws S3Error `MetadataTooLarge` past
+ * {@link MAX_USER_METADATA_BYTES} of x-amz-meta-* names and values, and
+ * `RequestHeaderSectionTooLarge` when everything stored (standard headers, Content-Type
+ * and user metadata) passes {@link MAX_REQUEST_HEADER_BYTES}: no header is stored beyond
+ * what S3 accepts in one request. Pure.
+ */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
   const system: Record<string, string> = {};
   for (const name of SYSTEM_HEADERS) {
@@ -83,6 +91,11 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
   if (bytes > MAX_USER_METADATA_BYTES) throw new S3Error('MetadataTooLarge', undefined, { MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
   const meta: ObjectMetadata = { system, userMetadata };
   if (h['content-type'] !== undefined) meta.contentType = h['content-type'];
+  let stored = bytes + Buffer.byteLength(meta.contentType ?? '');
+  for (const [k, v] of Object.entries(system)) stored += k.length + Buffer.byteLength(v);
+  if (stored > MAX_REQUEST_HEADER_BYTES) {
+    throw new S3Error('RequestHeaderSectionTooLarge', undefined, { MaxSizeAllowed: MAX_REQUEST_HEADER_BYTES });
+  }
   if (h['x-amz-tagging'] !== undefined) meta.tags = tagsFromQueryString(h['x-amz-tagging']);
   return meta;
 }

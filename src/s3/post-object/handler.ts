@@ -146,7 +146,7 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
   }
   // What the fields may hold is charged before a byte of them is read.
   const release = r.store.repo.budget.reserve(FORM_LIMITS.maxPreDataBytes);
-  const form = new FormDataReader(counted(r, r.incoming), boundary, FORM_LIMITS);
+  const form = new FormDataReader(counted(r), boundary, FORM_LIMITS);
   try {
     const { fields, file } = await readFields(form);
     const signer = verifyFormSignature(fields, (id) => r.deps.secrets.get(id), r.deps.region);
