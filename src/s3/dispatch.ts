@@ -11,6 +11,8 @@ import { handleCopyObject } from './ops/copy.js';
 import * as tagging from './ops/tagging.js';
 import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
+import { handleGetObjectAttributes } from './ops/attributes.js';
+import { handlePostObject } from './post-object/handler.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
   switch (e.op) {
@@ -68,6 +70,10 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return mp.handleAbortMultipartUpload(r, e);
     case 'ListParts':
       return mp.handleListParts(r, e);
+    case 'GetObjectAttributes':
+      return handleGetObjectAttributes(r, e);
+    case 'PostObject':
+      return handlePostObject(r, e);
     case 'GetObjectTagging':
       return tagging.handleGetObjectTagging(r, e);
     case 'PutObjectTagging':

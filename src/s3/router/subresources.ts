@@ -32,10 +32,9 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'website',
 ]);
 
-/** Object-level sub-resources (`tagging` on objects is implemented). */
+/** Object-level sub-resources (`tagging` and GET `attributes` on objects are implemented). */
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'acl',
-  'attributes',
   'legal-hold',
   'renameObject',
   'restore',

@@ -25,7 +25,7 @@ import { S3Error } from '../../../src/s3/errors.js';
 
 const OPS = Object.keys(NEEDS) as Operation[];
 /** Operations that change stored state, by S3's naming (verbs). */
-const MUTATES = (op: Operation) => /^(Put|Delete|Create|Upload|Complete|Abort|Copy)/.test(op);
+const MUTATES = (op: Operation) => /^(Put|Post|Delete|Create|Upload|Complete|Abort|Copy)/.test(op);
 
 describe('the permission table', () => {
   it('makes only the CORS preflight public', () => {
@@ -78,6 +78,8 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     AbortMultipartUpload: { op: 'AbortMultipartUpload', ...U },
     ListParts: { op: 'ListParts', ...U, params: { maxParts: 1000, partNumberMarker: 0 } },
     GetObjectTagging: { op: 'GetObjectTagging', ...K },
+    GetObjectAttributes: { op: 'GetObjectAttributes', ...K },
+    PostObject: { op: 'PostObject', bucket: b },
     PutObjectTagging: { op: 'PutObjectTagging', ...K },
     DeleteObjectTagging: { op: 'DeleteObjectTagging', ...K },
     CorsPreflight: { op: 'CorsPreflight', bucket: b },
