@@ -11,7 +11,7 @@ import type { Provider } from '../provider/provider.js';
 import { PackStream } from '../pack/stream-writer.js';
 import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
 import type { ChunkRef } from './records.js';
-import { StoreError } from './errors.js';
+import { isStoreError, StoreError } from './errors.js';
 import type { StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 
@@ -145,4 +145,16 @@ export async function writeCarrier(
     await Promise.all(chunks.map((c) => provider.delete(c.blob).catch(() => undefined)));
     throw bodyError ?? err;
   }
+}
+
+/**
+ * Cleans up after a write that failed once its chunks were written: stops reading the
+ * body, and deletes the chunks (best effort) unless the failure was an ambiguous commit
+ * ('Unsafe': the anchor may name the commit, so the chunks may be live). Every other
+ * failure is definite, so the chunks are garbage. Never throws.
+ */
+export async function abandonChunks(provider: Provider, reader: ExactReader, chunks: readonly ChunkRef[], err: unknown): Promise<void> {
+  await reader.cancel().catch(() => undefined);
+  if (isStoreError(err, 'Unsafe')) return;
+  await Promise.all(chunks.map((c) => provider.delete(c.blob).catch(() => undefined)));
 }

@@ -13,7 +13,7 @@
  */
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
-import { ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type ClaimOptions } from './digest.js';
 import { SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
@@ -33,7 +33,7 @@ import {
 import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion, type PartInfo } from './records.js';
 import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
-import { isStoreError, StoreError } from './errors.js';
+import { StoreError } from './errors.js';
 import { COMPLETION_PREFIX, completionKey, makeUploadId, partKey, uploadKey, type UploadRef } from './upload-keys.js';
 import { partChunkBlobs, resolveUpload } from './upload-index.js';
 import { completedEncryption, partCrypt, uploadDataKey, uploadEnvelope } from './crypto/upload-keys.js';
@@ -186,11 +186,7 @@ export async function uploadPart(
     if (rec.encryption) out.mode = rec.encryption.mode;
     return out;
   } catch (err) {
-    await reader.cancel().catch(() => undefined);
-    // Keep the chunks when the commit's outcome is unknown ('Unsafe'): they may be live.
-    if (!isStoreError(err, 'Unsafe')) {
-      await Promise.all(chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
-    }
+    await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
     release();

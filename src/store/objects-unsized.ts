@@ -17,7 +17,7 @@
  * reclaims the rest), except after an ambiguous commit.
  */
 import type { Repository } from './repository.js';
-import { ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { commitPut, MAX_PUT_BYTES, newBodyCrypt, precheck, putObject, type PutOptions, type PutResult } from './objects-write.js';
@@ -26,7 +26,7 @@ import { StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 import type { ChunkRef } from './records.js';
 import { checkKey } from './validate.js';
-import { isStoreError, StoreError } from './errors.js';
+import { StoreError } from './errors.js';
 
 /**
  * Bytes an unsized carrier buffers before writing them as one chunk blob: 4 segments
@@ -122,11 +122,7 @@ export async function putObjectUnsized(
     const { digests: d, primary } = finishDigest(digest, opts);
     return await commitPut(repo, bucket, key, opts, d, primary, { location: { kind: 'chunks', chunks } }, crypt && { crypt, streams });
   } catch (err) {
-    await reader.cancel().catch(() => undefined);
-    // After an ambiguous commit ('Unsafe') the chunks may be live: keep them.
-    if (!isStoreError(err, 'Unsafe')) {
-      await Promise.all(chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
-    }
+    await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
     release();

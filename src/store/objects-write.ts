@@ -10,13 +10,13 @@
  */
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
-import { ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
-import { isStoreError, StoreError } from './errors.js';
+import { StoreError } from './errors.js';
 import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
 import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
@@ -131,12 +131,7 @@ export async function putObject(
     const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
     return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: stored! }, crypt && { crypt });
   } catch (err) {
-    await reader.cancel().catch(() => undefined);
-    // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
-    // keep them. Every other failure is definite, so the chunks are garbage.
-    if (chunks?.kind === 'chunks' && !isStoreError(err, 'Unsafe')) {
-      await Promise.all(chunks.chunks.map((c) => repo.provider.delete(c.blob).catch(() => undefined)));
-    }
+    await abandonChunks(repo.provider, reader, chunks?.kind === 'chunks' ? chunks.chunks : [], err);
     throw err;
   } finally {
     release();

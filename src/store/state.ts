@@ -9,7 +9,7 @@ import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
-import { blobError } from './body-reader.js';
+import { newestValue } from './run-lookup.js';
 import { applyUploadMutation, UploadSpace } from './upload-space.js';
 import { decodeUpload } from './uploads.js';
 import type { UploadRef } from './upload-keys.js';
@@ -40,19 +40,8 @@ export class BucketState {
   }
 
   /** The newest value for `key` (a version list, possibly a tombstone), or undefined. */
-  async lookup(key: string): Promise<Uint8Array | undefined> {
-    const hit = this.overlay.get(key);
-    if (hit) return hit;
-    for (const run of this.runs) {
-      let v: Uint8Array | undefined;
-      try {
-        v = await run.reader.get(key);
-      } catch (err) {
-        throw blobError(err, run.key);
-      }
-      if (v) return v;
-    }
-    return undefined;
+  lookup(key: string): Promise<Uint8Array | undefined> {
+    return newestValue(this.overlay, this.runs, key);
   }
 
   /** Sources for a merge, newest first. */

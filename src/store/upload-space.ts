@@ -10,7 +10,7 @@ import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import type { RunHandle } from './state.js';
-import { blobError } from './body-reader.js';
+import { newestValue } from './run-lookup.js';
 import { completionKey, GONE, isGone, partKey, queueKey, uploadKey } from './upload-keys.js';
 
 export type UploadMutation = Extract<Mutation, { op: 'beginUpload' | 'setPart' | 'closeUpload' | 'dropCompletion' }>;
@@ -26,18 +26,8 @@ export class UploadSpace {
 
   /** The value under `key`, or undefined when absent or deleted. Throws what reading a run throws. */
   async lookup(key: string): Promise<Uint8Array | undefined> {
-    const hit = this.overlay.get(key);
-    if (hit) return isGone(hit) ? undefined : hit;
-    for (const run of this.runs) {
-      let v: Uint8Array | undefined;
-      try {
-        v = await run.reader.get(key);
-      } catch (err) {
-        throw blobError(err, run.key);
-      }
-      if (v) return isGone(v) ? undefined : v;
-    }
-    return undefined;
+    const v = await newestValue(this.overlay, this.runs, key);
+    return v && !isGone(v) ? v : undefined;
   }
 
   /** Sources for a merge, newest first. */

@@ -56,6 +56,15 @@ function gated(bytes: Uint8Array, first = 1024) {
   return { body, state };
 }
 
+/** Resolves once no provider write has started for two turns of the event loop. */
+async function quiesce(provider: CountingProvider): Promise<void> {
+  for (let last = -1; last !== provider.puts; ) {
+    last = provider.puts;
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 /** A body that must never be read. */
 function untouchable(): { body: AsyncIterable<Uint8Array>; pulled: () => boolean } {
   let pulled = false;
@@ -121,6 +130,9 @@ describe('pending budget', () => {
     const part = gated(large, 300 * KIB);
     const partDone = store.uploadPart(B, 'multi', id, 1, part.body, { size: large.length });
     expect(store.repo.budget.used).toBe(4 * SEGMENT_SIZE);
+    // Let the admitted writers reach their gates (each starts its first chunk blob), so the
+    // refusals below are judged on provider writes of their own only.
+    await quiesce(provider);
     await expectRefused(store, provider, (body) => store.putObject(B, 'more', body, { size: large.length }));
     await expectRefused(store, provider, (body) => store.putObject(B, 'small', body, { size: 10 }));
     await expectRefused(store, provider, (body) => store.uploadPart(B, 'multi', id, 2, body, { size: large.length }));
