@@ -71,6 +71,11 @@ export const CODE_STATUS = {
   InvalidToken: [400, 'The provided token is malformed or otherwise invalid.'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],
+  MalformedACLError: [
+    400,
+    'The XML you provided was not well-formed or did not validate against our published schema.',
+  ],
+  MalformedPolicy: [400, "Policies must be valid JSON and the first byte must be '{'"],
   MalformedXML: [
     400,
     'The XML you provided was not well-formed or did not validate against our published schema',
@@ -82,9 +87,11 @@ export const CODE_STATUS = {
   MissingRequestBodyError: [400, 'Request Body is empty'],
   MissingSecurityHeader: [400, 'Your request is missing a required header.'],
   NoSuchBucket: [404, 'The specified bucket does not exist'],
+  NoSuchBucketPolicy: [404, 'The bucket policy does not exist'],
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
+  NoSuchPublicAccessBlockConfiguration: [404, 'The public access block configuration was not found'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],
   NoSuchUpload: [
     404,
