@@ -17,8 +17,11 @@ export interface BucketInfo {
 const noSuchBucket = (name: string) =>
   new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: name } });
 
-/** Creates `name`; StoreError 'BucketAlreadyOwnedByYou' if it exists, 'InvalidBucketName'. */
-export async function createBucket(repo: Repository, name: string): Promise<BucketInfo> {
+/**
+ * Creates `name` with the configuration blobs `configs` (e.g. its ACL) set in the same
+ * commit; StoreError 'BucketAlreadyOwnedByYou' if it exists, 'InvalidBucketName'.
+ */
+export async function createBucket(repo: Repository, name: string, configs: ReadonlyArray<readonly [string, Uint8Array]> = []): Promise<BucketInfo> {
   checkBucketName(name);
   return repo.run(async (tx) => {
     if (tx.bucket(name)) {
@@ -27,6 +30,7 @@ export async function createBucket(repo: Repository, name: string): Promise<Buck
       });
     }
     tx.createBucket(name, newId(8), tx.time);
+    for (const [config, value] of configs) tx.setConfig(name, config, value);
     return { name, created: tx.time };
   });
 }

@@ -53,6 +53,7 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   };
   if (opts.contentType !== undefined) record.contentType = opts.contentType;
   if (opts.checksumAlgorithm) record.checksumAlgorithm = opts.checksumAlgorithm;
+  if (opts.access) record.access = opts.access;
   await repo.run(async (tx) => {
     tx.requireBucket(bucket);
     tx.createUpload(bucket, uploadId, encodeUpload({ ...record, initiated: tx.time }));

@@ -5,7 +5,7 @@ import type { Repository } from './repository.js';
 import { currentVersion, makeVersion } from './objects-write.js';
 import { liveVersion } from './objects-read.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
-import { encodeVersions, TOMBSTONE, type ObjectVersion } from './records.js';
+import { encodeVersions, TOMBSTONE, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 
@@ -60,6 +60,8 @@ export interface CopyOptions {
   tags?: Record<string, string>;
   sourceConditions?: ReadConditions;
   conditions?: WriteConditions;
+  /** The copy's owner and ACL (never the source's: S3 gives a copy the request's ACL). */
+  access?: ObjectAccess;
 }
 
 /**
@@ -99,13 +101,37 @@ export async function copyObject(
     const tags = opts.taggingDirective === 'REPLACE' ? opts.tags ?? {} : source.tags;
     const version = makeVersion(
       tx,
-      { ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}), system: meta.system, userMetadata: meta.userMetadata, tags },
+      {
+        ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}),
+        system: meta.system,
+        userMetadata: meta.userMetadata,
+        tags,
+        ...(opts.access ? { access: opts.access } : {}),
+      },
       { size: source.size, md5: source.md5, partCount: source.partCount, location: source.location },
       source.checksums
     );
     if (source.parts) version.parts = source.parts;
     tx.put(dst.bucket, dst.key, encodeVersions([version]));
     return version;
+  });
+}
+
+/**
+ * Sets the canned ACL of the live version (same version id, same body, same owner); the
+ * name is the S3 layer's to validate. Throws StoreError NoSuchBucket / NoSuchKey.
+ */
+export async function putObjectAcl(repo: Repository, bucket: string, key: string, acl: string): Promise<string> {
+  return repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    const v = await currentVersion(tx, bucket, key);
+    if (!v) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
+    const { access: old, ...rest } = v;
+    const owner = old?.owner;
+    // The defaults (bucket owner, private) are stored as nothing.
+    const access: ObjectAccess | undefined = owner === undefined && acl === 'private' ? undefined : owner === undefined ? { acl } : { owner, acl };
+    tx.put(bucket, key, encodeVersions([access ? { ...rest, access } : rest]));
+    return v.versionId;
   });
 }
 

@@ -47,6 +47,17 @@ export interface PartInfo {
   checksums: Partial<Record<ChecksumName, Uint8Array>>;
 }
 
+/**
+ * Who owns an object and its canned ACL (flag 8). Absent: the bucket owner owns it and the
+ * ACL is private, which is what most objects are, so they pay nothing for it.
+ */
+export interface ObjectAccess {
+  /** The access key that wrote the object, when it is not the bucket owner. */
+  owner?: string;
+  /** A canned ACL name (the S3 layer validates it; an unknown name reads as private). */
+  acl: string;
+}
+
 export interface ObjectVersion {
   versionId: string;
   deleteMarker: boolean;
@@ -67,11 +78,14 @@ export interface ObjectVersion {
   location: Location;
   /** Multipart objects only: part sizes and digests, in order. */
   parts?: PartInfo[];
+  /** Owner and canned ACL when not the defaults (flag 8). */
+  access?: ObjectAccess;
 }
 
 const FLAG_DELETE = 1;
 const FLAG_CHECKSUMS = 2;
 const FLAG_PARTS = 4;
+const FLAG_ACCESS = 8;
 const LOC_EMPTY = 0;
 const LOC_PACK = 1;
 const LOC_CHUNKS = 2;
@@ -95,7 +109,7 @@ function readDigests(r: ByteReader): Partial<Record<ChecksumName, Uint8Array>> {
 }
 
 function writeVersion(w: ByteWriter, v: ObjectVersion): void {
-  const flags = (v.deleteMarker ? FLAG_DELETE : 0) | (v.checksums ? FLAG_CHECKSUMS : 0) | (v.parts ? FLAG_PARTS : 0);
+  const flags = (v.deleteMarker ? FLAG_DELETE : 0) | (v.checksums ? FLAG_CHECKSUMS : 0) | (v.parts ? FLAG_PARTS : 0) | (v.access ? FLAG_ACCESS : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
   w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
@@ -119,11 +133,12 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
       writeDigests(w, p.checksums);
     }
   }
+  if (v.access) w.optString(v.access.owner).string(v.access.acl);
 }
 
 function readVersion(r: ByteReader): ObjectVersion {
   const flags = r.u8();
-  if (flags & ~(FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS)) throw new StoreError('Corrupt', `version: flags ${flags}`);
+  if (flags & ~(FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS)) throw new StoreError('Corrupt', `version: flags ${flags}`);
   // Fields are read in wire order into locals so the object is built with its final
   // shape (no `delete`, which would put it into slow dictionary mode).
   const versionId = r.string();
@@ -166,6 +181,11 @@ function readVersion(r: ByteReader): ObjectVersion {
     if (n > r.remaining) throw new StoreError('Corrupt', `version: ${n} parts cannot fit`);
     v.parts = [];
     for (let i = 0; i < n; i++) v.parts.push({ number: r.varint(), size: r.varint(), md5: r.raw(16).slice(), checksums: readDigests(r) });
+  }
+  if (flags & FLAG_ACCESS) {
+    const owner = r.optString();
+    const acl = r.string();
+    v.access = owner === undefined ? { acl } : { owner, acl };
   }
   return v;
 }

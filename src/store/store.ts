@@ -36,8 +36,9 @@ export class Store {
   }
 
   // Buckets
-  createBucket(name: string): Promise<buckets.BucketInfo> {
-    return buckets.createBucket(this.repo, name);
+  /** See buckets.createBucket: `configs` are set in the commit that creates the bucket. */
+  createBucket(name: string, configs?: ReadonlyArray<readonly [string, Uint8Array]>): Promise<buckets.BucketInfo> {
+    return buckets.createBucket(this.repo, name, configs);
   }
   deleteBucket(name: string): Promise<void> {
     return buckets.deleteBucket(this.repo, name);
@@ -86,6 +87,10 @@ export class Store {
   }
   putObjectTagging(bucket: string, key: string, tags: Record<string, string>): Promise<string> {
     return misc.putObjectTagging(this.repo, bucket, key, tags);
+  }
+  /** Sets the live version's canned ACL (see objects-misc.putObjectAcl). */
+  putObjectAcl(bucket: string, key: string, acl: string): Promise<string> {
+    return misc.putObjectAcl(this.repo, bucket, key, acl);
   }
 
   // Multipart

@@ -6,7 +6,7 @@
  * object version that lists the parts' chunks — no body byte is copied.
  */
 import { ByteReader, ByteWriter } from './binary.js';
-import { CHECKSUM_NAMES, type ChecksumName, type ChecksumType, type ChunkRef } from './records.js';
+import { CHECKSUM_NAMES, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectAccess } from './records.js';
 import { StoreError } from './errors.js';
 
 export interface UploadRecord {
@@ -19,6 +19,8 @@ export interface UploadRecord {
   /** Checksum algorithm chosen at creation (x-amz-checksum-algorithm), if any. */
   checksumAlgorithm?: ChecksumName;
   checksumType: ChecksumType;
+  /** Owner and canned ACL the completed object gets (see ObjectVersion.access). */
+  access?: ObjectAccess;
 }
 
 export interface PartRecord {
@@ -35,6 +37,8 @@ export function encodeUpload(u: UploadRecord): Uint8Array {
   w.stringMap(u.system).stringMap(u.userMetadata).stringMap(u.tags);
   w.u8(u.checksumAlgorithm ? CHECKSUM_NAMES.indexOf(u.checksumAlgorithm) + 1 : 0);
   w.u8(u.checksumType === 'COMPOSITE' ? 1 : 0);
+  // Appended last and only when present, so records written before it still decode.
+  if (u.access) w.u8(1).optString(u.access.owner).string(u.access.acl);
   return w.finish();
 }
 
@@ -54,6 +58,12 @@ export function decodeUpload(bytes: Uint8Array): UploadRecord {
   if (alg > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `upload record: checksum algorithm ${alg}`);
   if (alg) u.checksumAlgorithm = CHECKSUM_NAMES[alg - 1];
   u.checksumType = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
+  if (r.remaining > 0) {
+    if (r.u8() !== 1) throw new StoreError('Corrupt', 'upload record: unknown trailing field');
+    const owner = r.optString();
+    const acl = r.string();
+    u.access = owner === undefined ? { acl } : { owner, acl };
+  }
   r.end();
   return u;
 }
