@@ -11,6 +11,10 @@ import type { RequestContext } from './context.js';
 import { validateTags } from './xml/index.js';
 import type { ResponseOverrides } from './router/endpoint.js';
 import { S3Error } from './errors.js';
+import { isCannedAcl, requestedAcl } from './authz/acl.js';
+import { objectAccessFor } from './authz/acl-object.js';
+import { bucketSettings } from './authz/policy-settings.js';
+import { firstHeaderIn, OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED } from './router/subresources.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -45,8 +49,17 @@ export function tagsFromQueryString(value: string): Record<string, string> {
   return tags;
 }
 
-/** The metadata a write request carries in its headers. */
+/**
+ * The metadata a write request carries in its headers, its canned ACL included (as
+ * `access`, without an owner: see {@link metadataFromRequest}). Throws S3Error
+ * `NotImplemented` for headers asking for what Strata does not do (Object Lock settings,
+ * ACL grants to other users) before anything is written, `MetadataTooLarge`, and the
+ * x-amz-tagging / x-amz-acl errors.
+ */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
+  const lock = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
+  if (lock !== undefined) throw new S3Error('NotImplemented', `The header ${lock} asks for a feature that is not implemented`);
+  const acl = requestedAcl(h);
   const system: Record<string, string> = {};
   for (const name of SYSTEM_HEADERS) {
     const v = h[name];
@@ -71,6 +84,22 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
   const meta: ObjectMetadata = { system, userMetadata };
   if (h['content-type'] !== undefined) meta.contentType = h['content-type'];
   if (h['x-amz-tagging'] !== undefined) meta.tags = tagsFromQueryString(h['x-amz-tagging']);
+  if (acl !== undefined && acl !== 'private') meta.access = { acl };
+  return meta;
+}
+
+/**
+ * {@link metadataFromHeaders} for request `r` writing into `bucket`: the object is owned by
+ * the requesting key (recorded only when that is not the bucket owner) with the requested
+ * canned ACL. Same errors.
+ */
+export function metadataFromRequest(r: RequestContext, bucket: string): ObjectMetadata {
+  const meta = metadataFromHeaders(r.headers);
+  const principal = r.auth?.accessKeyId ?? null;
+  const acl = meta.access?.acl;
+  const access = objectAccessFor(principal, bucketSettings(r.store, bucket)?.owner, acl !== undefined && isCannedAcl(acl) ? acl : undefined);
+  if (access) meta.access = access;
+  else delete meta.access;
   return meta;
 }
 

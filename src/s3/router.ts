@@ -26,7 +26,14 @@ import {
   responseOverrides,
   uploadIdParam,
 } from './router/params.js';
-import { BUCKET_NOT_IMPLEMENTED, firstIn, OBJECT_NOT_IMPLEMENTED } from './router/subresources.js';
+import {
+  BUCKET_NOT_IMPLEMENTED,
+  CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED,
+  firstHeaderIn,
+  firstIn,
+  OBJECT_NOT_IMPLEMENTED,
+  OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED,
+} from './router/subresources.js';
 import { bucketFromHost } from './router/virtual-host.js';
 
 export type * from './router/endpoint.js';
@@ -66,6 +73,38 @@ function notImplemented(subresource: string, level: 'bucket' | 'object'): S3Erro
   );
 }
 
+function headerNotImplemented(header: string): S3Error {
+  return new S3Error('NotImplemented', `The header ${header} asks for a feature that is not implemented`);
+}
+
+function methodNotAllowed(method: string, resourceType: 'BUCKET' | 'OBJECT'): S3Error {
+  return new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: resourceType });
+}
+
+/** Access-control sub-resources of a bucket (acl, policy, policyStatus, publicAccessBlock). */
+function routeBucketAccess(method: string, bucket: string, q: QueryParams): Endpoint | undefined {
+  if (q.has('acl')) {
+    if (method === 'GET') return { op: 'GetBucketAcl', bucket };
+    if (method === 'PUT') return { op: 'PutBucketAcl', bucket };
+    throw methodNotAllowed(method, 'BUCKET');
+  }
+  if (q.has('policyStatus')) {
+    if (method === 'GET') return { op: 'GetBucketPolicyStatus', bucket };
+    throw methodNotAllowed(method, 'BUCKET');
+  }
+  if (q.has('policy')) {
+    if (method === 'GET') return { op: 'GetBucketPolicy', bucket };
+    if (method === 'PUT') return { op: 'PutBucketPolicy', bucket };
+    return { op: 'DeleteBucketPolicy', bucket };
+  }
+  if (q.has('publicAccessBlock')) {
+    if (method === 'GET') return { op: 'GetPublicAccessBlock', bucket };
+    if (method === 'PUT') return { op: 'PutPublicAccessBlock', bucket };
+    return { op: 'DeletePublicAccessBlock', bucket };
+  }
+  return undefined;
+}
+
 /**
  * Routes a request. Pure. Throws S3Error: `MethodNotAllowed` (unknown method, or a method
  * the resource does not support), `NotImplemented` (recognised but unsupported
@@ -101,7 +140,7 @@ export function route(req: RouteRequest, options: RouteOptions = {}): Endpoint {
   if (bucket === undefined) return routeService(method, q);
   validateBucketName(bucket);
   const key = decode(rawKey);
-  if (key === '') return routeBucket(method, bucket, q);
+  if (key === '') return routeBucket(method, bucket, q, req.headers);
   validateKey(key);
   return routeObject(method, bucket, key, q, req.headers);
 }
@@ -127,7 +166,12 @@ function routeService(method: string, q: QueryParams): Endpoint {
   return endpoint;
 }
 
-function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
+function routeBucket(
+  method: string,
+  bucket: string,
+  q: QueryParams,
+  headers: Readonly<Record<string, string | undefined>>
+): Endpoint {
   if (method === 'HEAD') return { op: 'HeadBucket', bucket };
   if (method === 'OPTIONS') return { op: 'CorsPreflight', bucket };
   if (method === 'POST') {
@@ -141,9 +185,15 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   }
   // Buckets are never versioned (yet): reading the status is answered (unversioned), setting it is not.
   if (q.has('versioning') && method === 'GET') return { op: 'GetBucketVersioning', bucket };
+  const access = routeBucketAccess(method, bucket, q);
+  if (access) return access;
   const unsupported = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'bucket');
-  if (method === 'PUT') return { op: 'CreateBucket', bucket };
+  if (method === 'PUT') {
+    const header = firstHeaderIn(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, headers);
+    if (header !== undefined) throw headerNotImplemented(header);
+    return { op: 'CreateBucket', bucket };
+  }
   if (method === 'DELETE') return { op: 'DeleteBucket', bucket };
   // GET
   if (q.has('location')) return { op: 'GetBucketLocation', bucket };
@@ -215,6 +265,16 @@ function routeObject(
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');
   const k = { bucket, key };
+  if (q.has('acl')) {
+    if (method !== 'GET' && method !== 'PUT') throw methodNotAllowed(method, 'OBJECT');
+    requireNoVersion(q);
+    return { op: method === 'GET' ? 'GetObjectAcl' : 'PutObjectAcl', ...k };
+  }
+  if (method === 'PUT' && !q.has('tagging')) {
+    // PutObject, CopyObject, UploadPart(Copy): an object written under Object Lock settings.
+    const header = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, headers);
+    if (header !== undefined) throw headerNotImplemented(header);
+  }
   switch (method) {
     case 'GET':
     case 'HEAD': {
@@ -285,7 +345,11 @@ function routeObject(
     }
     default: {
       // POST
-      if (q.has('uploads')) return { op: 'CreateMultipartUpload', ...k };
+      if (q.has('uploads')) {
+        const header = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, headers);
+        if (header !== undefined) throw headerNotImplemented(header);
+        return { op: 'CreateMultipartUpload', ...k };
+      }
       if (q.has('uploadId'))
         return { op: 'CompleteMultipartUpload', ...k, uploadId: uploadIdParam(q) };
       throw new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: 'OBJECT' });

@@ -692,12 +692,12 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
   });
 
   it('unsupported sub-resources -> 501 NotImplemented as XML, and they do not act as the plain operation', async () => {
-    for (const sub of ['versioning', 'policy', 'lifecycle', 'acl', 'website', 'replication']) {
+    for (const sub of ['versioning', 'logging', 'lifecycle', 'notification', 'website', 'replication']) {
       for (const method of sub === 'versioning' ? ['PUT', 'DELETE'] : ['GET', 'PUT', 'DELETE']) {
         expectError(await call({ method, path: `/${BUCKET}`, query: { [sub]: '' } }), 501, 'NotImplemented');
       }
     }
-    for (const sub of ['acl', 'retention', 'legal-hold', 'torrent']) {
+    for (const sub of ['restore', 'retention', 'legal-hold', 'torrent']) {
       expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 501, 'NotImplemented');
       expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { [sub]: '' }, body: Buffer.from('<x/>') }), 501, 'NotImplemented');
     }

@@ -18,6 +18,8 @@ import {
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
+import { requestedAcl } from '../authz/acl.js';
+import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -39,8 +41,11 @@ export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>)
 }
 
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
+  const acl = requestedAcl(r.headers);
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
-  await r.store.createBucket(e.bucket);
+  // The ACL is set in the commit that creates the bucket (bucket-owner-* mean private here).
+  const stored = acl === undefined || acl.startsWith('bucket-owner-') ? null : encodeBucketAcl(acl);
+  await r.store.createBucket(e.bucket, stored ? [[ACL_CONFIG, stored]] : []);
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }
 

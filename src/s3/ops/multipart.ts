@@ -5,7 +5,7 @@
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { checksumName, requestBody } from '../body.js';
-import { metadataFromHeaders } from '../object-headers.js';
+import { metadataFromRequest } from '../object-headers.js';
 import { readConditions, writeConditions } from '../conditions.js';
 import { sendEmpty, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
@@ -37,7 +37,7 @@ function checksumType(v: string | undefined): ChecksumType | undefined {
 }
 
 export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'CreateMultipartUpload'>): Promise<void> {
-  const opts: Parameters<typeof r.store.createMultipartUpload>[2] = metadataFromHeaders(r.headers);
+  const opts: Parameters<typeof r.store.createMultipartUpload>[2] = metadataFromRequest(r, e.bucket);
   const alg = checksumName(r.headers['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
   const type = checksumType(r.headers['x-amz-checksum-type']);
   if (alg) opts.checksumAlgorithm = alg;

@@ -4,7 +4,7 @@
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { requestBody } from '../body.js';
-import { metadataFromHeaders, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
+import { metadataFromRequest, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
 import { readConditions, readRange, writeConditions } from '../conditions.js';
 import { sendEmpty, sendError, sendStream, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
@@ -12,6 +12,7 @@ import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES } from '../xml/inde
 import { StoreError } from '../../store/errors.js';
 import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
+import { refusedDeletes } from '../authorize.js';
 import type { ChecksumName, ObjectVersion } from '../../store/records.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
@@ -25,7 +26,7 @@ export function checksumEcho(v: ObjectVersion, alg: ChecksumName | undefined): R
 }
 
 export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
-  const meta = metadataFromHeaders(r.headers);
+  const meta = metadataFromRequest(r, e.bucket);
   const body = requestBody(r);
   const opts: Parameters<typeof r.store.putObject>[3] = { ...meta, ...body };
   const cond = writeConditions(r.headers);
@@ -72,12 +73,16 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const bytes = await readBody(r, MAX_XML_BODY_BYTES);
   if (!hasDigest) throw new S3Error('InvalidRequest', 'Missing required header for this request: Content-MD5 or x-amz-checksum-*');
   const req = parseDelete(bytes);
-  const results = await r.store.deleteObjects(e.bucket, req.objects.map((o) => o.key));
+  // Each key is authorized on its own (a policy may allow or deny some keys only).
+  const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
+  const keys = req.objects.map((o) => o.key).filter((k) => !refused.has(k));
+  const results = keys.length > 0 ? await r.store.deleteObjects(e.bucket, keys) : [];
   const deleted = results.filter((x) => !x.error).map((x) => ({ key: x.key }));
   const errors = results.filter((x) => x.error).map((x) => {
     const s3 = s3ErrorOf(x.error);
     return { key: x.key, code: s3.code, message: s3.message };
   });
+  for (const key of refused) errors.push({ key, code: 'AccessDenied', message: 'Access Denied' });
   sendXml(r, 200, renderDeleteResult({ deleted: req.quiet ? [] : deleted, errors }));
 }
 

@@ -93,6 +93,15 @@ export type Endpoint =
   | ({ op: 'GetBucketCors' } & B)
   | ({ op: 'PutBucketCors' } & B)
   | ({ op: 'DeleteBucketCors' } & B)
+  | ({ op: 'GetBucketAcl' } & B)
+  | ({ op: 'PutBucketAcl' } & B)
+  | ({ op: 'GetBucketPolicy' } & B)
+  | ({ op: 'PutBucketPolicy' } & B)
+  | ({ op: 'DeleteBucketPolicy' } & B)
+  | ({ op: 'GetBucketPolicyStatus' } & B)
+  | ({ op: 'GetPublicAccessBlock' } & B)
+  | ({ op: 'PutPublicAccessBlock' } & B)
+  | ({ op: 'DeletePublicAccessBlock' } & B)
   | ({ op: 'PutObject' } & K)
   | ({ op: 'GetObject'; partNumber?: number; overrides: ResponseOverrides } & K)
   | ({ op: 'HeadObject'; partNumber?: number; overrides: ResponseOverrides } & K)
@@ -107,6 +116,8 @@ export type Endpoint =
   | ({ op: 'GetObjectTagging' } & K)
   | ({ op: 'PutObjectTagging' } & K)
   | ({ op: 'DeleteObjectTagging' } & K)
+  | ({ op: 'GetObjectAcl' } & K)
+  | ({ op: 'PutObjectAcl' } & K)
   | { op: 'CorsPreflight'; bucket?: string; key?: string };
 
 /** Every operation name. */

@@ -8,7 +8,6 @@
 /** Bucket-level sub-resources (a bucket with no key). `tagging` here is bucket tagging. */
 export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'accelerate',
-  'acl',
   'analytics',
   'encryption',
   'intelligent-tiering',
@@ -21,9 +20,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'notification',
   'object-lock',
   'ownershipControls',
-  'policy',
-  'policyStatus',
-  'publicAccessBlock',
   'replication',
   'requestPayment',
   'session',
@@ -35,7 +31,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
 
 /** Object-level sub-resources (`tagging` on objects is implemented). */
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
-  'acl',
   'attributes',
   'legal-hold',
   'renameObject',
@@ -44,6 +39,32 @@ export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'select',
   'torrent',
 ]);
+
+/**
+ * Request headers that ask for a feature Strata does not implement, by the operations they
+ * would change: answering 200 while ignoring them would tell the client it got what it asked
+ * for (an object under retention, a bucket with Object Lock or with ACLs disabled).
+ */
+export const CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED: readonly string[] = ['x-amz-bucket-object-lock-enabled', 'x-amz-object-ownership'];
+export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
+  'x-amz-object-lock-mode',
+  'x-amz-object-lock-retain-until-date',
+  'x-amz-object-lock-legal-hold',
+];
+
+/**
+ * The first header of `names` the request carries, or undefined. `x-amz-bucket-object-lock-enabled:
+ * false` asks for nothing and is not counted.
+ */
+export function firstHeaderIn(names: readonly string[], headers: Readonly<Record<string, string | undefined>>): string | undefined {
+  for (const n of names) {
+    const v = headers[n];
+    if (v === undefined) continue;
+    if (n === 'x-amz-bucket-object-lock-enabled' && v.trim().toLowerCase() === 'false') continue;
+    return n;
+  }
+  return undefined;
+}
 
 /** The first name of `names` found in `set`, or undefined. */
 export function firstIn(set: ReadonlySet<string>, names: Iterable<string>): string | undefined {

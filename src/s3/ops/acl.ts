@@ -1,0 +1,101 @@
+/**
+ * @module ACL operations: Get/PutBucketAcl and Get/PutObjectAcl.
+ *
+ * Only canned ACLs exist in Strata. PUT takes either an `x-amz-acl` header or an
+ * AccessControlPolicy document that says exactly what one canned ACL says (what a client
+ * gets from GET and sends back); grants to other users, by header or document, are answered
+ * 501 NotImplemented before anything changes. Block Public Access BlockPublicAcls refuses a
+ * public ACL with 403.
+ */
+import type { RequestContext } from '../context.js';
+import type { Endpoint } from '../router/endpoint.js';
+import { sendEmpty, sendXml } from '../respond.js';
+import { readBody } from '../read-body.js';
+import { MAX_XML_BODY_BYTES } from '../xml/index.js';
+import { parseAccessControlPolicy, renderAccessControlPolicy, type RenderedGrant } from '../xml/acl.js';
+import { S3Error } from '../errors.js';
+import { ownerOf } from '../owner.js';
+import { cannedFromGrants, cannedGrants, isPublicAcl, requestedAcl, type CannedAcl } from '../authz/acl.js';
+import { objectAcl, objectOwner } from '../authz/acl-object.js';
+import { ACL_CONFIG, bucketSettings, encodeBucketAcl, type BucketSettings } from '../authz/policy-settings.js';
+import { blockedBy } from '../authz/public-access.js';
+import type { OwnerInfo } from '../xml/owner.js';
+
+type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
+
+const noSuchBucket = (bucket: string) => new S3Error('NoSuchBucket', undefined, { BucketName: bucket });
+
+function settingsOf(r: RequestContext, bucket: string): BucketSettings {
+  const s = bucketSettings(r.store, bucket);
+  if (!s) throw noSuchBucket(bucket);
+  return s;
+}
+
+/** The canonical user S3 reports for key `id` (a bucket without an owner: the requester). */
+function ownerInfo(r: RequestContext, id: string | undefined): OwnerInfo {
+  return id === undefined ? ownerOf(r) : { id, displayName: id };
+}
+
+function rendered(r: RequestContext, grants: ReturnType<typeof cannedGrants>): RenderedGrant[] {
+  return grants.map((g) => (g.grantee.type === 'CanonicalUser' ? { ...g, displayName: ownerInfo(r, g.grantee.id).displayName ?? g.grantee.id } : g));
+}
+
+/**
+ * The canned ACL a PUT ?acl request asks for, from its header or its document, for a
+ * resource owned by `owner` in a bucket owned by `bucketOwner`. Throws S3Error
+ * `NotImplemented` (grants to other users), `MalformedACLError`, `InvalidRequest` (header
+ * and document together), `MissingSecurityHeader` (neither), `InvalidArgument` (the document
+ * names another owner).
+ */
+async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner: string, bucketOwner: string | undefined): Promise<CannedAcl> {
+  const fromHeader = requestedAcl(r.headers);
+  const body = await readBody(r, MAX_XML_BODY_BYTES);
+  if (fromHeader !== undefined) {
+    if (body.length > 0) throw new S3Error('InvalidRequest', 'Specifying both a canned ACL header and an ACL document is not allowed');
+    return fromHeader;
+  }
+  if (body.length === 0) throw new S3Error('MissingSecurityHeader', 'Your request was missing a required header: x-amz-acl (or an AccessControlPolicy body)');
+  const doc = parseAccessControlPolicy(body);
+  if (doc.ownerId !== undefined && doc.ownerId !== owner) {
+    throw new S3Error('InvalidArgument', 'The Owner of an ACL cannot be changed', { ArgumentName: 'Owner', ArgumentValue: doc.ownerId });
+  }
+  if (doc.unsupported.length > 0) throw new S3Error('NotImplemented', `ACL grants to ${doc.unsupported[0]} are not implemented`);
+  const canned = cannedFromGrants(doc.grants, kind, owner, bucketOwner);
+  if (!canned) throw new S3Error('NotImplemented', 'ACL grants to other users are not implemented: only the grants of a canned ACL (owner FULL_CONTROL, AllUsers or AuthenticatedUsers READ/WRITE) can be set');
+  return canned;
+}
+
+export async function handleGetBucketAcl(r: RequestContext, e: Op<'GetBucketAcl'>): Promise<void> {
+  const s = settingsOf(r, e.bucket);
+  const owner = ownerInfo(r, s.owner);
+  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(s.acl, 'bucket', owner.id, owner.id))));
+}
+
+export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'>): Promise<void> {
+  const s = settingsOf(r, e.bucket);
+  const owner = ownerInfo(r, s.owner).id;
+  let acl = await aclOfRequest(r, 'bucket', owner, owner);
+  if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
+  // The bucket-owner-* ACLs concern objects; on a bucket they are private (as in S3).
+  if (acl === 'bucket-owner-read' || acl === 'bucket-owner-full-control') acl = 'private';
+  await r.store.putBucketConfig(e.bucket, ACL_CONFIG, encodeBucketAcl(acl));
+  sendEmpty(r, 200);
+}
+
+export async function handleGetObjectAcl(r: RequestContext, e: Op<'GetObjectAcl'>): Promise<void> {
+  const s = settingsOf(r, e.bucket);
+  const v = await r.store.version(e.bucket, e.key);
+  const owner = ownerInfo(r, objectOwner(v, s.owner));
+  const bucketOwner = s.owner ?? owner.id;
+  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v), 'object', owner.id, bucketOwner))));
+}
+
+export async function handlePutObjectAcl(r: RequestContext, e: Op<'PutObjectAcl'>): Promise<void> {
+  const s = settingsOf(r, e.bucket);
+  const v = await r.store.version(e.bucket, e.key);
+  const owner = ownerInfo(r, objectOwner(v, s.owner)).id;
+  const acl = await aclOfRequest(r, 'object', owner, s.owner ?? owner);
+  if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
+  await r.store.putObjectAcl(e.bucket, e.key, acl);
+  sendEmpty(r, 200);
+}
