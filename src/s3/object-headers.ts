@@ -14,7 +14,7 @@ import { S3Error } from './errors.js';
 import { isCannedAcl, requestedAcl } from './authz/acl.js';
 import { objectAccessFor } from './authz/acl-object.js';
 import { bucketSettings } from './authz/policy-settings.js';
-import { firstHeaderIn, OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED } from './router/subresources.js';
+import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -57,8 +57,7 @@ export function tagsFromQueryString(value: string): Record<string, string> {
  * x-amz-tagging / x-amz-acl errors.
  */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
-  const lock = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
-  if (lock !== undefined) throw new S3Error('NotImplemented', `The header ${lock} asks for a feature that is not implemented`);
+  refuseHeaders(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
   const acl = requestedAcl(h);
   const system: Record<string, string> = {};
   for (const name of SYSTEM_HEADERS) {

@@ -26,14 +26,7 @@ import {
   responseOverrides,
   uploadIdParam,
 } from './router/params.js';
-import {
-  BUCKET_NOT_IMPLEMENTED,
-  CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED,
-  firstHeaderIn,
-  firstIn,
-  OBJECT_NOT_IMPLEMENTED,
-  OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED,
-} from './router/subresources.js';
+import { BUCKET_NOT_IMPLEMENTED, firstIn, OBJECT_NOT_IMPLEMENTED } from './router/subresources.js';
 import { bucketFromHost } from './router/virtual-host.js';
 
 export type * from './router/endpoint.js';
@@ -71,10 +64,6 @@ function notImplemented(subresource: string, level: 'bucket' | 'object'): S3Erro
     'NotImplemented',
     `The ${level} sub-resource "${subresource}" is not implemented`
   );
-}
-
-function headerNotImplemented(header: string): S3Error {
-  return new S3Error('NotImplemented', `The header ${header} asks for a feature that is not implemented`);
 }
 
 function methodNotAllowed(method: string, resourceType: 'BUCKET' | 'OBJECT'): S3Error {
@@ -140,7 +129,7 @@ export function route(req: RouteRequest, options: RouteOptions = {}): Endpoint {
   if (bucket === undefined) return routeService(method, q);
   validateBucketName(bucket);
   const key = decode(rawKey);
-  if (key === '') return routeBucket(method, bucket, q, req.headers);
+  if (key === '') return routeBucket(method, bucket, q);
   validateKey(key);
   return routeObject(method, bucket, key, q, req.headers);
 }
@@ -166,12 +155,7 @@ function routeService(method: string, q: QueryParams): Endpoint {
   return endpoint;
 }
 
-function routeBucket(
-  method: string,
-  bucket: string,
-  q: QueryParams,
-  headers: Readonly<Record<string, string | undefined>>
-): Endpoint {
+function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   if (method === 'HEAD') return { op: 'HeadBucket', bucket };
   if (method === 'OPTIONS') return { op: 'CorsPreflight', bucket };
   if (method === 'POST') {
@@ -189,11 +173,7 @@ function routeBucket(
   if (access) return access;
   const unsupported = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'bucket');
-  if (method === 'PUT') {
-    const header = firstHeaderIn(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, headers);
-    if (header !== undefined) throw headerNotImplemented(header);
-    return { op: 'CreateBucket', bucket };
-  }
+  if (method === 'PUT') return { op: 'CreateBucket', bucket };
   if (method === 'DELETE') return { op: 'DeleteBucket', bucket };
   // GET
   if (q.has('location')) return { op: 'GetBucketLocation', bucket };
@@ -270,11 +250,7 @@ function routeObject(
     requireNoVersion(q);
     return { op: method === 'GET' ? 'GetObjectAcl' : 'PutObjectAcl', ...k };
   }
-  if (method === 'PUT' && !q.has('tagging')) {
-    // PutObject, CopyObject, UploadPart(Copy): an object written under Object Lock settings.
-    const header = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, headers);
-    if (header !== undefined) throw headerNotImplemented(header);
-  }
+
   switch (method) {
     case 'GET':
     case 'HEAD': {
@@ -345,11 +321,7 @@ function routeObject(
     }
     default: {
       // POST
-      if (q.has('uploads')) {
-        const header = firstHeaderIn(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, headers);
-        if (header !== undefined) throw headerNotImplemented(header);
-        return { op: 'CreateMultipartUpload', ...k };
-      }
+      if (q.has('uploads')) return { op: 'CreateMultipartUpload', ...k };
       if (q.has('uploadId'))
         return { op: 'CompleteMultipartUpload', ...k, uploadId: uploadIdParam(q) };
       throw new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: 'OBJECT' });

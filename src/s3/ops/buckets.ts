@@ -19,6 +19,7 @@ import {
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
 import { requestedAcl } from '../authz/acl.js';
+import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/subresources.js';
 import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
@@ -41,6 +42,7 @@ export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>)
 }
 
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
+  refuseHeaders(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, r.headers);
   const acl = requestedAcl(r.headers);
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
   // The ACL is set in the commit that creates the bucket (bucket-owner-* mean private here).

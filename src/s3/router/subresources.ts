@@ -5,6 +5,8 @@
  * not return the object. Names are S3's query parameters (API reference, one per operation).
  */
 
+import { S3Error } from '../errors.js';
+
 /** Bucket-level sub-resources (a bucket with no key). `tagging` here is bucket tagging. */
 export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'accelerate',
@@ -53,17 +55,17 @@ export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
 ];
 
 /**
- * The first header of `names` the request carries, or undefined. `x-amz-bucket-object-lock-enabled:
- * false` asks for nothing and is not counted.
+ * Throws S3Error `NotImplemented` naming the first header of `names` the request carries.
+ * `x-amz-bucket-object-lock-enabled: false` asks for nothing and is not refused. Handlers
+ * call it after authorization and before anything is read or written.
  */
-export function firstHeaderIn(names: readonly string[], headers: Readonly<Record<string, string | undefined>>): string | undefined {
+export function refuseHeaders(names: readonly string[], headers: Readonly<Record<string, string | undefined>>): void {
   for (const n of names) {
     const v = headers[n];
     if (v === undefined) continue;
     if (n === 'x-amz-bucket-object-lock-enabled' && v.trim().toLowerCase() === 'false') continue;
-    return n;
+    throw new S3Error('NotImplemented', `The header ${n} asks for a feature that is not implemented`);
   }
-  return undefined;
 }
 
 /** The first name of `names` found in `set`, or undefined. */

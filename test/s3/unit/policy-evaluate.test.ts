@@ -158,7 +158,7 @@ describe('conditions', () => {
   });
 
   it('a value that cannot be known yet: the Deny applies, the Allow does not', () => {
-    const unknown = { ctx: { 's3:existingobjecttag/security': UNKNOWN } };
+    const unknown: Req = { ctx: { 's3:existingobjecttag/security': UNKNOWN } };
     expect(decide(c({ StringEquals: { 's3:ExistingObjectTag/security': 'public' } }), unknown)).toBe('none');
     expect(decide(c({ StringNotEquals: { 's3:ExistingObjectTag/security': 'public' } }), unknown)).toBe('none');
     expect(decide(c({ StringEquals: { 's3:ExistingObjectTag/security': 'secret' } }, 'Deny'), unknown)).toBe('deny');
