@@ -4,6 +4,7 @@
  *
  *   strata serve   [--host H] [--port P] [--data DIR]   the S3 server (npm start)
  *   strata verify  [DIR|URL] [--json]                    check a repository end to end
+ *   strata keys    list|create|delete|grant|revoke ...   access keys (see cli/keys.ts)
  */
 import { verifyCommand } from './verify.js';
 
@@ -12,6 +13,7 @@ const USAGE = `usage: strata <command> [options]
 commands:
   serve  [--host H] [--port P] [--data DIR]   run the S3 server (default 127.0.0.1:9000, ./data)
   verify [DIR|URL] [--json]                    check every commit, run and pack of a repository
+  keys   list|create|delete|grant|revoke ...    manage access keys (strata keys --help)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -19,6 +21,10 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'verify':
       return verifyCommand(rest);
+    case 'keys': {
+      const { keysCommand } = await import('./keys.js');
+      return keysCommand(rest);
+    }
     case 'serve': {
       const { serveCommand } = await import('./serve.js');
       return serveCommand(rest);

@@ -8,7 +8,7 @@ import { startServer } from '../server/server.js';
 export async function serveCommand(args: string[]): Promise<number> {
   const config = resolveConfig(args);
   const server = await startServer(config);
-  process.stderr.write(`Strata S3 server on ${server.url} (data: ${config.data}, access key ${server.accessKeyId})\n`);
+  process.stderr.write(`Strata S3 server on ${server.url} (data: ${config.data}${server.accessKeyId ? `, access key ${server.accessKeyId}` : ''})\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

@@ -1,7 +1,8 @@
 /**
  * @module The S3 application: one Hono route that runs every request through
  *
- *   health/metrics (anonymous GET) | CORS preflight (OPTIONS, no auth)
+ *   /health (anonymous GET), /metrics (bearer token) | admin API (/_strata/admin/, admin keys)
+ *   | CORS preflight (OPTIONS, no auth)
  *   -> authenticate (SigV4 header / presigned / SigV2 presigned)
  *   -> route the raw request-target to an Endpoint -> dispatch -> respond
  *
@@ -20,6 +21,8 @@ import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
+import { serveInternal } from '../server/internal-endpoints.js';
+import { handleAdmin, isAdminRequest } from '../admin/router.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -29,38 +32,13 @@ function newRequestId(): string {
   return ID_PREFIX + counter.toString(16).toUpperCase().padStart(8, '0');
 }
 
-function isAnonymous(r: RequestContext): boolean {
-  if (r.headers.authorization !== undefined) return false;
-  return !/[?&](X-Amz-Signature|Signature)=/.test(r.rawTarget);
-}
-
-/** Serves GET /health and GET /metrics to anonymous clients; true if it did. */
-function serveInternal(r: RequestContext): boolean {
-  if (r.method !== 'GET' || !isAnonymous(r)) return false;
-  const path = r.rawTarget.split('?')[0];
-  if (path === '/health') {
-    r.op = 'Health';
-    const body = JSON.stringify({ status: 'ok', seq: r.store.repo.seq });
-    r.res.writeHead(200, { ...r.baseHeaders, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-    r.res.end(body);
-    return true;
-  }
-  if (path === '/metrics') {
-    r.op = 'Metrics';
-    const body = r.deps.metrics.render();
-    r.res.writeHead(200, { ...r.baseHeaders, 'content-type': 'text/plain; version=0.0.4', 'content-length': Buffer.byteLength(body) });
-    r.res.end(body);
-    return true;
-  }
-  return false;
-}
-
 /** Handles one request end to end; never throws. */
 export async function handleRequest(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
   const r = new RequestContext(incoming, res, deps, newRequestId());
   deps.metrics.inFlight++;
   try {
     if (serveInternal(r)) return;
+    if (isAdminRequest(r)) return await handleAdmin(r);
     if (r.method === 'OPTIONS') {
       r.op = 'CorsPreflight';
       let bucket: string | undefined;
@@ -76,7 +54,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     }
     r.auth = verifyRequest(
       { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
-      (id) => deps.secrets.get(id),
+      (id) => deps.keys.get(id),
       { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
     );
     const endpoint = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});

@@ -2,44 +2,70 @@
  * @module Authorization: may this principal perform this endpoint's operation?
  *
  * The one place every S3 request is authorized, after authentication (app.ts) and routing.
- * Handlers that authorize a second resource (a copy source, a POST Form's signer, each key of
- * a DeleteObjects) call {@link authorizeEndpoint} again with the endpoint that describes it.
+ * Two sources decide together:
+ * - what the requesting key holds by itself: the permission an operation needs comes from
+ *   the table in authz/permissions.ts; whether a key holds it, from authz/grants.ts (admin,
+ *   bucket owner, per-bucket grants);
+ * - what the bucket says: its policy, its ACLs and its Block Public Access settings
+ *   (authz/policy-authorize.ts). An explicit Deny in the policy wins over everything (the
+ *   owner and admins may still read, replace and delete the policy); otherwise the key's own
+ *   rights, a policy Allow or an ACL allow. Anonymous requests get only what a policy or an
+ *   ACL gives everyone.
  *
- * Two sources decide together: what the requesting access key holds (today every key is an
- * administrator; per-key grants replace {@link keyRights}), and what the bucket says — its
- * policy, its ACLs and its Block Public Access settings (authz/policy-authorize.ts). An
- * explicit Deny in the policy wins over everything; anonymous requests get only what a
- * policy or an ACL gives everyone.
+ * What a refusal reveals matches S3: a bucket that does not exist is `404 NoSuchBucket` for
+ * every authenticated caller (S3 answers so; bucket names are one global namespace, which
+ * CreateBucket reveals anyway) and 403 for anonymous ones; an existing bucket the key may not
+ * use is `403 AccessDenied` whatever the object key, and a GET/HEAD of a missing key is 404
+ * only to whom may list the bucket. Copy sources (CopyObject, UploadPartCopy) are authorized
+ * again as a GetObject of the source, so a key cannot copy out of a bucket it cannot read.
+ * Handlers that authorize another resource (a POST Object form's signer, each key of a
+ * DeleteObjects) call {@link authorizeEndpoint} with the endpoint that describes it.
  */
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
 import { isS3Error, S3Error } from './errors.js';
-import { ACCESS_RULES } from './authz/policy-actions.js';
-import { authorizeBucketAccess, type KeyRights } from './authz/policy-authorize.js';
+import { isBucketNeed, NEEDS } from './authz/permissions.js';
+import { bucketOwner, keyAllows, keyOf } from './authz/grants.js';
+import { authorizeBucketAccess } from './authz/policy-authorize.js';
 
 /** Who is asking: an access key id, or null for an anonymous request. */
 export type Principal = string | null;
 
-/** What the key itself may do with `e`. Until per-key grants exist, any key may do everything. */
-function keyRights(_r: RequestContext, _e: Endpoint, principal: Principal): KeyRights {
-  const isKey = principal !== null;
-  return { granted: isKey, ownerOrAdmin: isKey };
-}
-
 /**
- * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise.
- * Reads server state only (keys, bucket settings, and the stored object when a condition or
- * an object ACL needs it); changes nothing.
+ * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise, or
+ * `NoSuchBucket` when the bucket the operation needs does not exist and a key asks. Reads
+ * server state only (keys, bucket owners and settings, and the stored object when a policy
+ * condition or an object ACL needs it); changes nothing.
  */
 export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal): Promise<void> {
-  const rule = ACCESS_RULES[e.op];
-  if (rule.scope === 'none') return;
-  const rights = keyRights(r, e, principal);
-  if (rule.scope === 'service' || !('bucket' in e) || e.bucket === undefined) {
-    if (!rights.granted) throw new S3Error('AccessDenied');
-    return;
+  const need = NEEDS[e.op];
+  if (need === 'public') return;
+  const key = keyOf(r.deps, principal);
+  // A signature verified for a key deleted since: nothing is left to act as.
+  if (principal !== null && !key) throw new S3Error('AccessDenied');
+  switch (need) {
+    case 'service':
+      if (key) return;
+      throw new S3Error('AccessDenied');
+    case 'create-bucket':
+      if (key && (key.admin || key.createBucket)) return;
+      throw new S3Error('AccessDenied');
+    case 'admin':
+      if (key?.admin) return;
+      throw new S3Error('AccessDenied');
   }
-  await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, rights);
+  if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
+  if (!r.store.repo.state.buckets.has(e.bucket)) {
+    if (key) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
+    throw new S3Error('AccessDenied');
+  }
+  await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, {
+    granted: !!key && keyAllows(r.deps, key, need, e.bucket),
+    ownerOrAdmin: !!key && (key.admin || bucketOwner(r.deps, e.bucket) === key.id),
+  });
+  if (e.op === 'CopyObject' || e.op === 'UploadPartCopy') {
+    await authorizeEndpoint(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal);
+  }
 }
 
 /**

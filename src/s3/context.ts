@@ -8,18 +8,23 @@ import type { AuthResult } from './auth/index.js';
 import type { Metrics } from '../server/metrics.js';
 import type { Logger } from '../server/log.js';
 import type { MasterKey } from '../server/master-key.js';
+import type { KeyRegistry } from '../store/keys-registry.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
 
 export interface ServerDeps {
   store: Store;
-  /** accessKeyId -> secret */
-  secrets: ReadonlyMap<string, string>;
+  /** The repository's access keys: records for authorization, secrets for authentication. */
+  keys: KeyRegistry;
+  /** accessKeyId -> secret (undefined: unknown key). The key registry itself; kept for signers' checks. */
+  secrets: { get(accessKeyId: string): string | undefined };
   metrics: Metrics;
   log: Logger;
   baseDomain?: string;
   region?: string;
   /** The server's master key (sealing secrets, SSE-S3), when one is configured or generated. */
   masterKey?: MasterKey;
+  /** Bearer token that opens GET /metrics on the S3 port; undefined: /metrics is not served there. */
+  metricsToken?: string;
 }
 
 export class RequestContext {

@@ -125,6 +125,10 @@ export const CODE_STATUS = {
   SlowDown: [503, 'Please reduce your request rate.'],
   TooManyBuckets: [400, 'You have attempted to create more buckets than allowed'],
   UnexpectedContent: [400, 'This request does not support content'],
+  UnresolvableGrantByEmailAddress: [
+    400,
+    'The email address you provided does not match any account on record.',
+  ],
   XAmzContentSHA256Mismatch: [
     400,
     "The provided 'x-amz-content-sha256' header does not match what was computed.",

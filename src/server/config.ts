@@ -9,6 +9,8 @@
  *   --config / STRATA_CONFIG                      (JSON file: credentials and any of the above)
  *   --log / STRATA_LOG                info        (request logs: 'info' one line per request, 'warn', 'off')
  *   --master-key-file / STRATA_MASTER_KEY_FILE    (master key; STRATA_MASTER_KEY gives it inline; see master-key.ts)
+ *   --metrics-token / STRATA_METRICS_TOKEN        (GET /metrics with `Authorization: Bearer <token>`)
+ *   --metrics-listen / STRATA_METRICS_LISTEN      (host:port of a separate listener for /metrics and /health)
  *   STRATA_ACCESS_KEY / STRATA_SECRET_KEY          (credentials; else generated on first start)
  */
 import { readFileSync } from 'node:fs';
@@ -16,6 +18,12 @@ import { readFileSync } from 'node:fs';
 export interface Credentials {
   accessKeyId: string;
   secretAccessKey: string;
+  /** Bootstrap keys are admin unless this is false (server/credentials.ts). */
+  admin?: boolean;
+  /** Display name of a key created at bootstrap (default: the access key id). */
+  name?: string;
+  /** Whether a key created at bootstrap may create buckets (default true). */
+  createBucket?: boolean;
 }
 
 export interface ServerConfig {
@@ -31,6 +39,10 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** Bearer token that opens GET /metrics on the S3 port (none: not served there). */
+  metricsToken?: string;
+  /** `host:port` of a separate listener serving /metrics and /health only. */
+  metricsListen?: { host: string; port: number };
 }
 
 export const DEFAULTS = { host: '127.0.0.1', port: 9000, data: './data', log: 'info' as const };
@@ -79,11 +91,41 @@ export function resolveConfig(args: string[], env: NodeJS.ProcessEnv = process.e
   if (pending !== undefined) cfg.pendingBytes = Number(pending);
   const masterKeyFile = pick('master-key-file', 'STRATA_MASTER_KEY_FILE', fc.masterKeyFile);
   if (masterKeyFile) cfg.masterKeyFile = masterKeyFile;
+  const metricsToken = pick('metrics-token', 'STRATA_METRICS_TOKEN', fc.metricsToken);
+  if (metricsToken !== undefined) {
+    // Sent in a header and compared in constant time; short tokens are guessable.
+    if (!/^[\x21-\x7e]{16,256}$/.test(metricsToken)) throw new Error('--metrics-token must be 16-256 printable ASCII characters without spaces');
+    cfg.metricsToken = metricsToken;
+  }
+  const metricsListen = pick('metrics-listen', 'STRATA_METRICS_LISTEN', fc.metricsListen);
+  if (metricsListen !== undefined) cfg.metricsListen = parseListen(String(metricsListen), '--metrics-listen');
   if (env.STRATA_ACCESS_KEY || env.STRATA_SECRET_KEY) {
     if (!env.STRATA_ACCESS_KEY || !env.STRATA_SECRET_KEY) throw new Error('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
     cfg.credentials = [{ accessKeyId: env.STRATA_ACCESS_KEY, secretAccessKey: env.STRATA_SECRET_KEY }];
   } else if (fc.credentials) {
-    cfg.credentials = Array.isArray(fc.credentials) ? fc.credentials : [fc.credentials];
+    cfg.credentials = (Array.isArray(fc.credentials) ? fc.credentials : [fc.credentials]).map((c, i) => checkCredentials(c, `credentials[${i}]`));
   }
   return cfg;
+}
+
+/** A config-file credentials entry, checked field by field (throws Error naming `what`). */
+function checkCredentials(c: unknown, what: string): Credentials {
+  const e = c as Record<string, unknown>;
+  if (typeof e !== 'object' || e === null) throw new Error(`${what}: an object with accessKeyId and secretAccessKey`);
+  if (typeof e.accessKeyId !== 'string' || typeof e.secretAccessKey !== 'string') throw new Error(`${what}: accessKeyId and secretAccessKey must be strings`);
+  for (const f of ['admin', 'createBucket']) if (e[f] !== undefined && typeof e[f] !== 'boolean') throw new Error(`${what}.${f} must be true or false`);
+  if (e.name !== undefined && typeof e.name !== 'string') throw new Error(`${what}.name must be a string`);
+  const out: Credentials = { accessKeyId: e.accessKeyId, secretAccessKey: e.secretAccessKey };
+  if (e.admin !== undefined) out.admin = e.admin as boolean;
+  if (e.createBucket !== undefined) out.createBucket = e.createBucket as boolean;
+  if (e.name !== undefined) out.name = e.name as string;
+  return out;
+}
+
+/** `host:port`, `[v6]:port` or `:port` (127.0.0.1); throws Error naming `what`. */
+export function parseListen(v: string, what: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(v.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new Error(`${what} must be host:port (got ${JSON.stringify(v)})`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }

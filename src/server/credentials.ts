@@ -1,39 +1,84 @@
 /**
- * @module Access keys. Given ones (env/config) are used as they are; otherwise the first
- * start generates a pair, stores it next to the data (mode 0600) and prints it once.
+ * @module Bootstrap access keys at start-up. Keys live in the repository (store/keys.ts);
+ * what the environment or the config file names is ENSURED there: created if absent (admin
+ * unless the entry says `"admin": false`), its secret checked if present. Without given
+ * credentials, a local data directory keeps today's behaviour: the first start of an empty
+ * repository generates an admin pair, stores it next to the data (mode 0600) and prints it
+ * once; later starts ensure that pair.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Credentials } from './config.js';
+import { generateKeyId, generateSecret, type KeyRegistry } from '../store/keys-registry.js';
+import { checkKeyId, checkKeyName, checkSecret } from '../store/keys-record.js';
 
 export const CREDENTIALS_FILE = 'strata-credentials.json';
 
-const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+export interface BootstrapResult {
+  /** The keys ensured, in the order given (the first is the one a start-up message names). */
+  list: Credentials[];
+  /** A pair was generated on this start (print it once). */
+  created: boolean;
+  /** Warnings to log: configured capabilities that differ from the stored key's. */
+  warnings: string[];
+}
 
-function generate(): Credentials {
-  const id = Array.from(randomBytes(16), (b) => ALNUM[b % ALNUM.length]).join('');
-  return { accessKeyId: `STRATA${id}`, secretAccessKey: randomBytes(30).toString('base64url') };
+function readPair(file: string): Credentials | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const parsed = JSON.parse(text) as Credentials;
+  if (typeof parsed?.accessKeyId !== 'string' || typeof parsed.secretAccessKey !== 'string') {
+    throw new Error(`${file} lacks accessKeyId/secretAccessKey`);
+  }
+  return parsed;
 }
 
 /**
- * The credentials to accept. For a local data directory without given credentials, reads
- * `<dir>/strata-credentials.json`, creating it on the first start; `created` tells the
- * caller to print the new pair (once).
+ * Ensures the start-up keys in `registry` (see the module header). Creates keys (commits)
+ * and, for a fresh local repository, `<localDir>/strata-credentials.json` (written BEFORE
+ * the key is committed, so a crash in between is repaired by the next start). Throws Error
+ * when a given secret differs from the stored one, when a repository that is not a local
+ * directory has no key and none is given, and for an unreadable credentials file.
  */
-export function loadCredentials(given: Credentials[] | undefined, localDir: string | undefined): { list: Credentials[]; created: boolean } {
-  if (given?.length) return { list: given, created: false };
-  if (!localDir) throw new Error('set STRATA_ACCESS_KEY / STRATA_SECRET_KEY (or a config file) when the data is not a local directory');
-  const file = join(localDir, CREDENTIALS_FILE);
-  try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8')) as Credentials;
-    if (!parsed.accessKeyId || !parsed.secretAccessKey) throw new Error(`${file} lacks accessKeyId/secretAccessKey`);
-    return { list: [parsed], created: false };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] | undefined, localDir: string | undefined): Promise<BootstrapResult> {
+  const warnings: string[] = [];
+  const ensureAll = async (list: Credentials[]) => {
+    for (const c of list) {
+      const options = { admin: c.admin ?? true, ...(c.name !== undefined ? { name: c.name } : {}), ...(c.createBucket !== undefined ? { createBucket: c.createBucket } : {}) };
+      const { differs } = await registry.ensure(c.accessKeyId, c.secretAccessKey, options);
+      if (differs.length) warnings.push(`access key ${c.accessKeyId}: the configured ${differs.join(', ')} differ(s) from the repository's, which stays in force (change it with strata keys grant/revoke)`);
+    }
+  };
+  if (given?.length) {
+    // All entries are checked before the first is stored: a bad one changes nothing.
+    for (const c of given) {
+      checkKeyId(c.accessKeyId);
+      checkSecret(c.secretAccessKey);
+      if (c.name !== undefined) checkKeyName(c.name);
+    }
+    await ensureAll(given);
+    return { list: given, created: false, warnings };
   }
-  const pair = generate();
+  const haveKeys = registry.store.listKeys().length > 0;
+  if (!localDir) {
+    if (haveKeys) return { list: [], created: false, warnings };
+    throw new Error('set STRATA_ACCESS_KEY / STRATA_SECRET_KEY (or a config file) when the data is not a local directory and holds no key yet');
+  }
+  const file = join(localDir, CREDENTIALS_FILE);
+  const stored = readPair(file);
+  if (stored) {
+    await ensureAll([{ ...stored, admin: true }]);
+    return { list: [stored], created: false, warnings };
+  }
+  if (haveKeys) return { list: [], created: false, warnings };
+  const pair: Credentials = { accessKeyId: generateKeyId(), secretAccessKey: generateSecret() };
   mkdirSync(localDir, { recursive: true });
   writeFileSync(file, `${JSON.stringify(pair, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  return { list: [pair], created: true };
+  await registry.create({ id: pair.accessKeyId, secret: pair.secretAccessKey, admin: true });
+  return { list: [pair], created: true, warnings };
 }

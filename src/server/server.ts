@@ -10,7 +10,11 @@ import { openStore, localDirectory } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { createApp } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
-import { loadCredentials } from './credentials.js';
+import { bootstrapKeys, type BootstrapResult } from './credentials.js';
+import { KeyRegistry } from '../store/keys-registry.js';
+import { createSealer } from '../store/keys-seal.js';
+import { startMetricsListener, type MetricsListener } from './internal-endpoints.js';
+import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
@@ -23,8 +27,11 @@ export interface RunningServer {
   url: string;
   port: number;
   store: Store;
-  accessKeyId: string;
-  secretAccessKey: string;
+  /** The first start-up key (given or generated); absent when the repository's keys are managed with `strata keys`. */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** The separate metrics listener's URL (--metrics-listen). */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -34,20 +41,26 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
     log: (event, fields) => log.info(event, fields),
   });
-  let creds;
   let master: ReturnType<typeof loadMasterKey>;
+  let registry: KeyRegistry;
+  let creds: BootstrapResult;
+  let metricsListener: MetricsListener | undefined;
   try {
-    creds = loadCredentials(config.credentials, localDirectory(config.data));
     const dataDir = localDirectory(config.data);
     master = loadMasterKey({
       ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
       ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
       ...(dataDir ? { dataDir } : {}),
     });
+    registry = new KeyRegistry(store, master.masterKey ? createSealer(master.masterKey) : undefined);
+    // A wrong master key stops the start here, before any request is served.
+    registry.verifyAll();
+    creds = await bootstrapKeys(registry, config.credentials, dataDir);
   } catch (err) {
     await store.close();
     throw err;
   }
+  for (const w of creds.warnings) log.warn(w, {});
   if (creds.created) {
     const c = creds.list[0]!;
     process.stderr.write(
@@ -71,12 +84,8 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
     ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploads.size),
   ]);
-  const deps: ServerDeps = {
-    store,
-    secrets: new Map(creds.list.map((c) => [c.accessKeyId, c.secretAccessKey])),
-    metrics,
-    log,
-  };
+  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log };
+  if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
@@ -89,20 +98,40 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   server.setTimeout(SOCKET_IDLE_MS);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  if (config.metricsListen) {
+    try {
+      metricsListener = await startMetricsListener(config.metricsListen.host, config.metricsListen.port, metrics, config.metricsToken);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await store.close();
+      throw new Error(`cannot listen for metrics on ${config.metricsListen.host}:${config.metricsListen.port}: ${(err as Error).message}`);
+    }
+    log.info('metrics listening', { url: metricsListener.url });
+  }
+  const dataDir = localDirectory(config.data);
+  if (dataDir) {
+    try {
+      writeEndpointFile(dataDir, localUrl(config.host, port));
+    } catch (err) {
+      log.warn('cannot record the endpoint for strata keys', { error: String(err) });
+    }
+  }
   log.info('listening', { url, data: config.data });
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     store,
-    accessKeyId: creds.list[0]!.accessKeyId,
-    secretAccessKey: creds.list[0]!.secretAccessKey,
+    ...(creds.list[0] ? { accessKeyId: creds.list[0].accessKeyId, secretAccessKey: creds.list[0].secretAccessKey } : {}),
+    ...(metricsListener ? { metricsUrl: metricsListener.url } : {}),
     close() {
       closing ??= (async () => {
+        await metricsListener?.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        if (dataDir) removeEndpointFile(dataDir);
         await store.close();
         log.info('stopped', {});
       })();

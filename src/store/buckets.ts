@@ -8,6 +8,7 @@ import { isTombstone } from './records.js';
 import { newId } from './layout.js';
 import { checkBucketName } from './validate.js';
 import { StoreError } from './errors.js';
+import { ownerIn, stageOwner } from './keys.js';
 
 export interface BucketInfo {
   name: string;
@@ -18,18 +19,33 @@ const noSuchBucket = (name: string) =>
   new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: name } });
 
 /**
- * Creates `name` with the configuration blobs `configs` (e.g. its ACL) set in the same
- * commit; StoreError 'BucketAlreadyOwnedByYou' if it exists, 'InvalidBucketName'.
+ * Creates `name`, owned by access key `owner` when given (recorded in the same commit, see
+ * keys.ts), with the configuration blobs `configs` (e.g. its ACL) set in that commit too.
+ * Throws StoreError 'InvalidBucketName'; for an existing bucket 'BucketAlreadyOwnedByYou'
+ * when `owner` owns it (or no owner is given), else 'BucketAlreadyExists'.
  */
-export async function createBucket(repo: Repository, name: string, configs: ReadonlyArray<readonly [string, Uint8Array]> = []): Promise<BucketInfo> {
+export async function createBucket(
+  repo: Repository,
+  name: string,
+  owner?: string,
+  configs: ReadonlyArray<readonly [string, Uint8Array]> = []
+): Promise<BucketInfo> {
   checkBucketName(name);
   return repo.run(async (tx) => {
     if (tx.bucket(name)) {
+      if (owner !== undefined && ownerIn(tx, name) !== owner) {
+        throw new StoreError(
+          'BucketAlreadyExists',
+          'The requested bucket name is not available. The bucket namespace is shared by all users of the system. Please select a different name and try again.',
+          { detail: { BucketName: name } }
+        );
+      }
       throw new StoreError('BucketAlreadyOwnedByYou', 'Your previous request to create the named bucket succeeded and you already own it.', {
         detail: { BucketName: name },
       });
     }
     tx.createBucket(name, newId(8), tx.time);
+    if (owner !== undefined) stageOwner(tx, name, owner);
     for (const [config, value] of configs) tx.setConfig(name, config, value);
     return { name, created: tx.time };
   });

@@ -30,7 +30,10 @@ export type Mutation =
   | { op: 'setConfig'; bucket: string; name: string; value: Uint8Array | null }
   | { op: 'createUpload'; bucket: string; uploadId: string; record: Uint8Array }
   | { op: 'putPart'; bucket: string; uploadId: string; number: number; record: Uint8Array }
-  | { op: 'endUpload'; bucket: string; uploadId: string };
+  | { op: 'endUpload'; bucket: string; uploadId: string }
+  /** Creates, replaces (record) or deletes (null) an access key (keys-record.ts). Repository-wide:
+   * `bucket` is always '' (no bucket has that name), which keeps the shared bucket table. */
+  | { op: 'setKey'; bucket: ''; id: string; record: Uint8Array | null };
 
 export interface CommitRecord {
   seq: number;
@@ -41,7 +44,7 @@ export interface CommitRecord {
 }
 
 const MAGIC = 0x31434d53; // "SMC1"
-const OPS = ['put', 'createBucket', 'deleteBucket', 'setConfig', 'createUpload', 'putPart', 'endUpload'] as const;
+const OPS = ['put', 'createBucket', 'deleteBucket', 'setConfig', 'createUpload', 'putPart', 'endUpload', 'setKey'] as const;
 
 export function hashRecord(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -90,6 +93,10 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
       case 'endUpload':
         w.string(m.uploadId);
         break;
+      case 'setKey':
+        w.string(m.id).u8(m.record ? 1 : 0);
+        if (m.record) w.bytes(m.record);
+        break;
     }
   }
   return w.finish();
@@ -137,6 +144,13 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
       case 'endUpload':
         mutations.push({ op, bucket, uploadId: r.string() });
         break;
+      case 'setKey': {
+        if (bucket !== '') throw new StoreError('Corrupt', `${what}: key mutation ${i} names a bucket`);
+        const id = r.string();
+        const has = r.u8();
+        mutations.push({ op, bucket, id, record: has ? r.bytes().slice() : null });
+        break;
+      }
     }
   }
   r.end();

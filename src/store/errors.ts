@@ -12,6 +12,7 @@ export type StoreErrorCode =
   | 'NoSuchUpload'
   | 'NoSuchVersion'
   | 'BucketAlreadyOwnedByYou'
+  | 'BucketAlreadyExists'
   | 'BucketNotEmpty'
   | 'InvalidBucketName'
   | 'KeyTooLong'

@@ -77,7 +77,7 @@ async function initialise(provider: Provider, now: number, writer: string): Prom
       config = (await readConfig(provider))!;
     }
   }
-  const genesis: RootRecord = { seq: 0, time: now, repositoryId: config.repositoryId, buckets: [], uploads: [] };
+  const genesis: RootRecord = { seq: 0, time: now, repositoryId: config.repositoryId, buckets: [], uploads: [], keys: [] };
   const ref = await writeRecordBlob(provider, rootKey(0), encodeRoot(genesis));
   const anchor: Anchor = { format: FORMAT, seq: 0, root: { ...ref, seq: 0 }, time: now, writer };
   await provider.put(ANCHOR_KEY, encodeAnchor(anchor), { ifNoneMatch: '*' });

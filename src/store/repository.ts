@@ -29,6 +29,7 @@ import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
 import { compactAll, flushOverlay, openRunHandle } from './runs.js';
 import { StoreError } from './errors.js';
+import { decodeKeyRecord, encodeKeyRecord } from './keys-record.js';
 
 export interface RepositoryOptions {
   /** Use a provider without conditional writes as the anchor authority: the caller
@@ -176,6 +177,7 @@ export class Repository {
       for (const [n, p] of u.parts) up.parts.set(n, p);
       this.state.uploads.set(u.uploadId, up);
     }
+    for (const [id, record] of root.keys) this.state.keys.set(id, decodeKeyRecord(record, `key ${id} of root ${root.seq}`));
   }
 
   /**
@@ -390,6 +392,7 @@ export class Repository {
         runs: b.runs.map((r) => r.meta),
       })),
       uploads: [...this.state.uploads.values()].map((u) => ({ bucket: u.bucket, uploadId: u.uploadId, record: u.record, parts: [...u.parts] })),
+      keys: [...this.state.keys.values()].map((k) => [k.id, encodeKeyRecord(k)]),
     };
     if (this.#head) record.head = this.#head;
     const ref = await writeRecordBlob(this.provider, rootKey(this.#seq), encodeRoot(record));

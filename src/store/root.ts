@@ -3,8 +3,9 @@
  * repository replays only the commits after the newest root.
  *
  * A root names every bucket with its settings and its complete run set (encoded run
- * metadata, newest first), and every multipart upload in progress. A root blob is a pack
- * of one entry (framing and CRC come from the pack format).
+ * metadata, newest first), every multipart upload in progress, and every access key
+ * (encoded key records, keys-record.ts; a trailing section that roots written before keys
+ * existed lack). A root blob is a pack of one entry (framing and CRC come from the pack format).
  */
 import { ByteReader, ByteWriter } from './binary.js';
 import { readRef, writeRef, type RecordRef } from './commit.js';
@@ -35,6 +36,8 @@ export interface RootRecord {
   repositoryId: string;
   buckets: RootBucket[];
   uploads: RootUpload[];
+  /** Encoded key records (keys-record.ts), by access key id. */
+  keys: [string, Uint8Array][];
 }
 
 const MAGIC = 0x31525453; // "STR1"
@@ -55,6 +58,8 @@ export function encodeRoot(root: RootRecord): Uint8Array {
     w.string(u.bucket).string(u.uploadId).bytes(u.record).varint(u.parts.length);
     for (const [n, p] of u.parts) w.varint(n).bytes(p);
   }
+  w.varint(root.keys.length);
+  for (const [id, record] of root.keys) w.string(id).bytes(record);
   return w.finish();
 }
 
@@ -63,7 +68,7 @@ export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord 
   if (r.u32() !== MAGIC) throw new StoreError('Corrupt', `${what}: not a root record`);
   const seq = r.varint();
   const hasHead = r.u8();
-  const root: RootRecord = { seq, time: 0, repositoryId: '', buckets: [], uploads: [] };
+  const root: RootRecord = { seq, time: 0, repositoryId: '', buckets: [], uploads: [], keys: [] };
   if (hasHead) root.head = readRef(r);
   root.time = r.varint();
   root.repositoryId = r.string();
@@ -83,6 +88,7 @@ export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord 
     for (let j = count('parts'); j > 0; j--) u.parts.push([r.varint(), r.bytes().slice()]);
     root.uploads.push(u);
   }
+  if (r.remaining > 0) for (let i = count('keys'); i > 0; i--) root.keys.push([r.string(), r.bytes().slice()]);
   r.end();
   return root;
 }

@@ -10,6 +10,7 @@ import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
+import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -71,6 +72,8 @@ export class UploadState {
 export class RepoState {
   readonly buckets = new Map<string, BucketState>();
   readonly uploads = new Map<string, UploadState>();
+  /** Access keys by id (keys-record.ts), repository-wide. */
+  readonly keys = new Map<string, KeyRecord>();
 
   /** Bytes held by every overlay (what a checkpoint would flush). */
   overlayBytes(): number {
@@ -113,6 +116,16 @@ export class RepoState {
         this.#upload(m.uploadId);
         this.uploads.delete(m.uploadId);
         return;
+      case 'setKey': {
+        if (!m.record) {
+          this.keys.delete(m.id);
+          return;
+        }
+        const k = decodeKeyRecord(m.record, `key ${m.id}`);
+        if (k.id !== m.id) throw new StoreError('Corrupt', `commit stores key ${k.id} under id ${m.id}`);
+        this.keys.set(m.id, k);
+        return;
+      }
     }
   }
 

@@ -15,6 +15,8 @@ import * as mp from './multipart.js';
 import type { WriteConditions } from './conditions.js';
 import type { ClaimOptions } from './digest.js';
 import type { ObjectVersion } from './records.js';
+import * as keys from './keys.js';
+import type { KeyRecord } from './keys-record.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -36,9 +38,12 @@ export class Store {
   }
 
   // Buckets
-  /** See buckets.createBucket: `configs` are set in the commit that creates the bucket. */
-  createBucket(name: string, configs?: ReadonlyArray<readonly [string, Uint8Array]>): Promise<buckets.BucketInfo> {
-    return buckets.createBucket(this.repo, name, configs);
+  /**
+   * See buckets.createBucket: `owner` (an access key id) and `configs` are recorded in the
+   * commit that creates the bucket.
+   */
+  createBucket(name: string, owner?: string, configs?: ReadonlyArray<readonly [string, Uint8Array]>): Promise<buckets.BucketInfo> {
+    return buckets.createBucket(this.repo, name, owner, configs);
   }
   deleteBucket(name: string): Promise<void> {
     return buckets.deleteBucket(this.repo, name);
@@ -124,6 +129,27 @@ export class Store {
   }
   listMultipartUploads(bucket: string, opts?: Parameters<typeof mp.listMultipartUploads>[2]): ReturnType<typeof mp.listMultipartUploads> {
     return mp.listMultipartUploads(this.repo, bucket, opts);
+  }
+
+  // Access keys (keys.ts)
+  createKey(k: keys.NewKey): Promise<KeyRecord> {
+    return keys.createKey(this.repo, k);
+  }
+  changeKey(id: string, mode: 'grant' | 'revoke', change: keys.KeyChange): Promise<KeyRecord> {
+    return keys.changeKey(this.repo, id, mode, change);
+  }
+  deleteKey(id: string): Promise<{ key: KeyRecord; owned: string[] }> {
+    return keys.deleteKey(this.repo, id);
+  }
+  getKey(id: string): KeyRecord | undefined {
+    return keys.getKey(this.repo, id);
+  }
+  listKeys(): KeyRecord[] {
+    return keys.listKeys(this.repo);
+  }
+  /** The access key id owning `bucket`, or undefined (missing bucket, or owned by nobody). */
+  bucketOwner(bucket: string): string | undefined {
+    return keys.bucketOwner(this.repo, bucket);
   }
 
   /** Forces a checkpoint (overlay -> runs, new root). */

@@ -11,6 +11,7 @@ import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, tagOf } from '../pack/stream-write
 import type { Mutation } from './commit.js';
 import type { BucketState, RepoState, UploadState } from './state.js';
 import type { Location } from './records.js';
+import type { KeyRecord } from './keys-record.js';
 import { StoreError } from './errors.js';
 
 const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
@@ -32,6 +33,10 @@ export class Batch {
   /** Uploads created (record) or ended (null); parts staged per upload. */
   readonly uploads = new Map<string, { bucket: string; record: Uint8Array } | null>();
   readonly parts = new Map<string, Map<number, Uint8Array>>();
+  /** Bucket configurations set (value) or removed (null), by stageKey(bucket, name). */
+  readonly configs = new Map<string, Uint8Array | null>();
+  /** Access keys created or replaced (record) or deleted (null) by this batch. */
+  readonly keys = new Map<string, KeyRecord | null>();
   /**
    * The batch in flight before this one (pipelined commit): its staged mutations are not
    * applied yet, so transactions here read through them. Cleared once it is durable.
@@ -136,6 +141,7 @@ export class Tx {
     this.#batch.buckets.set(name, { id, created });
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
     this.#batch.mutations.push({ op: 'createBucket', bucket: name, id, created });
+    this.#dropStagedConfigs(name);
   }
 
   deleteBucket(name: string): void {
@@ -143,10 +149,63 @@ export class Tx {
     this.#batch.buckets.set(name, null);
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
     this.#batch.mutations.push({ op: 'deleteBucket', bucket: name });
+    this.#dropStagedConfigs(name);
+  }
+
+  /** A bucket created or deleted in this batch keeps none of the configurations staged before. */
+  #dropStagedConfigs(bucket: string): void {
+    const prefix = `${bucket}\u0000`;
+    for (const [k, v] of this.#batch.configs) {
+      if (!k.startsWith(prefix)) continue;
+      this.#batch.configs.delete(k);
+      this.#undo.push(() => this.#batch.configs.set(k, v));
+    }
   }
 
   setConfig(bucket: string, name: string, value: Uint8Array | null): void {
+    const sk = stageKey(bucket, name);
+    const had = this.#batch.configs.has(sk);
+    const prev = this.#batch.configs.get(sk);
+    this.#batch.configs.set(sk, value);
+    this.#undo.push(() => (had ? this.#batch.configs.set(sk, prev!) : this.#batch.configs.delete(sk)));
     this.#batch.mutations.push({ op: 'setConfig', bucket, name, value });
+  }
+
+  /**
+   * The newest value of a bucket configuration: staged in this batch (or the one in flight),
+   * else committed; undefined when unset or the bucket is not visible.
+   */
+  config(bucket: string, name: string): Uint8Array | undefined {
+    const view = this.bucket(bucket);
+    if (!view) return undefined;
+    const sk = stageKey(bucket, name);
+    for (const b of [this.#batch, this.#batch.prev]) {
+      if (b?.configs.has(sk)) return b.configs.get(sk) ?? undefined;
+      if (b?.buckets.has(bucket)) return undefined; // (re)created in that batch: nothing older applies
+    }
+    return view.state?.configs.get(name);
+  }
+
+  /** An access key as this transaction sees it (staged, else committed), or undefined. */
+  key(id: string): KeyRecord | undefined {
+    for (const b of [this.#batch, this.#batch.prev]) if (b?.keys.has(id)) return b.keys.get(id) ?? undefined;
+    return this.#repo.keys.get(id);
+  }
+
+  /** Every access key this transaction sees, unsorted. */
+  keyRecords(): KeyRecord[] {
+    const out = new Map(this.#repo.keys);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [id, k] of b?.keys ?? []) k ? out.set(id, k) : out.delete(id);
+    return [...out.values()];
+  }
+
+  /** Stages creating/replacing (`record`, encoded as `bytes`) or deleting (null) access key `id`. */
+  setKey(id: string, record: KeyRecord | null, bytes: Uint8Array | null): void {
+    const had = this.#batch.keys.has(id);
+    const prev = this.#batch.keys.get(id);
+    this.#batch.keys.set(id, record);
+    this.#undo.push(() => (had ? this.#batch.keys.set(id, prev!) : this.#batch.keys.delete(id)));
+    this.#batch.mutations.push({ op: 'setKey', bucket: '', id, record: bytes });
   }
 
   /** Staged puts of this batch under `bucket` (for emptiness checks). */

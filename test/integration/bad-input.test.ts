@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { request } from 'undici';
 import { sha256Hex, presignUrl } from '../../src/sigv4/index.js';
 import { randomBytes } from '../support/random.js';
-import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import {
   errorCode,
   framesOf,
@@ -83,7 +83,7 @@ async function expectAbsent(bucket: string, key: string): Promise<void> {
 }
 
 async function metric(name: string): Promise<number> {
-  const text = await (await request(`${s.url}/metrics`)).body.text();
+  const text = await (await request(`${s.url}/metrics`, { headers: METRICS_AUTH })).body.text();
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
   if (!m) throw new Error(`metric ${name} missing`);
   return Number(m[1]);
@@ -133,7 +133,7 @@ async function expectServing(): Promise<void> {
 
 /** Requests answered with a 5xx other than 501 NotImplemented so far (from /metrics). */
 async function serverErrors(): Promise<number> {
-  const metrics = await (await request(`${s.url}/metrics`)).body.text();
+  const metrics = await (await request(`${s.url}/metrics`, { headers: METRICS_AUTH })).body.text();
   let n = 0;
   for (const m of metrics.matchAll(/^strata_requests_total\{.*status="(5\d\d)"\} (\d+)$/gm)) if (m[1] !== '501') n += Number(m[2]);
   return n;

@@ -10,10 +10,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type RunningServer } from '../../src/server/server.js';
+import type { ServerConfig } from '../../src/server/config.js';
 
 export const ACCESS_KEY = 'STRATATESTACCESSKEY1';
 export const SECRET_KEY = 'strata-test-secret-key-0123456789abcdef';
 export const REGION = 'us-east-1';
+/** The test servers' --metrics-token (/metrics is not public). */
+export const METRICS_TOKEN = 'strata-test-metrics-token-0123456789';
+/** Headers that open /metrics on a test server. */
+export const METRICS_AUTH = { authorization: `Bearer ${METRICS_TOKEN}` };
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = join(ROOT, 'dist/src/cli/main.js');
 
@@ -41,7 +46,15 @@ export interface TestServer {
  * e.g. bun) instead of starting it in this process.
  */
 export async function startTestServer(
-  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string } = {}
+  opts: {
+    child?: boolean;
+    runtime?: string;
+    dataDir?: string;
+    env?: Record<string, string>;
+    baseDomain?: string;
+    /** In-process only: overrides of the server configuration (e.g. credentials). */
+    config?: Partial<ServerConfig>;
+  } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
   const ownsDir = opts.dataDir === undefined;
@@ -54,7 +67,9 @@ export async function startTestServer(
         data: dataDir,
         log: 'info',
         credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }],
+        metricsToken: METRICS_TOKEN,
         ...(opts.baseDomain ? { baseDomain: opts.baseDomain } : {}),
+        ...opts.config,
       },
       { write: (line) => logs.push(line) }
     );
@@ -71,7 +86,7 @@ export async function startTestServer(
     };
   }
   const child = spawn(opts.runtime ?? process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir], {
-    env: { ...process.env, STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY, ...opts.env },
+    env: { ...process.env, STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY, STRATA_METRICS_TOKEN: METRICS_TOKEN, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {

@@ -73,10 +73,11 @@ export function isPublicAcl(acl: CannedAcl): boolean {
 /**
  * The grants `acl` stands for on a bucket or an object owned by `owner` in a bucket owned by
  * `bucketOwner` (the bucket-owner-* ACLs name the bucket owner; when it is the object owner
- * the grant would repeat FULL_CONTROL, so it is left out). Pure.
+ * the grant would repeat FULL_CONTROL, so it is left out). Listed as S3 servers list them:
+ * group grants, then the owner's FULL_CONTROL, then the bucket owner's. Pure.
  */
 export function cannedGrants(acl: CannedAcl, kind: 'bucket' | 'object', owner: string, bucketOwner: string | undefined): AclGrant[] {
-  const grants: AclGrant[] = [{ grantee: { type: 'CanonicalUser', id: owner }, permission: 'FULL_CONTROL' }];
+  const grants: AclGrant[] = [];
   const group = (uri: string, permission: GrantPermission) => grants.push({ grantee: { type: 'Group', uri }, permission });
   switch (acl) {
     case 'private':
@@ -93,11 +94,13 @@ export function cannedGrants(acl: CannedAcl, kind: 'bucket' | 'object', owner: s
       break;
     case 'bucket-owner-read':
     case 'bucket-owner-full-control':
+      grants.push({ grantee: { type: 'CanonicalUser', id: owner }, permission: 'FULL_CONTROL' });
       if (kind === 'object' && bucketOwner !== undefined && bucketOwner !== owner) {
         grants.push({ grantee: { type: 'CanonicalUser', id: bucketOwner }, permission: acl === 'bucket-owner-read' ? 'READ' : 'FULL_CONTROL' });
       }
-      break;
+      return grants;
   }
+  grants.push({ grantee: { type: 'CanonicalUser', id: owner }, permission: 'FULL_CONTROL' });
   return grants;
 }
 

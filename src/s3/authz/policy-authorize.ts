@@ -127,8 +127,13 @@ export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject
     if (rights.granted) return;
     throw denied();
   }
-  // DeleteObjects: each key is authorized as a DeleteObject by the handler.
-  if (rule.scope === 'perKey') return;
+  if (rule.scope === 'perKey') {
+    // DeleteObjects: each key is authorized as a DeleteObject by the handler. Refused as a
+    // whole when nothing could allow any key: no rights, no policy, no ACL giving WRITE.
+    const acl = aclAllows(settings.acl, 'bucket', 'WRITE', principal, settings.owner, settings.owner, settings.block.ignorePublicAcls);
+    if (rights.granted || settings.policy || acl) return;
+    throw denied();
+  }
   const d = new Decision(r, e, principal, settings, rights);
   const resource = rule.scope === 'bucket' ? e.bucket : `${e.bucket}/${(e as { key: string }).key}`;
   const actions = [rule.action, ...extraActions(e, r.headers)];

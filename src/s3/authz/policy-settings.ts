@@ -8,7 +8,7 @@
  * - `policy`: the policy document exactly as the client sent it (GetBucketPolicy returns
  *   those bytes); compiled once per stored value (a WeakMap keyed by the value's bytes);
  * - `public-access-block`: public-access.ts;
- * - `owner`: the owning access key id (written by bucket creation, see store/keys).
+ * - the owner: the access key that created the bucket (store/keys.ts).
  *
  * Fail closed: an ACL name this version does not know reads as private; a stored policy this
  * version cannot compile denies everything to everyone but the owner and admins (who can
@@ -24,8 +24,6 @@ import { decodePublicAccessBlock, NO_PUBLIC_ACCESS_BLOCK, PUBLIC_ACCESS_CONFIG, 
 
 export const ACL_CONFIG = 'acl';
 export const POLICY_CONFIG = 'policy';
-/** The owner configuration the key store writes (store/keys.ts OWNER_CONFIG). */
-const OWNER_CONFIG = 'owner';
 
 /** A stored policy: compiled, or `broken` when this version cannot compile it. */
 export type LoadedPolicy = { raw: Uint8Array; policy: BucketPolicy; isPublic: boolean } | { raw: Uint8Array; broken: true; isPublic: true };
@@ -74,9 +72,8 @@ export function bucketSettings(store: Store, bucket: string): BucketSettings | u
   const aclName = aclRaw ? utf8.decode(aclRaw) : 'private';
   const policyRaw = config(store, bucket, POLICY_CONFIG);
   const blockRaw = config(store, bucket, PUBLIC_ACCESS_CONFIG);
-  const ownerRaw = config(store, bucket, OWNER_CONFIG);
   return {
-    owner: ownerRaw ? utf8.decode(ownerRaw) : undefined,
+    owner: store.bucketOwner(bucket),
     acl: isCannedAcl(aclName) ? aclName : 'private',
     policy: policyRaw ? loadPolicy(policyRaw, bucket) : undefined,
     block: blockRaw ? decodePublicAccessBlock(blockRaw) : NO_PUBLIC_ACCESS_BLOCK,

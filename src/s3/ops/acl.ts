@@ -59,7 +59,9 @@ async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner:
   if (doc.ownerId !== undefined && doc.ownerId !== owner) {
     throw new S3Error('InvalidArgument', 'The Owner of an ACL cannot be changed', { ArgumentName: 'Owner', ArgumentValue: doc.ownerId });
   }
-  if (doc.unsupported.length > 0) throw new S3Error('NotImplemented', `ACL grants to ${doc.unsupported[0]} are not implemented`);
+  // Keys have no e-mail addresses: such a grantee names nobody Strata knows (as S3 says of
+  // an unknown address).
+  if (doc.unsupported.length > 0) throw new S3Error('UnresolvableGrantByEmailAddress', undefined, { EmailAddress: doc.unsupported[0]!.replace(/^emailAddress=/, '') });
   const canned = cannedFromGrants(doc.grants, kind, owner, bucketOwner);
   if (!canned) throw new S3Error('NotImplemented', 'ACL grants to other users are not implemented: only the grants of a canned ACL (owner FULL_CONTROL, AllUsers or AuthenticatedUsers READ/WRITE) can be set');
   return canned;

@@ -18,6 +18,7 @@ import {
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
+import { keyOf, keySeesBucket } from '../authz/grants.js';
 import { requestedAcl } from '../authz/acl.js';
 import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/subresources.js';
 import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
@@ -28,7 +29,9 @@ type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 const regionOf = (r: RequestContext) => r.deps.region ?? 'us-east-1';
 
 export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>): Promise<void> {
-  let buckets = r.store.listBuckets();
+  const key = keyOf(r.deps, r.auth?.accessKeyId ?? null);
+  // Only the buckets this key may use (admin: all).
+  let buckets = r.store.listBuckets().filter((b) => key !== undefined && keySeesBucket(r.deps, key, b.name));
   if (e.params.prefix) buckets = buckets.filter((b) => b.name.startsWith(e.params.prefix!));
   sendXml(
     r,
@@ -45,9 +48,10 @@ export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'
   refuseHeaders(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, r.headers);
   const acl = requestedAcl(r.headers);
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
-  // The ACL is set in the commit that creates the bucket (bucket-owner-* mean private here).
+  // The creating key owns the bucket; it and the ACL are recorded in the creating commit
+  // (bucket-owner-* mean private on a bucket).
   const stored = acl === undefined || acl.startsWith('bucket-owner-') ? null : encodeBucketAcl(acl);
-  await r.store.createBucket(e.bucket, stored ? [[ACL_CONFIG, stored]] : []);
+  await r.store.createBucket(e.bucket, r.auth?.accessKeyId ?? undefined, stored ? [[ACL_CONFIG, stored]] : []);
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }
 

@@ -12,14 +12,15 @@ import {
 } from '../xml/index.js';
 import { etagOf } from '../../store/records.js';
 import type { ListEntry } from '../../store/list.js';
-import { ownerOf } from '../owner.js';
+import { bucketOwnerInfo } from '../owner.js';
+import type { OwnerInfo } from '../xml/owner.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
-function listed(r: RequestContext, e: ListEntry, withOwner: boolean): ListedObject {
+function listed(e: ListEntry, owner: OwnerInfo | undefined): ListedObject {
   const v = e.version;
   const o: ListedObject = { key: e.key, lastModified: new Date(v.lastModified), etag: etagOf(v), size: v.size };
-  if (withOwner) o.owner = ownerOf(r);
+  if (owner) o.owner = owner;
   if (v.checksums) {
     o.checksumAlgorithms = [v.checksums.primary.toUpperCase()];
     o.checksumType = v.checksums.type;
@@ -35,13 +36,14 @@ export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>)
     ...(p.marker ? { startAfter: p.marker } : {}),
     maxKeys: p.maxKeys,
   });
+  const owner = bucketOwnerInfo(r, e.bucket);
   const out: Parameters<typeof renderListObjectsV1Result>[0] = {
     bucket: e.bucket,
     prefix: p.prefix,
     marker: p.marker,
     maxKeys: p.maxKeys,
     isTruncated: res.isTruncated,
-    contents: res.contents.map((c) => listed(r, c, true)),
+    contents: res.contents.map((c) => listed(c, owner)),
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;
@@ -60,13 +62,14 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
     ...(p.continuationToken ? { continuationToken: p.continuationToken } : {}),
     maxKeys: p.maxKeys,
   });
+  const owner = p.fetchOwner ? bucketOwnerInfo(r, e.bucket) : undefined;
   const out: Parameters<typeof renderListObjectsV2Result>[0] = {
     bucket: e.bucket,
     prefix: p.prefix,
     maxKeys: p.maxKeys,
     isTruncated: res.isTruncated,
     fetchOwner: p.fetchOwner,
-    contents: res.contents.map((c) => listed(r, c, p.fetchOwner)),
+    contents: res.contents.map((c) => listed(c, owner)),
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;
@@ -86,7 +89,7 @@ export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListM
     ...(p.uploadIdMarker ? { uploadIdMarker: p.uploadIdMarker } : {}),
     maxUploads: p.maxUploads,
   });
-  const owner = ownerOf(r);
+  const owner = bucketOwnerInfo(r, e.bucket);
   const out: Parameters<typeof renderListMultipartUploadsResult>[0] = {
     bucket: e.bucket,
     keyMarker: p.keyMarker,

@@ -20,7 +20,7 @@
 import { Agent, request } from 'undici';
 import { Rng } from './rng.js';
 import type { FuzzContext } from './context.js';
-import { rssOf, startServerChild, type MemorySample, type ServerChild } from './server-child.js';
+import { FUZZ_METRICS_AUTH, rssOf, startServerChild, type MemorySample, type ServerChild } from './server-child.js';
 import { createPool, describeCase, sendCase, type FuzzCase, type Outcome } from './transport.js';
 import { httpLevelCase } from './cases-http.js';
 import { preflightCase, s3Case } from './mutate.js';
@@ -122,7 +122,7 @@ async function metricValue(url: string, pool: Agent, name: string): Promise<numb
 }
 
 async function fetchText(url: string, pool: Agent, path: string): Promise<string> {
-  const res = await request(`${url}${path}`, { dispatcher: pool, headersTimeout: 5000, bodyTimeout: 5000 });
+  const res = await request(`${url}${path}`, { dispatcher: pool, headersTimeout: 5000, bodyTimeout: 5000, headers: FUZZ_METRICS_AUTH });
   const text = await res.body.text();
   if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}`);
   return text;

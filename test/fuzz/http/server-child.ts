@@ -15,6 +15,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+/** The child's --metrics-token (/metrics is not public); fetch /metrics with {@link FUZZ_METRICS_AUTH}. */
+export const FUZZ_METRICS_TOKEN = 'strata-fuzz-metrics-token-0123456789';
+export const FUZZ_METRICS_AUTH = { authorization: `Bearer ${FUZZ_METRICS_TOKEN}` };
+
 /** What the preload prints on SIGUSR2, before the JSON of process.memoryUsage(). */
 const MEMORY_TAG = 'STRATA-FUZZ-MEMORY ';
 
@@ -85,6 +89,7 @@ export async function startServerChild(opts: ServerChildOptions): Promise<Server
         STRATA_ACCESS_KEY: opts.accessKey,
         STRATA_SECRET_KEY: opts.secretKey,
         STRATA_LOG: 'warn',
+        STRATA_METRICS_TOKEN: FUZZ_METRICS_TOKEN,
         ...(opts.pendingBytes ? { STRATA_PENDING_BYTES: String(opts.pendingBytes) } : {}),
         ...(opts.baseDomain ? { STRATA_BASE_DOMAIN: opts.baseDomain } : {}),
       },

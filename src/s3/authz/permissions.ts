@@ -1,0 +1,71 @@
+/**
+ * @module The permission each S3 operation needs, in one exhaustive table.
+ *
+ *   public         no authentication needed (CORS preflight)
+ *   service        any authenticated key (ListBuckets, whose answer is filtered per key)
+ *   create-bucket  a key allowed to create buckets (or an admin key)
+ *   read           the bucket's `read` flag: list and read objects, bucket metadata clients
+ *                  read before working (location, versioning state)
+ *   write          the bucket's `write` flag: create, overwrite and delete objects, uploads
+ *   owner          the bucket's `owner` flag: the bucket itself (configuration, deletion)
+ *   admin          admin keys only
+ *
+ * The bucket's owner (the key that created it) and admin keys hold every bucket
+ * permission. A copy's source (CopyObject, UploadPartCopy) is authorized separately, as a
+ * read of its own bucket (authorize.ts). The table is typed by Operation, so a new
+ * Endpoint cannot compile without an entry here.
+ */
+import type { Operation } from '../router/endpoint.js';
+
+export type Need = 'public' | 'service' | 'create-bucket' | 'read' | 'write' | 'owner' | 'admin';
+
+/** The permissions a grant flag can satisfy (the per-bucket ones). */
+export type BucketNeed = Extract<Need, 'read' | 'write' | 'owner'>;
+
+export const NEEDS: { readonly [Op in Operation]: Need } = {
+  CorsPreflight: 'public',
+  ListBuckets: 'service',
+  CreateBucket: 'create-bucket',
+  DeleteBucket: 'owner',
+  HeadBucket: 'read',
+  GetBucketLocation: 'read',
+  GetBucketVersioning: 'read',
+  GetBucketCors: 'owner',
+  PutBucketCors: 'owner',
+  DeleteBucketCors: 'owner',
+  ListObjects: 'read',
+  ListObjectsV2: 'read',
+  ListMultipartUploads: 'read',
+  ListParts: 'read',
+  GetObject: 'read',
+  HeadObject: 'read',
+  GetObjectTagging: 'read',
+  PutObject: 'write',
+  DeleteObject: 'write',
+  DeleteObjects: 'write',
+  CopyObject: 'write',
+  CreateMultipartUpload: 'write',
+  UploadPart: 'write',
+  UploadPartCopy: 'write',
+  CompleteMultipartUpload: 'write',
+  AbortMultipartUpload: 'write',
+  PutObjectTagging: 'write',
+  DeleteObjectTagging: 'write',
+  GetObjectAcl: 'read',
+  PutObjectAcl: 'write',
+  // Access configuration of the bucket itself.
+  GetBucketAcl: 'owner',
+  PutBucketAcl: 'owner',
+  GetBucketPolicy: 'owner',
+  PutBucketPolicy: 'owner',
+  DeleteBucketPolicy: 'owner',
+  GetBucketPolicyStatus: 'owner',
+  GetPublicAccessBlock: 'owner',
+  PutPublicAccessBlock: 'owner',
+  DeletePublicAccessBlock: 'owner',
+};
+
+/** Whether `need` is satisfied per bucket (by the owner, a grant, or an admin key). */
+export function isBucketNeed(need: Need): need is BucketNeed {
+  return need === 'read' || need === 'write' || need === 'owner';
+}

@@ -1,0 +1,183 @@
+/**
+ * The permission table and the authorization decision, without sockets.
+ *
+ * Proves properties of the table (not a copy of it): only CORS preflight is public; no
+ * operation that changes state is satisfied by `read` (or less); bucket configuration and
+ * deletion need `owner`; every read-only operation is satisfied by `read`. Then drives
+ * authorizeEndpoint over one sample endpoint of EVERY operation against a real (memory)
+ * store and key registry: an admin key may do all; the owner of a bucket may do all on it;
+ * a key holding exactly one grant flag may do exactly the operations that need that flag;
+ * a key without grants nothing but ListBuckets; anonymous nothing but the preflight; a
+ * bucket that does not exist is NoSuchBucket (never AccessDenied) for every key; and a copy
+ * additionally needs read on its source bucket.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryProvider } from '../../../src/provider/memory/index.js';
+import { Store } from '../../../src/store/store.js';
+import { KeyRegistry } from '../../../src/store/keys-registry.js';
+import { createSealer } from '../../../src/store/keys-seal.js';
+import { authorizeEndpoint } from '../../../src/s3/authorize.js';
+import { NEEDS, type Need } from '../../../src/s3/authz/permissions.js';
+import type { Endpoint, Operation } from '../../../src/s3/router/endpoint.js';
+import type { RequestContext, ServerDeps } from '../../../src/s3/context.js';
+import { S3Error } from '../../../src/s3/errors.js';
+
+const OPS = Object.keys(NEEDS) as Operation[];
+/** Operations that change stored state, by S3's naming (verbs). */
+const MUTATES = (op: Operation) => /^(Put|Delete|Create|Upload|Complete|Abort|Copy)/.test(op);
+
+describe('the permission table', () => {
+  it('makes only the CORS preflight public', () => {
+    expect(OPS.filter((op) => NEEDS[op] === 'public')).toEqual(['CorsPreflight']);
+  });
+
+  it('never lets read (or less) change state', () => {
+    for (const op of OPS.filter(MUTATES)) expect(['write', 'owner', 'create-bucket', 'admin'], op).toContain(NEEDS[op]);
+  });
+
+  /** Bucket configuration: CORS, ACL, policy, Block Public Access. */
+  const CONFIG = /Cors$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$/;
+
+  it('reserves bucket configuration and deletion to owner', () => {
+    for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
+  });
+
+  it('lets read do every object and listing read', () => {
+    for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !CONFIG.test(o) && o !== 'ListBuckets')) expect(NEEDS[op], op).toBe('read');
+  });
+});
+
+/** One endpoint of each operation, on bucket `b` (copies read from `src`). */
+function sample(op: Operation, b: string, src: string): Endpoint {
+  const K = { bucket: b, key: 'k' };
+  const U = { ...K, uploadId: 'u' };
+  const all: { [O in Operation]: Extract<Endpoint, { op: O }> } = {
+    ListBuckets: { op: 'ListBuckets', params: {} },
+    CreateBucket: { op: 'CreateBucket', bucket: b },
+    DeleteBucket: { op: 'DeleteBucket', bucket: b },
+    HeadBucket: { op: 'HeadBucket', bucket: b },
+    GetBucketLocation: { op: 'GetBucketLocation', bucket: b },
+    GetBucketVersioning: { op: 'GetBucketVersioning', bucket: b },
+    ListObjects: { op: 'ListObjects', bucket: b, params: { prefix: '', marker: '', maxKeys: 1000 } },
+    ListObjectsV2: { op: 'ListObjectsV2', bucket: b, params: { prefix: '', maxKeys: 1000, fetchOwner: false } },
+    ListMultipartUploads: { op: 'ListMultipartUploads', bucket: b, params: { prefix: '', keyMarker: '', uploadIdMarker: '', maxUploads: 1000 } },
+    DeleteObjects: { op: 'DeleteObjects', bucket: b },
+    GetBucketCors: { op: 'GetBucketCors', bucket: b },
+    PutBucketCors: { op: 'PutBucketCors', bucket: b },
+    DeleteBucketCors: { op: 'DeleteBucketCors', bucket: b },
+    PutObject: { op: 'PutObject', ...K },
+    GetObject: { op: 'GetObject', ...K, overrides: {} },
+    HeadObject: { op: 'HeadObject', ...K, overrides: {} },
+    DeleteObject: { op: 'DeleteObject', ...K },
+    CopyObject: { op: 'CopyObject', ...K, source: { bucket: src, key: 's' } },
+    CreateMultipartUpload: { op: 'CreateMultipartUpload', ...K },
+    UploadPart: { op: 'UploadPart', ...U, partNumber: 1 },
+    UploadPartCopy: { op: 'UploadPartCopy', ...U, partNumber: 1, source: { bucket: src, key: 's' } },
+    CompleteMultipartUpload: { op: 'CompleteMultipartUpload', ...U },
+    AbortMultipartUpload: { op: 'AbortMultipartUpload', ...U },
+    ListParts: { op: 'ListParts', ...U, params: { maxParts: 1000, partNumberMarker: 0 } },
+    GetObjectTagging: { op: 'GetObjectTagging', ...K },
+    PutObjectTagging: { op: 'PutObjectTagging', ...K },
+    DeleteObjectTagging: { op: 'DeleteObjectTagging', ...K },
+    CorsPreflight: { op: 'CorsPreflight', bucket: b },
+    GetBucketAcl: { op: 'GetBucketAcl', bucket: b },
+    PutBucketAcl: { op: 'PutBucketAcl', bucket: b },
+    GetObjectAcl: { op: 'GetObjectAcl', ...K },
+    PutObjectAcl: { op: 'PutObjectAcl', ...K },
+    GetBucketPolicy: { op: 'GetBucketPolicy', bucket: b },
+    PutBucketPolicy: { op: 'PutBucketPolicy', bucket: b },
+    DeleteBucketPolicy: { op: 'DeleteBucketPolicy', bucket: b },
+    GetBucketPolicyStatus: { op: 'GetBucketPolicyStatus', bucket: b },
+    GetPublicAccessBlock: { op: 'GetPublicAccessBlock', bucket: b },
+    PutPublicAccessBlock: { op: 'PutPublicAccessBlock', bucket: b },
+    DeletePublicAccessBlock: { op: 'DeletePublicAccessBlock', bucket: b },
+  };
+  return all[op];
+}
+
+describe('authorizeEndpoint', () => {
+  let store: Store;
+  let r: RequestContext;
+  const B = 'pt-bucket';
+  const SRC = 'pt-source';
+
+  beforeAll(async () => {
+    store = await Store.open(await createMemoryProvider({}));
+    const keys = new KeyRegistry(store, createSealer({ key: Buffer.alloc(32, 9), id: 'unit', source: 'test' }));
+    await keys.create({ id: 'AKADMIN', admin: true });
+    await keys.create({ id: 'AKOWNER' });
+    await keys.create({ id: 'AKNONE', createBucket: false });
+    for (const f of ['read', 'write', 'owner'] as const) await keys.create({ id: `AKG${f.toUpperCase()}` });
+    await store.createBucket(B, 'AKOWNER');
+    await store.createBucket(SRC, 'AKADMIN');
+    for (const f of ['read', 'write', 'owner'] as const) {
+      await keys.change(`AKG${f.toUpperCase()}`, 'grant', { bucket: B, [f]: true });
+      // Copies read their source: every grantee may read SRC except in the copy test below.
+      await keys.change(`AKG${f.toUpperCase()}`, 'grant', { bucket: SRC, read: true });
+    }
+    await keys.change('AKOWNER', 'grant', { bucket: SRC, read: true });
+    const deps = { store, keys, secrets: keys } as unknown as ServerDeps;
+    // Buckets here have no policy and private ACLs: the key's rights decide alone.
+    r = { deps, store, headers: {} } as unknown as RequestContext;
+  });
+
+  async function verdict(e: Endpoint, principal: string | null): Promise<string> {
+    try {
+      await authorizeEndpoint(r, e, principal);
+      return 'allow';
+    } catch (err) {
+      expect(err).toBeInstanceOf(S3Error);
+      return (err as S3Error).code;
+    }
+  }
+
+  const allowedFor = (need: Need, flag: string): boolean =>
+    need === 'public' || need === 'service' || need === 'create-bucket' || need === flag;
+
+  it('admin: everything; owner: everything on its bucket', async () => {
+    for (const op of OPS) {
+      expect(await verdict(sample(op, B, SRC), 'AKADMIN'), op).toBe('allow');
+      expect(await verdict(sample(op, B, SRC), 'AKOWNER'), op).toBe('allow');
+    }
+  });
+
+  for (const flag of ['read', 'write', 'owner']) {
+    it(`a ${flag} grant allows exactly the operations needing ${flag}`, async () => {
+      for (const op of OPS) {
+        const want = allowedFor(NEEDS[op], flag) ? 'allow' : 'AccessDenied';
+        expect(await verdict(sample(op, B, SRC), `AKG${flag.toUpperCase()}`), op).toBe(want);
+      }
+    });
+  }
+
+  it('no grant: only ListBuckets and the preflight; no create capability: no CreateBucket', async () => {
+    for (const op of OPS) {
+      const want = NEEDS[op] === 'public' || NEEDS[op] === 'service' ? 'allow' : 'AccessDenied';
+      expect(await verdict(sample(op, B, SRC), 'AKNONE'), op).toBe(want);
+    }
+  });
+
+  it('anonymous and unknown keys: only the preflight', async () => {
+    for (const principal of [null, 'AKUNKNOWN']) {
+      for (const op of OPS) expect(await verdict(sample(op, B, SRC), principal), op).toBe(op === 'CorsPreflight' ? 'allow' : 'AccessDenied');
+    }
+  });
+
+  it('a missing bucket is NoSuchBucket for every key, whatever its grants', async () => {
+    for (const principal of ['AKADMIN', 'AKOWNER', 'AKGREAD', 'AKNONE']) {
+      for (const op of OPS.filter((o) => ['read', 'write', 'owner'].includes(NEEDS[o]))) {
+        expect(await verdict(sample(op, 'pt-missing', SRC), principal), `${principal} ${op}`).toBe('NoSuchBucket');
+      }
+    }
+  });
+
+  it('copies need read on the source bucket too', async () => {
+    await store.changeKey('AKGWRITE', 'revoke', { bucket: SRC, read: true });
+    for (const op of ['CopyObject', 'UploadPartCopy'] as const) {
+      expect(await verdict(sample(op, B, SRC), 'AKGWRITE'), op).toBe('AccessDenied');
+      expect(await verdict(sample(op, B, 'pt-missing'), 'AKGWRITE'), op).toBe('NoSuchBucket');
+    }
+    await store.changeKey('AKGWRITE', 'grant', { bucket: SRC, read: true });
+    for (const op of ['CopyObject', 'UploadPartCopy'] as const) expect(await verdict(sample(op, B, SRC), 'AKGWRITE'), op).toBe('allow');
+  });
+});
