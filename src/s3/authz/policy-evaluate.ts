@@ -7,7 +7,7 @@
  * cannot be known yet counts against the requester: the Deny applies, the Allow does not.
  */
 import { confinesSourceIp, evaluateCondition, type ConditionContext } from './policy-conditions.js';
-import { globMatch } from './policy-match.js';
+import { globMatch, MatchBudgetExceeded, MAX_MATCH_STEPS, withMatchBudget } from './policy-match.js';
 import type { BucketPolicy, PolicyStatement } from './policy-parse.js';
 
 /** A request as a policy sees it. */
@@ -51,8 +51,21 @@ function conditionsHold(s: PolicyStatement, ctx: ConditionContext): boolean | 'u
   return unknown ? 'unknown' : true;
 }
 
-/** Evaluates `policy` for `req`. Pure (reads `req.context` only). */
+/**
+ * Evaluates `policy` for `req`. Pure (reads `req.context` only). A policy whose patterns
+ * would take more than MAX_MATCH_STEPS to match against this request denies it (fail
+ * closed: the policy is too expensive to decide, so nothing it might allow is allowed).
+ */
 export function evaluatePolicy(policy: BucketPolicy, req: PolicyRequest): PolicyDecision {
+  try {
+    return withMatchBudget(MAX_MATCH_STEPS, () => evaluate(policy, req));
+  } catch (err) {
+    if (err instanceof MatchBudgetExceeded) return 'deny';
+    throw err;
+  }
+}
+
+function evaluate(policy: BucketPolicy, req: PolicyRequest): PolicyDecision {
   let allowed = false;
   for (const s of policy.statements) {
     if (!principalMatches(s, req.principal) || !actionMatches(s, req.action) || !resourceMatches(s, req.resource)) continue;

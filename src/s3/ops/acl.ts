@@ -14,7 +14,7 @@ import { readBody } from '../read-body.js';
 import { MAX_XML_BODY_BYTES } from '../xml/index.js';
 import { parseAccessControlPolicy, renderAccessControlPolicy, type RenderedGrant } from '../xml/acl.js';
 import { S3Error } from '../errors.js';
-import { ownerOf } from '../owner.js';
+import { ownerInfo, ownerOf } from '../owner.js';
 import { cannedFromGrants, cannedGrants, isPublicAcl, requestedAcl, type CannedAcl } from '../authz/acl.js';
 import { objectAcl, objectOwner } from '../authz/acl-object.js';
 import { ACL_CONFIG, bucketSettings, encodeBucketAcl, type BucketSettings } from '../authz/policy-settings.js';
@@ -32,12 +32,12 @@ function settingsOf(r: RequestContext, bucket: string): BucketSettings {
 }
 
 /** The canonical user S3 reports for key `id` (a bucket without an owner: the requester). */
-function ownerInfo(r: RequestContext, id: string | undefined): OwnerInfo {
-  return id === undefined ? ownerOf(r) : { id, displayName: id };
+function ownerInfoOf(r: RequestContext, id: string | undefined): OwnerInfo {
+  return id === undefined ? ownerOf(r) : ownerInfo(r, id);
 }
 
 function rendered(r: RequestContext, grants: ReturnType<typeof cannedGrants>): RenderedGrant[] {
-  return grants.map((g) => (g.grantee.type === 'CanonicalUser' ? { ...g, displayName: ownerInfo(r, g.grantee.id).displayName ?? g.grantee.id } : g));
+  return grants.map((g) => (g.grantee.type === 'CanonicalUser' ? { ...g, displayName: ownerInfoOf(r, g.grantee.id).displayName ?? g.grantee.id } : g));
 }
 
 /**
@@ -45,7 +45,7 @@ function rendered(r: RequestContext, grants: ReturnType<typeof cannedGrants>): R
  * resource owned by `owner` in a bucket owned by `bucketOwner`. Throws S3Error
  * `NotImplemented` (grants to other users), `MalformedACLError`, `InvalidRequest` (header
  * and document together), `MissingSecurityHeader` (neither), `InvalidArgument` (the document
- * names another owner).
+ * names another owner, or a grantee that is no access key), `UnresolvableGrantByEmailAddress`.
  */
 async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner: string, bucketOwner: string | undefined): Promise<CannedAcl> {
   const fromHeader = requestedAcl(r.headers);
@@ -62,6 +62,13 @@ async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner:
   // Keys have no e-mail addresses: such a grantee names nobody Strata knows (as S3 says of
   // an unknown address).
   if (doc.unsupported.length > 0) throw new S3Error('UnresolvableGrantByEmailAddress', undefined, { EmailAddress: doc.unsupported[0]!.replace(/^emailAddress=/, '') });
+  for (const g of doc.grants) {
+    const id = g.grantee.type === 'CanonicalUser' ? g.grantee.id : undefined;
+    // S3 refuses a grantee that is no account; here every canonical user is an access key.
+    if (id !== undefined && id !== owner && id !== bucketOwner && !r.deps.keys.key(id)) {
+      throw new S3Error('InvalidArgument', 'Invalid id', { ArgumentName: 'CanonicalUser/ID', ArgumentValue: id });
+    }
+  }
   const canned = cannedFromGrants(doc.grants, kind, owner, bucketOwner);
   if (!canned) throw new S3Error('NotImplemented', 'ACL grants to other users are not implemented: only the grants of a canned ACL (owner FULL_CONTROL, AllUsers or AuthenticatedUsers READ/WRITE) can be set');
   return canned;
@@ -69,13 +76,13 @@ async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner:
 
 export async function handleGetBucketAcl(r: RequestContext, e: Op<'GetBucketAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
-  const owner = ownerInfo(r, s.owner);
+  const owner = ownerInfoOf(r, s.owner);
   sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(s.acl, 'bucket', owner.id, owner.id))));
 }
 
 export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
-  const owner = ownerInfo(r, s.owner).id;
+  const owner = ownerInfoOf(r, s.owner).id;
   let acl = await aclOfRequest(r, 'bucket', owner, owner);
   if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
   // The bucket-owner-* ACLs concern objects; on a bucket they are private (as in S3).
@@ -87,7 +94,7 @@ export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'
 export async function handleGetObjectAcl(r: RequestContext, e: Op<'GetObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   const v = await r.store.version(e.bucket, e.key);
-  const owner = ownerInfo(r, objectOwner(v, s.owner));
+  const owner = ownerInfoOf(r, objectOwner(v, s.owner));
   const bucketOwner = s.owner ?? owner.id;
   sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v), 'object', owner.id, bucketOwner))));
 }
@@ -95,7 +102,7 @@ export async function handleGetObjectAcl(r: RequestContext, e: Op<'GetObjectAcl'
 export async function handlePutObjectAcl(r: RequestContext, e: Op<'PutObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   const v = await r.store.version(e.bucket, e.key);
-  const owner = ownerInfo(r, objectOwner(v, s.owner)).id;
+  const owner = ownerInfoOf(r, objectOwner(v, s.owner)).id;
   const acl = await aclOfRequest(r, 'object', owner, s.owner ?? owner);
   if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
   await r.store.putObjectAcl(e.bucket, e.key, acl);

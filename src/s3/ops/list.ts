@@ -12,15 +12,16 @@ import {
 } from '../xml/index.js';
 import { etagOf } from '../../store/records.js';
 import type { ListEntry } from '../../store/list.js';
-import { bucketOwnerInfo } from '../owner.js';
+import { bucketOwnerInfo, ownerInfo } from '../owner.js';
 import type { OwnerInfo } from '../xml/owner.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
-function listed(e: ListEntry, owner: OwnerInfo | undefined): ListedObject {
+/** `owner`: the bucket's (undefined: not listed); an object another key wrote names that key. */
+function listed(r: RequestContext, e: ListEntry, owner: OwnerInfo | undefined): ListedObject {
   const v = e.version;
   const o: ListedObject = { key: e.key, lastModified: new Date(v.lastModified), etag: etagOf(v), size: v.size };
-  if (owner) o.owner = owner;
+  if (owner) o.owner = v.access?.owner === undefined ? owner : ownerInfo(r, v.access.owner);
   if (v.checksums) {
     o.checksumAlgorithms = [v.checksums.primary.toUpperCase()];
     o.checksumType = v.checksums.type;
@@ -43,7 +44,7 @@ export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>)
     marker: p.marker,
     maxKeys: p.maxKeys,
     isTruncated: res.isTruncated,
-    contents: res.contents.map((c) => listed(c, owner)),
+    contents: res.contents.map((c) => listed(r, c, owner)),
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;
@@ -69,7 +70,7 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
     maxKeys: p.maxKeys,
     isTruncated: res.isTruncated,
     fetchOwner: p.fetchOwner,
-    contents: res.contents.map((c) => listed(c, owner)),
+    contents: res.contents.map((c) => listed(r, c, owner)),
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;

@@ -81,6 +81,18 @@ describe('statement matching', () => {
   });
 });
 
+describe('cost', () => {
+  it('a policy too expensive to match against a request denies it; ordinary ones are cheap', () => {
+    const hostile = Array.from({ length: 38 }, () => `arn:aws:s3:::${BUCKET}/*${'a'.repeat(500)}?b*`);
+    const p = policy([allow({ Resource: [...hostile, `arn:aws:s3:::${BUCKET}/*`] })]);
+    expect(decide(p, { resource: `${BUCKET}/${'a'.repeat(1020)}` })).toBe('deny');
+    expect(decide(p, { resource: `${BUCKET}/short` })).toBe('allow');
+    const t = performance.now();
+    for (let i = 0; i < 20; i++) decide(p, { resource: `${BUCKET}/${'a'.repeat(1020)}` });
+    expect((performance.now() - t) / 20).toBeLessThan(25);
+  });
+});
+
 describe('conditions', () => {
   const c = (Condition: Record<string, unknown>, effect: 'Allow' | 'Deny' = 'Allow') => policy([effect === 'Allow' ? allow({ Condition }) : deny({ Condition })]);
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_POLICY_JSON_DEPTH, parseStrictJson, PolicyJsonError, type JsonValue } from '../../../src/s3/authz/policy-json.js';
-import { compileGlob, globCanStartWith, globMatch } from '../../../src/s3/authz/policy-match.js';
+import { compileGlob, globCanStartWith, globMatch, MatchBudgetExceeded, MAX_MATCH_STEPS, withMatchBudget } from '../../../src/s3/authz/policy-match.js';
 import { prng, randInt } from '../../support/random.js';
 
 /** A parsed value as plain JSON data (Maps become objects) to compare with JSON.parse. */
@@ -148,6 +148,30 @@ describe('policy wildcards', () => {
     }
   });
 
+  it('long segments with ? (the multi-word bit-parallel scan) agree with the reference', () => {
+    const next = prng(4242);
+    for (let i = 0; i < 400; i++) {
+      // Texts over a two-letter alphabet make near-misses everywhere; segments of 20..120.
+      const text = Array.from({ length: randInt(next, 0, 300) }, () => 'ab'[next() % 2]).join('');
+      const seg = () => Array.from({ length: randInt(next, 20, 120) }, () => 'ab?'[next() % 3]).join('');
+      const pattern = ['', seg(), seg(), ''].slice(0, randInt(next, 2, 4)).join('*');
+      // Often plant the pattern (with ? and * filled in) so matches happen too.
+      const planted = next() % 2 === 0 ? pattern.replace(/\?/g, () => 'ab'[next() % 2]).replace(/\*/g, () => text.slice(0, next() % 5)) : text;
+      const g = compileGlob(pattern);
+      expect(globMatch(g, planted), `${pattern} ~ ${planted}`).toBe(reference(pattern, planted));
+    }
+  });
+
+  it('matching has a budget: past it, MatchBudgetExceeded (the policy then denies)', () => {
+    const g = compileGlob('*' + 'a'.repeat(500) + '?b*');
+    const text = 'a'.repeat(1024);
+    expect(() => withMatchBudget(MAX_MATCH_STEPS, () => globMatch(g, text))).not.toThrow();
+    expect(() => withMatchBudget(MAX_MATCH_STEPS, () => { for (let i = 0; i < 40; i++) globMatch(g, text); })).toThrow(MatchBudgetExceeded);
+    // The budget is per evaluation: a fresh one starts full, and none applies outside.
+    expect(() => withMatchBudget(MAX_MATCH_STEPS, () => globMatch(g, text))).not.toThrow();
+    for (let i = 0; i < 40; i++) globMatch(g, text);
+  });
+
   it('edge cases: empty, only stars, ? is one code point, case folding only when asked', () => {
     expect(globMatch(compileGlob(''), '')).toBe(true);
     expect(globMatch(compileGlob(''), 'a')).toBe(false);
@@ -164,7 +188,7 @@ describe('policy wildcards', () => {
     expect(globMatch(compileGlob('a*b*c'), 'acb')).toBe(false);
   });
 
-  it('a pathological pattern against a maximal key stays cheap (no backtracking)', () => {
+  it('a pathological pattern against a maximal key stays cheap (no backtracking, bit-parallel ?)', () => {
     const pattern = 'a*'.repeat(1000) + 'b';
     const text = 'a'.repeat(1024);
     const g = compileGlob(pattern);
