@@ -41,10 +41,13 @@ function codePoints(s: string): Int32Array {
   return out.subarray(0, n);
 }
 
+/** The ASCII row table of segments made only of `?` (no character has a row). */
+const NO_ROWS = new Uint16Array(128);
+
 function compileSegment(part: string): Segment {
   const points = codePoints(part).map((c) => (c === QUESTION ? -1 : c));
   const words = Math.max(1, Math.ceil(points.length / 32));
-  const ascii = new Uint16Array(128);
+  const ascii = points.some((c) => c >= 0 && c < 128) ? new Uint16Array(128) : NO_ROWS;
   const other = new Map<number, number>();
   const rowOf = new Map<number, number>();
   for (const c of points) if (c >= 0 && !rowOf.has(c)) rowOf.set(c, rowOf.size + 1);
@@ -221,29 +224,36 @@ export function globMatch(g: Glob, text: string): boolean {
 
 /**
  * Whether some string starting with `prefix` matches `g` (so a Resource pattern can name
- * something inside a bucket). A small NFA walk over the pattern; `prefix` is short (a bucket
- * name and a slash). Pure.
+ * something inside a bucket). An NFA walk over the pattern (runs of stars collapsed) keeping
+ * the list of live positions: `prefix` is short (a bucket name and a slash), so the cost is
+ * at most its length times the live positions. Pure.
  */
 export function globCanStartWith(g: Glob, prefix: string): boolean {
-  const p = Array.from(g.source);
-  const text = Array.from(g.ignoreCase ? prefix.toLowerCase() : prefix);
-  // States: positions in the pattern; a star state absorbs any character.
-  let states = closure(p, new Set([0]));
-  for (const ch of text) {
-    const next = new Set<number>();
-    for (const s of states) {
-      if (s >= p.length) continue;
-      if (p[s] === '*') next.add(s);
-      else if (p[s] === '?' || p[s] === ch) next.add(s + 1);
+  const STAR = 0x2a;
+  const raw = codePoints(g.source);
+  const p = raw.filter((c, i) => c !== STAR || raw[i - 1] !== STAR);
+  const text = codePoints(g.ignoreCase ? prefix.toLowerCase() : prefix);
+  const stamp = new Int32Array(p.length + 1).fill(-1);
+  // Adds `state` (and, a star matching nothing, the state after it) to `list` once per step.
+  const add = (list: number[], state: number, step: number) => {
+    for (let s = state; s <= p.length && stamp[s] !== step; s++) {
+      stamp[s] = step;
+      list.push(s);
+      if (p[s] !== STAR) break;
     }
-    states = closure(p, next);
-    if (states.size === 0) return false;
+  };
+  let live: number[] = [];
+  add(live, 0, 0);
+  for (let k = 0; k < text.length; k++) {
+    const ch = text[k]!;
+    const next: number[] = [];
+    for (const s of live) {
+      if (s >= p.length) continue;
+      if (p[s] === STAR) add(next, s, k + 1);
+      else if (p[s] === QUESTION || p[s] === ch) add(next, s + 1, k + 1);
+    }
+    if (next.length === 0) return false;
+    live = next;
   }
-  return states.size > 0;
-}
-
-/** Adds the states reachable by skipping stars (a star may match nothing). */
-function closure(p: readonly string[], states: Set<number>): Set<number> {
-  for (const s of states) if (s < p.length && p[s] === '*') states.add(s + 1);
-  return states;
+  return true;
 }
