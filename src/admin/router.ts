@@ -14,6 +14,7 @@ import { verifyRequest } from '../s3/auth/index.js';
 import { bucketFromHost } from '../s3/router/virtual-host.js';
 import { percentDecode, splitTarget } from '../sigv4/raw-target.js';
 import { AdminError, sendJsonError } from './http.js';
+import { continueIfExpected } from '../s3/expect-continue.js';
 import { KEY_ROUTES } from './keys.js';
 
 /** Every admin path starts with this; the API version follows. */
@@ -66,6 +67,7 @@ export async function handleAdmin(r: RequestContext): Promise<void> {
       throw new AdminError(400, 'UnsignedPayload', 'admin requests must sign their body: x-amz-content-sha256 must be its hex SHA-256');
     }
     if (!r.deps.keys.key(auth.accessKeyId)?.admin) throw new AdminError(403, 'AccessDenied', 'only admin keys may use the admin API');
+    continueIfExpected(r);
     const { rawPath, rawQuery } = splitTarget(r.rawTarget);
     if (rawQuery !== '') throw new AdminError(400, 'InvalidRequest', 'admin requests take no query string');
     let segments: string[];

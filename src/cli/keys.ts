@@ -33,6 +33,9 @@ import { defaultMasterKeyFile, loadMasterKey } from '../server/master-key.js';
 import { CREDENTIALS_FILE } from '../server/credentials.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
+import { parseArgs, UsageError, type PositionalSpec } from './args.js';
+import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
+import { booleanType, OptionError, pathType, stringType, type OptionType } from '../server/option-types.js';
 
 const USAGE = `usage: strata keys <command> [options]
 
@@ -54,53 +57,72 @@ options:
   --json                machine-readable output
 `;
 
-type Flags = Record<string, string | true>;
-const VALUE_FLAGS = new Set(['data', 'endpoint', 'access-key', 'region', 'master-key-file', 'name', 'id']);
-const BOOL_FLAGS = new Set(['offline', 'json', 'help', 'admin', 'no-create-bucket', 'read', 'write', 'owner', 'create-bucket']);
-/** Flags each command accepts besides the common ones. */
-const COMMAND_FLAGS: Record<string, string[]> = {
-  list: [],
-  create: ['name', 'id', 'admin', 'no-create-bucket'],
-  delete: [],
-  grant: ['read', 'write', 'owner', 'admin', 'create-bucket'],
-  revoke: ['read', 'write', 'owner', 'admin', 'create-bucket'],
+/** Resolved options of one `strata keys` invocation. */
+interface KeysOptions {
+  data: string;
+  endpoint?: string;
+  accessKey?: string;
+  region: string;
+  masterKeyFile?: string;
+  offline?: boolean;
+  json?: boolean;
+  name?: string;
+  id?: string;
+  admin?: boolean;
+  noCreateBucket?: boolean;
+  read?: boolean;
+  write?: boolean;
+  owner?: boolean;
+  createBucket?: boolean;
+}
+
+const opt = <K extends keyof KeysOptions & string>(def: Parameters<typeof defineOption<KeysOptions, K>>[0]) => defineOption<KeysOptions, K>(def);
+const sw = <K extends keyof KeysOptions & string>(name: string, key: K, help: string) =>
+  opt<K>({ name, key, type: booleanType() as OptionType<NonNullable<KeysOptions[K]>>, help, from: { env: false, file: false } });
+
+const COMMON_OPTIONS = [
+  opt({ name: 'data', key: 'data', env: 'STRATA_DATA_DIR', type: pathType('<dir|url>'), default: './data', help: 'the repository' }),
+  opt({ name: 'endpoint', key: 'endpoint', env: 'STRATA_ENDPOINT', type: stringType({ placeholder: '<url>' }), help: 'act through the server at URL' }),
+  opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
+  opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
+  opt({ name: 'master-key-file', key: 'masterKeyFile', env: 'STRATA_MASTER_KEY_FILE', type: pathType('<file>'), help: 'master key of a stopped repository' }),
+  sw('offline', 'offline', 'act on a repository that is not a local directory'),
+  sw('json', 'json', 'machine-readable output'),
+];
+const FLAG_OPTIONS = [
+  sw('read', 'read', 'list and read objects'),
+  sw('write', 'write', 'write and delete objects'),
+  sw('owner', 'owner', 'manage the bucket'),
+  sw('admin', 'admin', 'everything, key management included'),
+  sw('create-bucket', 'createBucket', 'create buckets'),
+];
+/** Each command's options and positional arguments. */
+const COMMANDS: Record<string, { options: OptionDef<KeysOptions>[]; positionals: PositionalSpec }> = {
+  list: { options: COMMON_OPTIONS, positionals: { name: '', max: 0 } },
+  create: {
+    options: [
+      ...COMMON_OPTIONS,
+      opt({ name: 'name', key: 'name', type: stringType({ maxLength: 128, placeholder: '<name>' }), help: 'display name', from: { env: false, file: false } }),
+      opt({ name: 'id', key: 'id', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'access key id (default: generated)', from: { env: false, file: false } }),
+      sw('admin', 'admin', 'an admin key'),
+      sw('no-create-bucket', 'noCreateBucket', 'may not create buckets'),
+    ],
+    positionals: { name: '', max: 0 },
+  },
+  delete: { options: COMMON_OPTIONS, positionals: { name: 'ID', min: 1, max: 1 } },
+  grant: { options: [...COMMON_OPTIONS, ...FLAG_OPTIONS], positionals: { name: 'ID [BUCKET]', min: 1, max: 2 } },
+  revoke: { options: [...COMMON_OPTIONS, ...FLAG_OPTIONS], positionals: { name: 'ID [BUCKET]', min: 1, max: 2 } },
 };
-const COMMON = ['data', 'endpoint', 'access-key', 'region', 'master-key-file', 'offline', 'json', 'help'];
-const POSITIONALS: Record<string, [min: number, max: number]> = { list: [0, 0], create: [0, 0], delete: [1, 1], grant: [1, 2], revoke: [1, 2] };
 
-class UsageError extends Error {}
-
-function parse(args: string[]): { command: string; positionals: string[]; flags: Flags } {
+function parse(args: string[]): { command: string; positionals: string[]; o: KeysOptions } {
   const [command, ...rest] = args;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help', positionals: [], flags: {} };
-  if (!(command in COMMAND_FLAGS)) throw new UsageError(`unknown keys command '${command}'`);
-  const allowed = new Set([...COMMON, ...COMMAND_FLAGS[command]!]);
-  const flags: Flags = {};
-  const positionals: string[] = [];
-  for (let i = 0; i < rest.length; i++) {
-    const a = rest[i]!;
-    if (!a.startsWith('--')) {
-      positionals.push(a);
-      continue;
-    }
-    const eq = a.indexOf('=');
-    const name = a.slice(2, eq < 0 ? undefined : eq);
-    if (!allowed.has(name)) throw new UsageError(`unknown option --${name} for 'keys ${command}'`);
-    if (VALUE_FLAGS.has(name)) {
-      const v = eq >= 0 ? a.slice(eq + 1) : rest[++i];
-      if (v === undefined || (eq < 0 && v.startsWith('--'))) throw new UsageError(`--${name} needs a value`);
-      flags[name] = v;
-    } else if (BOOL_FLAGS.has(name)) {
-      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
-      flags[name] = true;
-    }
-  }
-  if (flags.help) return { command: 'help', positionals: [], flags };
-  const [min, max] = POSITIONALS[command]!;
-  if (positionals.length < min || positionals.length > max) {
-    throw new UsageError(`'keys ${command}' takes ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}`);
-  }
-  return { command, positionals, flags };
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help', positionals: [], o: { data: '', region: '' } };
+  const spec = COMMANDS[command];
+  if (!spec) throw new UsageError(`unknown keys command '${command.slice(0, 40)}'`);
+  const parsed = parseArgs(rest, { options: spec.options as readonly OptionDef<never>[], positionals: spec.positionals });
+  if (parsed.help || parsed.version) return { command: 'help', positionals: [], o: { data: '', region: '' } };
+  const o = resolveOptions(spec.options, { flags: parsed.flags, env: process.env }) as KeysOptions;
+  return { command, positionals: parsed.positionals, o };
 }
 
 /** The operations, whether on the repository itself or through a server. */
@@ -124,8 +146,8 @@ function remoteManager(opts: AdminClientOptions): KeyManager {
   };
 }
 
-function remoteCredentials(flags: Flags, dataDir: string | undefined): AdminClientOptions['credentials'] {
-  const id = (flags['access-key'] as string | undefined) ?? process.env.STRATA_ACCESS_KEY;
+function remoteCredentials(o: KeysOptions, dataDir: string | undefined): AdminClientOptions['credentials'] {
+  const id = o.accessKey;
   const secret = process.env.STRATA_SECRET_KEY;
   if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
   if (id) throw new UsageError('set STRATA_SECRET_KEY for the admin key given with --access-key / STRATA_ACCESS_KEY');
@@ -137,12 +159,12 @@ function remoteCredentials(flags: Flags, dataDir: string | undefined): AdminClie
   throw new UsageError('no admin credentials for the server: set STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
 }
 
-async function localManager(location: string, flags: Flags): Promise<KeyManager> {
+async function localManager(location: string, o: KeysOptions): Promise<KeyManager> {
   const dir = localDirectory(location);
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
   const store = await openStore(location, { create: false });
   try {
-    const file = (flags['master-key-file'] as string | undefined) ?? process.env.STRATA_MASTER_KEY_FILE;
+    const file = o.masterKeyFile;
     const fallback = dir && existsSync(defaultMasterKeyFile(dir)) ? defaultMasterKeyFile(dir) : undefined;
     // Never generated here: a key sealed with a new master key would not open on the server.
     const { masterKey } = loadMasterKey({
@@ -177,25 +199,24 @@ async function localManager(location: string, flags: Flags): Promise<KeyManager>
 }
 
 /** Chooses where to act (see the module header). */
-async function manager(flags: Flags): Promise<KeyManager> {
-  const location = (flags.data as string | undefined) ?? process.env.STRATA_DATA_DIR ?? './data';
+async function manager(o: KeysOptions): Promise<KeyManager> {
+  const location = o.data;
   const dir = localDirectory(location);
-  const endpoint = (flags.endpoint as string | undefined) ?? process.env.STRATA_ENDPOINT;
-  const region = (flags.region as string | undefined) ?? 'us-east-1';
+  const { endpoint, region } = o;
   if (endpoint) {
     if (!/^https?:\/\//.test(endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${endpoint})`);
-    return remoteManager({ endpoint, credentials: remoteCredentials(flags, dir), region });
+    return remoteManager({ endpoint, credentials: remoteCredentials(o, dir), region });
   }
-  if (!dir && !flags.offline) {
+  if (!dir && !o.offline) {
     throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
   }
   try {
-    return await localManager(location, flags);
+    return await localManager(location, o);
   } catch (err) {
     if (!(err instanceof ProviderError && err.code === 'Locked') || !dir) throw err;
     const running = readEndpointFile(dir);
     if (!running) throw new UsageError(`${err.message}; pass --endpoint URL of that server to act through it`);
-    return remoteManager({ endpoint: running.url, credentials: remoteCredentials(flags, dir), region });
+    return remoteManager({ endpoint: running.url, credentials: remoteCredentials(o, dir), region });
   }
 }
 
@@ -218,11 +239,10 @@ function table(keys: KeyView[]): string {
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
 }
 
-function changeOf(positionals: string[], flags: Flags): KeyChange {
+function changeOf(positionals: string[], o: KeysOptions): KeyChange {
   const c: KeyChange = {};
   if (positionals[1] !== undefined) c.bucket = positionals[1];
-  for (const f of ['read', 'write', 'owner', 'admin'] as const) if (flags[f]) c[f] = true;
-  if (flags['create-bucket']) c.createBucket = true;
+  for (const f of ['read', 'write', 'owner', 'admin', 'createBucket'] as const) if (o[f]) c[f] = true;
   return c;
 }
 
@@ -232,19 +252,20 @@ export async function keysCommand(args: string[]): Promise<number> {
   try {
     parsed = parse(args);
   } catch (err) {
-    process.stderr.write(`strata keys: ${(err as Error).message}\n${USAGE}`);
+    if (!(err instanceof OptionError)) throw err;
+    process.stderr.write(`strata keys: ${err.message}\n${USAGE}`);
     return 2;
   }
-  const { command, positionals, flags } = parsed;
+  const { command, positionals, o } = parsed;
   if (command === 'help') {
     process.stdout.write(USAGE);
     return 0;
   }
-  const json = flags.json === true;
+  const json = o.json === true;
   const out = (value: unknown, text: string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text}\n`);
   let m: KeyManager | undefined;
   try {
-    m = await manager(flags);
+    m = await manager(o);
     switch (command) {
       case 'list': {
         const keys = await m.list();
@@ -253,10 +274,10 @@ export async function keysCommand(args: string[]): Promise<number> {
       }
       case 'create': {
         const input: Parameters<KeyManager['create']>[0] = {};
-        if (flags.id) input.id = flags.id as string;
-        if (flags.name) input.name = flags.name as string;
-        if (flags.admin) input.admin = true;
-        if (flags['no-create-bucket']) input.createBucket = false;
+        if (o.id !== undefined) input.id = o.id;
+        if (o.name !== undefined) input.name = o.name;
+        if (o.admin) input.admin = true;
+        if (o.noCreateBucket) input.createBucket = false;
         const r = await m.create(input);
         out(r, `${describe(r.key)}\nsecret key:     ${r.secretAccessKey}\n\nThe secret key is shown only now: store it safely.`);
         break;
@@ -268,7 +289,7 @@ export async function keysCommand(args: string[]): Promise<number> {
       }
       case 'grant':
       case 'revoke': {
-        const k = await m.change(positionals[0]!, command, changeOf(positionals, flags));
+        const k = await m.change(positionals[0]!, command, changeOf(positionals, o));
         out({ key: k }, describe(k));
         break;
       }

@@ -23,6 +23,7 @@ import { applyCors, handlePreflight } from './cors.js';
 import { sendEmpty, sendError } from './respond.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
+import { continueIfExpected } from './expect-continue.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -63,6 +64,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
     await authorizeEndpoint(r, endpoint, r.auth.accessKeyId);
+    continueIfExpected(r);
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);
   } catch (err) {

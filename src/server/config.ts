@@ -1,38 +1,36 @@
 /**
- * @module Server configuration: flags, then environment, then defaults.
+ * @module Server configuration: THE option table of `strata serve`, and its resolution from
+ * flags, then environment, then a JSON config file, then defaults (options.ts).
  *
- *   --host / STRATA_HOST              127.0.0.1   (listen address)
- *   --port / STRATA_PORT              9000
- *   --data / STRATA_DATA_DIR          ./data      (the embedded fs repository; or an s3:// / http(s):// URL)
- *   --base-domain / STRATA_BASE_DOMAIN            (enables virtual-hosted-style: <bucket>.<domain>)
- *   --region / STRATA_REGION                      (strict region; default: accept any)
- *   --config / STRATA_CONFIG                      (JSON file: credentials and any of the above)
- *   --log / STRATA_LOG                info        (request logs: 'info' one line per request, 'warn', 'off')
- *   --master-key-file / STRATA_MASTER_KEY_FILE    (master key; STRATA_MASTER_KEY gives it inline; see master-key.ts)
- *   --metrics-token / STRATA_METRICS_TOKEN        (GET /metrics with `Authorization: Bearer <token>`)
- *   --metrics-listen / STRATA_METRICS_LISTEN      (host:port of a separate listener for /metrics and /health)
- *   STRATA_ACCESS_KEY / STRATA_SECRET_KEY          (credentials; else generated on first start)
+ * To add an option: add a field to ServerConfig and one `defineOption` entry to
+ * SERVER_OPTIONS. Flag parsing, STRATA_* environment, config-file keys (the flag spelling,
+ * plus its camelCase), validation, `strata serve --help` and the README check all follow.
+ *
+ * Credentials are not flags (a command line is visible to every local user): they come from
+ * STRATA_ACCESS_KEY / STRATA_SECRET_KEY, else the config file's `credentials`, else the pair
+ * generated beside a local repository (credentials.ts). STRATA_MASTER_KEY gives the master
+ * key inline (master-key.ts).
  */
-import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { parseArgs, UsageError, type ParsedArgs, type PositionalSpec } from '../cli/args.js';
+import { readConfigFile } from './config-file.js';
+import { credentialsFromEnv, parseCredentialList, type Credentials } from './config-credentials.js';
+import { OptionError, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
+import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
+import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 
-export interface Credentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  /** Bootstrap keys are admin unless this is false (server/credentials.ts). */
-  admin?: boolean;
-  /** Display name of a key created at bootstrap (default: the access key id). */
-  name?: string;
-  /** Whether a key created at bootstrap may create buckets (default true). */
-  createBucket?: boolean;
-}
+export type { Credentials } from './config-credentials.js';
+
+export type LogLevel = 'info' | 'warn' | 'off';
 
 export interface ServerConfig {
   host: string;
   port: number;
+  /** The repository: a local directory, or a `file:`, `memory:`, `s3://`, `http(s)://` URL. */
   data: string;
+  log: LogLevel;
   baseDomain?: string;
   region?: string;
-  log: 'info' | 'warn' | 'off';
   /** Credentials given by env or config file (undefined: use/generate the stored pair). */
   credentials?: Credentials[];
   /** Pending write budget in bytes (admission control). */
@@ -42,90 +40,140 @@ export interface ServerConfig {
   /** Bearer token that opens GET /metrics on the S3 port (none: not served there). */
   metricsToken?: string;
   /** `host:port` of a separate listener serving /metrics and /health only. */
-  metricsListen?: { host: string; port: number };
+  metricsListen?: ListenAddress;
+  /** The config file the values came from, if any. */
+  configFile?: string;
 }
 
-export const DEFAULTS = { host: '127.0.0.1', port: 9000, data: './data', log: 'info' as const };
-
-interface FileConfig extends Partial<Omit<ServerConfig, 'credentials'>> {
-  credentials?: Credentials[] | Credentials;
+/** A DNS name (letters, digits, hyphens, dots; labels of 1..63) or an IP literal. */
+function hostCheck(v: string): string | undefined {
+  if (isIP(v)) return undefined;
+  return /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v)
+    ? undefined
+    : 'is not a host name or IP address';
 }
 
-function flag(args: string[], name: string): string | undefined {
-  const i = args.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (i < 0) return undefined;
-  const a = args[i]!;
-  if (a.includes('=')) return a.slice(a.indexOf('=') + 1);
-  const v = args[i + 1];
-  if (v === undefined || v.startsWith('--')) throw new Error(`--${name} needs a value`);
-  return v;
-}
+/** A table entry for ServerConfig[K], its type and default checked against the field. */
+const opt = <K extends keyof ServerConfig & string>(def: Parameters<typeof defineOption<ServerConfig, K>>[0]) =>
+  defineOption<ServerConfig, K>(def);
 
-/** Resolves the configuration; throws Error with a readable message on bad values. */
-export function resolveConfig(args: string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const file = flag(args, 'config') ?? env.STRATA_CONFIG;
-  let fc: FileConfig = {};
-  if (file) {
-    try {
-      fc = JSON.parse(readFileSync(file, 'utf8')) as FileConfig;
-    } catch (err) {
-      throw new Error(`cannot read config file ${file}: ${(err as Error).message}`);
-    }
+/** Every `strata serve` option, in `--help` order. */
+export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
+  opt({
+    name: 'config',
+    key: 'configFile',
+    env: 'STRATA_CONFIG',
+    type: pathType('<file>'),
+    help: 'JSON file with any of these options (keys spelled like the flags) and `credentials`',
+    from: { file: false },
+  }),
+  opt({ name: 'host', key: 'host', env: 'STRATA_HOST', type: stringType({ check: hostCheck, placeholder: '<addr>' }), default: '127.0.0.1', help: 'listen address' }),
+  opt({ name: 'port', key: 'port', env: 'STRATA_PORT', type: integerType({ min: 0, max: 65535 }, '<port>'), default: 9000, help: 'listen port (0: any free port)' }),
+  opt({
+    name: 'data',
+    key: 'data',
+    env: 'STRATA_DATA_DIR',
+    type: pathType('<dir|url>'),
+    default: './data',
+    help: 'the repository: a local directory (locked while served) or an s3:// or http(s):// URL',
+  }),
+  opt({
+    name: 'base-domain',
+    key: 'baseDomain',
+    env: 'STRATA_BASE_DOMAIN',
+    type: stringType({ check: (v) => (isIP(v) ? 'is an IP address, not a domain' : hostCheck(v)), placeholder: '<domain>' }),
+    help: 'enables virtual-hosted-style requests (<bucket>.<domain>); path style always works',
+  }),
+  opt({
+    name: 'region',
+    key: 'region',
+    env: 'STRATA_REGION',
+    type: stringType({ maxLength: 64, check: (v) => (/^[A-Za-z0-9_-]+$/.test(v) ? undefined : 'is not a region name (A-Z a-z 0-9 _ -)'), placeholder: '<name>' }),
+    help: 'strict region: refuse other credential scopes (default: accept any region)',
+  }),
+  opt({ name: 'log', key: 'log', env: 'STRATA_LOG', type: enumType<LogLevel>(['info', 'warn', 'off']), default: 'info', help: 'request logs: info (one JSON line per request), warn, off' }),
+  opt({
+    name: 'pending-bytes',
+    key: 'pendingBytes',
+    env: 'STRATA_PENDING_BYTES',
+    // Lower bound: a large write holds one 256 KiB segment; below 1 MiB few writes could run at once.
+    type: sizeType({ min: 1024 * 1024, max: 2 ** 40 }),
+    default: 256 * 1024 * 1024,
+    help: 'admission budget for write bytes held in memory; writes beyond it get 503 SlowDown',
+  }),
+  opt({
+    name: 'master-key-file',
+    key: 'masterKeyFile',
+    env: 'STRATA_MASTER_KEY_FILE',
+    type: pathType('<file>'),
+    help: 'file holding the master key (default: <data>.master-key beside a local repository)',
+  }),
+  opt({
+    name: 'metrics-token',
+    key: 'metricsToken',
+    env: 'STRATA_METRICS_TOKEN',
+    type: tokenType(),
+    help: 'serve GET /metrics on the S3 port to requests with Authorization: Bearer <token>',
+  }),
+  opt({
+    name: 'metrics-listen',
+    key: 'metricsListen',
+    env: 'STRATA_METRICS_LISTEN',
+    type: listenType(),
+    help: 'host:port of a separate listener for /metrics and /health (not served elsewhere without a token)',
+  }),
+];
+
+/** Defaults of the options that have one (from the table). */
+export const DEFAULTS = Object.fromEntries(
+  SERVER_OPTIONS.filter((d) => d.default !== undefined).map((d) => [d.key, d.default])
+) as Pick<ServerConfig, 'host' | 'port' | 'data' | 'log'> & Partial<ServerConfig>;
+
+/** Positional arguments of `strata serve`: none. */
+export const SERVE_POSITIONALS: PositionalSpec = { name: '', max: 0, strayHint: 'the repository is given with --data DIR' };
+
+/** Keys of the config file that are not options. */
+const FILE_EXTRA_KEYS = ['credentials'] as const;
+
+/**
+ * Resolves the configuration from parsed flags, `env` and the config file they name.
+ * Reads only the config file; creates nothing. Throws OptionError (with every problem found)
+ * on a bad value, an unreadable or malformed config file, or bad credentials.
+ */
+export function configFromArgs(parsed: Pick<ParsedArgs, 'flags'>, env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const configOpt = findOption(SERVER_OPTIONS, 'config')!;
+  const rawPath = parsed.flags.get('config') ?? (env.STRATA_CONFIG || undefined);
+  const path = rawPath === undefined ? undefined : (configOpt.type.parse(rawPath, parsed.flags.has('config') ? '--config' : 'STRATA_CONFIG') as string);
+  const file = path === undefined ? undefined : readConfigFile(path, SERVER_OPTIONS, FILE_EXTRA_KEYS);
+  const problems: string[] = [];
+  let cfg: Partial<ServerConfig> = {};
+  try {
+    cfg = resolveOptions(SERVER_OPTIONS, { flags: parsed.flags, env, ...(file ? { file } : {}) });
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err;
+    problems.push(err.message);
   }
-  const pick = (name: string, envName: string, fromFile: unknown) => flag(args, name) ?? env[envName] ?? (fromFile as string | undefined);
-  const port = Number(pick('port', 'STRATA_PORT', fc.port) ?? DEFAULTS.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port ${port}`);
-  const log = (pick('log', 'STRATA_LOG', fc.log) ?? DEFAULTS.log) as ServerConfig['log'];
-  if (!['info', 'warn', 'off'].includes(log)) throw new Error(`invalid log level ${log}`);
-  const cfg: ServerConfig = {
-    host: pick('host', 'STRATA_HOST', fc.host) ?? DEFAULTS.host,
-    port,
-    data: pick('data', 'STRATA_DATA_DIR', fc.data) ?? DEFAULTS.data,
-    log,
-  };
-  const baseDomain = pick('base-domain', 'STRATA_BASE_DOMAIN', fc.baseDomain);
-  if (baseDomain) cfg.baseDomain = baseDomain;
-  const region = pick('region', 'STRATA_REGION', fc.region);
-  if (region) cfg.region = region;
-  const pending = pick('pending-bytes', 'STRATA_PENDING_BYTES', fc.pendingBytes);
-  if (pending !== undefined) cfg.pendingBytes = Number(pending);
-  const masterKeyFile = pick('master-key-file', 'STRATA_MASTER_KEY_FILE', fc.masterKeyFile);
-  if (masterKeyFile) cfg.masterKeyFile = masterKeyFile;
-  const metricsToken = pick('metrics-token', 'STRATA_METRICS_TOKEN', fc.metricsToken);
-  if (metricsToken !== undefined) {
-    // Sent in a header and compared in constant time; short tokens are guessable.
-    if (!/^[\x21-\x7e]{16,256}$/.test(metricsToken)) throw new Error('--metrics-token must be 16-256 printable ASCII characters without spaces');
-    cfg.metricsToken = metricsToken;
+  try {
+    const fromEnv = credentialsFromEnv(env);
+    const fromFile = file?.extra.get('credentials');
+    const fileList = fromFile === undefined ? undefined : parseCredentialList(fromFile, `${file!.path}: credentials`);
+    const credentials = fromEnv ?? fileList;
+    if (credentials) cfg.credentials = credentials;
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err;
+    problems.push(err.message);
   }
-  const metricsListen = pick('metrics-listen', 'STRATA_METRICS_LISTEN', fc.metricsListen);
-  if (metricsListen !== undefined) cfg.metricsListen = parseListen(String(metricsListen), '--metrics-listen');
-  if (env.STRATA_ACCESS_KEY || env.STRATA_SECRET_KEY) {
-    if (!env.STRATA_ACCESS_KEY || !env.STRATA_SECRET_KEY) throw new Error('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
-    cfg.credentials = [{ accessKeyId: env.STRATA_ACCESS_KEY, secretAccessKey: env.STRATA_SECRET_KEY }];
-  } else if (fc.credentials) {
-    cfg.credentials = (Array.isArray(fc.credentials) ? fc.credentials : [fc.credentials]).map((c, i) => checkCredentials(c, `credentials[${i}]`));
-  }
-  return cfg;
+  if (problems.length) throw new OptionError(problems.join('\n'));
+  return cfg as ServerConfig;
 }
 
-/** A config-file credentials entry, checked field by field (throws Error naming `what`). */
-function checkCredentials(c: unknown, what: string): Credentials {
-  const e = c as Record<string, unknown>;
-  if (typeof e !== 'object' || e === null) throw new Error(`${what}: an object with accessKeyId and secretAccessKey`);
-  if (typeof e.accessKeyId !== 'string' || typeof e.secretAccessKey !== 'string') throw new Error(`${what}: accessKeyId and secretAccessKey must be strings`);
-  for (const f of ['admin', 'createBucket']) if (e[f] !== undefined && typeof e[f] !== 'boolean') throw new Error(`${what}.${f} must be true or false`);
-  if (e.name !== undefined && typeof e.name !== 'string') throw new Error(`${what}.name must be a string`);
-  const out: Credentials = { accessKeyId: e.accessKeyId, secretAccessKey: e.secretAccessKey };
-  if (e.admin !== undefined) out.admin = e.admin as boolean;
-  if (e.createBucket !== undefined) out.createBucket = e.createBucket as boolean;
-  if (e.name !== undefined) out.name = e.name as string;
-  return out;
-}
-
-/** `host:port`, `[v6]:port` or `:port` (127.0.0.1); throws Error naming `what`. */
-export function parseListen(v: string, what: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(v.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new Error(`${what} must be host:port (got ${JSON.stringify(v)})`);
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+/**
+ * Resolves the configuration from `args` (the words after `serve`) and `env`; see
+ * configFromArgs. Throws UsageError for unknown flags or stray arguments (and for --help /
+ * --version, which the command line handles before calling this).
+ */
+export function resolveConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
+  const parsed = parseArgs(args, { options: SERVER_OPTIONS as readonly OptionDef<never>[], positionals: SERVE_POSITIONALS });
+  if (parsed.help || parsed.version) throw new UsageError('--help and --version are answered by the strata command');
+  return configFromArgs(parsed, env);
 }

@@ -93,6 +93,9 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
     (s as Server).once('error', reject);
+    // `Expect: 100-continue` is answered once the request is authorized (expect-continue.ts),
+    // so a refused client never sends its body; Node would otherwise send 100 at once.
+    (s as Server).on('checkContinue', (req, res) => (s as Server).emit('request', req, res));
   });
   server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
   server.setTimeout(SOCKET_IDLE_MS);

@@ -62,22 +62,24 @@ export const MAX_KEY_NAME_BYTES = 128;
 /** Most grants one key may hold; bounds the record (and every auth lookup) to ~100 KiB. */
 export const MAX_GRANTS_PER_KEY = 1000;
 
-/** Access key ids: letters, digits, `.`, `_`, `-`, 3..128 chars (AWS ids are 16..128 alphanumerics). */
-const KEY_ID_RE = /^[A-Za-z0-9._-]{3,128}$/;
-/** Secret keys: printable ASCII without spaces, 8..256 chars (AWS secrets are 40). */
-const SECRET_RE = /^[\x21-\x7e]{8,256}$/;
+/** Access key ids: letters, digits, `.`, `_`, `~`, `+`, `-`, 3..128 chars (the config file's rule;
+ * AWS ids are 16..128 alphanumerics). None of them can break a SigV4 credential scope. */
+const KEY_ID_RE = /^[A-Za-z0-9._~+-]{3,128}$/;
+/** Secret keys: 1..256 printable ASCII characters, no space at either end (the config file's rule;
+ * AWS secrets are 40 characters, generated ones here too). */
+const SECRET_RE = /^[\x21-\x7e](?:[\x20-\x7e]{0,254}[\x21-\x7e])?$/;
 
 /** Throws KeyError 'InvalidKeyInput' unless `id` is an acceptable access key id. */
 export function checkKeyId(id: string): void {
   if (typeof id !== 'string' || !KEY_ID_RE.test(id)) {
-    throw new KeyError('InvalidKeyInput', `access key id must be 3-128 characters of A-Z a-z 0-9 . _ - (got ${JSON.stringify(String(id).slice(0, 140))})`);
+    throw new KeyError('InvalidKeyInput', `access key id must be 3-128 characters of A-Z a-z 0-9 . _ ~ + - (got ${JSON.stringify(String(id).slice(0, 140))})`);
   }
 }
 
 /** Throws KeyError 'InvalidKeyInput' unless `secret` is an acceptable secret key. */
 export function checkSecret(secret: string): void {
   if (typeof secret !== 'string' || !SECRET_RE.test(secret)) {
-    throw new KeyError('InvalidKeyInput', 'secret key must be 8-256 printable ASCII characters without spaces');
+    throw new KeyError('InvalidKeyInput', 'secret key must be 1-256 printable ASCII characters, without spaces at either end');
   }
 }
 

@@ -8,14 +8,17 @@
  * and an existing key answer alike) and `404 NoSuchBucket` for a bucket that does not
  * exist; that a copy (CopyObject, UploadPartCopy) from a bucket he cannot read is refused
  * even with write on the destination; that ListBuckets lists only the buckets a key may use
- * (all for the admin); that CreateBucket answers BucketAlreadyOwnedByYou to the owner,
- * BucketAlreadyExists to anyone else (the admin too), AccessDenied to a key without the
+ * (all for the admin); that CreateBucket of its own bucket answers the owner 200 changing
+ * nothing (S3 in us-east-1, the default region) or BucketAlreadyOwnedByYou (another region),
+ * and BucketAlreadyExists to anyone else (the admin too), AccessDenied to a key without the
  * capability; that owners are reported by key id and name; that grants made through the
  * admin API apply at once, and that the admin API refuses non-admin keys, presigned URLs
  * and unsigned bodies; that no secret appears in the repository's files; that a restart
  * with the wrong master key is refused and with the right one keeps every key; and that
  * /metrics on a separate listener works while the S3 port does not serve it.
  */
+import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -206,6 +209,52 @@ describe('operations follow the grant', () => {
   });
 });
 
+describe('Expect: 100-continue', () => {
+  /** Sends a signed PUT head with Expect: 100-continue; returns the first status line, then the final one after the body (if 100 came). */
+  async function put(creds: { accessKeyId: string; secretAccessKey: string }, bucket: string): Promise<string[]> {
+    const u = new URL(s.url);
+    const body = 'continued body';
+    const headers: Record<string, string> = { host: u.host, 'content-length': String(body.length), expect: '100-continue' };
+    const signed = signRequest(
+      { method: 'PUT', path: `/${bucket}/cont`, headers, payloadHash: createHash('sha256').update(body).digest('hex') },
+      { credentials: creds, region: 'us-east-1', service: 's3' }
+    );
+    const head = [`PUT ${signed.encodedPath} HTTP/1.1`, ...Object.entries({ ...headers, ...signed.headers }).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+    const sock = connect(Number(u.port), u.hostname);
+    let buf = '';
+    let sent = false;
+    return new Promise((resolve, reject) => {
+      const done = (codes: string[]) => {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(codes);
+      };
+      // A server that waits for the body before answering shows up as a timeout here.
+      const timer = setTimeout(() => done([...buf.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]!).concat('timeout')), 5000);
+      sock.on('error', reject);
+      sock.on('data', (d: Buffer) => {
+        buf += d.toString('latin1');
+        const codes = [...buf.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]!);
+        if (codes[0] === '100' && !sent) {
+          sent = true;
+          sock.write(body);
+        }
+        if ((codes.length === 1 && codes[0] !== '100') || codes.length >= 2) done(codes);
+      });
+      sock.write(`${head}\r\n\r\n`);
+    });
+  }
+
+  it('is answered only once the request is authorized', async () => {
+    await admin.send(new CreateBucketCommand({ Bucket: 'ac-continue' }));
+    expect(await put(BOB, 'ac-continue')).toEqual(['403']);
+    expect(await put(BOB, 'ac-continue-missing')).toEqual(['404']);
+    expect(await put({ ...BOB, secretAccessKey: 'wrong-secret-wrong-secret-0000' }, 'ac-continue')).toEqual(['403']);
+    expect(await put({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, 'ac-continue')).toEqual(['100', '200']);
+    expect((await bytesOf((await admin.send(new GetObjectCommand({ Bucket: 'ac-continue', Key: 'cont' }))).Body)).toString()).toBe('continued body');
+  });
+});
+
 describe('copies read their source with the caller\'s rights', () => {
   beforeAll(async () => {
     await admin.send(new CreateBucketCommand({ Bucket: 'ac-src' }));
@@ -238,8 +287,12 @@ describe('copies read their source with the caller\'s rights', () => {
 describe('buckets: listing, creation, ownership', () => {
   it('CreateBucket answers by owner and capability', async () => {
     await alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' }));
-    const again = await failure(alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' })));
-    expect([again.name, again.status]).toEqual(['BucketAlreadyOwnedByYou', 409]);
+    await alice.send(new PutObjectCommand({ Bucket: 'ac-alice', Key: 'kept', Body: 'kept' }));
+    // The owner again: 200 and nothing changes, as S3 answers in us-east-1 (the default region).
+    const again = await alice.send(new CreateBucketCommand({ Bucket: 'ac-alice' }));
+    expect(again.$metadata.httpStatusCode).toBe(200);
+    expect((await alice.send(new ListObjectsV2Command({ Bucket: 'ac-alice' }))).Contents?.map((c) => c.Key)).toEqual(['kept']);
+    await alice.send(new DeleteObjectCommand({ Bucket: 'ac-alice', Key: 'kept' }));
     const byAdmin = await failure(admin.send(new CreateBucketCommand({ Bucket: 'ac-alice' })));
     expect([byAdmin.name, byAdmin.status]).toEqual(['BucketAlreadyExists', 409]);
     const intoShared = await failure(alice.send(new CreateBucketCommand({ Bucket: BUCKET })));
@@ -249,6 +302,23 @@ describe('buckets: listing, creation, ownership', () => {
     await grant(BOB.accessKeyId, 'grant', { createBucket: true });
     await bob.send(new CreateBucketCommand({ Bucket: 'ac-bob-own' }));
     await grant(BOB.accessKeyId, 'revoke', { createBucket: true });
+  });
+
+  it('in another region the owner gets BucketAlreadyOwnedByYou, others BucketAlreadyExists', async () => {
+    const eu = await startServer({ host: '127.0.0.1', port: 0, data: 'memory:', log: 'off', region: 'eu-west-1', credentials: CREDENTIALS, masterKeyFile: `${s.dataDir}.master-key` });
+    const c = (creds: { accessKeyId: string; secretAccessKey: string }) => createS3Client(eu.url, wire, { credentials: creds, region: 'eu-west-1' });
+    const [a, b] = [c(ALICE), c({ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY })];
+    try {
+      await a.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } }));
+      const own = await failure(a.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } })));
+      expect([own.name, own.status]).toEqual(['BucketAlreadyOwnedByYou', 409]);
+      const other = await failure(b.send(new CreateBucketCommand({ Bucket: 'ac-eu', CreateBucketConfiguration: { LocationConstraint: 'eu-west-1' } })));
+      expect([other.name, other.status]).toEqual(['BucketAlreadyExists', 409]);
+    } finally {
+      a.destroy();
+      b.destroy();
+      await eu.close();
+    }
   });
 
   it('the owner may do everything in its bucket; others nothing until granted; the admin everything', async () => {
@@ -312,6 +382,28 @@ describe('the admin API', () => {
     expect(await bad('PUT', ['keys'])).toEqual([405, 'MethodNotAllowed']);
     expect(await bad('GET', ['nothing-here'])).toEqual([404, 'NoSuchRoute']);
     expect(await bad('DELETE', ['keys', ACCESS_KEY])).toEqual([409, 'LastAdmin']);
+  });
+
+  it('refuses hostile bodies: oversized, truncated, not UTF-8, deeply nested, not an object', async () => {
+    const send = async (body: Buffer) => {
+      const url = new URL('/_strata/admin/v1/keys', s.url);
+      const headers: Record<string, string> = { host: url.host, 'content-type': 'application/json' };
+      const signed = signRequest(
+        { method: 'POST', path: url.pathname, headers, payloadHash: createHash('sha256').update(body).digest('hex') },
+        { credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: 'us-east-1', service: 's3' }
+      );
+      const res = await fetch(url, { method: 'POST', headers: { ...headers, ...signed.headers }, body: new Uint8Array(body) });
+      return [res.status, ((await res.json()) as { error: { code: string } }).error.code];
+    };
+    const before = ((await adminRequest(adminApi(), 'GET', ['keys'])) as { keys: unknown[] }).keys.length;
+    expect(await send(Buffer.from(`{"name":"${'x'.repeat(70 * 1024)}"}`))).toEqual([400, 'MaxMessageLengthExceeded']);
+    expect(await send(Buffer.from('{"name":"trunc'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from(`${'['.repeat(30_000)}${']'.repeat(30_000)}`))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('"just a string"'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('{"__proto__":{"admin":true}}'))).toEqual([400, 'InvalidJson']);
+    expect(await send(Buffer.from('{"name":"a\\u0000b"}'))).toEqual([400, 'InvalidKeyInput']);
+    expect(((await adminRequest(adminApi(), 'GET', ['keys'])) as { keys: unknown[] }).keys).toHaveLength(before);
   });
 
   it('refuses unsigned bodies, presigned URLs and anonymous requests', async () => {

@@ -203,6 +203,27 @@ describe('anonymous access through canned ACLs', () => {
   });
 });
 
+describe('re-creating a bucket you own (200 in us-east-1)', () => {
+  it('applies the ACL the request names instead of ignoring it, under Block Public Access', async () => {
+    const b = await newBucket('recreate');
+    await main.send(new CreateBucketCommand({ Bucket: b, ACL: 'public-read' }));
+    expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(200);
+    // No ACL named: nothing changes.
+    await main.send(new CreateBucketCommand({ Bucket: b }));
+    expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(200);
+    await main.send(new CreateBucketCommand({ Bucket: b, ACL: 'private' }));
+    expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(403);
+    await main.send(new PutPublicAccessBlockCommand({ Bucket: b, PublicAccessBlockConfiguration: { BlockPublicAcls: true } }));
+    expect(await failure(main.send(new CreateBucketCommand({ Bucket: b, ACL: 'public-read' })))).toMatchObject({ name: 'AccessDenied', status: 403 });
+    expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(403);
+    // Another key's bucket is never re-created, ACL or not.
+    await main.send(new DeletePublicAccessBlockCommand({ Bucket: b }));
+    const e = await failure(alt.send(new CreateBucketCommand({ Bucket: b, ACL: 'public-read' })));
+    expect(['BucketAlreadyExists', 'AccessDenied']).toContain(e.name);
+    expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(403);
+  });
+});
+
 describe('bucket policies', () => {
   it('Principal "*" grants everyone read of a prefix; anonymous writes stay refused; Get returns the exact bytes', async () => {
     const b = await newBucket('pol');

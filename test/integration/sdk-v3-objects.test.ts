@@ -57,8 +57,9 @@ describe('buckets', () => {
   it('creates, lists, heads, locates and deletes buckets with S3 error codes', async () => {
     const name = 'sdk-buckets-life';
     await s3.send(new CreateBucketCommand({ Bucket: name }));
-    const again = await failure(s3.send(new CreateBucketCommand({ Bucket: name })));
-    expect(again).toMatchObject({ name: 'BucketAlreadyOwnedByYou', status: 409 });
+    // The owner re-creating its bucket: 200 and nothing changes, as S3 answers in us-east-1.
+    const again = await s3.send(new CreateBucketCommand({ Bucket: name }));
+    expect(again.$metadata.httpStatusCode).toBe(200);
 
     const list = await s3.send(new ListBucketsCommand({}));
     expect(list.Buckets?.map((b) => b.Name)).toContain(name);

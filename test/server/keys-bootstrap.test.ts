@@ -20,7 +20,8 @@ import { Store } from '../../src/store/store.js';
 import { KeyRegistry } from '../../src/store/keys-registry.js';
 import { createSealer } from '../../src/store/keys-seal.js';
 import { bootstrapKeys, CREDENTIALS_FILE } from '../../src/server/credentials.js';
-import { parseListen, resolveConfig } from '../../src/server/config.js';
+import { resolveConfig } from '../../src/server/config.js';
+import { parseListen } from '../../src/server/metrics-options.js';
 import { bearerToken, tokenMatches } from '../../src/server/internal-endpoints.js';
 
 const sealer = createSealer({ key: Buffer.alloc(32, 3), id: 'boot', source: 'test' });
@@ -60,7 +61,7 @@ describe('bootstrapKeys', () => {
   it('refuses malformed configured keys before storing anything', async () => {
     const reg = await registry();
     await expect(bootstrapKeys(reg, [{ accessKeyId: 'has space', secretAccessKey: 'long-enough-secret' }], undefined)).rejects.toThrow(/access key id/);
-    await expect(bootstrapKeys(reg, [{ accessKeyId: 'SHORTSECRET', secretAccessKey: 'short' }], undefined)).rejects.toThrow(/secret key/);
+    await expect(bootstrapKeys(reg, [{ accessKeyId: 'SPACEDSECRET', secretAccessKey: ' spaced ' }], undefined)).rejects.toThrow(/secret key/);
     const good = { accessKeyId: 'GOODKEY00001', secretAccessKey: 'good-secret-000001' };
     await expect(bootstrapKeys(reg, [good, { accessKeyId: 'BADNAME00002', secretAccessKey: 'long-enough-secret', name: '' }], undefined)).rejects.toThrow(/key name/);
     expect(reg.list()).toEqual([]);
@@ -118,15 +119,16 @@ describe('configuration of keys and metrics', () => {
   }
 
   it('reads credentials entries with admin, name and createBucket', () => {
-    const file = withFile({ credentials: [{ accessKeyId: 'A1', secretAccessKey: 's1', admin: false, name: 'n', createBucket: false }, { accessKeyId: 'A2', secretAccessKey: 's2' }] });
+    const file = withFile({ credentials: [{ accessKeyId: 'AK1', secretAccessKey: 's1', admin: false, name: 'n', createBucket: false }, { accessKeyId: 'AK2', secretAccessKey: 's2' }] });
     expect(resolveConfig(['--config', file], {}).credentials).toEqual([
-      { accessKeyId: 'A1', secretAccessKey: 's1', admin: false, name: 'n', createBucket: false },
-      { accessKeyId: 'A2', secretAccessKey: 's2' },
+      { accessKeyId: 'AK1', secretAccessKey: 's1', admin: false, name: 'n', createBucket: false },
+      { accessKeyId: 'AK2', secretAccessKey: 's2' },
     ]);
   });
 
   it('refuses malformed credentials entries', () => {
-    for (const bad of [[null], ['x'], [{ accessKeyId: 1, secretAccessKey: 's' }], [{ accessKeyId: 'a', secretAccessKey: 's', admin: 'false' }], [{ accessKeyId: 'a', secretAccessKey: 's', createBucket: 0 }], [{ accessKeyId: 'a', secretAccessKey: 's', name: [] }]]) {
+    const e = { accessKeyId: 'AKA', secretAccessKey: 's' };
+    for (const bad of [[null], ['x'], [{ ...e, accessKeyId: 1 }], [{ ...e, admin: 'false' }], [{ ...e, createBucket: 0 }], [{ ...e, name: [] }], [{ ...e, name: '' }], [{ ...e, name: 'x'.repeat(129) }], [{ ...e, name: 'a\nb' }], [{ ...e, extra: 1 }]]) {
       expect(() => resolveConfig(['--config', withFile({ credentials: bad })], {}), JSON.stringify(bad)).toThrow(/credentials\[0\]/);
     }
   });
@@ -136,6 +138,8 @@ describe('configuration of keys and metrics', () => {
     expect(resolveConfig([], { STRATA_METRICS_TOKEN: 'y'.repeat(256) }).metricsToken).toBe('y'.repeat(256));
     for (const bad of ['short', 'x'.repeat(257), 'has space in it 0123', 'tab\tin-the-token-00', 'ünïcödé-token-000000']) {
       expect(() => resolveConfig(['--metrics-token', bad], {}), bad).toThrow(/metrics-token/);
+      // The refused value is a secret: never echoed.
+      expect(() => resolveConfig(['--metrics-token', bad], {})).not.toThrow(bad.slice(0, 10));
     }
   });
 
@@ -145,8 +149,9 @@ describe('configuration of keys and metrics', () => {
     expect(parseListen('[::1]:0', 'x')).toEqual({ host: '::1', port: 0 });
     expect(parseListen('metrics.local:65535', 'x')).toEqual({ host: 'metrics.local', port: 65535 });
     expect(resolveConfig(['--metrics-listen', '0.0.0.0:9464'], {}).metricsListen).toEqual({ host: '0.0.0.0', port: 9464 });
+    expect(() => resolveConfig(['--metrics-listen', 'nope'], {})).toThrow(/--metrics-listen/);
     for (const bad of ['9090', 'host:', 'host:65536', 'host:-1', '::1:80', 'a:b:c', 'host:80x', '[::1]', '']) {
-      expect(() => parseListen(bad, '--metrics-listen'), bad).toThrow(/--metrics-listen must be host:port/);
+      expect(() => parseListen(bad, '--metrics-listen'), bad).toThrow(/--metrics-listen: must be host:port/);
     }
   });
 });

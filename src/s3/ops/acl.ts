@@ -80,14 +80,22 @@ export async function handleGetBucketAcl(r: RequestContext, e: Op<'GetBucketAcl'
   sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(s.acl, 'bucket', owner.id, owner.id))));
 }
 
+/**
+ * Sets the canned ACL of existing `bucket` (the bucket-owner-* ACLs concern objects: on a
+ * bucket they are private, as in S3). Throws S3Error `AccessDenied` when the bucket's
+ * BlockPublicAcls refuses a public ACL, NoSuchBucket.
+ */
+export async function setBucketAcl(r: RequestContext, bucket: string, acl: CannedAcl): Promise<void> {
+  const s = settingsOf(r, bucket);
+  if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
+  const stored = acl === 'bucket-owner-read' || acl === 'bucket-owner-full-control' ? 'private' : acl;
+  await r.store.putBucketConfig(bucket, ACL_CONFIG, encodeBucketAcl(stored));
+}
+
 export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   const owner = ownerInfoOf(r, s.owner).id;
-  let acl = await aclOfRequest(r, 'bucket', owner, owner);
-  if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
-  // The bucket-owner-* ACLs concern objects; on a bucket they are private (as in S3).
-  if (acl === 'bucket-owner-read' || acl === 'bucket-owner-full-control') acl = 'private';
-  await r.store.putBucketConfig(e.bucket, ACL_CONFIG, encodeBucketAcl(acl));
+  await setBucketAcl(r, e.bucket, await aclOfRequest(r, 'bucket', owner, owner));
   sendEmpty(r, 200);
 }
 

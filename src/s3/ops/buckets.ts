@@ -19,9 +19,11 @@ import {
 import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
 import { keyOf, keySeesBucket } from '../authz/grants.js';
+import { isStoreError } from '../../store/errors.js';
 import { requestedAcl } from '../authz/acl.js';
 import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/subresources.js';
 import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
+import { setBucketAcl } from './acl.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -51,7 +53,17 @@ export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'
   // The creating key owns the bucket; it and the ACL are recorded in the creating commit
   // (bucket-owner-* mean private on a bucket).
   const stored = acl === undefined || acl.startsWith('bucket-owner-') ? null : encodeBucketAcl(acl);
-  await r.store.createBucket(e.bucket, r.auth?.accessKeyId ?? undefined, stored ? [[ACL_CONFIG, stored]] : []);
+  try {
+    await r.store.createBucket(e.bucket, r.auth?.accessKeyId ?? undefined, stored ? [[ACL_CONFIG, stored]] : []);
+  } catch (err) {
+    // Re-creating a bucket you own: S3 in us-east-1 (the region Strata reports unless
+    // --region names another) answers 200 and changes nothing; every other region answers
+    // 409 BucketAlreadyOwnedByYou. Another owner's bucket is always BucketAlreadyExists.
+    if (!(isStoreError(err, 'BucketAlreadyOwnedByYou') && regionOf(r) === 'us-east-1')) throw err;
+    // ...except an ACL the request names: applied (S3 resets a re-created bucket's ACL),
+    // never ignored, under the bucket's Block Public Access.
+    if (acl !== undefined) await setBucketAcl(r, e.bucket, acl);
+  }
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }
 
