@@ -146,8 +146,8 @@ export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject
   let allowed = rights.granted;
   if (!allowed) allowed = decisions.every((v) => v === 'allow') && d.policyAllowCounts();
   // An ACL grants the operation itself; setting the new object's own ACL or tags comes with
-  // writing it (the writer owns what it writes).
-  if (!allowed && rule.acl) allowed = decisions.slice(1).every((v) => v !== 'deny') && (await d.aclAllows(rule.acl.on, rule.acl.permission));
+  // writing it (the writer owns what it writes). Denies were refused above.
+  if (!allowed && rule.acl) allowed = await d.aclAllows(rule.acl.on, rule.acl.permission);
   if ((e.op === 'GetObject' || e.op === 'HeadObject') && !rights.granted && (await d.object()) === null) {
     // Missing key: 404 to whom may list the bucket, 403 to everyone else.
     if (await d.mayList(e.key)) return;
