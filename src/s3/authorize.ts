@@ -13,8 +13,8 @@
  *   ACL gives everyone.
  *
  * What a refusal reveals matches S3: a bucket that does not exist is `404 NoSuchBucket` for
- * every authenticated caller (S3 answers so; bucket names are one global namespace, which
- * CreateBucket reveals anyway) and 403 for anonymous ones; an existing bucket the key may not
+ * every caller, anonymous ones included (S3 answers so; bucket names are one global
+ * namespace, which CreateBucket reveals anyway); an existing bucket the key may not
  * use is `403 AccessDenied` whatever the object key, and a GET/HEAD of a missing key is 404
  * only to whom may list the bucket. Copy sources (CopyObject, UploadPartCopy) are authorized
  * again as a GetObject of the source, so a key cannot copy out of a bucket it cannot read.
@@ -33,11 +33,20 @@ export type Principal = string | null;
 
 /**
  * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise, or
- * `NoSuchBucket` when the bucket the operation needs does not exist and a key asks. Reads
+ * `NoSuchBucket` when the bucket the operation needs does not exist. Reads
  * server state only (keys, bucket owners and settings, and the stored object when a policy
  * condition or an object ACL needs it); changes nothing.
  */
 export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal): Promise<void> {
+  return authorize(r, e, principal, 'x-amz-expected-bucket-owner');
+}
+
+/**
+ * {@link authorizeEndpoint}, where `expectedOwner` names the header that states who must own
+ * the bucket (`x-amz-expected-bucket-owner`; for a copy's source
+ * `x-amz-source-expected-bucket-owner`): a bucket owned by anyone else is 403, as in S3.
+ */
+async function authorize(r: RequestContext, e: Endpoint, principal: Principal, expectedOwner: string): Promise<void> {
   const need = NEEDS[e.op];
   if (need === 'public') return;
   const key = keyOf(r.deps, principal);
@@ -55,16 +64,15 @@ export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principa
       throw new S3Error('AccessDenied');
   }
   if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
-  if (!r.store.repo.state.buckets.has(e.bucket)) {
-    if (key) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
-    throw new S3Error('AccessDenied');
-  }
+  if (!r.store.repo.state.buckets.has(e.bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
+  const expected = r.headers[expectedOwner];
+  if (expected !== undefined && bucketOwner(r.deps, e.bucket) !== expected.trim()) throw new S3Error('AccessDenied');
   await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, {
     granted: !!key && keyAllows(r.deps, key, need, e.bucket),
     ownerOrAdmin: !!key && (key.admin || bucketOwner(r.deps, e.bucket) === key.id),
   });
   if (e.op === 'CopyObject' || e.op === 'UploadPartCopy') {
-    await authorizeEndpoint(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal);
+    await authorize(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal, 'x-amz-source-expected-bucket-owner');
   }
 }
 

@@ -16,6 +16,7 @@ import {
   CopyObjectCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteBucketCommand,
   CompleteMultipartUploadCommand,
   DeleteBucketPolicyCommand,
   DeleteObjectsCommand,
@@ -200,6 +201,33 @@ describe('anonymous access through canned ACLs', () => {
     );
     expect(e).toMatchObject({ name: 'NotImplemented', status: 501 });
     expect((await anon('GET', `/${b}?list-type=2`)).status).toBe(200);
+  });
+});
+
+describe('bucket owner checks and missing buckets', () => {
+  it('x-amz-expected-bucket-owner and x-amz-source-expected-bucket-owner: another owner is 403, nothing written', async () => {
+    const b = await newBucket('expect', 'public-read-write');
+    await main.send(new PutObjectCommand({ Bucket: b, Key: 'src', Body: 's', ExpectedBucketOwner: MAIN.accessKeyId }));
+    expect(await failure(main.send(new PutObjectCommand({ Bucket: b, Key: 'nope', Body: 'x', ExpectedBucketOwner: ALT.accessKeyId })))).toMatchObject({ name: 'AccessDenied', status: 403 });
+    expect(await exists(b, 'nope')).toBe(false);
+    expect(await failure(main.send(new ListObjectsV2Command({ Bucket: b, ExpectedBucketOwner: 'someone-else' })))).toMatchObject({ status: 403 });
+    expect((await anon('GET', `/${b}?list-type=2`, { headers: { 'x-amz-expected-bucket-owner': 'someone-else' } })).status).toBe(403);
+    expect((await anon('GET', `/${b}?list-type=2`, { headers: { 'x-amz-expected-bucket-owner': MAIN.accessKeyId } })).status).toBe(200);
+    const copy = (owner: string) => main.send(new CopyObjectCommand({ Bucket: b, Key: 'copied', CopySource: `${b}/src`, ExpectedSourceBucketOwner: owner, ExpectedBucketOwner: MAIN.accessKeyId }));
+    expect(await failure(copy(ALT.accessKeyId))).toMatchObject({ name: 'AccessDenied', status: 403 });
+    expect(await exists(b, 'copied')).toBe(false);
+    await copy(MAIN.accessKeyId);
+    expect(await exists(b, 'copied')).toBe(true);
+  });
+
+  it('a bucket that does not exist (any more) is 404 NoSuchBucket to anonymous requests too, as S3 answers', async () => {
+    const b = await newBucket('gone', 'public-read');
+    await main.send(new DeleteBucketCommand({ Bucket: b }));
+    for (const [method, path] of [['GET', `/${b}/foo`], ['DELETE', `/${b}/foo`], ['GET', `/${b}?list-type=2`]] as const) {
+      const res = await anon(method, path);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(await res.text()).toContain('<Code>NoSuchBucket</Code>');
+    }
   });
 });
 
