@@ -91,6 +91,12 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return policy.handlePutPublicAccessBlock(r, e);
     case 'DeletePublicAccessBlock':
       return policy.handleDeletePublicAccessBlock(r, e);
+    case 'GetBucketOwnershipControls':
+      return acl.handleGetBucketOwnershipControls(r, e);
+    case 'PutBucketOwnershipControls':
+      return acl.handlePutBucketOwnershipControls(r, e);
+    case 'DeleteBucketOwnershipControls':
+      return acl.handleDeleteBucketOwnershipControls(r, e);
     case 'CorsPreflight':
       return handlePreflight(r, e.bucket);
     default: {

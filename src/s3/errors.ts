@@ -11,6 +11,7 @@ import { replaceUnsafeXmlChars, escapeXmlText } from './xml/escape.js';
 
 /** Every error code Strata emits, with its HTTP status and S3's default message. */
 export const CODE_STATUS = {
+  AccessControlListNotSupported: [400, 'The bucket does not allow ACLs'],
   AccessDenied: [403, 'Access Denied'],
   AccessForbidden: [403, 'CORSResponse: This CORS request is not allowed.'],
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
@@ -46,6 +47,10 @@ export const CODE_STATUS = {
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS Access Key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
+  InvalidBucketAclWithObjectOwnership: [
+    400,
+    "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
+  ],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidBucketState: [409, 'The request is not valid with the current state of the bucket.'],
   InvalidDigest: [400, 'The Content-MD5 you specified is not valid.'],
@@ -104,6 +109,7 @@ export const CODE_STATUS = {
     404,
     'Object Lock configuration does not exist for this bucket',
   ],
+  OwnershipControlsNotFoundError: [404, 'The bucket ownership controls were not found'],
   OperationAborted: [
     409,
     'A conflicting conditional operation is currently in progress against this resource. Try again.',

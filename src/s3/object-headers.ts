@@ -11,7 +11,8 @@ import type { RequestContext } from './context.js';
 import { validateTags } from './xml/index.js';
 import type { ResponseOverrides } from './router/endpoint.js';
 import { S3Error } from './errors.js';
-import { isCannedAcl, requestedAcl } from './authz/acl.js';
+import { requestedAcl } from './authz/acl.js';
+import { checkAclAllowed } from './authz/acl-ownership.js';
 import { objectAccessFor } from './authz/acl-object.js';
 import { bucketSettings } from './authz/policy-settings.js';
 import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
@@ -89,14 +90,17 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
 
 /**
  * {@link metadataFromHeaders} for request `r` writing into `bucket`: the object is owned by
- * the requesting key (recorded only when that is not the bucket owner) with the requested
- * canned ACL. Same errors.
+ * the requesting key (recorded only when that is not the bucket owner; the bucket's Object
+ * Ownership may give it to the bucket owner) with the requested canned ACL. Same errors, and
+ * `AccessControlListNotSupported` for an ACL on a bucket with ACLs disabled.
  */
 export function metadataFromRequest(r: RequestContext, bucket: string): ObjectMetadata {
   const meta = metadataFromHeaders(r.headers);
   const principal = r.auth?.accessKeyId ?? null;
-  const acl = meta.access?.acl;
-  const access = objectAccessFor(principal, bucketSettings(r.store, bucket)?.owner, acl !== undefined && isCannedAcl(acl) ? acl : undefined);
+  const acl = requestedAcl(r.headers);
+  const settings = bucketSettings(r.store, bucket);
+  checkAclAllowed(settings?.ownership, acl, 'object');
+  const access = objectAccessFor(principal, settings?.owner, acl, settings?.ownership);
   if (access) meta.access = access;
   else delete meta.access;
   return meta;

@@ -70,7 +70,7 @@ function methodNotAllowed(method: string, resourceType: 'BUCKET' | 'OBJECT'): S3
   return new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: resourceType });
 }
 
-/** Access-control sub-resources of a bucket (acl, policy, policyStatus, publicAccessBlock). */
+/** Access-control sub-resources of a bucket (acl, policy, policyStatus, ownershipControls, publicAccessBlock). */
 function routeBucketAccess(method: string, bucket: string, q: QueryParams): Endpoint | undefined {
   if (q.has('acl')) {
     if (method === 'GET') return { op: 'GetBucketAcl', bucket };
@@ -85,6 +85,11 @@ function routeBucketAccess(method: string, bucket: string, q: QueryParams): Endp
     if (method === 'GET') return { op: 'GetBucketPolicy', bucket };
     if (method === 'PUT') return { op: 'PutBucketPolicy', bucket };
     return { op: 'DeleteBucketPolicy', bucket };
+  }
+  if (q.has('ownershipControls')) {
+    if (method === 'GET') return { op: 'GetBucketOwnershipControls', bucket };
+    if (method === 'PUT') return { op: 'PutBucketOwnershipControls', bucket };
+    return { op: 'DeleteBucketOwnershipControls', bucket };
   }
   if (q.has('publicAccessBlock')) {
     if (method === 'GET') return { op: 'GetPublicAccessBlock', bucket };

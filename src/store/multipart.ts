@@ -13,7 +13,7 @@ import { SEGMENT_SIZE, newId } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { currentVersion, makeVersion, type ObjectMetadata } from './objects-write.js';
 import { decodePart, decodeUpload, encodePart, encodeUpload, type PartRecord, type UploadRecord } from './uploads.js';
-import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion, type PartInfo } from './records.js';
+import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectAccess, type ObjectVersion, type PartInfo } from './records.js';
 import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
@@ -236,6 +236,8 @@ export interface ListedUpload {
   key: string;
   uploadId: string;
   initiated: number;
+  /** Owner and ACL the completed object will have (the initiator, when not the bucket owner). */
+  access?: ObjectAccess;
 }
 
 /** Uploads in progress in `bucket`, by key then initiation time (S3 order). */
@@ -251,7 +253,7 @@ export function listMultipartUploads(
   for (const u of repo.state.uploads.values()) {
     if (u.bucket !== bucket) continue;
     const r = decodeUpload(u.record);
-    if (r.key.startsWith(prefix)) all.push({ key: r.key, uploadId: u.uploadId, initiated: r.initiated });
+    if (r.key.startsWith(prefix)) all.push({ key: r.key, uploadId: u.uploadId, initiated: r.initiated, ...(r.access ? { access: r.access } : {}) });
   }
   all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.initiated - b.initiated || (a.uploadId < b.uploadId ? -1 : 1)));
   const afterMarker = all.filter((u) => {

@@ -209,6 +209,12 @@ describe('malformed XML bodies', () => {
       after: async () => expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { publicAccessBlock: '' } }), 404, 'NoSuchPublicAccessBlockConfiguration'),
     },
     {
+      name: 'PutBucketOwnershipControls',
+      valid: '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>',
+      make: (body) => ({ method: 'PUT', path: `/${BUCKET}`, query: { ownershipControls: '' }, body }),
+      after: async () => expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { ownershipControls: '' } }), 404, 'OwnershipControlsNotFoundError'),
+    },
+    {
       name: 'CreateBucket',
       valid: '<CreateBucketConfiguration><LocationConstraint>us-east-1</LocationConstraint></CreateBucketConfiguration>',
       make: (body) => ({ method: 'PUT', path: '/bad-input-new', body }),
@@ -859,12 +865,13 @@ describe('headers and documents asking for what Strata does not do (issue 8, sec
     for (const key of ['acl-exec', 'acl-bogus', 'acl-both']) await expectAbsent(BUCKET, key);
   });
 
-  it('CreateBucket asking for Object Lock or ownership controls -> 501, no bucket', async () => {
-    const asks: Record<string, string>[] = [{ 'x-amz-bucket-object-lock-enabled': 'true' }, { 'x-amz-bucket-object-lock-enabled': 'TRUE' }, { 'x-amz-object-ownership': 'BucketOwnerEnforced' }];
-    for (const headers of asks) {
+  it('CreateBucket asking for Object Lock -> 501, an unknown Object Ownership -> 400, no bucket', async () => {
+    for (const headers of [{ 'x-amz-bucket-object-lock-enabled': 'true' }, { 'x-amz-bucket-object-lock-enabled': 'TRUE' }]) {
       expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers }), 501, 'NotImplemented');
       expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
     }
+    expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers: { 'x-amz-object-ownership': 'Nobody' } }), 400, 'InvalidArgument');
+    expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
   });
 
   it('hostile bucket policies -> 400 MalformedPolicy, none stored', async () => {

@@ -17,6 +17,10 @@ import {
   CreateBucketCommand,
   CreateMultipartUploadCommand,
   DeleteBucketCommand,
+  DeleteBucketOwnershipControlsCommand,
+  GetBucketOwnershipControlsCommand,
+  ListPartsCommand,
+  PutBucketOwnershipControlsCommand,
   CompleteMultipartUploadCommand,
   DeleteBucketPolicyCommand,
   DeleteObjectsCommand,
@@ -231,6 +235,68 @@ describe('bucket owner checks and missing buckets', () => {
   });
 });
 
+describe('Object Ownership', () => {
+  const openPolicy = (b: string) => policyOf([{ Effect: 'Allow', Principal: '*', Action: ['s3:PutObject', 's3:GetObject*', 's3:PutObjectAcl', 's3:ListBucketMultipartUploads', 's3:ListMultipartUploadParts'], Resource: [`arn:aws:s3:::${b}`, `arn:aws:s3:::${b}/*`] }]);
+  const ownerOfObject = async (b: string, k: string) => (await main.send(new GetObjectAclCommand({ Bucket: b, Key: k }))).Owner?.ID;
+
+  it('BucketOwnerEnforced: ACLs disabled (400 to set one, ignored for access), every object the bucket owner\'s', async () => {
+    const b = await newBucket('enforced');
+    await main.send(new PutObjectCommand({ Bucket: b, Key: 'was-public', Body: 'p', ACL: 'public-read' }));
+    expect(await failure(main.send(new GetBucketOwnershipControlsCommand({ Bucket: b })))).toMatchObject({ name: 'OwnershipControlsNotFoundError', status: 404 });
+    await main.send(new PutBucketOwnershipControlsCommand({ Bucket: b, OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } }));
+    expect((await main.send(new GetBucketOwnershipControlsCommand({ Bucket: b }))).OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+    // The old public-read ACL grants nothing any more.
+    expect((await anon('GET', `/${b}/was-public`)).status).toBe(403);
+    await main.send(new PutBucketPolicyCommand({ Bucket: b, Policy: openPolicy(b) }));
+    await alt.send(new PutObjectCommand({ Bucket: b, Key: 'from-alt', Body: 'a' }));
+    await alt.send(new PutObjectCommand({ Bucket: b, Key: 'from-alt-bocf', Body: 'a', ACL: 'bucket-owner-full-control' }));
+    expect(await ownerOfObject(b, 'from-alt')).toBe(MAIN.accessKeyId);
+    expect(await ownerOfObject(b, 'from-alt-bocf')).toBe(MAIN.accessKeyId);
+    for (const acl of ['private', 'public-read'] as const) {
+      expect(await failure(alt.send(new PutObjectCommand({ Bucket: b, Key: `acl-${acl}`, Body: 'x', ACL: acl })))).toMatchObject({ name: 'AccessControlListNotSupported', status: 400 });
+      expect(await exists(b, `acl-${acl}`)).toBe(false);
+    }
+    expect(await failure(main.send(new PutBucketAclCommand({ Bucket: b, ACL: 'private' })))).toMatchObject({ name: 'AccessControlListNotSupported', status: 400 });
+    expect(await failure(main.send(new PutObjectAclCommand({ Bucket: b, Key: 'from-alt', ACL: 'private' })))).toMatchObject({ name: 'AccessControlListNotSupported' });
+    const up = await alt.send(new CreateMultipartUploadCommand({ Bucket: b, Key: 'mp' }));
+    expect((await alt.send(new ListPartsCommand({ Bucket: b, Key: 'mp', UploadId: up.UploadId }))).Owner?.ID).toBe(MAIN.accessKeyId);
+    // Deleting the controls brings back the writer's ownership model and the old ACLs.
+    await main.send(new DeleteBucketOwnershipControlsCommand({ Bucket: b }));
+    expect((await anon('GET', `/${b}/was-public`)).status).toBe(200);
+  });
+
+  it('BucketOwnerPreferred: bucket-owner-full-control hands the object to the bucket owner; ObjectWriter keeps it the writer\'s', async () => {
+    for (const [rule, bocfOwner] of [['BucketOwnerPreferred', MAIN.accessKeyId], ['ObjectWriter', ALT.accessKeyId]] as const) {
+      const b = await newBucket('preferred');
+      await main.send(new PutBucketOwnershipControlsCommand({ Bucket: b, OwnershipControls: { Rules: [{ ObjectOwnership: rule }] } }));
+      await main.send(new PutBucketPolicyCommand({ Bucket: b, Policy: openPolicy(b) }));
+      await alt.send(new PutObjectCommand({ Bucket: b, Key: 'plain', Body: 'a' }));
+      await alt.send(new PutObjectCommand({ Bucket: b, Key: 'bocf', Body: 'a', ACL: 'bucket-owner-full-control' }));
+      await alt.send(new CopyObjectCommand({ Bucket: b, Key: 'copy-bocf', CopySource: `${b}/plain`, ACL: 'bucket-owner-full-control' }));
+      expect(await ownerOfObject(b, 'plain'), rule).toBe(ALT.accessKeyId);
+      expect(await ownerOfObject(b, 'bocf'), rule).toBe(bocfOwner);
+      expect(await ownerOfObject(b, 'copy-bocf'), rule).toBe(bocfOwner);
+      const up = await alt.send(new CreateMultipartUploadCommand({ Bucket: b, Key: 'mp', ACL: 'bucket-owner-full-control' }));
+      expect((await alt.send(new ListPartsCommand({ Bucket: b, Key: 'mp', UploadId: up.UploadId }))).Owner?.ID, rule).toBe(bocfOwner);
+      const listed = await main.send(new ListMultipartUploadsCommand({ Bucket: b }));
+      expect(listed.Uploads?.[0]?.Owner?.ID, rule).toBe(bocfOwner);
+    }
+  });
+
+  it('BucketOwnerEnforced needs a private bucket ACL (400 InvalidBucketAclWithObjectOwnership), also at creation', async () => {
+    const b = await newBucket('needs-private', 'public-read');
+    expect(await failure(main.send(new PutBucketOwnershipControlsCommand({ Bucket: b, OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] } })))).toMatchObject({
+      name: 'InvalidBucketAclWithObjectOwnership',
+      status: 400,
+    });
+    expect(await failure(main.send(new GetBucketOwnershipControlsCommand({ Bucket: b })))).toMatchObject({ status: 404 });
+    expect(await failure(main.send(new CreateBucketCommand({ Bucket: 'enforced-public', ACL: 'public-read', ObjectOwnership: 'BucketOwnerEnforced' })))).toMatchObject({ name: 'InvalidBucketAclWithObjectOwnership' });
+    expect(await bucketExists('enforced-public')).toBe(false);
+    await main.send(new CreateBucketCommand({ Bucket: 'enforced-new', ObjectOwnership: 'BucketOwnerEnforced' }));
+    expect((await main.send(new GetBucketOwnershipControlsCommand({ Bucket: 'enforced-new' }))).OwnershipControls?.Rules?.[0]?.ObjectOwnership).toBe('BucketOwnerEnforced');
+  });
+});
+
 describe('re-creating a bucket you own (200 in us-east-1)', () => {
   it('applies the ACL the request names instead of ignoring it, under Block Public Access', async () => {
     const b = await newBucket('recreate');
@@ -442,8 +508,6 @@ describe('requests asking for what is not implemented are refused before anythin
     expect((await main.send(new ListMultipartUploadsCommand({ Bucket: b }))).Uploads ?? []).toEqual([]);
     expect(await failure(main.send(new CreateBucketCommand({ Bucket: 'locked-bucket', ObjectLockEnabledForBucket: true })))).toMatchObject({ name: 'NotImplemented', status: 501 });
     expect(await bucketExists('locked-bucket')).toBe(false);
-    expect(await failure(main.send(new CreateBucketCommand({ Bucket: 'enforced-bucket', ObjectOwnership: 'BucketOwnerEnforced' })))).toMatchObject({ status: 501 });
-    expect(await bucketExists('enforced-bucket')).toBe(false);
     // "false" asks for nothing.
     await main.send(new CreateBucketCommand({ Bucket: 'unlocked-bucket', ObjectLockEnabledForBucket: false }));
     expect(await bucketExists('unlocked-bucket')).toBe(true);

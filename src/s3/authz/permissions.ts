@@ -63,6 +63,9 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   GetPublicAccessBlock: 'owner',
   PutPublicAccessBlock: 'owner',
   DeletePublicAccessBlock: 'owner',
+  GetBucketOwnershipControls: 'owner',
+  PutBucketOwnershipControls: 'owner',
+  DeleteBucketOwnershipControls: 'owner',
 };
 
 /** Whether `need` is satisfied per bucket (by the owner, a grant, or an admin key). */

@@ -26,7 +26,7 @@ import { objectAcl, objectOwner } from './acl-object.js';
 import { ACCESS_RULES, extraActions, OWNER_ALWAYS, type AclPermission } from './policy-actions.js';
 import { conditionContext } from './policy-context.js';
 import { evaluatePolicy, type PolicyDecision } from './policy-evaluate.js';
-import { bucketSettings, type BucketSettings } from './policy-settings.js';
+import { aclsDisabled, bucketSettings, type BucketSettings } from './policy-settings.js';
 import { blockedBy } from './public-access.js';
 
 /** What the requesting key holds on the bucket, decided by the key grants (authorize.ts). */
@@ -95,6 +95,8 @@ class Decision {
   }
 
   async aclAllows(on: 'bucket' | 'object', permission: AclPermission): Promise<boolean> {
+    // BucketOwnerEnforced: ACLs no longer affect permissions.
+    if (aclsDisabled(this.s)) return false;
     const ignore = this.s.block.ignorePublicAcls;
     if (on === 'bucket') return aclAllows(this.s.acl, 'bucket', permission, this.principal, this.s.owner, this.s.owner, ignore);
     const v = await this.object();
@@ -130,7 +132,7 @@ export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject
   if (rule.scope === 'perKey') {
     // DeleteObjects: each key is authorized as a DeleteObject by the handler. Refused as a
     // whole when nothing could allow any key: no rights, no policy, no ACL giving WRITE.
-    const acl = aclAllows(settings.acl, 'bucket', 'WRITE', principal, settings.owner, settings.owner, settings.block.ignorePublicAcls);
+    const acl = !aclsDisabled(settings) && aclAllows(settings.acl, 'bucket', 'WRITE', principal, settings.owner, settings.owner, settings.block.ignorePublicAcls);
     if (rights.granted || settings.policy || acl) return;
     throw denied();
   }

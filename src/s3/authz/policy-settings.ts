@@ -8,6 +8,7 @@
  * - `policy`: the policy document exactly as the client sent it (GetBucketPolicy returns
  *   those bytes); compiled once per stored value (a WeakMap keyed by the value's bytes);
  * - `public-access-block`: public-access.ts;
+ * - `ownership`: the Object Ownership setting (acl-ownership.ts);
  * - the owner: the access key that created the bucket (store/keys.ts).
  *
  * Fail closed: an ACL name this version does not know reads as private; a stored policy this
@@ -20,6 +21,7 @@ import { isStoreError } from '../../store/errors.js';
 import { isCannedAcl, type CannedAcl } from './acl.js';
 import { parseBucketPolicy, type BucketPolicy } from './policy-parse.js';
 import { isPolicyPublic } from './policy-evaluate.js';
+import { decodeOwnership, OWNERSHIP_CONFIG, type ObjectOwnership } from './acl-ownership.js';
 import { decodePublicAccessBlock, NO_PUBLIC_ACCESS_BLOCK, PUBLIC_ACCESS_CONFIG, type PublicAccessBlock } from './public-access.js';
 
 export const ACL_CONFIG = 'acl';
@@ -35,6 +37,8 @@ export interface BucketSettings {
   block: PublicAccessBlock;
   /** Whether a PublicAccessBlock configuration exists at all (Get answers 404 otherwise). */
   hasBlock: boolean;
+  /** Object Ownership controls, when set (none: objects belong to their writers). */
+  ownership?: ObjectOwnership;
 }
 
 const compiled = new WeakMap<Uint8Array, LoadedPolicy>();
@@ -72,14 +76,20 @@ export function bucketSettings(store: Store, bucket: string): BucketSettings | u
   const aclName = aclRaw ? utf8.decode(aclRaw) : 'private';
   const policyRaw = config(store, bucket, POLICY_CONFIG);
   const blockRaw = config(store, bucket, PUBLIC_ACCESS_CONFIG);
-  return {
+  const ownershipRaw = config(store, bucket, OWNERSHIP_CONFIG);
+  const settings: BucketSettings = {
     owner: store.bucketOwner(bucket),
     acl: isCannedAcl(aclName) ? aclName : 'private',
     policy: policyRaw ? loadPolicy(policyRaw, bucket) : undefined,
     block: blockRaw ? decodePublicAccessBlock(blockRaw) : NO_PUBLIC_ACCESS_BLOCK,
     hasBlock: !!blockRaw,
   };
+  if (ownershipRaw) settings.ownership = decodeOwnership(ownershipRaw);
+  return settings;
 }
+
+/** Whether ACLs are disabled on the bucket (BucketOwnerEnforced): they then grant nothing. */
+export const aclsDisabled = (s: Pick<BucketSettings, 'ownership'>): boolean => s.ownership === 'BucketOwnerEnforced';
 
 /** The stored form of a canned ACL (`private` is stored as nothing). */
 export function encodeBucketAcl(acl: CannedAcl): Uint8Array | null {

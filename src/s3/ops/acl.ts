@@ -1,5 +1,6 @@
 /**
- * @module ACL operations: Get/PutBucketAcl and Get/PutObjectAcl.
+ * @module ACL operations: Get/PutBucketAcl, Get/PutObjectAcl and the bucket's Object
+ * Ownership controls (Get/Put/DeleteBucketOwnershipControls).
  *
  * Only canned ACLs exist in Strata. PUT takes either an `x-amz-acl` header or an
  * AccessControlPolicy document that says exactly what one canned ACL says (what a client
@@ -17,7 +18,15 @@ import { S3Error } from '../errors.js';
 import { ownerInfo, ownerOf } from '../owner.js';
 import { cannedFromGrants, cannedGrants, isPublicAcl, requestedAcl, type CannedAcl } from '../authz/acl.js';
 import { objectAcl, objectOwner } from '../authz/acl-object.js';
-import { ACL_CONFIG, bucketSettings, encodeBucketAcl, type BucketSettings } from '../authz/policy-settings.js';
+import { ACL_CONFIG, aclsDisabled, bucketSettings, encodeBucketAcl, type BucketSettings } from '../authz/policy-settings.js';
+import {
+  aclNotSupported,
+  encodeOwnership,
+  OWNERSHIP_CONFIG,
+  parseOwnershipControls,
+  renderOwnershipControls,
+  type ObjectOwnership,
+} from '../authz/acl-ownership.js';
 import { blockedBy } from '../authz/public-access.js';
 import type { OwnerInfo } from '../xml/owner.js';
 
@@ -77,7 +86,8 @@ async function aclOfRequest(r: RequestContext, kind: 'bucket' | 'object', owner:
 export async function handleGetBucketAcl(r: RequestContext, e: Op<'GetBucketAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   const owner = ownerInfoOf(r, s.owner);
-  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(s.acl, 'bucket', owner.id, owner.id))));
+  const acl = aclsDisabled(s) ? 'private' : s.acl;
+  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(acl, 'bucket', owner.id, owner.id))));
 }
 
 /**
@@ -87,6 +97,7 @@ export async function handleGetBucketAcl(r: RequestContext, e: Op<'GetBucketAcl'
  */
 export async function setBucketAcl(r: RequestContext, bucket: string, acl: CannedAcl): Promise<void> {
   const s = settingsOf(r, bucket);
+  if (aclsDisabled(s)) throw aclNotSupported();
   if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
   const stored = acl === 'bucket-owner-read' || acl === 'bucket-owner-full-control' ? 'private' : acl;
   await r.store.putBucketConfig(bucket, ACL_CONFIG, encodeBucketAcl(stored));
@@ -94,6 +105,7 @@ export async function setBucketAcl(r: RequestContext, bucket: string, acl: Canne
 
 export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
+  if (aclsDisabled(s)) throw aclNotSupported();
   const owner = ownerInfoOf(r, s.owner).id;
   await setBucketAcl(r, e.bucket, await aclOfRequest(r, 'bucket', owner, owner));
   sendEmpty(r, 200);
@@ -102,17 +114,46 @@ export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'
 export async function handleGetObjectAcl(r: RequestContext, e: Op<'GetObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   const v = await r.store.version(e.bucket, e.key);
-  const owner = ownerInfoOf(r, objectOwner(v, s.owner));
+  const owner = ownerInfoOf(r, objectOwner(v, s.owner, s.ownership));
   const bucketOwner = s.owner ?? owner.id;
-  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v), 'object', owner.id, bucketOwner))));
+  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v, s.ownership), 'object', owner.id, bucketOwner))));
 }
 
 export async function handlePutObjectAcl(r: RequestContext, e: Op<'PutObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
+  if (aclsDisabled(s)) throw aclNotSupported();
   const v = await r.store.version(e.bucket, e.key);
   const owner = ownerInfoOf(r, objectOwner(v, s.owner)).id;
   const acl = await aclOfRequest(r, 'object', owner, s.owner ?? owner);
   if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
   await r.store.putObjectAcl(e.bucket, e.key, acl);
   sendEmpty(r, 200);
+}
+
+export async function handleGetBucketOwnershipControls(r: RequestContext, e: Op<'GetBucketOwnershipControls'>): Promise<void> {
+  const s = settingsOf(r, e.bucket);
+  if (!s.ownership) throw new S3Error('OwnershipControlsNotFoundError', undefined, { BucketName: e.bucket });
+  sendXml(r, 200, renderOwnershipControls(s.ownership));
+}
+
+/**
+ * Sets the Object Ownership of existing `bucket`. BucketOwnerEnforced needs a private bucket
+ * ACL first. Throws S3Error `InvalidBucketAclWithObjectOwnership`, NoSuchBucket.
+ */
+export async function setOwnership(r: RequestContext, bucket: string, ownership: ObjectOwnership): Promise<void> {
+  const s = settingsOf(r, bucket);
+  if (ownership === 'BucketOwnerEnforced' && s.acl !== 'private') throw new S3Error('InvalidBucketAclWithObjectOwnership');
+  await r.store.putBucketConfig(bucket, OWNERSHIP_CONFIG, encodeOwnership(ownership));
+}
+
+export async function handlePutBucketOwnershipControls(r: RequestContext, e: Op<'PutBucketOwnershipControls'>): Promise<void> {
+  settingsOf(r, e.bucket);
+  await setOwnership(r, e.bucket, parseOwnershipControls(await readBody(r, MAX_XML_BODY_BYTES)));
+  sendEmpty(r, 200);
+}
+
+export async function handleDeleteBucketOwnershipControls(r: RequestContext, e: Op<'DeleteBucketOwnershipControls'>): Promise<void> {
+  settingsOf(r, e.bucket);
+  await r.store.putBucketConfig(e.bucket, OWNERSHIP_CONFIG, null);
+  sendEmpty(r, 204);
 }

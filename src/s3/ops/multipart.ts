@@ -18,7 +18,7 @@ import {
   type ChecksumValues,
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
-import { ownerOf } from '../owner.js';
+import { objectOwners } from '../authz/acl-object.js';
 import { CHECKSUM_NAMES, etagOf, type ChecksumName, type ChecksumType, type ObjectVersion } from '../../store/records.js';
 import { StoreError } from '../../store/errors.js';
 
@@ -134,7 +134,8 @@ export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'Abort
 
 export async function handleListParts(r: RequestContext, e: Op<'ListParts'>): Promise<void> {
   const res = r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
-  const owner = ownerOf(r);
+  // The upload's owner: its initiator (or the bucket owner, as the completed object will be).
+  const owner = objectOwners(r, e.bucket)(res.upload.access);
   const out: Parameters<typeof renderListPartsResult>[0] = {
     bucket: e.bucket,
     key: e.key,

@@ -15,7 +15,7 @@ import { S3Error, isS3Error } from '../errors.js';
 import { isPublicAcl } from '../authz/acl.js';
 import { MAX_POLICY_BYTES, parseBucketPolicy } from '../authz/policy-parse.js';
 import { isPolicyPublic } from '../authz/policy-evaluate.js';
-import { bucketSettings, POLICY_CONFIG, type BucketSettings } from '../authz/policy-settings.js';
+import { aclsDisabled, bucketSettings, POLICY_CONFIG, type BucketSettings } from '../authz/policy-settings.js';
 import {
   blockedBy,
   encodePublicAccessBlock,
@@ -63,10 +63,10 @@ export async function handleDeleteBucketPolicy(r: RequestContext, e: Op<'DeleteB
   sendEmpty(r, 204);
 }
 
-/** Public: the policy is public, or the bucket's ACL is and public ACLs are not ignored. */
+/** Public: the policy is public, or the bucket's ACL is and public ACLs are neither ignored nor disabled. */
 export async function handleGetBucketPolicyStatus(r: RequestContext, e: Op<'GetBucketPolicyStatus'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
-  const isPublic = !!s.policy?.isPublic || (isPublicAcl(s.acl) && !s.block.ignorePublicAcls);
+  const isPublic = !!s.policy?.isPublic || (isPublicAcl(s.acl) && !s.block.ignorePublicAcls && !aclsDisabled(s));
   sendXml(r, 200, renderPolicyStatus(isPublic));
 }
 

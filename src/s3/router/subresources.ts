@@ -21,7 +21,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'metrics',
   'notification',
   'object-lock',
-  'ownershipControls',
   'replication',
   'requestPayment',
   'session',
@@ -45,9 +44,9 @@ export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
 /**
  * Request headers that ask for a feature Strata does not implement, by the operations they
  * would change: answering 200 while ignoring them would tell the client it got what it asked
- * for (an object under retention, a bucket with Object Lock or with ACLs disabled).
+ * for (an object under retention, a bucket with Object Lock).
  */
-export const CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED: readonly string[] = ['x-amz-bucket-object-lock-enabled', 'x-amz-object-ownership'];
+export const CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED: readonly string[] = ['x-amz-bucket-object-lock-enabled'];
 export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
   'x-amz-object-lock-mode',
   'x-amz-object-lock-retain-until-date',

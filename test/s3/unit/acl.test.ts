@@ -14,7 +14,16 @@ import {
   isPublicAcl,
   requestedAcl,
 } from '../../../src/s3/authz/acl.js';
-import { objectAccessFor } from '../../../src/s3/authz/acl-object.js';
+import { objectAccessFor, objectAcl, objectOwner } from '../../../src/s3/authz/acl-object.js';
+import {
+  checkAclAllowed,
+  decodeOwnership,
+  encodeOwnership,
+  OBJECT_OWNERSHIPS,
+  ownershipHeader,
+  parseOwnershipControls,
+  renderOwnershipControls,
+} from '../../../src/s3/authz/acl-ownership.js';
 import { parseAccessControlPolicy, renderAccessControlPolicy } from '../../../src/s3/xml/acl.js';
 import {
   decodePublicAccessBlock,
@@ -191,6 +200,53 @@ describe('object owner and ACL in the records', () => {
     expect(decodeUpload(encodeUpload(withAccess))).toEqual(withAccess);
     const corrupt = Uint8Array.from([...encodeUpload(u), 7]);
     expect(() => decodeUpload(corrupt)).toThrow();
+  });
+});
+
+describe('Object Ownership', () => {
+  it('who owns what a key writes, per setting', () => {
+    // [ownership, writer, acl] -> stored access
+    expect(objectAccessFor(OTHER, OWNER, undefined, 'ObjectWriter')).toEqual({ owner: OTHER, acl: 'private' });
+    expect(objectAccessFor(OTHER, OWNER, 'bucket-owner-full-control', 'ObjectWriter')).toEqual({ owner: OTHER, acl: 'bucket-owner-full-control' });
+    expect(objectAccessFor(OTHER, OWNER, 'bucket-owner-full-control', 'BucketOwnerPreferred')).toEqual({ acl: 'bucket-owner-full-control' });
+    expect(objectAccessFor(OTHER, OWNER, 'private', 'BucketOwnerPreferred')).toEqual({ owner: OTHER, acl: 'private' });
+    expect(objectAccessFor(OTHER, OWNER, 'bucket-owner-full-control', 'BucketOwnerEnforced')).toBeUndefined();
+    expect(objectAccessFor(OTHER, OWNER, undefined, 'BucketOwnerEnforced')).toBeUndefined();
+    // Enforced: stored owners and ACLs of older objects are overridden when read.
+    expect(objectOwner({ access: { owner: OTHER, acl: 'public-read' } }, OWNER, 'BucketOwnerEnforced')).toBe(OWNER);
+    expect(objectAcl({ access: { owner: OTHER, acl: 'public-read' } }, 'BucketOwnerEnforced')).toBe('private');
+    expect(objectOwner({ access: { owner: OTHER, acl: 'public-read' } }, OWNER)).toBe(OTHER);
+    expect(objectAcl({ access: { acl: 'no-such-acl' } })).toBe('private');
+  });
+
+  it('ACLs a write may ask for when ACLs are disabled', () => {
+    expect(() => checkAclAllowed('BucketOwnerEnforced', undefined, 'object')).not.toThrow();
+    expect(() => checkAclAllowed('BucketOwnerEnforced', 'bucket-owner-full-control', 'object')).not.toThrow();
+    expectS3Error(() => checkAclAllowed('BucketOwnerEnforced', 'private', 'object'), 'AccessControlListNotSupported');
+    expect(() => checkAclAllowed('BucketOwnerEnforced', 'private', 'bucket')).not.toThrow();
+    expectS3Error(() => checkAclAllowed('BucketOwnerEnforced', 'public-read', 'bucket'), 'AccessControlListNotSupported');
+    for (const o of [undefined, 'ObjectWriter', 'BucketOwnerPreferred'] as const) expect(() => checkAclAllowed(o, 'public-read-write', 'object')).not.toThrow();
+  });
+
+  it('documents, header and stored form; unknown stored values read as enforced (fail closed)', () => {
+    for (const o of OBJECT_OWNERSHIPS) {
+      expect(parseOwnershipControls(renderOwnershipControls(o))).toBe(o);
+      expect(decodeOwnership(encodeOwnership(o))).toBe(o);
+      expect(ownershipHeader({ 'x-amz-object-ownership': o })).toBe(o);
+    }
+    expect(decodeOwnership(new TextEncoder().encode('SomethingNew'))).toBe('BucketOwnerEnforced');
+    expect(ownershipHeader({})).toBeUndefined();
+    expectS3Error(() => ownershipHeader({ 'x-amz-object-ownership': 'bucketownerenforced' }), 'InvalidArgument');
+    for (const bad of [
+      '<OwnershipControls/>',
+      '<OwnershipControls><Rule><ObjectOwnership>Mine</ObjectOwnership></Rule></OwnershipControls>',
+      '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>',
+      '<OwnershipControls><Rule/></OwnershipControls>',
+      '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule><Extra/></OwnershipControls>',
+      '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter',
+    ]) {
+      expectS3Error(() => parseOwnershipControls(bad), 'MalformedXML');
+    }
   });
 });
 

@@ -35,8 +35,8 @@ describe('the permission table', () => {
     for (const op of OPS.filter(MUTATES)) expect(['write', 'owner', 'create-bucket', 'admin'], op).toContain(NEEDS[op]);
   });
 
-  /** Bucket configuration: CORS, ACL, policy, Block Public Access. */
-  const CONFIG = /Cors$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$/;
+  /** Bucket configuration: CORS, ACL, policy, Block Public Access, Object Ownership. */
+  const CONFIG = /Cors$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
 
   it('reserves bucket configuration and deletion to owner', () => {
     for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
@@ -91,6 +91,9 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetPublicAccessBlock: { op: 'GetPublicAccessBlock', bucket: b },
     PutPublicAccessBlock: { op: 'PutPublicAccessBlock', bucket: b },
     DeletePublicAccessBlock: { op: 'DeletePublicAccessBlock', bucket: b },
+    GetBucketOwnershipControls: { op: 'GetBucketOwnershipControls', bucket: b },
+    PutBucketOwnershipControls: { op: 'PutBucketOwnershipControls', bucket: b },
+    DeleteBucketOwnershipControls: { op: 'DeleteBucketOwnershipControls', bucket: b },
   };
   return all[op];
 }

@@ -224,6 +224,9 @@ const TABLE: Row[] = [
   ['GET', '/bkt?publicAccessBlock', { op: 'GetPublicAccessBlock', bucket: 'bkt' }],
   ['PUT', '/bkt?publicAccessBlock', { op: 'PutPublicAccessBlock', bucket: 'bkt' }],
   ['DELETE', '/bkt?publicAccessBlock', { op: 'DeletePublicAccessBlock', bucket: 'bkt' }],
+  ['GET', '/bkt?ownershipControls', { op: 'GetBucketOwnershipControls', bucket: 'bkt' }],
+  ['PUT', '/bkt?ownershipControls', { op: 'PutBucketOwnershipControls', bucket: 'bkt' }],
+  ['DELETE', '/bkt?ownershipControls', { op: 'DeleteBucketOwnershipControls', bucket: 'bkt' }],
   ['GET', '/?acl', { op: 'GetBucketAcl', bucket: 'mybucket' }, {}, 'mybucket.s3.example.test'],
   // Object Lock and grant headers are refused by the handlers, after authorization.
   ['PUT', '/bkt', { op: 'CreateBucket', bucket: 'bkt' }, { 'x-amz-bucket-object-lock-enabled': 'true' }],
