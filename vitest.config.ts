@@ -6,6 +6,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    // The second reporter ends the run with the suites skipped for a missing client and the
+    // command that installs each (test/support/clients.ts).
+    reporters: ['default', './test/support/missing-clients-reporter.ts'],
   },
 });

@@ -1,34 +1,45 @@
 // Builds every AssemblyScript module in assembly/ into wasm-build/, once per flavor
 // (asconfig.json targets), then writes wasm-build/embedded.ts: the binaries as base64
 // so that the loader (src/wasm/loader.ts) works unchanged in Node and in browsers.
+// After each module builds, its sources' hash goes into wasm-build/stamp.json, which
+// scripts/ensure-wasm.mjs (run before `npm test`) compares to rebuild only what changed.
 //
-// Run by `npm run build:wasm` (and so by `npm install` / `npm ci` through `prepare`).
+// Run by `npm run build:wasm` / `npm run build` (all modules), and by scripts/ensure-wasm.mjs
+// (`npm install` and `npm test`) for the modules whose sources changed.
+// `node scripts/build-wasm.mjs gf256 pack` builds only those modules (and any whose output is
+// missing), then re-embeds all.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MODULES } from './wasm-modules.mjs';
+import { moduleHash, recordStamp } from './wasm-stamp.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'wasm-build');
 const asc = join(root, 'node_modules', 'assemblyscript', 'bin', 'asc.js');
 
-// Each module: entry file and its fixed memory size in 64 KiB pages (initial = maximum:
-// the loader never grows memory). Flavors are the asconfig.json targets it is built for.
-export const MODULES = [
-  { name: 'gf256', entry: 'assembly/gf256/index.ts', pages: 128, flavors: ['simd', 'scalar', 'relaxed'] },
-  { name: 'checksum', entry: 'assembly/checksum/index.ts', pages: 2, flavors: ['simd', 'scalar'] },
-  { name: 'pack', entry: 'assembly/pack/index.ts', pages: 8, flavors: ['simd', 'scalar'] },
-];
-
 mkdirSync(out, { recursive: true });
 const only = process.argv.slice(2);
+const unknown = only.filter((n) => !MODULES.some((m) => m.name === n));
+if (unknown.length > 0) {
+  console.error(`build-wasm: no module named ${unknown.join(', ')} (modules: ${MODULES.map((m) => m.name).join(', ')})`);
+  process.exit(2);
+}
 const embedded = {};
 for (const mod of MODULES) {
   if (!existsSync(join(root, mod.entry))) continue;
   embedded[mod.name] = {};
-  for (const flavor of mod.flavors) {
-    const file = join(out, `${mod.name}.${flavor}.wasm`);
-    if (only.length === 0 || only.includes(mod.name) || !existsSync(file)) {
+  const files = mod.flavors.map((flavor) => join(out, `${mod.name}.${flavor}.wasm`));
+  if (only.length === 0 || only.includes(mod.name) || files.some((f) => !existsSync(f))) {
+    // Hash the sources as they are when the build starts (a file edited during the build then
+    // reads as changed next time), and drop the old record first so that a build that dies
+    // half-way never leaves a stamp that vouches for its outputs.
+    const hash = moduleHash(root, mod);
+    recordStamp(out, mod.name, undefined);
+    // Likewise embedded.ts: gone until rewritten below (a missing one means rebuild).
+    rmSync(join(out, 'embedded.ts'), { force: true });
+    for (const [i, flavor] of mod.flavors.entries()) {
       const started = Date.now();
       execFileSync(
         process.execPath,
@@ -39,14 +50,17 @@ for (const mod of MODULES) {
           '--target', flavor,
           '--initialMemory', String(mod.pages),
           '--maximumMemory', String(mod.pages),
-          '-o', file,
-          '-t', file.replace(/\.wasm$/, '.wat'),
+          '-o', files[i],
+          '-t', files[i].replace(/\.wasm$/, '.wat'),
         ],
         { cwd: root, stdio: 'inherit' }
       );
       process.stdout.write(`asc ${mod.name} (${flavor}) ${Date.now() - started} ms\n`);
     }
-    embedded[mod.name][flavor] = readFileSync(file).toString('base64');
+    recordStamp(out, mod.name, hash);
+  }
+  for (const [i, flavor] of mod.flavors.entries()) {
+    embedded[mod.name][flavor] = readFileSync(files[i]).toString('base64');
   }
 }
 

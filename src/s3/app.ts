@@ -20,6 +20,7 @@ import { route } from './router.js';
 import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
+import { checkSseHeaders } from './sse.js';
 import { sendEmpty, sendError } from './respond.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
@@ -64,6 +65,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
     await authorizeEndpoint(r, endpoint, r.auth.accessKeyId);
+    checkSseHeaders(r, endpoint);
     continueIfExpected(r);
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);

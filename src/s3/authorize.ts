@@ -14,12 +14,14 @@
  *
  * What a refusal reveals matches S3: a bucket that does not exist is `404 NoSuchBucket` for
  * every caller, anonymous ones included (S3 answers so; bucket names are one global
- * namespace, which CreateBucket reveals anyway); an existing bucket the key may not
- * use is `403 AccessDenied` whatever the object key, and a GET/HEAD of a missing key is 404
- * only to whom may list the bucket. Copy sources (CopyObject, UploadPartCopy) are authorized
- * again as a GetObject of the source, so a key cannot copy out of a bucket it cannot read.
- * Handlers that authorize another resource (a POST Object form's signer, each key of a
- * DeleteObjects) call {@link authorizeEndpoint} with the endpoint that describes it.
+ * namespace, which CreateBucket reveals anyway); an existing bucket the key may not use is
+ * `403 AccessDenied` whatever the object key, and a GET/HEAD of a missing key is 404 only to
+ * whom may list the bucket. Copy sources (CopyObject, UploadPartCopy) are authorized again
+ * as a GetObject of the source, so a key cannot copy out of a bucket it cannot read. A
+ * request naming the bucket owner it expects (`x-amz-expected-bucket-owner`, and
+ * `x-amz-source-expected-bucket-owner` for a copy's source) is refused unless that key owns
+ * the bucket. Handlers that authorize another resource (a POST Object form's signer, each
+ * key of a DeleteObjects) call {@link authorizeEndpoint} with the endpoint that describes it.
  */
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
@@ -65,8 +67,7 @@ async function authorize(r: RequestContext, e: Endpoint, principal: Principal, e
   }
   if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
   if (!r.store.repo.state.buckets.has(e.bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
-  const expected = r.headers[expectedOwner];
-  if (expected !== undefined && bucketOwner(r.deps, e.bucket) !== expected.trim()) throw new S3Error('AccessDenied');
+  checkExpectedOwner(r, e.bucket, r.headers[expectedOwner]);
   await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, {
     granted: !!key && keyAllows(r.deps, key, need, e.bucket),
     ownerOrAdmin: !!key && (key.admin || bucketOwner(r.deps, e.bucket) === key.id),
@@ -91,4 +92,14 @@ export async function refusedDeletes(r: RequestContext, bucket: string, keys: re
     }
   }
   return refused;
+}
+
+/**
+ * `x-amz-expected-bucket-owner` (and `x-amz-source-expected-bucket-owner` for a copy's
+ * source): when the client names the owner it expects, a bucket owned by anyone else — or
+ * by nobody — is refused with 403 AccessDenied, as S3 does. The owner's id is its access key id.
+ */
+function checkExpectedOwner(r: RequestContext, bucket: string, expected: string | undefined): void {
+  if (expected === undefined) return;
+  if (r.store.bucketOwner(bucket) !== expected) throw new S3Error('AccessDenied');
 }

@@ -11,6 +11,7 @@ import { handleCopyObject } from './ops/copy.js';
 import * as tagging from './ops/tagging.js';
 import * as acl from './ops/acl.js';
 import * as policy from './ops/policy.js';
+import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
@@ -33,6 +34,12 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return buckets.handlePutBucketCors(r, e);
     case 'DeleteBucketCors':
       return buckets.handleDeleteBucketCors(r, e);
+    case 'GetBucketEncryption':
+      return encryption.handleGetBucketEncryption(r, e);
+    case 'PutBucketEncryption':
+      return encryption.handlePutBucketEncryption(r, e);
+    case 'DeleteBucketEncryption':
+      return encryption.handleDeleteBucketEncryption(r, e);
     case 'ListObjects':
       return list.handleListObjects(r, e);
     case 'ListObjectsV2':

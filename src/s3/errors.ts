@@ -123,6 +123,7 @@ export const CODE_STATUS = {
     403,
     'The difference between the request time and the current time is too large.',
   ],
+  ServerSideEncryptionConfigurationNotFoundError: [404, 'The server side encryption configuration was not found'],
   ServiceUnavailable: [503, 'Service is unable to handle request.'],
   SignatureDoesNotMatch: [
     403,

@@ -172,6 +172,11 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     if (method === 'PUT') return { op: 'PutBucketCors', bucket };
     return { op: 'DeleteBucketCors', bucket };
   }
+  if (q.has('encryption') && method !== 'POST') {
+    if (method === 'GET') return { op: 'GetBucketEncryption', bucket };
+    if (method === 'PUT') return { op: 'PutBucketEncryption', bucket };
+    return { op: 'DeleteBucketEncryption', bucket };
+  }
   // Buckets are never versioned (yet): reading the status is answered (unversioned), setting it is not.
   if (q.has('versioning') && method === 'GET') return { op: 'GetBucketVersioning', bucket };
   const access = routeBucketAccess(method, bucket, q);

@@ -10,13 +10,18 @@ const RENAMED: Partial<Record<StoreErrorCode, S3ErrorCode>> = {
   KeyTooLong: 'KeyTooLongError',
   InvalidToken: 'InvalidArgument',
   BudgetExceeded: 'ServiceUnavailable',
+  // The per-bucket cap on uploads in progress: S3 has no such limit, so no code of its own.
+  // InvalidRequest (400) is what S3 answers a request it will not carry out in the bucket's
+  // present state, and being a 400 SDKs do not retry it: retrying cannot help until uploads
+  // end (the message says how to free them); a 503 would only delay the failure.
+  TooManyUploads: 'InvalidRequest',
   Unsafe: 'ServiceUnavailable',
   Closed: 'ServiceUnavailable',
   Aborted: 'RequestTimeout',
 };
 
 /** Integrity and I/O failures: the client gets a 500 (never wrong data), the log gets why. */
-const INTERNAL: ReadonlySet<StoreErrorCode> = new Set(['Corrupt', 'MissingBlob', 'BrokenChain', 'UnsupportedFormat', 'AnchorConflict', 'Io']);
+const INTERNAL: ReadonlySet<StoreErrorCode> = new Set(['Corrupt', 'MissingBlob', 'BrokenChain', 'UnsupportedFormat', 'AnchorConflict', 'Io', 'KeyUnavailable']);
 
 /** Converts any error to an S3Error; unknown ones become InternalError (message hidden). */
 export function s3ErrorOf(err: unknown): S3Error {

@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import { parseArgs, UsageError, type ParsedArgs, type PositionalSpec } from '../cli/args.js';
 import { readConfigFile } from './config-file.js';
 import { credentialsFromEnv, parseCredentialList, type Credentials } from './config-credentials.js';
-import { OptionError, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
+import { OptionError, durationType, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
 import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 
@@ -37,6 +37,12 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused. */
+  maxUploadsPerBucket?: number;
+  /** Age (ms) at which an unfinished multipart upload is aborted (and a completion record dropped). */
+  uploadExpiry?: number;
+  /** Time (ms) between sweeps for expired uploads. */
+  uploadSweepInterval?: number;
   /** Bearer token that opens GET /metrics on the S3 port (none: not served there). */
   metricsToken?: string;
   /** `host:port` of a separate listener serving /metrics and /health only. */
@@ -107,6 +113,32 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     env: 'STRATA_MASTER_KEY_FILE',
     type: pathType('<file>'),
     help: 'file holding the master key (default: <data>.master-key beside a local repository)',
+  }),
+  opt({
+    name: 'max-uploads-per-bucket',
+    key: 'maxUploadsPerBucket',
+    env: 'STRATA_MAX_UPLOADS_PER_BUCKET',
+    // Far above what clients keep open at once (tens); see store/repository.ts DEFAULTS.
+    type: integerType({ min: 1, max: 10_000_000 }),
+    default: 10_000,
+    help: 'multipart uploads in progress per bucket; CreateMultipartUpload beyond it gets 400 InvalidRequest',
+  }),
+  opt({
+    name: 'upload-expiry',
+    key: 'uploadExpiry',
+    env: 'STRATA_UPLOAD_EXPIRY',
+    // At least a second (tests use short ages); at most ten years.
+    type: durationType({ min: 1000, max: 10 * 365 * 86_400_000 }),
+    default: 7 * 86_400_000,
+    help: 'age at which an unfinished multipart upload is aborted (S3 AbortIncompleteMultipartUpload, every bucket)',
+  }),
+  opt({
+    name: 'upload-sweep-interval',
+    key: 'uploadSweepInterval',
+    env: 'STRATA_UPLOAD_SWEEP_INTERVAL',
+    type: durationType({ min: 10, max: 86_400_000 }),
+    default: 10 * 60_000,
+    help: 'how often expired multipart uploads are looked for (one index seek per bucket)',
   }),
   opt({
     name: 'metrics-token',

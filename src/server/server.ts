@@ -19,6 +19,7 @@ import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
 import type { ServerConfig } from './config.js';
+import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -27,6 +28,8 @@ export interface RunningServer {
   url: string;
   port: number;
   store: Store;
+  /** The server's metrics (what /metrics renders). */
+  metrics: Metrics;
   /** The first start-up key (given or generated); absent when the repository's keys are managed with `strata keys`. */
   accessKeyId?: string;
   secretAccessKey?: string;
@@ -39,6 +42,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   const log = new Logger(config.log, options.write);
   const store = await openStore(config.data, {
     ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+    ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
     log: (event, fields) => log.info(event, fields),
   });
   let master: ReturnType<typeof loadMasterKey>;
@@ -71,6 +75,12 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
+  const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
+  const expiry = new UploadExpiryWorker(store, log, {
+    maxAgeMs: uploadExpiry,
+    // Never sleep longer than the age itself: an upload expires at most one age late.
+    intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
+  });
   metrics.collect(() => [
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
@@ -82,7 +92,13 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
-    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploads.size),
+    ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploadsInProgress()),
+    ...family('strata_upload_expiry_sweeps_total', 'counter', 'Sweeps for expired multipart uploads.', expiry.stats.sweeps),
+    ...family('strata_upload_expiry_failures_total', 'counter', 'Expiry sweeps that failed.', expiry.stats.failures),
+    ...family('strata_uploads_expired_total', 'counter', 'Multipart uploads aborted because they expired.', expiry.stats.aborted),
+    ...family('strata_upload_completions_expired_total', 'counter', 'Completion records (kept for Complete retries) dropped.', expiry.stats.completionsDropped),
+    ...family('strata_upload_chunks_deleted_total', 'counter', 'Carrier chunks of unreachable multipart parts deleted.', repo.reaper.stats.deleted),
+    ...family('strata_upload_chunk_delete_failures_total', 'counter', 'Carrier chunk deletions that failed (chunk leaked).', repo.reaper.stats.failed),
   ]);
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
@@ -120,11 +136,13 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     }
   }
   log.info('listening', { url, data: config.data });
+  expiry.start();
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     store,
+    metrics,
     ...(creds.list[0] ? { accessKeyId: creds.list[0].accessKeyId, secretAccessKey: creds.list[0].secretAccessKey } : {}),
     ...(metricsListener ? { metricsUrl: metricsListener.url } : {}),
     close() {
@@ -134,6 +152,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await expiry.stop();
         if (dataDir) removeEndpointFile(dataDir);
         await store.close();
         log.info('stopped', {});

@@ -1,7 +1,9 @@
 /**
  * @module Reads object bodies back: a packed body with one ranged read, a carrier segment
  * by segment. Every byte is checked (entry CRC32C) before it is yielded, so a corrupted
- * blob ends the stream with an error instead of wrong bytes.
+ * blob ends the stream with an error instead of wrong bytes. Encrypted bodies are opened
+ * segment by segment after that check (authenticated: a tampered or misplaced segment
+ * fails), and only the segments a range touches are fetched and opened.
  */
 import type { Provider } from '../provider/provider.js';
 import { getBytes, ProviderError } from '../provider/provider.js';
@@ -12,6 +14,8 @@ import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
 import { BodyCache } from './body-cache.js';
+import type { BodyDecryptor } from './crypto/body-crypto.js';
+import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
@@ -38,13 +42,18 @@ export function blobError(err: unknown, blob: string): unknown {
 /** Bytes of carrier segments fetched per positional read: a few segments, bounded memory. */
 const READ_SPAN_BYTES = 1024 * 1024;
 
-async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: number): AsyncGenerator<Uint8Array> {
+/** Opens stored (sealed) entry `i` of a chunk into its plaintext segment. */
+type EntryOpener = (entry: number, stored: Uint8Array) => Uint8Array;
+
+async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: number, open?: EntryOpener): AsyncGenerator<Uint8Array> {
   // Segments s0..s1 cover data bytes [from, to] of this chunk; all but the chunk's last
-  // segment are full, so entry i starts at PACK_HEADER_SIZE + i * (header + segment).
+  // segment are full, so entry i starts at PACK_HEADER_SIZE + i * (header + stored segment).
+  // A sealed segment is its plaintext plus a tag: `over` bytes per entry.
+  const over = open ? SEGMENT_TAG_BYTES : 0;
   const s0 = Math.floor(from / c.segment);
   const s1 = Math.floor(to / c.segment);
-  const lenOf = (i: number) => Math.min(c.segment, c.size - i * c.segment);
-  const offsetOf = (i: number) => PACK_HEADER_SIZE + i * (ENTRY_HEADER_SIZE + c.segment);
+  const lenOf = (i: number) => Math.min(c.segment, c.size - i * c.segment) + over;
+  const offsetOf = (i: number) => PACK_HEADER_SIZE + i * (ENTRY_HEADER_SIZE + c.segment + over);
   const slice = (seg: number, body: Uint8Array) => {
     const base = seg * c.segment;
     return body.subarray(Math.max(from, base) - base, Math.min(to, base + body.length - 1) - base + 1);
@@ -68,6 +77,7 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         let body: Uint8Array;
         try {
           body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i) });
+          if (open) body = open(i, body);
         } catch (err) {
           throw blobError(err, c.blob);
         }
@@ -98,7 +108,8 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         p += take;
         if (have < buf.length) continue;
         if (seg > s1) throw new StoreError('Corrupt', `${c.blob}: provider returned bytes past the range`);
-        const body = readEntry(buf, { tag: c.tag, index: seg, length: lenOf(seg) });
+        let body = readEntry(buf, { tag: c.tag, index: seg, length: lenOf(seg) });
+        if (open) body = open(seg, body);
         yield slice(seg, body);
         seg++;
         if (seg <= s1) buf = new Uint8Array(ENTRY_HEADER_SIZE + lenOf(seg));
@@ -114,9 +125,19 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
 
 /**
  * Yields bytes [range.start, range.end] of the body at `loc` (the whole body when no
- * range), verified. Throws StoreError 'Corrupt' / 'MissingBlob' naming the blob.
+ * range), verified, and decrypted by `decrypt` when the body is encrypted (the cache only
+ * ever holds what is stored, so an encrypted body is opened again on every read). Throws
+ * StoreError 'Corrupt' / 'MissingBlob' naming the blob; 'Corrupt' also when a segment
+ * fails authentication.
  */
-export async function* readBody(provider: Provider, loc: Location, size: number, range?: BodyRange, cache?: BodyCache): AsyncGenerator<Uint8Array> {
+export async function* readBody(
+  provider: Provider,
+  loc: Location,
+  size: number,
+  range?: BodyRange,
+  cache?: BodyCache,
+  decrypt?: BodyDecryptor
+): AsyncGenerator<Uint8Array> {
   if (size === 0 || loc.kind === 'empty') return;
   const r = range ?? { start: 0, end: size - 1 };
   if (loc.kind === 'pack') {
@@ -132,14 +153,24 @@ export async function* readBody(provider: Provider, loc: Location, size: number,
       }
       cache?.set(key, body);
     }
-    yield body.subarray(r.start, r.end + 1);
+    if (!decrypt) {
+      yield body.subarray(r.start, r.end + 1);
+      return;
+    }
+    let plain: Uint8Array;
+    try {
+      plain = decrypt.packed(body, r.start, r.end);
+    } catch (err) {
+      throw blobError(err, loc.blob);
+    }
+    yield plain;
     return;
   }
   let base = 0;
   for (const c of loc.chunks) {
     const lo = Math.max(r.start, base);
     const hi = Math.min(r.end, base + c.size - 1);
-    if (lo <= hi) yield* readChunk(provider, c, lo - base, hi - base);
+    if (lo <= hi) yield* readChunk(provider, c, lo - base, hi - base, decrypt?.chunk(base, c.size, c.segment));
     base += c.size;
     if (base > r.end) break;
   }

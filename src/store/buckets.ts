@@ -51,14 +51,17 @@ export async function createBucket(
   });
 }
 
-/** Deletes `name` if it holds no object and no upload in progress ('BucketNotEmpty'). */
+/**
+ * Deletes `name` if it holds no object ('BucketNotEmpty', 'NoSuchBucket'). Multipart uploads
+ * still in progress do not keep a bucket alive (as in S3): they go with it, and their parts'
+ * chunks are deleted once the deletion is durable (Repository: onBucketDropped).
+ */
 export async function deleteBucket(repo: Repository, name: string): Promise<void> {
   await repo.run(async (tx) => {
     const b = tx.bucket(name);
     if (!b) throw noSuchBucket(name);
     const notEmpty = () => new StoreError('BucketNotEmpty', 'The bucket you tried to delete is not empty', { detail: { BucketName: name } });
     if (tx.stagedKeys(name).some(([, v]) => !isTombstone(v))) throw notEmpty();
-    for (const u of repo.state.uploads.values()) if (u.bucket === name) throw notEmpty();
     if (b.state) {
       const it = mergeSources(b.state.sources());
       try {

@@ -12,6 +12,8 @@ import { PackStream } from '../pack/stream-writer.js';
 import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
 import type { ChunkRef } from './records.js';
 import { StoreError } from './errors.js';
+import type { StreamSealer } from './crypto/body-crypto.js';
+import { sealedLength } from './crypto/segment-cipher.js';
 
 /** Pulls exactly `n` bytes at a time out of an async byte stream. */
 export class ExactReader {
@@ -87,7 +89,9 @@ function segmentLengths(n: number): number[] {
 
 /**
  * Streams exactly `size` bytes of `reader` into chunk blobs and returns their refs, in
- * order. `onData` sees every body byte once (for digests). Throws StoreError
+ * order. `onData` sees every body byte once (for digests). With `sealer` (an encrypted
+ * body), each segment is stored sealed (plaintext never reaches the provider); refs still
+ * count plaintext bytes and segment sizes. Throws StoreError
  * 'IncompleteBody' if the stream ends early or has more bytes than `size`; chunk blobs
  * already written are deleted (best effort) before the error propagates.
  */
@@ -96,7 +100,8 @@ export async function writeCarrier(
   reader: ExactReader,
   size: number,
   onData: (chunk: Uint8Array) => void,
-  signal?: AbortSignal
+  signal?: AbortSignal,
+  sealer?: StreamSealer
 ): Promise<ChunkRef[]> {
   const chunks: ChunkRef[] = [];
   // The provider may wrap an error thrown by the body it pulls; keep ours to rethrow it.
@@ -105,7 +110,7 @@ export async function writeCarrier(
     for (let done = 0; done < size; ) {
       const n = Math.min(CHUNK_SIZE, size - done);
       const lengths = segmentLengths(n);
-      const pack = new PackStream(lengths);
+      const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);
       const key = chunkKey();
       async function* frames(): AsyncGenerator<Uint8Array> {
         yield pack.header();
@@ -123,7 +128,7 @@ export async function writeCarrier(
             throw bodyError;
           }
           onData(seg);
-          yield* pack.entry(seg);
+          yield* pack.entry(sealer ? sealer.seal(seg) : seg);
         }
         yield* pack.finish();
       }

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { ByteReader, ByteWriter } from './binary.js';
 import { StoreError } from './errors.js';
+import type { UploadRef } from './upload-keys.js';
 
 /** Where a commit (or root) record lives and what it must hash to. */
 export interface RecordRef {
@@ -28,9 +29,15 @@ export type Mutation =
   | { op: 'createBucket'; bucket: string; id: string; created: number }
   | { op: 'deleteBucket'; bucket: string }
   | { op: 'setConfig'; bucket: string; name: string; value: Uint8Array | null }
+  // Legacy upload mutations: written before uploads lived in the index; still replayed.
   | { op: 'createUpload'; bucket: string; uploadId: string; record: Uint8Array }
   | { op: 'putPart'; bucket: string; uploadId: string; number: number; record: Uint8Array }
   | { op: 'endUpload'; bucket: string; uploadId: string }
+  // The uploads keyspace (upload-keys.ts): each names its upload by key, initiation and id.
+  | ({ op: 'beginUpload'; bucket: string; record: Uint8Array } & UploadRef)
+  | ({ op: 'setPart'; bucket: string; number: number; record: Uint8Array } & UploadRef)
+  | ({ op: 'closeUpload'; bucket: string; completion?: { time: number; record: Uint8Array } } & UploadRef)
+  | ({ op: 'dropCompletion'; bucket: string; completed: number } & UploadRef)
   /** Creates, replaces (record) or deletes (null) an access key (keys-record.ts). Repository-wide:
    * `bucket` is always '' (no bucket has that name), which keeps the shared bucket table. */
   | { op: 'setKey'; bucket: ''; id: string; record: Uint8Array | null };
@@ -44,7 +51,23 @@ export interface CommitRecord {
 }
 
 const MAGIC = 0x31434d53; // "SMC1"
-const OPS = ['put', 'createBucket', 'deleteBucket', 'setConfig', 'createUpload', 'putPart', 'endUpload', 'setKey'] as const;
+const OPS = [
+  'put',
+  'createBucket',
+  'deleteBucket',
+  'setConfig',
+  'createUpload',
+  'putPart',
+  'endUpload',
+  'beginUpload',
+  'setPart',
+  'closeUpload',
+  'dropCompletion',
+  'setKey',
+] as const;
+
+const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
+const readUploadRef = (r: ByteReader): UploadRef => ({ key: r.string(), initiated: r.varint(), uploadId: r.string() });
 
 export function hashRecord(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -92,6 +115,19 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
       case 'endUpload':
         w.string(m.uploadId);
+        break;
+      case 'beginUpload':
+        writeUploadRef(w, m).bytes(m.record);
+        break;
+      case 'setPart':
+        writeUploadRef(w, m).varint(m.number).bytes(m.record);
+        break;
+      case 'closeUpload':
+        writeUploadRef(w, m).u8(m.completion ? 1 : 0);
+        if (m.completion) w.varint(m.completion.time).bytes(m.completion.record);
+        break;
+      case 'dropCompletion':
+        writeUploadRef(w, m).varint(m.completed);
         break;
       case 'setKey':
         w.string(m.id).u8(m.record ? 1 : 0);
@@ -143,6 +179,23 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         break;
       case 'endUpload':
         mutations.push({ op, bucket, uploadId: r.string() });
+        break;
+      case 'beginUpload':
+        mutations.push({ op, bucket, ...readUploadRef(r), record: r.bytes().slice() });
+        break;
+      case 'setPart':
+        mutations.push({ op, bucket, ...readUploadRef(r), number: r.varint(), record: r.bytes().slice() });
+        break;
+      case 'closeUpload': {
+        const m: Mutation = { op, bucket, ...readUploadRef(r) };
+        const has = r.u8();
+        if (has > 1) throw new StoreError('Corrupt', `${what}: bad mutation ${i}`);
+        if (has) m.completion = { time: r.varint(), record: r.bytes().slice() };
+        mutations.push(m);
+        break;
+      }
+      case 'dropCompletion':
+        mutations.push({ op, bucket, ...readUploadRef(r), completed: r.varint() });
         break;
       case 'setKey': {
         if (bucket !== '') throw new StoreError('Corrupt', `${what}: key mutation ${i} names a bucket`);

@@ -34,6 +34,11 @@ export type StoreErrorCode =
   | 'InvalidToken'
   | 'SlowDown'
   | 'BudgetExceeded'
+  // Encryption: a customer key that does not open the object (403), and a server key that
+  // is missing or is not the one the object was written with (an operator problem: 500).
+  | 'AccessDenied'
+  | 'KeyUnavailable'
+  | 'TooManyUploads'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

@@ -6,6 +6,7 @@
  *   commits/<seq>-<rand>       a pack: small bodies (entries 0..n-1) + the commit record (last)
  *   roots/<seq>-<rand>         a pack of one entry: a checkpoint of the whole catalog
  *   runs/<bucket-id>/<rand>    index runs (sorted key -> version list)
+ *   runs/<bucket-id>/u-<rand>  runs of the bucket's uploads keyspace (upload-keys.ts)
  *   chunks/<hour><rand>        carrier chunks: packs of fixed-size segments of one body
  *
  * Sequence numbers are zero-padded hex so that names sort in commit order; the random
@@ -48,6 +49,10 @@ export function rootKey(seq: number): string {
 
 export function runKey(bucketId: string): string {
   return `runs/${bucketId}/${rand()}`;
+}
+
+export function uploadRunKey(bucketId: string): string {
+  return `runs/${bucketId}/u-${rand()}`;
 }
 
 /** 7 + 9 + 15 = 31 bytes; the first 16 change once an hour. */

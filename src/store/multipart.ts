@@ -1,22 +1,45 @@
 /**
- * @module Multipart uploads: create, upload part (a carrier), complete (metadata only:
- * the object lists the parts' chunks), abort, list parts, list uploads.
+ * @module Multipart uploads: create, upload part (a carrier), complete (metadata only: the
+ * object lists the parts' chunks), abort. Uploads, parts and completions live in the bucket's
+ * uploads keyspace (upload-keys.ts); listing them is upload-list.ts, expiry upload-expiry.ts.
  *
  * Checksums: every part is hashed with MD5, CRC64NVME and the upload's algorithm even when
  * the client sent none, so Complete can build either form S3 offers: COMPOSITE (the
  * algorithm over the concatenated part digests, "-N") or FULL_OBJECT (CRCs combined).
+ *
+ * Carrier chunks of parts that become unreachable (an aborted upload's, a replaced part's,
+ * the parts a Complete leaves out) are deleted once the commit that orphans them is durable
+ * (carrier-reaper.ts).
  */
 import type { Repository } from './repository.js';
+import type { BucketState } from './state.js';
 import { ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type ClaimOptions } from './digest.js';
-import { SEGMENT_SIZE, newId } from './layout.js';
+import { SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { currentVersion, makeVersion, type ObjectMetadata } from './objects-write.js';
-import { decodePart, decodeUpload, encodePart, encodeUpload, type PartRecord, type UploadRecord } from './uploads.js';
-import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectAccess, type ObjectVersion, type PartInfo } from './records.js';
+import {
+  completionVersion,
+  decodeCompletion,
+  decodePart,
+  decodeUpload,
+  encodeCompletion,
+  encodePart,
+  encodeUpload,
+  partListDigest,
+  type PartRecord,
+  type UploadRecord,
+} from './uploads.js';
+import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion, type PartInfo } from './records.js';
 import { composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
+import { COMPLETION_PREFIX, completionKey, makeUploadId, partKey, uploadKey, type UploadRef } from './upload-keys.js';
+import { partChunkBlobs, resolveUpload } from './upload-index.js';
+import { completedEncryption, partCrypt, uploadDataKey, uploadEnvelope } from './crypto/upload-keys.js';
+import type { EncryptionRequest, KeyRing, SseMode } from './crypto/envelope.js';
+import { sealedLength } from './crypto/segment-cipher.js';
+import { openDigests, sealDigests, sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3 limits: part numbers 1..10000; every part but the last at least 5 MiB; 5 GiB per part. */
 export const MAX_PART_NUMBER = 10000;
@@ -26,13 +49,28 @@ export const MAX_PART_BYTES = 5 * 1024 ** 3;
 export interface CreateUploadOptions extends ObjectMetadata {
   checksumAlgorithm?: ChecksumName;
   checksumType?: ChecksumType;
+  /** Encrypt every part at rest (SSE-S3 / SSE-C) under this request's root key. */
+  encryption?: EncryptionRequest;
 }
 
-const noSuchUpload = (id: string) =>
+export const noSuchUpload = (id: string) =>
   new StoreError('NoSuchUpload', 'The specified upload does not exist. The upload ID may be invalid, or the upload may have been aborted or completed.', {
     detail: { UploadId: id },
   });
 
+/** The committed state of `bucket`; StoreError 'NoSuchBucket'. */
+export function requireBucketState(repo: Repository, bucket: string): BucketState {
+  const b = repo.state.buckets.get(bucket);
+  if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
+  return b;
+}
+
+/**
+ * Starts an upload of `bucket`/`key` and returns its id. Throws StoreError 'NoSuchBucket',
+ * 'KeyTooLong' / 'InvalidArgument' (key), 'InvalidRequest' (checksum type and algorithm that
+ * S3 does not combine), 'TooManyUploads' (the bucket already holds maxUploadsPerBucket uploads
+ * in progress).
+ */
 export async function createMultipartUpload(repo: Repository, bucket: string, key: string, opts: CreateUploadOptions = {}): Promise<string> {
   checkKey(key);
   if (opts.checksumType === 'COMPOSITE' && opts.checksumAlgorithm === 'crc64nvme') {
@@ -41,7 +79,6 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   if (opts.checksumType === 'FULL_OBJECT' && (opts.checksumAlgorithm === 'sha1' || opts.checksumAlgorithm === 'sha256')) {
     throw new StoreError('InvalidRequest', `The FULL_OBJECT checksum type cannot be used with the ${opts.checksumAlgorithm} checksum algorithm.`);
   }
-  const uploadId = newId(16);
   const record: UploadRecord = {
     key,
     initiated: 0,
@@ -53,27 +90,44 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   };
   if (opts.contentType !== undefined) record.contentType = opts.contentType;
   if (opts.checksumAlgorithm) record.checksumAlgorithm = opts.checksumAlgorithm;
+  if (opts.encryption) record.encryption = uploadEnvelope(opts.encryption);
   if (opts.access) record.access = opts.access;
-  await repo.run(async (tx) => {
+  const cap = repo.maxUploadsPerBucket;
+  return repo.run(async (tx) => {
     tx.requireBucket(bucket);
-    tx.createUpload(bucket, uploadId, encodeUpload({ ...record, initiated: tx.time }));
+    if (tx.uploadsInProgress(bucket) >= cap) {
+      throw new StoreError(
+        'TooManyUploads',
+        `Bucket ${bucket} already has ${cap} multipart uploads in progress, the most this server allows per bucket. ` +
+          'Complete or abort some (ListMultipartUploads shows them); unfinished uploads are also aborted once they expire.',
+        { detail: { BucketName: bucket, MaxUploads: cap } }
+      );
+    }
+    const u: UploadRef = { key, initiated: tx.time, uploadId: makeUploadId(tx.time) };
+    tx.beginUpload(bucket, u, encodeUpload({ ...record, initiated: tx.time }));
+    return u.uploadId;
   });
-  return uploadId;
 }
 
-/** The upload's record, checking it belongs to bucket/key. */
-function upload(repo: Repository, bucket: string, key: string, uploadId: string): UploadRecord {
-  if (!repo.state.buckets.has(bucket)) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
-  const u = repo.state.uploads.get(uploadId);
-  if (!u || u.bucket !== bucket) throw noSuchUpload(uploadId);
-  const rec = decodeUpload(u.record);
-  if (rec.key !== key) throw noSuchUpload(uploadId);
-  return rec;
+/**
+ * The upload `uploadId` of bucket/key as committed, with its record. Throws StoreError
+ * 'NoSuchBucket', 'NoSuchUpload' (unknown id, ended, or of another key).
+ */
+export async function openUpload(repo: Repository, bucket: string, key: string, uploadId: string): Promise<{ state: BucketState; ref: UploadRef; record: UploadRecord }> {
+  const state = requireBucketState(repo, bucket);
+  const ref = await resolveUpload(state.uploads, key, uploadId);
+  const raw = ref && (await state.uploads.lookup(uploadKey(ref)));
+  if (!ref || !raw) throw noSuchUpload(uploadId);
+  const record = decodeUpload(raw);
+  if (record.key !== key) throw noSuchUpload(uploadId);
+  return { state, ref, record };
 }
 
 export interface PartResult {
   etag: string;
   values: Partial<Record<ChecksumName, Uint8Array>>;
+  /** How the upload's parts are encrypted, when they are. */
+  mode?: SseMode;
 }
 
 export async function uploadPart(
@@ -83,7 +137,7 @@ export async function uploadPart(
   uploadId: string,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  opts: ClaimOptions & { size: number; signal?: AbortSignal }
+  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing }
 ): Promise<PartResult> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw new StoreError('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
@@ -91,24 +145,45 @@ export async function uploadPart(
     });
   }
   if (opts.size > MAX_PART_BYTES) throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
-  const rec = upload(repo, bucket, key, uploadId);
-  const release = repo.budget.reserve(Math.min(opts.size, SEGMENT_SIZE));
+  // Admission first (synchronously, as PutObject does): nothing is read before it. An
+  // encrypted part also holds its sealed segment.
+  const segment = Math.min(opts.size, SEGMENT_SIZE);
+  const release = repo.budget.reserve(segment + sealedLength(segment));
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
   try {
+    const { ref, record: rec } = await openUpload(repo, bucket, key, uploadId);
+    // An encrypted upload's key is checked before any byte is read.
+    const dataKey = uploadDataKey(rec.encryption, opts.keys);
+    const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
     // Every part is hashed with the upload's algorithm too, even if the client sent none.
     const claimOpts: ClaimOptions = { ...opts };
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
-    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
+    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer);
     const { digests: d } = finishDigest(digest, claimOpts);
-    const part: PartRecord = { size: d.size, md5: d.md5, values: d.values, chunks, lastModified: 0 };
-    await repo.run(async (tx) => {
-      if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);
-      tx.putPart(bucket, uploadId, partNumber, encodePart({ ...part, lastModified: tx.time }));
+    const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
+    const part: PartRecord = { size: d.size, md5, values: d.values, chunks, lastModified: 0 };
+    if (crypt) part.stream = crypt.stream;
+    if (crypt && dataKey && rec.encryption?.mode === 'sse-c') {
+      // An SSE-C part's checksums are kept sealed until Complete (which has the key).
+      part.sealedValues = sealDigests(dataKey, [d.values]);
+      part.values = {};
+    }
+    const replaced = await repo.run(async (tx) => {
+      if (!(await tx.uploadGet(bucket, uploadKey(ref)))) throw noSuchUpload(uploadId);
+      const old = await tx.uploadGet(bucket, partKey(ref, partNumber));
+      tx.setPart(bucket, ref, partNumber, encodePart({ ...part, lastModified: tx.time }));
+      return old ? decodePart(old) : undefined;
     });
-    return { etag: Buffer.from(d.md5).toString('hex'), values: d.values };
+    // The part it replaced was never completed (the upload is still open): nothing names it.
+    if (replaced && replaced.chunks.length > 0) {
+      repo.reaper.background(`part ${partNumber} of upload ${uploadId} (replaced)`, replaced.chunks.map((c) => c.blob));
+    }
+    const out: PartResult = { etag: Buffer.from(md5).toString('hex'), values: d.values };
+    if (rec.encryption) out.mode = rec.encryption.mode;
+    return out;
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // Keep the chunks when the commit's outcome is unknown ('Unsafe'): they may be live.
@@ -133,8 +208,11 @@ const normEtag = (e: string) => e.trim().replace(/&quot;|&#34;/g, '"').replace(/
 /**
  * Completes the upload from the listed parts: validates order, existence, ETags, part
  * checksums and sizes, then writes one object version whose body is the parts' chunks in
- * order. Metadata only. Throws StoreError InvalidPartOrder / InvalidPart / EntityTooSmall /
- * NoSuchUpload / PreconditionFailed / BadDigest.
+ * order (metadata only), ends the upload and keeps a completion record. A Complete of an
+ * upload already completed with the same part list answers with the version it wrote then
+ * (an SDK retrying after a lost response); with a different list it is InvalidPart. Throws
+ * StoreError InvalidPartOrder / InvalidPart / EntityTooSmall / NoSuchUpload /
+ * PreconditionFailed / BadDigest / MalformedXML / NoSuchBucket.
  */
 export async function completeMultipartUpload(
   repo: Repository,
@@ -142,23 +220,41 @@ export async function completeMultipartUpload(
   key: string,
   uploadId: string,
   parts: readonly CompletePart[],
-  opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType } = {}
+  opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType; keys?: KeyRing } = {}
 ): Promise<ObjectVersion> {
-  upload(repo, bucket, key, uploadId);
+  const state = requireBucketState(repo, bucket);
   if (parts.length === 0) throw new StoreError('MalformedXML', 'You must specify at least one part');
   for (let i = 1; i < parts.length; i++) {
     if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) {
       throw new StoreError('InvalidPartOrder', 'The list of parts was not in ascending order. The parts list must be specified in order by part number.');
     }
   }
-  return repo.run(async (tx) => {
-    const u = tx.upload(uploadId);
-    if (!u) throw noSuchUpload(uploadId);
-    const rec = decodeUpload(u.record);
+  const ref = (await resolveUpload(state.uploads, key, uploadId)) ?? (await resolveUpload(state.uploads, key, uploadId, COMPLETION_PREFIX));
+  if (!ref) throw noSuchUpload(uploadId);
+  const digest = partListDigest(parts.map((p) => ({ partNumber: p.partNumber, etag: normEtag(p.etag) })));
+  const outcome = await repo.run(async (tx) => {
+    const raw = await tx.uploadGet(bucket, uploadKey(ref));
+    if (!raw) {
+      const done = await tx.uploadGet(bucket, completionKey(ref));
+      if (!done) throw noSuchUpload(uploadId);
+      const c = decodeCompletion(done);
+      if (Buffer.compare(c.partsDigest, digest) !== 0) {
+        throw new StoreError('InvalidPart', 'This multipart upload was already completed with a different list of parts.', { detail: { UploadId: uploadId } });
+      }
+      return { version: c.version, retry: true };
+    }
+    const rec = decodeUpload(raw);
+    if (rec.key !== key) throw noSuchUpload(uploadId);
+    // An SSE-C upload is completed only by the holder of its key.
+    const dataKey = uploadDataKey(rec.encryption, opts.keys);
     const chosen: { number: number; part: PartRecord }[] = [];
     for (const p of parts) {
-      const raw = u.parts.get(p.partNumber);
+      const raw = p.partNumber >= 1 && p.partNumber <= MAX_PART_NUMBER ? await tx.uploadGet(bucket, partKey(ref, p.partNumber)) : undefined;
       const part = raw ? decodePart(raw) : undefined;
+      if (part?.sealedValues) {
+        if (!dataKey) throw new StoreError('Corrupt', `upload ${uploadId}: part ${p.partNumber} is sealed, the upload is not`);
+        part.values = openDigests(dataKey, part.sealedValues)[0] ?? {};
+      }
       if (!part || normEtag(p.etag) !== Buffer.from(part.md5).toString('hex')) {
         throw new StoreError('InvalidPart', 'One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part\'s entity tag.', {
           detail: { PartNumber: p.partNumber, ETag: p.etag },
@@ -189,99 +285,32 @@ export async function completeMultipartUpload(
       checksums
     );
     version.parts = chosen.map((c): PartInfo => ({ number: c.number, size: c.part.size, md5: c.part.md5, checksums: c.part.values }));
-    tx.endUpload(bucket, uploadId);
-    tx.put(bucket, key, encodeVersions([version]));
-    return version;
+    if (rec.encryption) version.encryption = completedEncryption(rec.encryption, chosen.map((c) => c.part));
+    // An SSE-C object's checksums are stored sealed, in the object and in the completion record.
+    const stored = dataKey ? sealVersionChecksums(version, dataKey) : version;
+    const completion = encodeCompletion({ partsDigest: digest, completed: tx.time, version: completionVersion(stored) });
+    tx.closeUpload(bucket, ref, { time: tx.time, record: completion });
+    tx.put(bucket, key, encodeVersions([stored]));
+    return { version, retry: false };
   });
+  if (!outcome.retry) {
+    // Parts uploaded but left out of the object: nothing can name them any more.
+    const kept = new Set(parts.map((p) => p.partNumber));
+    repo.reaper.background(`parts left out of upload ${uploadId}`, partChunkBlobs(state.uploads, ref, kept));
+  }
+  return outcome.version;
 }
 
+/**
+ * Aborts the upload and deletes its parts' carrier chunks (after the abort is durable).
+ * Throws StoreError 'NoSuchBucket', 'NoSuchUpload'.
+ */
 export async function abortMultipartUpload(repo: Repository, bucket: string, key: string, uploadId: string): Promise<void> {
-  upload(repo, bucket, key, uploadId);
+  const { state, ref } = await openUpload(repo, bucket, key, uploadId);
   await repo.run(async (tx) => {
-    if (!tx.upload(uploadId)) throw noSuchUpload(uploadId);
-    tx.endUpload(bucket, uploadId);
+    if (!(await tx.uploadGet(bucket, uploadKey(ref)))) throw noSuchUpload(uploadId);
+    tx.closeUpload(bucket, ref);
   });
+  await repo.reaper.reap(`aborted upload ${uploadId}`, partChunkBlobs(state.uploads, ref));
 }
 
-export interface ListedPart {
-  partNumber: number;
-  etag: string;
-  size: number;
-  lastModified: number;
-  values: Partial<Record<ChecksumName, Uint8Array>>;
-}
-
-export function listParts(
-  repo: Repository,
-  bucket: string,
-  key: string,
-  uploadId: string,
-  opts: { maxParts?: number; partNumberMarker?: number } = {}
-): { upload: UploadRecord; parts: ListedPart[]; isTruncated: boolean; nextPartNumberMarker?: number } {
-  const rec = upload(repo, bucket, key, uploadId);
-  const max = Math.min(opts.maxParts ?? 1000, 1000);
-  const all = [...repo.state.uploads.get(uploadId)!.parts.entries()]
-    .filter(([n]) => n > (opts.partNumberMarker ?? 0))
-    .sort((a, b) => a[0] - b[0]);
-  const page = all.slice(0, max).map(([n, raw]) => {
-    const p = decodePart(raw);
-    return { partNumber: n, etag: Buffer.from(p.md5).toString('hex'), size: p.size, lastModified: p.lastModified, values: p.values };
-  });
-  const out: ReturnType<typeof listParts> = { upload: rec, parts: page, isTruncated: all.length > max };
-  if (out.isTruncated) out.nextPartNumberMarker = page[page.length - 1]!.partNumber;
-  return out;
-}
-
-export interface ListedUpload {
-  key: string;
-  uploadId: string;
-  initiated: number;
-  /** Owner and ACL the completed object will have (the initiator, when not the bucket owner). */
-  access?: ObjectAccess;
-}
-
-/** Uploads in progress in `bucket`, by key then initiation time (S3 order). */
-export function listMultipartUploads(
-  repo: Repository,
-  bucket: string,
-  opts: { prefix?: string; delimiter?: string; keyMarker?: string; uploadIdMarker?: string; maxUploads?: number } = {}
-): { uploads: ListedUpload[]; commonPrefixes: string[]; isTruncated: boolean; nextKeyMarker?: string; nextUploadIdMarker?: string } {
-  if (!repo.state.buckets.has(bucket)) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
-  const prefix = opts.prefix ?? '';
-  const max = Math.min(opts.maxUploads ?? 1000, 1000);
-  const all: ListedUpload[] = [];
-  for (const u of repo.state.uploads.values()) {
-    if (u.bucket !== bucket) continue;
-    const r = decodeUpload(u.record);
-    if (r.key.startsWith(prefix)) all.push({ key: r.key, uploadId: u.uploadId, initiated: r.initiated, ...(r.access ? { access: r.access } : {}) });
-  }
-  all.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.initiated - b.initiated || (a.uploadId < b.uploadId ? -1 : 1)));
-  const afterMarker = all.filter((u) => {
-    if (opts.keyMarker === undefined) return true;
-    if (u.key > opts.keyMarker) return true;
-    return u.key === opts.keyMarker && opts.uploadIdMarker !== undefined && u.uploadId > opts.uploadIdMarker;
-  });
-  const uploads: ListedUpload[] = [];
-  const prefixes: string[] = [];
-  let isTruncated = false;
-  for (const u of afterMarker) {
-    const cut = opts.delimiter ? u.key.indexOf(opts.delimiter, prefix.length) : -1;
-    const cp = cut >= 0 ? u.key.slice(0, cut + opts.delimiter!.length) : undefined;
-    if (cp && prefixes[prefixes.length - 1] === cp) continue;
-    if (uploads.length + prefixes.length === max) {
-      isTruncated = true;
-      break;
-    }
-    if (cp) prefixes.push(cp);
-    else uploads.push(u);
-  }
-  const out: ReturnType<typeof listMultipartUploads> = { uploads, commonPrefixes: prefixes, isTruncated };
-  if (isTruncated) {
-    const last = uploads[uploads.length - 1];
-    if (last) {
-      out.nextKeyMarker = last.key;
-      out.nextUploadIdMarker = last.uploadId;
-    }
-  }
-  return out;
-}

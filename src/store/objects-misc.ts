@@ -1,9 +1,13 @@
 /**
- * @module DeleteObject, DeleteObjects, CopyObject and object tagging: all metadata-only.
+ * @module DeleteObject, DeleteObjects, CopyObject and object tagging: all metadata-only,
+ * except a copy that changes the body's encryption (objects-copy-encrypted.ts).
  */
 import type { Repository } from './repository.js';
 import { currentVersion, makeVersion } from './objects-write.js';
-import { liveVersion } from './objects-read.js';
+import { bodyDecryptor, liveVersion } from './objects-read.js';
+import { copyNeedsReencryption, copyWithReencryption } from './objects-copy-encrypted.js';
+import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
+import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
 import { encodeVersions, TOMBSTONE, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
@@ -60,14 +64,35 @@ export interface CopyOptions {
   tags?: Record<string, string>;
   sourceConditions?: ReadConditions;
   conditions?: WriteConditions;
+  /** Keys that open the source (SSE-S3 root; the copy-source customer key for SSE-C). */
+  sourceKeys?: KeyRing;
+  /** How the copy is encrypted (undefined: plaintext). */
+  encryption?: EncryptionRequest;
+  /** The request named the destination's encryption itself (a copy onto itself is then a change). */
+  encryptionExplicit?: boolean;
   /** The copy's owner and ACL (never the source's: S3 gives a copy the request's ACL). */
   access?: ObjectAccess;
 }
 
+const COPY_SELF =
+  "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.";
+
+function checkSourceConditions(source: ObjectVersion, conditions: ReadConditions | undefined): void {
+  // S3 maps failed copy-source conditions to 412 (never 304).
+  try {
+    checkRead(source, conditions);
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'NotModified') throw new StoreError('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+    throw err;
+  }
+}
+
 /**
- * Copies the live source version to `dstKey` by writing a new version that points at the
- * same body (no byte is copied). Source preconditions -> 'PreconditionFailed'; copying an
- * object onto itself without changing anything -> 'InvalidRequest' (as S3 does).
+ * Copies the live source version to `dstKey`. When the encryption stays the same the new
+ * version points at the same body (no byte is copied); otherwise the body is re-encrypted
+ * (see objects-copy-encrypted.ts). Source preconditions -> 'PreconditionFailed'; an SSE-C
+ * source without its key -> 'InvalidRequest', with another key -> 'AccessDenied'; copying
+ * an object onto itself without changing anything -> 'InvalidRequest' (as S3 does).
  */
 export async function copyObject(
   repo: Repository,
@@ -78,43 +103,58 @@ export async function copyObject(
   checkKey(src.key);
   checkKey(dst.key);
   const replace = opts.metadataDirective === 'REPLACE';
-  if (src.bucket === dst.bucket && src.key === dst.key && !replace && opts.taggingDirective !== 'REPLACE') {
-    throw new StoreError(
-      'InvalidRequest',
-      "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes."
-    );
+  const changesMeta = replace || opts.taggingDirective === 'REPLACE' || opts.encryptionExplicit === true;
+  const self = src.bucket === dst.bucket && src.key === dst.key;
+  const look = await liveVersion(repo, src.bucket, src.key);
+  if (!repo.state.buckets.has(dst.bucket)) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: dst.bucket } });
+  const reencrypt = copyNeedsReencryption(look, opts.encryption);
+  if (self && !changesMeta && !reencrypt) throw new StoreError('InvalidRequest', COPY_SELF);
+  checkSourceConditions(look, opts.sourceConditions);
+  const metaOf = (source: ObjectVersion) => {
+    const meta = replace ? opts.metadata ?? { system: {}, userMetadata: {} } : source;
+    const tags = opts.taggingDirective === 'REPLACE' ? opts.tags ?? {} : source.tags;
+    return {
+      ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}),
+      system: meta.system,
+      userMetadata: meta.userMetadata,
+      tags,
+      ...(opts.access ? { access: opts.access } : {}),
+    };
+  };
+  if (reencrypt) {
+    const decrypt = bodyDecryptor(look, opts.sourceKeys);
+    return copyWithReencryption(repo, look, decrypt, dst, metaOf(look), opts);
   }
-  return repo.run(async (tx) => {
+  // The source's key is checked even when the body is shared (S3 asks for it).
+  bodyDecryptor(look, opts.sourceKeys, false);
+  const stored = await repo.run(async (tx) => {
     tx.requireBucket(src.bucket);
     tx.requireBucket(dst.bucket);
     const source = await currentVersion(tx, src.bucket, src.key);
     if (!source) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: src.key } });
-    // S3 maps failed copy-source conditions to 412 (never 304).
-    try {
-      checkRead(source, opts.sourceConditions);
-    } catch (err) {
-      if (err instanceof StoreError && err.code === 'NotModified') throw new StoreError('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
-      throw err;
+    checkSourceConditions(source, opts.sourceConditions);
+    if (source.versionId !== look.versionId) {
+      // Overwritten since the look: it must still be shareable, and opened by the same key.
+      if (copyNeedsReencryption(source, opts.encryption)) {
+        throw new StoreError('ConditionalRequestConflict', 'The copy source changed during the copy; retry the request.');
+      }
+      bodyDecryptor(source, opts.sourceKeys, false);
     }
     checkWrite(await currentVersion(tx, dst.bucket, dst.key), opts.conditions);
-    const meta = replace ? opts.metadata ?? { system: {}, userMetadata: {} } : source;
-    const tags = opts.taggingDirective === 'REPLACE' ? opts.tags ?? {} : source.tags;
     const version = makeVersion(
       tx,
-      {
-        ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}),
-        system: meta.system,
-        userMetadata: meta.userMetadata,
-        tags,
-        ...(opts.access ? { access: opts.access } : {}),
-      },
+      metaOf(source),
       { size: source.size, md5: source.md5, partCount: source.partCount, location: source.location },
       source.checksums
     );
     if (source.parts) version.parts = source.parts;
+    if (source.encryption) version.encryption = source.encryption;
     tx.put(dst.bucket, dst.key, encodeVersions([version]));
     return version;
   });
+  // A shared SSE-C body keeps its sealed checksums; the answer shows them (same key).
+  const key = stored.encryption?.sealedChecksums ? bodyDecryptor(stored, opts.sourceKeys, false)?.dataKey : undefined;
+  return key ? unsealVersionChecksums(stored, key) : stored;
 }
 
 /**

@@ -7,6 +7,9 @@ import { readBody, type BodyRange } from './body-reader.js';
 import { checkRead, type ReadConditions } from './conditions.js';
 import { decodeVersions, type ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
+import { openDataKey, type KeyRing } from './crypto/envelope.js';
+import { BodyDecryptor } from './crypto/body-crypto.js';
+import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** A byte range as requested: first-last, open-ended (first-), or a suffix (-n). */
 export type RangeRequest = { start: number; end?: number } | { suffix: number };
@@ -16,6 +19,8 @@ export interface GetOptions {
   range?: RangeRequest;
   /** 1-based part of a multipart object (a single-part object has only part 1). */
   partNumber?: number;
+  /** Keys for an encrypted object: the SSE-S3 root and/or the customer's key (SSE-C). */
+  keys?: KeyRing;
 }
 
 export interface GetResult {
@@ -66,20 +71,52 @@ function partRange(v: ObjectVersion, n: number): { range?: BodyRange; partsCount
   return { range: { start, end: start + size - 1 }, partsCount: v.parts.length };
 }
 
-/** HeadObject: the live version after preconditions. */
+/**
+ * Checks `keys` against the version's encryption and returns its body decryptor (undefined
+ * for a plaintext body). A customer key for an object not stored with SSE-C, or none for
+ * one that is, is StoreError 'InvalidRequest'; a wrong customer key 'AccessDenied'; SSE-S3
+ * without the server's key 'KeyUnavailable'. With `body` false (HEAD), an SSE-S3 data key
+ * is not opened (nothing will be decrypted); an SSE-C key is always checked.
+ */
+export function bodyDecryptor(v: ObjectVersion, keys: KeyRing | undefined, body = true): BodyDecryptor | undefined {
+  const enc = v.encryption;
+  if (keys?.customer && enc?.mode !== 'sse-c') {
+    throw new StoreError('InvalidRequest', 'The encryption parameters are not applicable to this object.');
+  }
+  if (!enc || (!body && enc.mode !== 'sse-c')) return undefined;
+  return new BodyDecryptor(openDataKey(enc, keys), enc, v.size);
+}
+
+/** HeadObject: the live version after preconditions, range/part and key checks (see bodyDecryptor). */
 export async function headObject(repo: Repository, bucket: string, key: string, opts: GetOptions = {}): Promise<GetResult> {
+  const { out } = await resolve(repo, bucket, key, opts, false);
+  return out;
+}
+
+/** GetObject: as HeadObject, and a stream of its (range of) bytes, decrypted if stored encrypted. */
+export async function getObject(repo: Repository, bucket: string, key: string, opts: GetOptions = {}): Promise<GetResult> {
+  const { out, decrypt } = await resolve(repo, bucket, key, opts, true);
+  out.body = readBody(repo.provider, out.version.location, out.version.size, out.range, repo.bodies, decrypt);
+  return out;
+}
+
+async function resolve(
+  repo: Repository,
+  bucket: string,
+  key: string,
+  opts: GetOptions,
+  body: boolean
+): Promise<{ out: GetResult; decrypt: BodyDecryptor | undefined }> {
   const version = await liveVersion(repo, bucket, key);
   checkRead(version, opts.conditions);
   const out: GetResult = { version, body: emptyBody() };
   applyRange(out, opts);
-  return out;
-}
-
-/** GetObject: the live version after preconditions, and a stream of its (range of) bytes. */
-export async function getObject(repo: Repository, bucket: string, key: string, opts: GetOptions = {}): Promise<GetResult> {
-  const out = await headObject(repo, bucket, key, opts);
-  out.body = readBody(repo.provider, out.version.location, out.version.size, out.range, repo.bodies);
-  return out;
+  // After the part/range checks, as S3 orders them: a part past the end is InvalidPart
+  // even without the object's key.
+  const decrypt = bodyDecryptor(version, opts.keys, body);
+  // The key holder sees an SSE-C object's checksums (sealed at rest).
+  if (decrypt) out.version = unsealVersionChecksums(version, decrypt.dataKey);
+  return { out, decrypt };
 }
 
 function applyRange(out: GetResult, opts: GetOptions): void {

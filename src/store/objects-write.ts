@@ -17,6 +17,10 @@ import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
+import { maskedMd5, newDataKey, newStreamId, streamKey, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
+import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
+import { sealedLength } from './crypto/segment-cipher.js';
+import { sealVersionChecksums } from './crypto/sealed-checksums.js';
 
 /** S3's single-PUT limit: 5 GiB. */
 export const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -36,6 +40,8 @@ export interface PutOptions extends ObjectMetadata, ClaimOptions {
   size: number;
   conditions?: WriteConditions;
   signal?: AbortSignal;
+  /** Encrypt the body at rest (SSE-S3 / SSE-C) under this request's root key. */
+  encryption?: EncryptionRequest;
 }
 
 export interface PutResult {
@@ -102,8 +108,11 @@ export async function putObject(
     throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size', { detail: { MaxSizeAllowed: MAX_PUT_BYTES } });
   }
   const packed = opts.size <= PACK_MAX_BODY;
-  // Admission first: nothing is read or written if the budget says no.
-  const release = repo.budget.reserve(packed ? opts.size : SEGMENT_SIZE);
+  const crypt = opts.encryption ? newBodyCrypt(opts.encryption) : undefined;
+  // Admission first: nothing is read or written if the budget says no. An encrypted body
+  // is held twice for a moment (plaintext and sealed).
+  const held = packed ? opts.size + (crypt ? sealedSize(opts.size) : 0) : SEGMENT_SIZE + (crypt ? sealedLength(SEGMENT_SIZE) : 0);
+  const release = repo.budget.reserve(held);
   const reader = new ExactReader(body);
   let chunks: Location | undefined;
   try {
@@ -116,20 +125,26 @@ export async function putObject(
       if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
       digest.update(bytes);
     } else {
-      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal);
+      const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
+      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer);
       chunks = { kind: 'chunks', chunks: refs };
     }
     const { digests: d, primary } = finishDigest(digest, opts);
+    // What is stored: the body itself, or its sealed segments (never the plaintext).
+    const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
+    const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
     const result = await repo.run(async (tx) => {
       tx.requireBucket(bucket);
       // The current version matters only to a condition (an unversioned put replaces it).
       if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
-      const location: Location = chunks ?? (d.size > 0 ? tx.addBody(bytes!) : { kind: 'empty' });
-      const version = makeVersion(tx, opts, { size: d.size, md5: d.md5, location }, fullObjectChecksums(d, primary));
-      tx.put(bucket, key, encodeVersions([version]));
+      const location: Location = chunks ?? (d.size > 0 ? tx.addBody(stored!) : { kind: 'empty' });
+      const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
+      if (crypt) version.encryption = crypt.record(d.size);
+      // Stored with SSE-C checksum values sealed; answered with them.
+      tx.put(bucket, key, encodeVersions([crypt ? sealVersionChecksums(version, crypt.dataKey) : version]));
       return version;
     });
-    return { etag: Buffer.from(d.md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+    return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
@@ -141,6 +156,28 @@ export async function putObject(
   } finally {
     release();
   }
+}
+
+/** The keys one encrypted body is written with: a fresh data key and one stream. */
+export interface BodyCrypt {
+  dataKey: Buffer;
+  streamKey: Buffer;
+  /** The ETag digest to store for a body of plaintext MD5 `md5` (masked for SSE-C). */
+  etagDigest(md5: Uint8Array): Uint8Array;
+  /** The version's encryption record for a body of `size` bytes. */
+  record(size: number): ObjectEncryption;
+}
+
+/** Draws a data key and a stream for one body written under `req`. */
+export function newBodyCrypt(req: EncryptionRequest): BodyCrypt {
+  const { key, envelope } = newDataKey(req);
+  const id = newStreamId();
+  return {
+    dataKey: key,
+    streamKey: streamKey(key, id),
+    etagDigest: (md5) => (req.mode === 'sse-c' ? maskedMd5(key, md5) : md5),
+    record: (size) => ({ ...envelope, streams: [{ id, size }] }),
+  };
 }
 
 /** Fails fast, before the body is read: missing bucket, or a precondition already false. */

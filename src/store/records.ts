@@ -8,6 +8,7 @@
  */
 import { ByteReader, ByteWriter } from './binary.js';
 import { StoreError } from './errors.js';
+import { readObjectEncryption, writeObjectEncryption, type ObjectEncryption } from './crypto/envelope.js';
 
 export const CHECKSUM_NAMES = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
 export type ChecksumName = (typeof CHECKSUM_NAMES)[number];
@@ -78,6 +79,8 @@ export interface ObjectVersion {
   location: Location;
   /** Multipart objects only: part sizes and digests, in order. */
   parts?: PartInfo[];
+  /** Encrypted at rest (SSE-S3 / SSE-C): the wrapped data key and the body's streams. */
+  encryption?: ObjectEncryption;
   /** Owner and canned ACL when not the defaults (flag 8). */
   access?: ObjectAccess;
 }
@@ -85,7 +88,10 @@ export interface ObjectVersion {
 const FLAG_DELETE = 1;
 const FLAG_CHECKSUMS = 2;
 const FLAG_PARTS = 4;
+/** Access control: owner / canned ACL. */
 const FLAG_ACCESS = 8;
+const FLAG_SSE = 16;
+const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE;
 const LOC_EMPTY = 0;
 const LOC_PACK = 1;
 const LOC_CHUNKS = 2;
@@ -109,7 +115,12 @@ function readDigests(r: ByteReader): Partial<Record<ChecksumName, Uint8Array>> {
 }
 
 function writeVersion(w: ByteWriter, v: ObjectVersion): void {
-  const flags = (v.deleteMarker ? FLAG_DELETE : 0) | (v.checksums ? FLAG_CHECKSUMS : 0) | (v.parts ? FLAG_PARTS : 0) | (v.access ? FLAG_ACCESS : 0);
+  const flags =
+    (v.deleteMarker ? FLAG_DELETE : 0) |
+    (v.checksums ? FLAG_CHECKSUMS : 0) |
+    (v.parts ? FLAG_PARTS : 0) |
+    (v.access ? FLAG_ACCESS : 0) |
+    (v.encryption ? FLAG_SSE : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
   w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
@@ -133,12 +144,13 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
       writeDigests(w, p.checksums);
     }
   }
+  if (v.encryption) writeObjectEncryption(w, v.encryption);
   if (v.access) w.optString(v.access.owner).string(v.access.acl);
 }
 
 function readVersion(r: ByteReader): ObjectVersion {
   const flags = r.u8();
-  if (flags & ~(FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS)) throw new StoreError('Corrupt', `version: flags ${flags}`);
+  if (flags & ~KNOWN_FLAGS) throw new StoreError('Corrupt', `version: flags ${flags}`);
   // Fields are read in wire order into locals so the object is built with its final
   // shape (no `delete`, which would put it into slow dictionary mode).
   const versionId = r.string();
@@ -182,6 +194,7 @@ function readVersion(r: ByteReader): ObjectVersion {
     v.parts = [];
     for (let i = 0; i < n; i++) v.parts.push({ number: r.varint(), size: r.varint(), md5: r.raw(16).slice(), checksums: readDigests(r) });
   }
+  if (flags & FLAG_SSE) v.encryption = readObjectEncryption(r);
   if (flags & FLAG_ACCESS) {
     const owner = r.optString();
     const acl = r.string();

@@ -23,11 +23,13 @@ import { encodeCommit, type RecordRef } from './commit.js';
 import { encodeRoot, type RootRecord } from './root.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
-import { BucketState, RepoState, UploadState } from './state.js';
+import { BucketState, RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, flushOverlay, openRunHandle } from './runs.js';
+import { compactAll, compactUploads, flushOverlay, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { CarrierReaper } from './carrier-reaper.js';
+import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
 import { decodeKeyRecord, encodeKeyRecord } from './keys-record.js';
 
@@ -49,6 +51,8 @@ export interface RepositoryOptions {
   blockCacheBytes?: number;
   /** Bytes of small object bodies cached (default 64 MiB; 0 disables). */
   bodyCacheBytes?: number;
+  /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused (default 10,000). */
+  maxUploadsPerBucket?: number;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -66,6 +70,11 @@ export const DEFAULTS = {
   maxRuns: 8,
   blockCacheBytes: 32 * 1024 * 1024,
   bodyCacheBytes: 64 * 1024 * 1024,
+  // Far above what real clients keep open at once (tens per bucket: rclone, restic, the SDKs'
+  // parallel uploaders), so only leaked or hostile uploads meet it; it bounds a bucket's uploads
+  // keyspace (~0.3 KiB of index per upload: ~3 MiB) and what ListMultipartUploads and the expiry
+  // sweep can have to walk.
+  maxUploadsPerBucket: 10_000,
 };
 
 export interface RepositoryStats {
@@ -99,6 +108,8 @@ export class Repository {
   readonly budget: PendingBudget;
   readonly cache: BlockCache;
   readonly bodies: BodyCache;
+  /** Deletes the carrier chunks of parts that became unreachable (see carrier-reaper.ts). */
+  readonly reaper: CarrierReaper;
   readonly config: RepositoryConfig;
   readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
@@ -121,6 +132,7 @@ export class Repository {
     this.budget = new PendingBudget(opts.pendingBytes);
     this.cache = new BlockCache({ maxBytes: opts.blockCacheBytes });
     this.bodies = new BodyCache(opts.bodyCacheBytes);
+    this.reaper = new CarrierReaper(provider, (event, fields) => this.log(event, fields));
     this.#seq = anchor.seq;
     if (anchor.head) this.#head = anchor.head;
     this.#root = anchor.root;
@@ -142,11 +154,29 @@ export class Repository {
       );
     }
     const now = (opts.now ?? Date.now)();
+    if (!Number.isInteger(opts.maxUploadsPerBucket) || opts.maxUploadsPerBucket < 1) {
+      throw new RangeError(`maxUploadsPerBucket must be a positive integer, not ${opts.maxUploadsPerBucket}`);
+    }
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
     const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
+    // Roots and commits written before the uploads keyspace name uploads by id alone: resolve
+    // them while replaying, then forget the mapping.
+    repo.state.legacyUploads = new Map();
     await repo.#restore(loaded.root);
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
+    repo.state.legacyUploads = undefined;
+    repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));
+    if (loaded.root.uploads.length > 0) {
+      // Move the migrated uploads out of memory into the keyspace's first run now.
+      repo.log('uploads.migrated', { uploads: loaded.root.uploads.length, root: loaded.root.seq });
+      await repo.checkpoint().catch((err) => repo.log('checkpoint.failed', { error: String(err) }));
+    }
     return repo;
+  }
+
+  /** Multipart uploads in progress allowed per bucket. */
+  get maxUploadsPerBucket(): number {
+    return this.#opts.maxUploadsPerBucket;
   }
 
   get seq(): number {
@@ -170,14 +200,17 @@ export class Repository {
       const bucket = new BucketState(b.name, b.id, b.created);
       for (const [name, value] of b.configs) bucket.configs.set(name, value);
       bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      bucket.uploads.count = b.uploadCount;
       this.state.buckets.set(b.name, bucket);
     }
+    // An STR1 root lists uploads in progress itself: they become keyspace entries, as their
+    // creating commits would make them.
     for (const u of root.uploads) {
-      const up = new UploadState(u.bucket, u.uploadId, u.record);
-      for (const [n, p] of u.parts) up.parts.set(n, p);
-      this.state.uploads.set(u.uploadId, up);
+      this.state.apply({ op: 'createUpload', bucket: u.bucket, uploadId: u.uploadId, record: u.record });
+      for (const [number, record] of u.parts) this.state.apply({ op: 'putPart', bucket: u.bucket, uploadId: u.uploadId, number, record });
     }
-    for (const [id, record] of root.keys) this.state.keys.set(id, decodeKeyRecord(record, `key ${id} of root ${root.seq}`));
+    for (const [id, record] of root.keys ?? []) this.state.keys.set(id, decodeKeyRecord(record, `key ${id} of root ${root.seq}`));
   }
 
   /**
@@ -379,6 +412,20 @@ export class Repository {
         bucket.runs = [merged];
         this.stats.compactions++;
       }
+      const uploads = bucket.uploads;
+      if (uploads.overlay.size > 0) {
+        const run = await flushOverlay(this.provider, bucket.id, uploads.overlay, this.cache, true);
+        uploads.runs = [run, ...uploads.runs];
+        uploads.overlay = new SortedMap('uploads overlay');
+      }
+      const n = uploadsCompactionSize(uploads.runs, o.maxRuns);
+      if (n > 0) {
+        const t = performance.now();
+        const merged = await compactUploads(this.provider, bucket.id, uploads.runs.slice(0, n), this.cache, n === uploads.runs.length);
+        this.log('compaction', { bucket: bucket.name, keyspace: 'uploads', runs: n, of: uploads.runs.length, ms: Math.round(performance.now() - t) });
+        uploads.runs = [merged, ...uploads.runs.slice(n)];
+        this.stats.compactions++;
+      }
     }
     const record: RootRecord = {
       seq: this.#seq,
@@ -390,8 +437,10 @@ export class Repository {
         created: b.created,
         configs: [...b.configs],
         runs: b.runs.map((r) => r.meta),
+        uploadRuns: b.uploads.runs.map((r) => r.meta),
+        uploadCount: b.uploads.count,
       })),
-      uploads: [...this.state.uploads.values()].map((u) => ({ bucket: u.bucket, uploadId: u.uploadId, record: u.record, parts: [...u.parts] })),
+      uploads: [],
       keys: [...this.state.keys.values()].map((k) => [k.id, encodeKeyRecord(k)]),
     };
     if (this.#head) record.head = this.#head;
@@ -404,12 +453,14 @@ export class Repository {
   }
 
   /**
-   * Waits for queued writes, then refuses new ones. Does not checkpoint, and leaves the
-   * provider open unless the repository was opened with `ownsProvider`.
+   * Waits for queued writes (and chunk deletions already started), then refuses new ones.
+   * Does not checkpoint, and leaves the provider open unless the repository was opened with
+   * `ownsProvider`.
    */
   async close(): Promise<void> {
     while (this.#draining) await this.#draining;
     this.#closed = true;
+    await this.reaper.idle();
     if (this.#opts.ownsProvider) await this.provider.close();
   }
 }

@@ -2,10 +2,16 @@
  * @module Roots (checkpoints): the complete catalog at one commit, so that opening a
  * repository replays only the commits after the newest root.
  *
- * A root names every bucket with its settings and its complete run set (encoded run
- * metadata, newest first), every multipart upload in progress, and every access key
- * (encoded key records, keys-record.ts; a trailing section that roots written before keys
- * existed lack). A root blob is a pack of one entry (framing and CRC come from the pack format).
+ * A root names every bucket with its settings, its complete run set (encoded run metadata,
+ * newest first), and its uploads keyspace (runs, and the count of uploads in progress). A
+ * root blob is a pack of one entry (framing and CRC come from the pack format).
+ *
+ * Roots written before the uploads keyspace ("STR1") listed every upload in progress, with
+ * its parts, in the root itself; they still decode (into `uploads`), and opening migrates
+ * them into the keyspace. Roots are written in the current form ("STR2") only.
+ *
+ * Every access key follows the buckets (encoded key records, keys-record.ts): a trailing
+ * section, absent from roots written before keys lived in the repository (read as none).
  */
 import { ByteReader, ByteWriter } from './binary.js';
 import { readRef, writeRef, type RecordRef } from './commit.js';
@@ -18,8 +24,13 @@ export interface RootBucket {
   configs: [string, Uint8Array][];
   /** Encoded RunMeta of each run, newest first. */
   runs: Uint8Array[];
+  /** Encoded RunMeta of each run of the uploads keyspace, newest first (none in STR1 roots). */
+  uploadRuns: Uint8Array[];
+  /** Uploads in progress in the keyspace (0 in STR1 roots: those are in `uploads`). */
+  uploadCount: number;
 }
 
+/** An upload in progress as an STR1 root lists it. */
 export interface RootUpload {
   bucket: string;
   uploadId: string;
@@ -35,14 +46,18 @@ export interface RootRecord {
   time: number;
   repositoryId: string;
   buckets: RootBucket[];
+  /** STR1 roots only: uploads in progress (empty for current roots). */
   uploads: RootUpload[];
-  /** Encoded key records (keys-record.ts), by access key id. */
-  keys: [string, Uint8Array][];
+  /** Encoded key records (keys-record.ts), by access key id (absent: none). */
+  keys?: [string, Uint8Array][];
 }
 
-const MAGIC = 0x31525453; // "STR1"
+const MAGIC_V1 = 0x31525453; // "STR1"
+const MAGIC = 0x32525453; // "STR2"
 
+/** Encodes `root` in the current form; throws RangeError if it carries STR1 uploads. */
 export function encodeRoot(root: RootRecord): Uint8Array {
+  if (root.uploads.length > 0) throw new RangeError('uploads in progress live in the uploads keyspace, not in the root');
   const w = new ByteWriter(1024);
   w.u32(MAGIC).varint(root.seq).u8(root.head ? 1 : 0);
   if (root.head) writeRef(w, root.head);
@@ -52,23 +67,23 @@ export function encodeRoot(root: RootRecord): Uint8Array {
     for (const [name, value] of b.configs) w.string(name).bytes(value);
     w.varint(b.runs.length);
     for (const run of b.runs) w.bytes(run);
+    w.varint(b.uploadRuns.length);
+    for (const run of b.uploadRuns) w.bytes(run);
+    w.varint(b.uploadCount);
   }
-  w.varint(root.uploads.length);
-  for (const u of root.uploads) {
-    w.string(u.bucket).string(u.uploadId).bytes(u.record).varint(u.parts.length);
-    for (const [n, p] of u.parts) w.varint(n).bytes(p);
-  }
-  w.varint(root.keys.length);
-  for (const [id, record] of root.keys) w.string(id).bytes(record);
+  const keys = root.keys ?? [];
+  w.varint(keys.length);
+  for (const [id, record] of keys) w.string(id).bytes(record);
   return w.finish();
 }
 
 export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord {
   const r = new ByteReader(bytes, what);
-  if (r.u32() !== MAGIC) throw new StoreError('Corrupt', `${what}: not a root record`);
+  const magic = r.u32();
+  if (magic !== MAGIC && magic !== MAGIC_V1) throw new StoreError('Corrupt', `${what}: not a root record`);
   const seq = r.varint();
   const hasHead = r.u8();
-  const root: RootRecord = { seq, time: 0, repositoryId: '', buckets: [], uploads: [], keys: [] };
+  const root: RootRecord & { keys: [string, Uint8Array][] } = { seq, time: 0, repositoryId: '', buckets: [], uploads: [], keys: [] };
   if (hasHead) root.head = readRef(r);
   root.time = r.varint();
   root.repositoryId = r.string();
@@ -78,12 +93,16 @@ export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord 
     return n;
   };
   for (let i = count('buckets'); i > 0; i--) {
-    const b: RootBucket = { name: r.string(), id: r.string(), created: r.varint(), configs: [], runs: [] };
+    const b: RootBucket = { name: r.string(), id: r.string(), created: r.varint(), configs: [], runs: [], uploadRuns: [], uploadCount: 0 };
     for (let j = count('configs'); j > 0; j--) b.configs.push([r.string(), r.bytes().slice()]);
     for (let j = count('runs'); j > 0; j--) b.runs.push(r.bytes().slice());
+    if (magic === MAGIC) {
+      for (let j = count('upload runs'); j > 0; j--) b.uploadRuns.push(r.bytes().slice());
+      b.uploadCount = r.varint();
+    }
     root.buckets.push(b);
   }
-  for (let i = count('uploads'); i > 0; i--) {
+  for (let i = magic === MAGIC_V1 ? count('uploads') : 0; i > 0; i--) {
     const u: RootUpload = { bucket: r.string(), uploadId: r.string(), record: r.bytes().slice(), parts: [] };
     for (let j = count('parts'); j > 0; j--) u.parts.push([r.varint(), r.bytes().slice()]);
     root.uploads.push(u);

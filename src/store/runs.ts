@@ -9,8 +9,9 @@ import { encodeRunMeta, decodeRunMeta } from './index/run-format.js';
 import { compactRuns } from './index/compact.js';
 import type { BlockCache } from './index/block-cache.js';
 import type { SortedMap } from './index/sorted-map.js';
-import { runKey } from './layout.js';
+import { runKey, uploadRunKey } from './layout.js';
 import { isTombstone } from './records.js';
+import { isGone, UPLOAD_PREFIX } from './upload-keys.js';
 import type { RunHandle } from './state.js';
 import { blobError } from './body-reader.js';
 
@@ -27,9 +28,12 @@ export async function openRunHandle(provider: Provider, meta: Uint8Array, cache:
   }
 }
 
-/** Writes the overlay's entries (tombstones included: they shadow older runs) as a run. */
-export async function flushOverlay(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache): Promise<RunHandle> {
-  const meta = await writeRun(provider, runKey(bucketId), overlay.entries());
+/**
+ * Writes the overlay's entries (tombstones included: they shadow older runs) as a run, of the
+ * bucket's object index or (`uploads`) of its uploads keyspace.
+ */
+export async function flushOverlay(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache, uploads = false): Promise<RunHandle> {
+  const meta = await writeRun(provider, uploads ? uploadRunKey(bucketId) : runKey(bucketId), overlay.entries());
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
@@ -41,5 +45,53 @@ export async function compactAll(provider: Provider, bucketId: string, runs: rea
   const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {
     keep: (_key: string, value: Uint8Array) => !isTombstone(value),
   });
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
+ * What survives a full compaction of an uploads keyspace (upload-keys.ts), as a stateful filter
+ * called in key order: deletions go (nothing older is left to shadow), and so do the parts of
+ * every upload whose record is not live: they follow their record directly, so remembering the
+ * last live record is enough.
+ */
+export function uploadsKeep(): (key: string, value: Uint8Array) => boolean {
+  let live: string | undefined;
+  return (key, value) => {
+    const gone = isGone(value);
+    if (!key.startsWith(UPLOAD_PREFIX)) return !gone;
+    // A part key is its record's key + NUL + 4 hex digits; a record key ends in hex digits.
+    if (key.length > 5 && key.charCodeAt(key.length - 5) === 0) {
+      return !gone && live !== undefined && key.length === live.length + 5 && key.startsWith(live);
+    }
+    live = gone ? undefined : key;
+    return !gone;
+  };
+}
+
+/**
+ * How many of an uploads keyspace's newest runs (newest first) a checkpoint merges: none while
+ * there are at most `maxRuns`; else the newest runs as long as the next older one is no larger
+ * than what is merged so far (size tiers: a run is rewritten about log2(keyspace / flush) times,
+ * and a checkpoint does not rewrite large runs of untouched uploads); when that finds fewer than
+ * two, none until there are 2 * maxRuns runs, then the newest two. All of them is a full
+ * compaction (see compactUploads).
+ */
+export function uploadsCompactionSize(runs: readonly RunHandle[], maxRuns: number): number {
+  if (runs.length <= maxRuns) return 0;
+  const sizes = runs.map((r) => decodeRunMeta(r.meta).size);
+  let n = 1;
+  let merged = sizes[0]!;
+  while (n < runs.length && sizes[n]! <= merged) merged += sizes[n++]!;
+  if (n >= 2) return n;
+  return runs.length >= 2 * maxRuns ? 2 : 0;
+}
+
+/**
+ * Merges the newest `runs` of a bucket's uploads keyspace (newest first) into one. When they
+ * are all of its runs the result is the oldest level: deletions and the parts of ended uploads
+ * go (uploadsKeep); otherwise everything is kept, since older runs may still need shadowing.
+ */
+export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, all: boolean): Promise<RunHandle> {
+  const meta = await compactRuns(provider, uploadRunKey(bucketId), runs.map((r) => r.reader), all ? { keep: uploadsKeep() } : {});
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }

@@ -1,6 +1,6 @@
 /**
- * @module The repository's in-memory state: buckets (overlay + runs + settings) and
- * uploads in progress, and how a committed mutation changes it.
+ * @module The repository's in-memory state: buckets (overlay + runs + settings, and their
+ * uploads keyspace), and how a committed mutation changes it.
  *
  * Only `applyMutation` changes this state, and only for mutations of a commit the anchor
  * already names (or that recovery is replaying), so memory never runs ahead of storage.
@@ -10,6 +10,9 @@ import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
+import { applyUploadMutation, UploadSpace } from './upload-space.js';
+import { decodeUpload } from './uploads.js';
+import type { UploadRef } from './upload-keys.js';
 import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
@@ -27,6 +30,8 @@ export class BucketState {
   overlay = new SortedMap('overlay');
   /** Newest first. */
   runs: RunHandle[] = [];
+  /** Multipart uploads: in progress, their parts, completions, expiry queue. */
+  readonly uploads = new UploadSpace();
 
   constructor(name: string, id: string, created: number) {
     this.name = name;
@@ -56,29 +61,30 @@ export class BucketState {
   }
 }
 
-export class UploadState {
-  readonly bucket: string;
-  readonly uploadId: string;
-  readonly record: Uint8Array;
-  readonly parts = new Map<number, Uint8Array>();
-
-  constructor(bucket: string, uploadId: string, record: Uint8Array) {
-    this.bucket = bucket;
-    this.uploadId = uploadId;
-    this.record = record;
-  }
-}
-
 export class RepoState {
   readonly buckets = new Map<string, BucketState>();
-  readonly uploads = new Map<string, UploadState>();
+  /**
+   * Uploads of the legacy mutations (createUpload / putPart / endUpload name an upload by id
+   * alone) by id, while a repository written before the uploads keyspace is being opened;
+   * undefined otherwise (a legacy mutation is then corruption).
+   */
+  legacyUploads: Map<string, { bucket: string; ref: UploadRef }> | undefined;
+  /** Called with a bucket's state once a committed deleteBucket dropped it. */
+  onBucketDropped: ((b: BucketState) => void) | undefined;
   /** Access keys by id (keys-record.ts), repository-wide. */
   readonly keys = new Map<string, KeyRecord>();
 
   /** Bytes held by every overlay (what a checkpoint would flush). */
   overlayBytes(): number {
     let n = 0;
-    for (const b of this.buckets.values()) n += b.overlay.bytes;
+    for (const b of this.buckets.values()) n += b.overlay.bytes + b.uploads.overlay.bytes;
+    return n;
+  }
+
+  /** Multipart uploads in progress, all buckets. */
+  uploadsInProgress(): number {
+    let n = 0;
+    for (const b of this.buckets.values()) n += b.uploads.count;
     return n;
   }
 
@@ -94,28 +100,43 @@ export class RepoState {
         if (this.buckets.has(m.bucket)) throw new StoreError('Corrupt', `commit creates existing bucket ${m.bucket}`);
         this.buckets.set(m.bucket, new BucketState(m.bucket, m.id, m.created));
         return;
-      case 'deleteBucket':
-        this.#bucket(m.bucket);
+      case 'deleteBucket': {
+        const b = this.#bucket(m.bucket);
         this.buckets.delete(m.bucket);
-        for (const [id, u] of this.uploads) if (u.bucket === m.bucket) this.uploads.delete(id);
+        this.onBucketDropped?.(b);
         return;
+      }
       case 'setConfig': {
         const b = this.#bucket(m.bucket);
         if (m.value) b.configs.set(m.name, m.value);
         else b.configs.delete(m.name);
         return;
       }
-      case 'createUpload':
-        this.#bucket(m.bucket);
-        this.uploads.set(m.uploadId, new UploadState(m.bucket, m.uploadId, m.record));
+      case 'beginUpload':
+      case 'setPart':
+      case 'closeUpload':
+      case 'dropCompletion':
+        applyUploadMutation(this.#bucket(m.bucket).uploads, m);
         return;
-      case 'putPart':
-        this.#upload(m.uploadId).parts.set(m.number, m.record);
+      case 'createUpload': {
+        const rec = decodeUpload(m.record);
+        const ref: UploadRef = { key: rec.key, initiated: rec.initiated, uploadId: m.uploadId };
+        this.#legacy(m.uploadId, false);
+        this.legacyUploads!.set(m.uploadId, { bucket: m.bucket, ref });
+        applyUploadMutation(this.#bucket(m.bucket).uploads, { op: 'beginUpload', bucket: m.bucket, ...ref, record: m.record });
         return;
-      case 'endUpload':
-        this.#upload(m.uploadId);
-        this.uploads.delete(m.uploadId);
+      }
+      case 'putPart': {
+        const ref = this.#legacy(m.uploadId, true)!;
+        applyUploadMutation(this.#bucket(m.bucket).uploads, { op: 'setPart', bucket: m.bucket, ...ref, number: m.number, record: m.record });
         return;
+      }
+      case 'endUpload': {
+        const ref = this.#legacy(m.uploadId, true)!;
+        this.legacyUploads!.delete(m.uploadId);
+        applyUploadMutation(this.#bucket(m.bucket).uploads, { op: 'closeUpload', bucket: m.bucket, ...ref });
+        return;
+      }
       case 'setKey': {
         if (!m.record) {
           this.keys.delete(m.id);
@@ -129,15 +150,17 @@ export class RepoState {
     }
   }
 
+  /** The legacy upload `id` (must exist when `known`, must not otherwise); Corrupt if not. */
+  #legacy(id: string, known: boolean): UploadRef | undefined {
+    if (!this.legacyUploads) throw new StoreError('Corrupt', `legacy upload mutation for ${id} outside a legacy replay`);
+    const u = this.legacyUploads.get(id);
+    if (!!u !== known) throw new StoreError('Corrupt', `commit ${known ? 'refers to missing' : 'creates existing'} upload ${id}`);
+    return u?.ref;
+  }
+
   #bucket(name: string): BucketState {
     const b = this.buckets.get(name);
     if (!b) throw new StoreError('Corrupt', `commit refers to missing bucket ${name}`);
     return b;
-  }
-
-  #upload(id: string): UploadState {
-    const u = this.uploads.get(id);
-    if (!u) throw new StoreError('Corrupt', `commit refers to missing upload ${id}`);
-    return u;
   }
 }

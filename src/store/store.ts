@@ -12,8 +12,9 @@ import { getObject, headObject, liveVersion, type GetOptions, type GetResult } f
 import * as misc from './objects-misc.js';
 import { listObjects, type ListOptions, type ListResult } from './list.js';
 import * as mp from './multipart.js';
+import * as ul from './upload-list.js';
+import { expireUploads, type ExpiryOptions, type ExpiryResult } from './upload-expiry.js';
 import type { WriteConditions } from './conditions.js';
-import type { ClaimOptions } from './digest.js';
 import type { ObjectVersion } from './records.js';
 import * as keys from './keys.js';
 import type { KeyRecord } from './keys-record.js';
@@ -108,7 +109,7 @@ export class Store {
     uploadId: string,
     partNumber: number,
     body: AsyncIterable<Uint8Array>,
-    opts: ClaimOptions & { size: number; signal?: AbortSignal }
+    opts: Parameters<typeof mp.uploadPart>[6]
   ): Promise<mp.PartResult> {
     return mp.uploadPart(this.repo, bucket, key, uploadId, partNumber, body, opts);
   }
@@ -124,11 +125,15 @@ export class Store {
   abortMultipartUpload(bucket: string, key: string, uploadId: string): Promise<void> {
     return mp.abortMultipartUpload(this.repo, bucket, key, uploadId);
   }
-  listParts(bucket: string, key: string, uploadId: string, opts?: Parameters<typeof mp.listParts>[4]): ReturnType<typeof mp.listParts> {
-    return mp.listParts(this.repo, bucket, key, uploadId, opts);
+  listParts(bucket: string, key: string, uploadId: string, opts?: Parameters<typeof ul.listParts>[4]): Promise<ul.ListPartsResult> {
+    return ul.listParts(this.repo, bucket, key, uploadId, opts);
   }
-  listMultipartUploads(bucket: string, opts?: Parameters<typeof mp.listMultipartUploads>[2]): ReturnType<typeof mp.listMultipartUploads> {
-    return mp.listMultipartUploads(this.repo, bucket, opts);
+  listMultipartUploads(bucket: string, opts?: ul.ListUploadsOptions): Promise<ul.ListUploadsResult> {
+    return ul.listMultipartUploads(this.repo, bucket, opts);
+  }
+  /** Aborts uploads in progress and drops completion records older than opts.maxAgeMs (upload-expiry.ts). */
+  expireUploads(opts: ExpiryOptions): Promise<ExpiryResult> {
+    return expireUploads(this.repo, opts);
   }
 
   // Access keys (keys.ts)

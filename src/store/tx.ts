@@ -9,10 +9,12 @@
  */
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, tagOf } from '../pack/stream-writer.js';
 import type { Mutation } from './commit.js';
-import type { BucketState, RepoState, UploadState } from './state.js';
+import type { BucketState, RepoState } from './state.js';
 import type { Location } from './records.js';
 import type { KeyRecord } from './keys-record.js';
 import { StoreError } from './errors.js';
+import { isGone, type UploadRef } from './upload-keys.js';
+import { uploadCountDelta, uploadWrites, type UploadMutation } from './upload-space.js';
 
 const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
 
@@ -30,9 +32,13 @@ export class Batch {
   readonly staged = new Map<string, Uint8Array>();
   /** Buckets created (their state) or deleted (null) by this batch. */
   readonly buckets = new Map<string, { id: string; created: number } | null>();
-  /** Uploads created (record) or ended (null); parts staged per upload. */
-  readonly uploads = new Map<string, { bucket: string; record: Uint8Array } | null>();
-  readonly parts = new Map<string, Map<number, Uint8Array>>();
+  /**
+   * Uploads keyspace writes staged (bucket id NUL key -> value; an empty value deletes). By
+   * id, so a bucket deleted and created again in one batch does not see its predecessor's.
+   */
+  readonly uploadStaged = new Map<string, Uint8Array>();
+  /** Change in the number of uploads in progress, per bucket id. */
+  readonly uploadDelta = new Map<string, number>();
   /** Bucket configurations set (value) or removed (null), by stageKey(bucket, name). */
   readonly configs = new Map<string, Uint8Array | null>();
   /** Access keys created or replaced (record) or deleted (null) by this batch. */
@@ -218,38 +224,67 @@ export class Tx {
     return [...out];
   }
 
-  upload(uploadId: string): { bucket: string; record: Uint8Array; parts: Map<number, Uint8Array> } | undefined {
+  /**
+   * The uploads keyspace value under `key` of `bucket`: staged in this batch (or the one in
+   * flight before it), else committed; undefined when absent or deleted.
+   */
+  async uploadGet(bucket: string, key: string): Promise<Uint8Array | undefined> {
+    const view = this.bucket(bucket);
+    if (!view) return undefined;
+    const sk = stageKey(view.id, key);
+    const staged = this.#batch.uploadStaged.get(sk) ?? this.#batch.prev?.uploadStaged.get(sk);
+    if (staged) return isGone(staged) ? undefined : staged;
+    return view.state ? view.state.uploads.lookup(key) : undefined;
+  }
+
+  /** Uploads in progress in `bucket` as this transaction sees them (0 for a missing bucket). */
+  uploadsInProgress(bucket: string): number {
+    const view = this.bucket(bucket);
+    if (!view) return 0;
+    let n = view.state?.uploads.count ?? 0;
+    for (const b of [this.#batch.prev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
+    return n;
+  }
+
+  /** Stages a new upload in progress (its record and its expiry queue entry). */
+  beginUpload(bucket: string, u: UploadRef, record: Uint8Array): void {
+    this.#stageUpload({ op: 'beginUpload', bucket, key: u.key, initiated: u.initiated, uploadId: u.uploadId, record });
+  }
+
+  /** Stages part `number` of an upload (replacing any earlier part of that number). */
+  setPart(bucket: string, u: UploadRef, number: number, record: Uint8Array): void {
+    this.#stageUpload({ op: 'setPart', bucket, key: u.key, initiated: u.initiated, uploadId: u.uploadId, number, record });
+  }
+
+  /** Stages the end of an upload: aborted (no completion) or completed (leaving `completion`). */
+  closeUpload(bucket: string, u: UploadRef, completion?: { time: number; record: Uint8Array }): void {
+    const m: UploadMutation = { op: 'closeUpload', bucket, key: u.key, initiated: u.initiated, uploadId: u.uploadId };
+    if (completion) m.completion = completion;
+    this.#stageUpload(m);
+  }
+
+  /** Stages the removal of a completion record written at `completed`. */
+  dropCompletion(bucket: string, u: UploadRef, completed: number): void {
+    this.#stageUpload({ op: 'dropCompletion', bucket, key: u.key, initiated: u.initiated, uploadId: u.uploadId, completed });
+  }
+
+  /** Stages `m`; StoreError 'NoSuchBucket' if its bucket is gone (it could not be applied). */
+  #stageUpload(m: UploadMutation): void {
     const b = this.#batch;
-    const staged = b.uploads.has(uploadId) ? b.uploads.get(uploadId) : b.prev?.uploads.get(uploadId);
-    if (staged === null) return undefined;
-    const committed: UploadState | undefined = this.#repo.uploads.get(uploadId);
-    const base = staged ?? committed;
-    if (!base) return undefined;
-    const parts = new Map(committed?.parts ?? []);
-    for (const layer of [b.prev, b]) for (const [n, p] of layer?.parts.get(uploadId) ?? []) parts.set(n, p);
-    return { bucket: base.bucket, record: base.record, parts };
-  }
-
-  createUpload(bucket: string, uploadId: string, record: Uint8Array): void {
-    this.#batch.uploads.set(uploadId, { bucket, record });
-    this.#undo.push(() => this.#batch.uploads.delete(uploadId));
-    this.#batch.mutations.push({ op: 'createUpload', bucket, uploadId, record });
-  }
-
-  putPart(bucket: string, uploadId: string, number: number, record: Uint8Array): void {
-    let parts = this.#batch.parts.get(uploadId);
-    if (!parts) this.#batch.parts.set(uploadId, (parts = new Map()));
-    const prev = parts.get(number);
-    parts.set(number, record);
-    this.#undo.push(() => (prev ? parts!.set(number, prev) : parts!.delete(number)));
-    this.#batch.mutations.push({ op: 'putPart', bucket, uploadId, number, record });
-  }
-
-  endUpload(bucket: string, uploadId: string): void {
-    const prev = this.#batch.uploads.get(uploadId);
-    this.#batch.uploads.set(uploadId, null);
-    this.#undo.push(() => (prev === undefined ? this.#batch.uploads.delete(uploadId) : this.#batch.uploads.set(uploadId, prev)));
-    this.#batch.mutations.push({ op: 'endUpload', bucket, uploadId });
+    const id = this.requireBucket(m.bucket).id;
+    for (const [key, value] of uploadWrites(m)) {
+      const sk = stageKey(id, key);
+      const prev = b.uploadStaged.get(sk);
+      b.uploadStaged.set(sk, value);
+      this.#undo.push(() => (prev ? b.uploadStaged.set(sk, prev) : b.uploadStaged.delete(sk)));
+    }
+    const delta = uploadCountDelta(m);
+    if (delta) {
+      const prev = b.uploadDelta.get(id) ?? 0;
+      b.uploadDelta.set(id, prev + delta);
+      this.#undo.push(() => b.uploadDelta.set(id, prev));
+    }
+    b.mutations.push(m);
   }
 
   /** Undoes everything this transaction staged (its operation failed). */

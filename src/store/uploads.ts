@@ -1,13 +1,30 @@
 /**
- * @module Multipart uploads in progress: their records and binary form.
+ * @module Multipart uploads: the records of the uploads keyspace (upload-keys.ts) and their
+ * binary form.
  *
  * An upload remembers what CreateMultipartUpload said (key, metadata, checksum algorithm
  * and type); each part is a carrier with its digests. Completing an upload writes one
- * object version that lists the parts' chunks — no body byte is copied.
+ * object version that lists the parts' chunks — no body byte is copied — and leaves a small
+ * completion record, so that a retried Complete answers as the first one did.
  */
+import { createHash } from 'node:crypto';
 import { ByteReader, ByteWriter } from './binary.js';
-import { CHECKSUM_NAMES, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectAccess } from './records.js';
+import {
+  CHECKSUM_NAMES,
+  decodeVersion,
+  encodeVersion,
+  type ChecksumName,
+  type ChecksumType,
+  type ChunkRef,
+  type ObjectAccess,
+  type ObjectVersion,
+} from './records.js';
 import { StoreError } from './errors.js';
+import { readEnvelope, STREAM_ID_BYTES, writeEnvelope, type KeyEnvelope } from './crypto/envelope.js';
+
+/** Tags of the optional trailing fields of an upload record. */
+const TRAILER_ENCRYPTION = 1;
+const TRAILER_ACCESS = 2;
 
 export interface UploadRecord {
   key: string;
@@ -19,6 +36,8 @@ export interface UploadRecord {
   /** Checksum algorithm chosen at creation (x-amz-checksum-algorithm), if any. */
   checksumAlgorithm?: ChecksumName;
   checksumType: ChecksumType;
+  /** Encrypted uploads (SSE-S3 / SSE-C): the upload's wrapped data key, shared by its parts. */
+  encryption?: KeyEnvelope;
   /** Owner and canned ACL the completed object gets (see ObjectVersion.access). */
   access?: ObjectAccess;
 }
@@ -29,6 +48,10 @@ export interface PartRecord {
   values: Partial<Record<ChecksumName, Uint8Array>>;
   chunks: ChunkRef[];
   lastModified: number;
+  /** Encrypted uploads: the id of the part's stream (its segments' key). */
+  stream?: Uint8Array;
+  /** SSE-C uploads: `values` sealed under the upload's data key (`values` is then empty). */
+  sealedValues?: Uint8Array;
 }
 
 export function encodeUpload(u: UploadRecord): Uint8Array {
@@ -37,8 +60,10 @@ export function encodeUpload(u: UploadRecord): Uint8Array {
   w.stringMap(u.system).stringMap(u.userMetadata).stringMap(u.tags);
   w.u8(u.checksumAlgorithm ? CHECKSUM_NAMES.indexOf(u.checksumAlgorithm) + 1 : 0);
   w.u8(u.checksumType === 'COMPOSITE' ? 1 : 0);
-  // Appended last and only when present, so records written before it still decode.
-  if (u.access) w.u8(1).optString(u.access.owner).string(u.access.acl);
+  // Optional trailing fields, each tagged and only when present (records written before a
+  // field existed still decode): 1 encryption, 2 access (owner / canned ACL), in that order.
+  if (u.encryption) writeEnvelope(w.u8(TRAILER_ENCRYPTION), u.encryption);
+  if (u.access) w.u8(TRAILER_ACCESS).optString(u.access.owner).string(u.access.acl);
   return w.finish();
 }
 
@@ -58,11 +83,17 @@ export function decodeUpload(bytes: Uint8Array): UploadRecord {
   if (alg > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `upload record: checksum algorithm ${alg}`);
   if (alg) u.checksumAlgorithm = CHECKSUM_NAMES[alg - 1];
   u.checksumType = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
-  if (r.remaining > 0) {
-    if (r.u8() !== 1) throw new StoreError('Corrupt', 'upload record: unknown trailing field');
-    const owner = r.optString();
-    const acl = r.string();
-    u.access = owner === undefined ? { acl } : { owner, acl };
+  let last = 0;
+  while (r.remaining > 0) {
+    const tag = r.u8();
+    if (tag <= last) throw new StoreError('Corrupt', `upload record: trailing field ${tag} out of order`);
+    last = tag;
+    if (tag === TRAILER_ENCRYPTION) u.encryption = readEnvelope(r);
+    else if (tag === TRAILER_ACCESS) {
+      const owner = r.optString();
+      const acl = r.string();
+      u.access = owner === undefined ? { acl } : { owner, acl };
+    } else throw new StoreError('Corrupt', `upload record: unknown trailing field ${tag}`);
   }
   r.end();
   return u;
@@ -76,6 +107,9 @@ export function encodePart(p: PartRecord): Uint8Array {
   for (const n of present) w.u8(CHECKSUM_NAMES.indexOf(n)).bytes(p.values[n]!);
   w.varint(p.chunks.length);
   for (const c of p.chunks) w.string(c.blob).varint(c.size).varint(c.segment).u32(c.tag);
+  // Optional trailing fields, tagged: 1 = stream id, 2 = sealed checksum values.
+  if (p.stream) w.u8(1).raw(p.stream);
+  if (p.sealedValues) w.u8(2).bytes(p.sealedValues);
   return w.finish();
 }
 
@@ -92,6 +126,57 @@ export function decodePart(bytes: Uint8Array): PartRecord {
   const nc = r.varint();
   if (nc > r.remaining) throw new StoreError('Corrupt', `part record: ${nc} chunks cannot fit`);
   for (let i = 0; i < nc; i++) p.chunks.push({ blob: r.string(), size: r.varint(), segment: r.varint(), tag: r.u32() });
+  let last = 0;
+  while (r.remaining > 0) {
+    const tag = r.u8();
+    if (tag <= last || tag > 2) throw new StoreError('Corrupt', `part record: unexpected trailing field ${tag}`);
+    if (tag === 1) p.stream = r.raw(STREAM_ID_BYTES).slice();
+    else p.sealedValues = r.bytes().slice();
+    last = tag;
+  }
   r.end();
   return p;
+}
+
+/** What a completed upload leaves behind for retries of its Complete. */
+export interface CompletionRecord {
+  /** First 16 bytes of the SHA-256 of the part list it was completed with (partListDigest). */
+  partsDigest: Uint8Array;
+  /** When it completed (ms): the expiry of this record counts from here. */
+  completed: number;
+  /** The version it wrote, without body location, part list and metadata (what Complete answers). */
+  version: ObjectVersion;
+}
+
+const COMPLETION_FORMAT = 1;
+const DIGEST_BYTES = 16;
+
+/**
+ * Digest of a Complete request's part list: part numbers with their normalised ETags, in order.
+ * Two lists that select the same parts give the same digest.
+ */
+export function partListDigest(parts: readonly { partNumber: number; etag: string }[]): Uint8Array {
+  const h = createHash('sha256');
+  for (const p of parts) h.update(`${p.partNumber}:${p.etag}\n`);
+  return new Uint8Array(h.digest().subarray(0, DIGEST_BYTES));
+}
+
+/** The version as a completion record keeps it: everything Complete's answer uses, no more. */
+export function completionVersion(v: ObjectVersion): ObjectVersion {
+  const { parts: _parts, ...rest } = v;
+  return { ...rest, system: {}, userMetadata: {}, tags: {}, location: { kind: 'empty' } };
+}
+
+export function encodeCompletion(c: CompletionRecord): Uint8Array {
+  const w = new ByteWriter(128);
+  w.u8(COMPLETION_FORMAT).raw(c.partsDigest).varint(c.completed).bytes(encodeVersion(c.version));
+  return w.finish();
+}
+
+export function decodeCompletion(bytes: Uint8Array): CompletionRecord {
+  const r = new ByteReader(bytes, 'completion record');
+  if (r.u8() !== COMPLETION_FORMAT) throw new StoreError('Corrupt', 'completion record: unknown format');
+  const c: CompletionRecord = { partsDigest: r.raw(DIGEST_BYTES).slice(), completed: r.varint(), version: decodeVersion(r.bytes(), 'completion record version') };
+  r.end();
+  return c;
 }

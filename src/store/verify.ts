@@ -3,8 +3,10 @@
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
  *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
- *   3. every run the newest root names: footer, every block's CRC, key order;
- *   4. every run and chunk the live index refers to exists (listed above).
+ *   3. every run the newest root names (object index and uploads keyspace): footer, every
+ *      block's CRC, key order, every entry decodes;
+ *   4. every chunk the live index refers to exists (listed above): object bodies, and the
+ *      parts of uploads in progress (verify-uploads.ts); each bucket's upload count matches.
  *
  * It reads everything once, streams nothing into memory beyond one blob at a time, reports
  * progress through a callback, and returns a report rather than throwing on damage.
@@ -19,8 +21,9 @@ import { decodeRunMeta } from './index/run-format.js';
 import { openRun } from './index/run-reader.js';
 import { FROM_START } from './index/merge.js';
 import { decodeVersions, type ObjectVersion } from './records.js';
-import { decodePart } from './uploads.js';
 import type { CommitRecord } from './commit.js';
+import type { RootRecord } from './root.js';
+import { chainUploads, checkUploadEntry, legacyRecordKeys, referLegacyRootParts, referLiveParts } from './verify-uploads.js';
 import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
@@ -81,8 +84,9 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 1. Anchor, root, chain.
-  let runMetas: Uint8Array[] = [];
+  let runMetas: { bytes: Uint8Array; uploads: boolean }[] = [];
   let chain: CommitRecord[] = [];
+  let root: RootRecord | undefined;
   const referenced = new Map<string, string>(); // blob -> who refers to it
   const refer = (blob: string, by: string) => {
     if (!referenced.has(blob)) referenced.set(blob, by);
@@ -91,16 +95,14 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     const found = await readAnchor(provider);
     if (!found) throw new StoreError('MissingBlob', 'anchor is missing: not a Strata repository');
     report.anchorSeq = found.anchor.seq;
-    const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
+    root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
     report.rootSeq = root.seq;
-    runMetas = root.buckets.flatMap((b) => b.runs);
-    for (const u of root.uploads) for (const [, p] of u.parts) for (const c of decodePart(p).chunks) refer(c.blob, `upload ${u.uploadId}`);
+    runMetas = root.buckets.flatMap((b) => [...b.runs.map((bytes) => ({ bytes, uploads: false })), ...b.uploadRuns.map((bytes) => ({ bytes, uploads: true }))]);
     chain = await loadChain(provider, found.anchor, root);
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
-        if (m.op === 'putPart') for (const ch of decodePart(m.record).chunks) refer(ch.blob, `upload ${m.uploadId}`);
       }
     }
   } catch (err) {
@@ -125,7 +127,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const bytes of runMetas) {
+  for (const { bytes, uploads } of runMetas) {
     let key = '(run meta)';
     try {
       const meta = decodeRunMeta(bytes);
@@ -138,7 +140,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
         if (r.done) break;
         const batch = r.value;
         for (let i = batch.start; i < batch.keys.length; i++) {
-          for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, batch.keys[i]!);
+          if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
+          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, batch.keys[i]!);
         }
         n += batch.keys.length - batch.start;
       }
@@ -151,6 +154,29 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.runs++;
     progress({ phase: 'runs', done: ++done, total: runMetas.length, bytes: report.bytes });
   }
+  // 3b. Uploads in progress: their counts, and the parts whose chunks must exist.
+  if (root) {
+    try {
+      const changes = chainUploads(root, chain);
+      referLegacyRootParts(root, changes, refer);
+      const names = new Set([...root.buckets.map((b) => b.name), ...changes.keys()]);
+      for (const name of names) {
+        const b = root.buckets.find((x) => x.name === name);
+        try {
+          const runs = await Promise.all((b?.uploadRuns ?? []).map((m) => openRun(provider, decodeRunMeta(m), cache)));
+          const live = await referLiveParts(name, runs, changes.get(name), refer, legacyRecordKeys(root, name));
+          if (b && live !== b.uploadCount) {
+            throw new StoreError('Corrupt', `bucket ${name}: the root counts ${b.uploadCount} uploads in progress, its uploads index holds ${live}`);
+          }
+        } catch (err) {
+          problem(`bucket ${name} uploads`, err);
+        }
+      }
+    } catch (err) {
+      problem('uploads', err);
+    }
+  }
+
   // 4. Every body blob the index refers to exists.
   const present = new Set(blobs.map((b) => b.key));
   for (const [blob, by] of referenced) {

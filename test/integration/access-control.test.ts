@@ -340,6 +340,10 @@ describe('buckets: listing, creation, ownership', () => {
     expect(listing.Owner).toEqual({ ID: ALICE.accessKeyId, DisplayName: 'Alice' });
     const objects = await admin.send(new ListObjectsV2Command({ Bucket: 'ac-alice', FetchOwner: true }));
     expect(objects.Contents?.[0]?.Owner).toEqual({ ID: ALICE.accessKeyId, DisplayName: 'Alice' });
+    // The owner id is what x-amz-expected-bucket-owner names.
+    await admin.send(new ListObjectsV2Command({ Bucket: 'ac-alice', ExpectedBucketOwner: ALICE.accessKeyId }));
+    const wrongOwner = await failure(admin.send(new ListObjectsV2Command({ Bucket: 'ac-alice', ExpectedBucketOwner: ACCESS_KEY })));
+    expect([wrongOwner.name, wrongOwner.status]).toEqual(['AccessDenied', 403]);
   });
 });
 

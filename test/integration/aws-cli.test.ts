@@ -11,18 +11,19 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
-import { mustRun, requireTool, run, type CliResult } from './support/run-cli.js';
+import { mustRun, run, type CliResult } from './support/run-cli.js';
 import { listFiles } from './support/tree.js';
 import { etagOf, multipartEtag, seeded, splitParts } from './seeded.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
 const MiB = 1024 * 1024;
 /** aws-cli's default multipart_threshold and multipart_chunksize. */
 const CLI_CHUNK = 8 * MiB;
 const BIG = 20 * MiB;
-const AWS = requireTool('aws', 'awscli');
+const AWS_CLI = clientSuite(CLIENTS.aws);
 
 let s: TestServer;
 let work: string;
@@ -31,12 +32,14 @@ let big: Buffer;
 
 /** Runs `aws <args> --endpoint-url <server>`; never throws on a non-zero exit. */
 function aws(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return run(AWS, [...args, '--endpoint-url', s.url], { env: botocoreEnv(env), cwd: work });
+  const opts = { env: botocoreEnv(env), cwd: work };
+  return run(AWS_CLI.path, [...args, '--endpoint-url', s.url], opts);
 }
 
 /** Like {@link aws} but the command must succeed. */
 function ok(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return mustRun(AWS, [...args, '--endpoint-url', s.url], { env: botocoreEnv(env), cwd: work });
+  const opts = { env: botocoreEnv(env), cwd: work };
+  return mustRun(AWS_CLI.path, [...args, '--endpoint-url', s.url], opts);
 }
 
 async function json<T = Record<string, unknown>>(
@@ -81,7 +84,7 @@ afterAll(async () => {
   await s?.stop();
 });
 
-describe('aws s3 (high-level commands)', () => {
+AWS_CLI.describe('aws s3 (high-level commands)', () => {
   const bucket = 'cli-high';
 
   it('mb creates a bucket, a second mb by its owner succeeds as in us-east-1, ls lists it', async () => {
@@ -287,7 +290,7 @@ describe('aws s3 (high-level commands)', () => {
   });
 });
 
-describe('aws s3api', () => {
+AWS_CLI.describe('aws s3api', () => {
   const bucket = 'cli-api';
   beforeAll(async () => {
     await ok(['s3api', 'create-bucket', '--bucket', bucket]);

@@ -10,12 +10,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './harness.js';
 import { botocoreEnv } from './support/aws-client-env.js';
 import { mustRun } from './support/run-cli.js';
 import { etagOf, md5hex, multipartEtag, seeded, splitParts } from './seeded.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
+/** The python3 that has boto3 (not necessarily the first python3 on PATH). */
+const BOTO3 = clientSuite(CLIENTS.boto3);
 const SCRIPT = fileURLToPath(new URL('./boto3_client.py', import.meta.url));
 const MiB = 1024 * 1024;
 /** The part size the script's TransferConfig uses (S3's minimum). */
@@ -98,7 +101,7 @@ let bigFile: string;
 
 async function runScenario(mode: 'default' | 'when_required', bucket: string): Promise<Observed> {
   const cfg = JSON.stringify({ endpoint: s.url, bucket, mode, big_file: bigFile });
-  const r = await mustRun('python3', [SCRIPT, cfg], { env: botocoreEnv() });
+  const r = await mustRun(BOTO3.path, [SCRIPT, cfg], { env: botocoreEnv() });
   try {
     return JSON.parse(r.stdout) as Observed;
   } catch (e) {
@@ -135,7 +138,7 @@ const sumsBody = Buffer.concat(
 );
 
 for (const mode of ['default', 'when_required'] as const) {
-  describe(`boto3 (${mode})`, () => {
+  BOTO3.describe(`boto3 (${mode})`, () => {
     const r = () => results.get(mode)!;
     const bucket = mode === 'default' ? 'boto3-default' : 'boto3-when-required';
 

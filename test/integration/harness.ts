@@ -43,18 +43,10 @@ export interface TestServer {
 /**
  * Starts a server on 127.0.0.1:0 with the test credentials and a fresh data directory
  * (or `dataDir`). `child: true` runs `node dist/src/cli/main.js serve` (or another runtime,
- * e.g. bun) instead of starting it in this process.
+ * e.g. bun) instead of starting it in this process. `config` adds options to an in-process server.
  */
 export async function startTestServer(
-  opts: {
-    child?: boolean;
-    runtime?: string;
-    dataDir?: string;
-    env?: Record<string, string>;
-    baseDomain?: string;
-    /** In-process only: overrides of the server configuration (e.g. credentials). */
-    config?: Partial<ServerConfig>;
-  } = {}
+  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string; config?: Partial<ServerConfig> } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
   const ownsDir = opts.dataDir === undefined;

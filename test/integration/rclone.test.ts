@@ -11,13 +11,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ACCESS_KEY, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
-import { clientEnv, mustRun, requireTool, run } from './support/run-cli.js';
+import { clientEnv, mustRun, run } from './support/run-cli.js';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.js';
 import { contentOf, diffTrees, planTree, writeTree, type TreeFile } from './support/tree.js';
 import { expectBytes } from '../support/bytes.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
+const RCLONE = clientSuite(CLIENTS.rclone);
 const MiB = 1024 * 1024;
 const BUCKET = 'rclone-bucket';
 /** Awkward key characters rclone must encode and Strata must canonicalise the same way. */
@@ -77,7 +79,7 @@ const opsOf = (op: string) =>
   s.logs.map((l) => JSON.parse(l) as { op?: string; status?: number }).filter((l) => l.op === op);
 
 beforeAll(async () => {
-  rclone = requireTool('rclone');
+  rclone = RCLONE.path;
   s = await startTestServer();
   proxy = await startRecordingProxy(s.url);
   work = mkdtempSync(join(tmpdir(), 'strata-rclone-'));
@@ -100,7 +102,7 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe('rclone against Strata', () => {
+RCLONE.describe('rclone against Strata', () => {
   it('copies a ~300-file tree, the large files as multipart uploads', async () => {
     await rc(['copy', src, `strata:${BUCKET}/tree`, ...CUTOFF_FLAGS]);
 

@@ -13,12 +13,14 @@
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ACCESS_KEY, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
-import { clientEnv, mustRun, requireTool } from './support/run-cli.js';
+import { clientEnv, mustRun } from './support/run-cli.js';
 import { startRecordingProxy, type RecordingProxy } from './support/recording-proxy.js';
 import { diffTrees, planTree, writeTree, type TreeFile } from './support/tree.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
+const RESTIC = clientSuite(CLIENTS.restic);
 const MiB = 1024 * 1024;
 const BUCKET = 'restic-bucket';
 const DIRS = Array.from({ length: 40 }, (_, i) => `d${i % 8}/e${i}`);
@@ -51,7 +53,7 @@ const snapshotIds = async () =>
   );
 
 beforeAll(async () => {
-  restic = requireTool('restic');
+  restic = RESTIC.path;
   s = await startTestServer();
   proxy = await startRecordingProxy(s.url);
   work = mkdtempSync(join(tmpdir(), 'strata-restic-'));
@@ -72,7 +74,7 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe('restic against Strata', () => {
+RESTIC.describe('restic against Strata', () => {
   it('init creates the bucket and the repository', async () => {
     const out = await r('init');
     expect(out.stdout).toContain('created restic repository');

@@ -9,12 +9,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
-import { clientEnv, mustRun, requireTool } from './support/run-cli.js';
+import { clientEnv, mustRun } from './support/run-cli.js';
 import { contentOf, type TreeFile } from './support/tree.js';
 import { expectBytes } from '../support/bytes.js';
+import { CLIENTS, clientSuite } from '../support/clients.js';
 
+const S3CMD = clientSuite(CLIENTS.s3cmd);
 const MiB = 1024 * 1024;
 const BUCKET = 's3cmd-bucket';
 const FILES: TreeFile[] = [
@@ -42,7 +44,7 @@ const opsOf = (op: string) =>
     .filter((l) => l.op === op);
 
 beforeAll(async () => {
-  s3cmd = requireTool('s3cmd');
+  s3cmd = S3CMD.path;
   s = await startTestServer();
   work = mkdtempSync(join(tmpdir(), 'strata-s3cmd-'));
   for (const f of FILES) writeFileSync(join(work, f.path), contentOf(f));
@@ -69,7 +71,7 @@ afterAll(async () => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe('s3cmd against Strata', () => {
+S3CMD.describe('s3cmd against Strata', () => {
   it('mb creates the bucket', async () => {
     const r = await s3('mb', `s3://${BUCKET}`);
     expect(r.stdout).toContain(`Bucket 's3://${BUCKET}/' created`);

@@ -186,6 +186,23 @@ describe('fs provider', () => {
     expect(await readdir(join(dir, 'blobs'))).toEqual([keyPath(Buffer.from('x')).leaf]);
   });
 
+  // Regression: deleting several blobs of one directory at once made the last deletes fail
+  // (their directory fsync raced another delete's pruning of the emptied directory).
+  it('deletes many blobs of one directory at once, every delete succeeding', async () => {
+    for (const exclusive of [false, true]) {
+      const dir = await freshDir();
+      const p = await createFsProvider({ dir, exclusive });
+      for (let round = 0; round < 20; round++) {
+        const keys = Array.from({ length: 8 }, (_, i) => `chunks/0000000000000000${round}-${i}`);
+        await Promise.all(keys.map((k) => p.put(k, Buffer.from(k))));
+        await Promise.all(keys.map((k) => p.delete(k)));
+        for (const k of keys) await expectCode(p.head(k), 'NotFound');
+      }
+      expect(await readdir(join(dir, 'blobs'))).toEqual([]);
+      await p.close();
+    }
+  });
+
   it('refuses calls after close', async () => {
     const p = await createFsProvider({ dir: await freshDir() });
     await p.close();

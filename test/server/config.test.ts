@@ -36,8 +36,36 @@ function refuses(args: string[], env: NodeJS.ProcessEnv, re: RegExp): void {
 
 describe('resolveConfig', () => {
   it('gives the defaults with no flags, env or file', () => {
-    expect(resolveConfig([], {})).toEqual({ host: '127.0.0.1', port: 9000, data: './data', log: 'info', pendingBytes: 256 * 1024 * 1024 });
+    expect(resolveConfig([], {})).toEqual({
+      host: '127.0.0.1',
+      port: 9000,
+      data: './data',
+      log: 'info',
+      pendingBytes: 256 * 1024 * 1024,
+      maxUploadsPerBucket: 10_000,
+      uploadExpiry: 7 * 86_400_000,
+      uploadSweepInterval: 10 * 60_000,
+    });
     expect(DEFAULTS).toMatchObject({ host: '127.0.0.1', port: 9000, data: './data', log: 'info' });
+  });
+
+  it('parses the multipart upload options and refuses what makes no sense', () => {
+    const c = resolveConfig(['--max-uploads-per-bucket', '50', '--upload-expiry', '36h', '--upload-sweep-interval', '250ms'], {});
+    expect(c).toMatchObject({ maxUploadsPerBucket: 50, uploadExpiry: 36 * 3_600_000, uploadSweepInterval: 250 });
+    expect(resolveConfig([], { STRATA_UPLOAD_EXPIRY: '1d12h' }).uploadExpiry).toBe(36 * 3_600_000);
+    for (const args of [
+      ['--max-uploads-per-bucket', '0'],
+      ['--max-uploads-per-bucket', '-5'],
+      ['--max-uploads-per-bucket', '1e3'],
+      ['--upload-expiry', '0'],
+      ['--upload-expiry', '500ms'],
+      ['--upload-expiry', '7'],
+      ['--upload-expiry', '7 days'],
+      ['--upload-sweep-interval', '0'],
+      ['--upload-sweep-interval', '2d'],
+    ]) {
+      expect(() => resolveConfig(args, {}), args.join(' ')).toThrow();
+    }
   });
 
   it('takes flags over environment over file over defaults, option by option', () => {

@@ -117,7 +117,7 @@ export async function checkAfterKill(dir: string, keys: readonly string[], log: 
     const gotText = listed.map((e) => `${e.key}:${e.size}:${e.etag}`).join(', ');
     if (wantText !== gotText) fail(`LIST shows [${gotText}], expected [${wantText}]`);
     // 4. Multipart uploads.
-    const open = store.listMultipartUploads(BUCKET).uploads;
+    const open = (await store.listMultipartUploads(BUCKET)).uploads;
     for (const u of open) {
       const facts = log.uploads.get(u.uploadId);
       if (!facts) {

@@ -2,7 +2,8 @@
  * Damage on disk: a flipped byte or a deleted blob in an fs repository.
  *
  * The fixture holds packed objects, carriers, a multipart object, commits before and after
- * the newest root, a root naming two runs, runs superseded by a compaction and chunks no
+ * the newest root, a root naming two object index runs and an uploads keyspace run, runs
+ * superseded by a compaction and chunks no
  * longer referenced. For every blob file in turn, a byte of the blob (after the fs
  * provider's 32-byte file header) is flipped at its first, a middle and its last position
  * (plus the middle of the record, for the newest root and the commits it replays); then
@@ -109,7 +110,7 @@ async function describeLive(dir: string): Promise<void> {
   live.root = anchor.root.key;
   const span = (r: RecordRef): [number, number] => [r.offset, r.offset + ENTRY_HEADER_SIZE + r.length - 1];
   live.records.set(live.root, span(anchor.root));
-  for (const b of root.buckets) for (const m of b.runs) live.runs.add(decodeRunMeta(m).blobKey);
+  for (const b of root.buckets) for (const m of [...b.runs, ...b.uploadRuns]) live.runs.add(decodeRunMeta(m).blobKey);
   let ref = anchor.head;
   for (let seq = anchor.seq; seq > root.seq && ref; seq--) {
     live.chain.add(ref.key);
@@ -244,7 +245,9 @@ describe('corruption', () => {
     for (const k of ['anchor', 'config', 'root', 'old root', 'replayed commit', 'older commit', 'live run', 'superseded run', 'chunk'] as Kind[]) {
       expect(kinds, k).toContain(k);
     }
-    expect(live.runs.size).toBe(2);
+    // Two object index runs, and the uploads keyspace's run (the multipart upload's records).
+    expect(live.runs.size).toBe(3);
+    expect([...live.runs].filter((k) => k.includes('/u-'))).toHaveLength(1);
     expect(runCli(pristine).status).toBe(0);
   });
 

@@ -127,7 +127,7 @@ describe('reopening restores the state', () => {
       expect(again.repo.rootSeq).toBe(0);
       expect(again.repo.seq).toBeGreaterThan(300);
       await expectState(again, model);
-      expect(again.listMultipartUploads(B).uploads.map((u) => u.uploadId)).toEqual([id]);
+      expect((await again.listMultipartUploads(B)).uploads.map((u) => u.uploadId)).toEqual([id]);
       expect(Buffer.from(again.getBucketConfig(B, 'note') ?? []).toString()).toMatch(/^config \d+$/);
       await again.close();
     } finally {
@@ -148,7 +148,7 @@ describe('reopening restores the state', () => {
       expect(again.repo.rootSeq).toBeGreaterThan(0);
       expect(again.repo.seq - again.repo.rootSeq).toBeLessThan(7);
       await expectState(again, model);
-      expect(again.listMultipartUploads(B).uploads.map((u) => u.uploadId)).toEqual([id]);
+      expect((await again.listMultipartUploads(B)).uploads.map((u) => u.uploadId)).toEqual([id]);
       // Recovery of recovery: write more, reopen again.
       const more = await workload(again, 50, 3);
       await again.close();

@@ -85,7 +85,7 @@ describe.each(['memory', 'fs'] as const)('store on %s', (kind) => {
     const all = await collect((await store.getObject('multi', 'big')).body);
     expectBytes(all, Buffer.concat([p1, p2]), 'completed object');
     expectBytes(await collect((await store.getObject('multi', 'big', { partNumber: 2 })).body), p2, 'part 2');
-    expect(() => store.listParts('multi', 'big', id)).toThrow(/upload does not exist/);
+    await expect(store.listParts('multi', 'big', id)).rejects.toThrow(/upload does not exist/);
   });
 
   it('refuses bad input with typed errors', async () => {

@@ -384,12 +384,28 @@ export class FsProvider implements Provider {
           if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return false;
           throw err;
         }
-        await this.#fsyncDir(leafDir);
+        await this.#syncAfterUnlink(leafDir);
         return true;
       });
       if (removed) await this.#pruneEmpty(loc.dirs);
     } catch (err) {
       throw ioError(`${key}: delete`, err);
+    }
+  }
+
+  /**
+   * fsync(2) of the directory an unlink changed. A delete of a sibling blob may prune the
+   * emptied directory meanwhile (then the entry went with it: nothing is left to sync), or
+   * close the cached handle during the sync (then sync through a fresh one).
+   */
+  async #syncAfterUnlink(dir: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#fsyncDir(dir);
+      } catch (err) {
+        if (errno(err) === 'ENOENT') return;
+        if (errno(err) !== 'EBADF' || attempt > 0) throw err;
+      }
     }
   }
 

@@ -12,6 +12,8 @@ import { S3Error } from '../errors.js';
 import { etagOf } from '../../store/records.js';
 import type { CopyOptions } from '../../store/objects-misc.js';
 import { versionChecksums } from './multipart.js';
+import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
+import { COPY_SOURCE_CUSTOMER_PREFIX } from '../sse-headers.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -38,9 +40,15 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
   if (src) opts.sourceConditions = src;
   const dst = writeConditions(h);
   if (dst) opts.conditions = dst;
+  // The source is opened with the copy-source SSE-C key (if any) and the server's key; the
+  // copy is encrypted as its own headers or the destination bucket's default say.
+  const enc = writeEncryption(r, e.bucket);
+  opts.sourceKeys = readKeys(r, COPY_SOURCE_CUSTOMER_PREFIX).keys;
+  if (enc.request) opts.encryption = enc.request;
+  opts.encryptionExplicit = enc.explicit;
   const v = await r.store.copyObject({ bucket: e.source.bucket, key: e.source.key }, { bucket: e.bucket, key: e.key }, opts);
   const { checksums, checksumType } = versionChecksums(v);
   const out: Parameters<typeof renderCopyObjectResult>[0] = { etag: etagOf(v), lastModified: new Date(v.lastModified), checksums };
   if (checksumType) out.checksumType = checksumType;
-  sendXml(r, 200, renderCopyObjectResult(out));
+  sendXml(r, 200, renderCopyObjectResult(out), encryptionHeaders(v.encryption?.mode, enc.customer));
 }

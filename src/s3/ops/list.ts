@@ -84,7 +84,7 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
 
 export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListMultipartUploads'>): Promise<void> {
   const p = e.params;
-  const res = r.store.listMultipartUploads(e.bucket, {
+  const res = await r.store.listMultipartUploads(e.bucket, {
     prefix: p.prefix,
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
     ...(p.keyMarker ? { keyMarker: p.keyMarker } : {}),
@@ -100,7 +100,15 @@ export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListM
     isTruncated: res.isTruncated,
     uploads: res.uploads.map((u) => {
       const who = owner(u.access);
-      return { key: u.key, uploadId: u.uploadId, initiated: new Date(u.initiated), initiator: who, owner: who };
+      return {
+        key: u.key,
+        uploadId: u.uploadId,
+        initiated: new Date(u.initiated),
+        initiator: who,
+        owner: who,
+        ...(u.checksumAlgorithm ? { checksumAlgorithm: u.checksumAlgorithm.toUpperCase() } : {}),
+        ...(u.checksumType && u.checksumAlgorithm ? { checksumType: u.checksumType } : {}),
+      };
     }),
     commonPrefixes: res.commonPrefixes,
     prefix: p.prefix,

@@ -21,6 +21,8 @@ import { S3Error } from '../errors.js';
 import { objectOwners } from '../authz/acl-object.js';
 import { CHECKSUM_NAMES, etagOf, type ChecksumName, type ChecksumType, type ObjectVersion } from '../../store/records.js';
 import { StoreError } from '../../store/errors.js';
+import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
+import { COPY_SOURCE_CUSTOMER_PREFIX } from '../sse-headers.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -42,17 +44,21 @@ export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'Crea
   const type = checksumType(r.headers['x-amz-checksum-type']);
   if (alg) opts.checksumAlgorithm = alg;
   if (type) opts.checksumType = type;
+  const enc = writeEncryption(r, e.bucket);
+  if (enc.request) opts.encryption = enc.request;
   const uploadId = await r.store.createMultipartUpload(e.bucket, e.key, opts);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = encryptionHeaders(enc.request?.mode, enc.customer);
   if (alg) headers['x-amz-checksum-algorithm'] = alg.toUpperCase();
   if (alg || type) headers['x-amz-checksum-type'] = type ?? (alg === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE');
   sendXml(r, 200, renderInitiateMultipartUploadResult({ bucket: e.bucket, key: e.key, uploadId }), headers);
 }
 
 export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): Promise<void> {
+  // An SSE-C upload's key is validated here and checked against the upload before the body.
+  const { keys, customer } = readKeys(r);
   const body = requestBody(r);
-  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, body);
-  const headers: Record<string, string> = { etag: `"${res.etag}"` };
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, { ...body, keys });
+  const headers: Record<string, string> = { etag: `"${res.etag}"`, ...encryptionHeaders(res.mode, customer) };
   // Echo the client's algorithm (SDK v3 lib-storage then lists it in Complete).
   const alg = body.checksumAlgorithm;
   if (alg && res.values[alg]) headers[`x-amz-checksum-${alg}`] = b64(res.values[alg]!);
@@ -60,7 +66,9 @@ export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): 
 }
 
 export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartCopy'>): Promise<void> {
-  const opts: Parameters<typeof r.store.getObject>[2] = {};
+  // Both keys are validated before anything is read: the part's (SSE-C uploads) and the source's.
+  const dest = readKeys(r);
+  const opts: Parameters<typeof r.store.getObject>[2] = { keys: readKeys(r, COPY_SOURCE_CUSTOMER_PREFIX).keys };
   const cond = readConditions(r.headers, 'x-amz-copy-source-');
   if (cond) opts.conditions = cond;
   if (e.sourceRange) opts.range = { start: e.sourceRange.first, end: e.sourceRange.last };
@@ -80,10 +88,10 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
     throw new S3Error('InvalidArgument', 'Range specified is not valid for source object', { ArgumentName: 'x-amz-copy-source-range' });
   }
   const size = g.range ? g.range.end - g.range.start + 1 : g.version.size;
-  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size });
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size, keys: dest.keys });
   const checksums: ChecksumValues = {};
   for (const n of CHECKSUM_NAMES) if (res.values[n]) checksums[n] = b64(res.values[n]!);
-  sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }));
+  sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }), encryptionHeaders(res.mode, dest.customer));
 }
 
 /** The checksum values an object's version reports (primary algorithm, with "-N" if composite). */
@@ -95,6 +103,8 @@ export function versionChecksums(v: ObjectVersion): { checksums: ChecksumValues;
 }
 
 export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'CompleteMultipartUpload'>): Promise<void> {
+  // SSE-C headers are validated before the body is read (the store checks the key itself).
+  const { keys, customer } = readKeys(r);
   // x-amz-checksum-<alg> on Complete is the object's checksum (checked by the store below).
   const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES, { objectChecksumHeaders: true }));
   const claims: Partial<Record<ChecksumName, string>> = {};
@@ -102,7 +112,7 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     const v = r.headers[`x-amz-checksum-${n}`];
     if (v !== undefined) claims[n] = v;
   }
-  const opts: NonNullable<Parameters<typeof r.store.completeMultipartUpload>[4]> = { claims };
+  const opts: NonNullable<Parameters<typeof r.store.completeMultipartUpload>[4]> = { claims, keys };
   const cond = writeConditions(r.headers);
   if (cond) opts.conditions = cond;
   const type = checksumType(r.headers['x-amz-checksum-type']);
@@ -124,7 +134,7 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     checksums,
   };
   if (ct) out.checksumType = ct;
-  sendXml(r, 200, renderCompleteMultipartUploadResult(out));
+  sendXml(r, 200, renderCompleteMultipartUploadResult(out), encryptionHeaders(v.encryption?.mode, customer));
 }
 
 export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'AbortMultipartUpload'>): Promise<void> {
@@ -133,7 +143,7 @@ export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'Abort
 }
 
 export async function handleListParts(r: RequestContext, e: Op<'ListParts'>): Promise<void> {
-  const res = r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
+  const res = await r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
   // The upload's owner: its initiator (or the bucket owner, as the completed object will be).
   const owner = objectOwners(r, e.bucket)(res.upload.access);
   const out: Parameters<typeof renderListPartsResult>[0] = {

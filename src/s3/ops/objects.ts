@@ -14,6 +14,7 @@ import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
 import { refusedDeletes } from '../authorize.js';
 import type { ChecksumName, ObjectVersion } from '../../store/records.js';
+import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -27,17 +28,25 @@ export function checksumEcho(v: ObjectVersion, alg: ChecksumName | undefined): R
 
 export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
   const meta = metadataFromRequest(r, e.bucket);
+  // Encryption is settled (headers validated, bucket default read) before any body byte.
+  const enc = writeEncryption(r, e.bucket);
   const body = requestBody(r);
   const opts: Parameters<typeof r.store.putObject>[3] = { ...meta, ...body };
+  if (enc.request) opts.encryption = enc.request;
   const cond = writeConditions(r.headers);
   if (cond) opts.conditions = cond;
   const result = await r.store.putObject(e.bucket, e.key, body.body, opts);
-  sendEmpty(r, 200, { etag: `"${result.etag}"`, ...checksumEcho(result.version, body.checksumAlgorithm) });
+  sendEmpty(r, 200, {
+    etag: `"${result.etag}"`,
+    ...checksumEcho(result.version, body.checksumAlgorithm),
+    ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
+  });
 }
 
 async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, head: boolean): Promise<void> {
   const range = e.partNumber === undefined ? readRange(r.headers.range) : undefined;
-  const opts: Parameters<typeof r.store.getObject>[2] = {};
+  const { keys, customer } = readKeys(r);
+  const opts: Parameters<typeof r.store.getObject>[2] = { keys };
   const cond = readConditions(r.headers);
   if (cond) opts.conditions = cond;
   if (range) opts.range = range;
@@ -55,7 +64,8 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     throw err;
   }
-  await sendStream(r, g.range ? 206 : 200, objectHeaders(r, g, e.overrides, e.partNumber), g.body);
+  const headers = { ...objectHeaders(r, g, e.overrides, e.partNumber), ...encryptionHeaders(g.version.encryption?.mode, customer) };
+  await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
 
 export const handleGetObject = (r: RequestContext, e: Op<'GetObject'>) => get(r, e, false);

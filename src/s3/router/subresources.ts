@@ -11,7 +11,6 @@ import { S3Error } from '../errors.js';
 export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'accelerate',
   'analytics',
-  'encryption',
   'intelligent-tiering',
   'inventory',
   'lifecycle',

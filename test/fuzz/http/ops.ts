@@ -78,6 +78,19 @@ export function b64Digest(rng: Rng, alg: keyof typeof DIGEST_BYTES, body?: Buffe
   ])();
 }
 
+/** SSE-C headers under `prefix`: usually a valid key and MD5, sometimes broken in one way. */
+function sseCustomerHeaders(rng: Rng, prefix: string): Record<string, string> {
+  const key = rng.chance(0.8) ? rng.bytes(32) : rng.bytes(rng.pick([0, 16, 31, 33]));
+  const h: Record<string, string> = {
+    [`${prefix}algorithm`]: rng.pick(['AES256', 'AES256', 'AES256', 'AES128', '', rng.nasty()]),
+    [`${prefix}key`]: rng.chance(0.9) ? key.toString('base64') : rng.nasty(),
+    [`${prefix}key-md5`]: rng.chance(0.8) ? createHash('md5').update(key).digest('base64') : rng.pick(['AAAAAAAAAAAAAAAAAAAAAA==', '', rng.nasty()]),
+  };
+  // Drop one of the three now and then.
+  if (rng.chance(0.2)) delete h[`${prefix}${rng.pick(['algorithm', 'key', 'key-md5'])}`];
+  return h;
+}
+
 /** Headers a write may carry, with random values. */
 export function writeHeaders(rng: Rng, body?: Buffer): Record<string, string> {
   const h: Record<string, string> = {};
@@ -105,7 +118,9 @@ export function writeHeaders(rng: Rng, body?: Buffer): Record<string, string> {
       () => (h['expires'] = rng.pick(['Thu, 01 Jan 1970 00:00:00 GMT', 'garbage', ''])),
       () => (h['x-amz-storage-class'] = rng.pick(['STANDARD', 'GLACIER', 'BOGUS'])),
       () => (h['x-amz-acl'] = rng.pick(['private', 'public-read', 'x'])),
-      () => (h['x-amz-server-side-encryption'] = rng.pick(['AES256', 'aws:kms', 'x'])),
+      () => (h['x-amz-server-side-encryption'] = rng.pick(['AES256', 'aws:kms', 'aws:kms:dsse', 'x', ''])),
+      () => Object.assign(h, sseCustomerHeaders(rng, rng.chance(0.3) ? 'x-amz-copy-source-server-side-encryption-customer-' : 'x-amz-server-side-encryption-customer-')),
+      () => (h[rng.pick(['x-amz-server-side-encryption-aws-kms-key-id', 'x-amz-server-side-encryption-context', 'x-amz-server-side-encryption-bucket-key-enabled'])] = rng.pick(['true', 'k1', '', rng.nasty()])),
       () => (h['x-amz-website-redirect-location'] = rng.nasty()),
       () => (h['x-amz-object-lock-mode'] = 'GOVERNANCE'),
       () => (h['x-amz-decoded-content-length'] = rng.pick(['0', '1', '-1', '1e3', String(2 ** 53), rng.nasty()])),
@@ -137,6 +152,8 @@ export function readHeaders(rng: Rng): Record<string, string> {
       () => (h['if-modified-since'] = rng.pick(['Thu, 01 Jan 1970 00:00:00 GMT', 'Fri, 01 Jan 2100 00:00:00 GMT', 'garbage', rng.nasty()])),
       () => (h['if-unmodified-since'] = rng.pick(['Thu, 01 Jan 1970 00:00:00 GMT', 'garbage'])),
       () => (h['x-amz-checksum-mode'] = rng.pick(['ENABLED', 'enabled', 'x'])),
+      () => Object.assign(h, sseCustomerHeaders(rng, 'x-amz-server-side-encryption-customer-')),
+      () => (h['x-amz-server-side-encryption'] = rng.pick(['AES256', 'aws:kms'])),
       () => (h['x-amz-expected-bucket-owner'] = rng.nasty()),
       () => (h['x-amz-request-payer'] = 'requester'),
     ])();

@@ -7,8 +7,7 @@
  * needs to read a CI failure.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { onPath } from '../../support/clients.js';
 
 /** Longest a single client invocation may take before it is killed, ms. */
 export const CLI_TIMEOUT_MS = 60_000;
@@ -68,18 +67,13 @@ export async function mustRun(
 
 /**
  * The absolute path of `name` on PATH. Throws, naming the Debian package, when it is not
- * installed: a missing client is a broken test machine, never a skipped test.
+ * installed. A suite whose client may be absent declares it with clientSuite()
+ * (test/support/clients.ts) instead, which skips with the install command, or fails only when
+ * STRATA_REQUIRE_CLIENTS=1.
  */
 export function requireTool(name: string, debianPackage = name): string {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const p = join(dir, name);
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not in this directory
-    }
-  }
+  const path = onPath(name);
+  if (path) return path;
   throw new Error(`${name} is not installed (apt-get install ${debianPackage})`);
 }
 

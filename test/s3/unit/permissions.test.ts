@@ -8,8 +8,9 @@
  * store and key registry: an admin key may do all; the owner of a bucket may do all on it;
  * a key holding exactly one grant flag may do exactly the operations that need that flag;
  * a key without grants nothing but ListBuckets; anonymous nothing but the preflight; a
- * bucket that does not exist is NoSuchBucket (never AccessDenied) for every key; and a copy
- * additionally needs read on its source bucket.
+ * bucket that does not exist is NoSuchBucket (never AccessDenied) for every key; a request
+ * expecting another bucket owner (x-amz-expected-bucket-owner, and its source twin on copies)
+ * is refused for every key; and a copy additionally needs read on its source bucket.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryProvider } from '../../../src/provider/memory/index.js';
@@ -35,8 +36,8 @@ describe('the permission table', () => {
     for (const op of OPS.filter(MUTATES)) expect(['write', 'owner', 'create-bucket', 'admin'], op).toContain(NEEDS[op]);
   });
 
-  /** Bucket configuration: CORS, ACL, policy, Block Public Access, Object Ownership. */
-  const CONFIG = /Cors$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
+  /** Bucket configuration: CORS, encryption, ACL, policy, Block Public Access, Object Ownership. */
+  const CONFIG = /Cors$|Encryption$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
 
   it('reserves bucket configuration and deletion to owner', () => {
     for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
@@ -65,6 +66,9 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetBucketCors: { op: 'GetBucketCors', bucket: b },
     PutBucketCors: { op: 'PutBucketCors', bucket: b },
     DeleteBucketCors: { op: 'DeleteBucketCors', bucket: b },
+    GetBucketEncryption: { op: 'GetBucketEncryption', bucket: b },
+    PutBucketEncryption: { op: 'PutBucketEncryption', bucket: b },
+    DeleteBucketEncryption: { op: 'DeleteBucketEncryption', bucket: b },
     PutObject: { op: 'PutObject', ...K },
     GetObject: { op: 'GetObject', ...K, overrides: {} },
     HeadObject: { op: 'HeadObject', ...K, overrides: {} },
@@ -172,6 +176,27 @@ describe('authorizeEndpoint', () => {
         expect(await verdict(sample(op, 'pt-missing', SRC), principal), `${principal} ${op}`).toBe('NoSuchBucket');
       }
     }
+  });
+
+  it('x-amz-expected-bucket-owner: only the actual owner passes, for every key', async () => {
+    const withHeaders = (h: Record<string, string>) => ({ ...r, headers: h }) as unknown as RequestContext;
+    const run = async (ctx: RequestContext, e: Endpoint, principal: string) => {
+      try {
+        await authorizeEndpoint(ctx, e, principal);
+        return 'allow';
+      } catch (err) {
+        return (err as S3Error).code;
+      }
+    };
+    for (const principal of ['AKADMIN', 'AKOWNER', 'AKGREAD']) {
+      const get = sample('GetObject', B, SRC);
+      expect(await run(withHeaders({ 'x-amz-expected-bucket-owner': 'AKOWNER' }), get, principal), principal).toBe('allow');
+      expect(await run(withHeaders({ 'x-amz-expected-bucket-owner': 'AKOWNERx' }), get, principal), principal).toBe('AccessDenied');
+      expect(await run(withHeaders({ 'x-amz-expected-bucket-owner': '' }), get, principal), principal).toBe('AccessDenied');
+    }
+    const copy = sample('CopyObject', B, SRC);
+    expect(await run(withHeaders({ 'x-amz-source-expected-bucket-owner': 'AKADMIN' }), copy, 'AKOWNER')).toBe('allow');
+    expect(await run(withHeaders({ 'x-amz-source-expected-bucket-owner': 'AKOWNER' }), copy, 'AKOWNER')).toBe('AccessDenied');
   });
 
   it('copies need read on the source bucket too', async () => {
