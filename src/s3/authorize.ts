@@ -39,8 +39,16 @@ export type Principal = string | null;
  * server state only (keys, bucket owners and settings, and the stored object when a policy
  * condition or an object ACL needs it); changes nothing.
  */
-export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal): Promise<void> {
-  return authorize(r, e, principal, 'x-amz-expected-bucket-owner');
+export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal, opts: AuthorizeOptions = {}): Promise<void> {
+  return authorize(r, e, principal, 'x-amz-expected-bucket-owner', opts.headers ?? r.headers);
+}
+
+export interface AuthorizeOptions {
+  /**
+   * The x-amz-* values the operation carries when they are not the request's headers (a POST
+   * Object form's fields, as headers): its ACL, tags, expected owner, policy condition keys.
+   */
+  headers?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -48,7 +56,13 @@ export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principa
  * the bucket (`x-amz-expected-bucket-owner`; for a copy's source
  * `x-amz-source-expected-bucket-owner`): a bucket owned by anyone else is 403, as in S3.
  */
-async function authorize(r: RequestContext, e: Endpoint, principal: Principal, expectedOwner: string): Promise<void> {
+async function authorize(
+  r: RequestContext,
+  e: Endpoint,
+  principal: Principal,
+  expectedOwner: string,
+  headers: Readonly<Record<string, string | undefined>>
+): Promise<void> {
   const need = NEEDS[e.op];
   if (need === 'public') return;
   const key = keyOf(r.deps, principal);
@@ -67,13 +81,15 @@ async function authorize(r: RequestContext, e: Endpoint, principal: Principal, e
   }
   if (!isBucketNeed(need) || !('bucket' in e) || e.bucket === undefined) throw new S3Error('AccessDenied');
   if (!r.store.repo.state.buckets.has(e.bucket)) throw new S3Error('NoSuchBucket', undefined, { BucketName: e.bucket });
-  checkExpectedOwner(r, e.bucket, r.headers[expectedOwner]);
-  await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, {
+  checkExpectedOwner(r, e.bucket, headers[expectedOwner]);
+  const rights = {
     granted: !!key && keyAllows(r.deps, key, need, e.bucket),
     ownerOrAdmin: !!key && (key.admin || bucketOwner(r.deps, e.bucket) === key.id),
-  });
+  };
+  await authorizeBucketAccess(r, e as Extract<Endpoint, { bucket: string }>, principal, rights, headers);
   if (e.op === 'CopyObject' || e.op === 'UploadPartCopy') {
-    await authorize(r, { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} }, principal, 'x-amz-source-expected-bucket-owner');
+    const source: Endpoint = { op: 'GetObject', bucket: e.source.bucket, key: e.source.key, overrides: {} };
+    await authorize(r, source, principal, 'x-amz-source-expected-bucket-owner', headers);
   }
 }
 

@@ -89,15 +89,16 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
 }
 
 /**
- * {@link metadataFromHeaders} for request `r` writing into `bucket`: the object is owned by
+ * {@link metadataFromHeaders} (of `headers`: the request's, or a POST form's fields) for
+ * request `r` writing into `bucket`: the object is owned by
  * the requesting key (recorded only when that is not the bucket owner; the bucket's Object
  * Ownership may give it to the bucket owner) with the requested canned ACL. Same errors, and
  * `AccessControlListNotSupported` for an ACL on a bucket with ACLs disabled.
  */
-export function metadataFromRequest(r: RequestContext, bucket: string): ObjectMetadata {
-  const meta = metadataFromHeaders(r.headers);
+export function metadataFromRequest(r: RequestContext, bucket: string, headers: Record<string, string | undefined> = r.headers): ObjectMetadata {
+  const meta = metadataFromHeaders(headers);
   const principal = r.auth?.accessKeyId ?? null;
-  const acl = requestedAcl(r.headers);
+  const acl = requestedAcl(headers);
   const settings = bucketSettings(r.store, bucket);
   checkAclAllowed(settings?.ownership, acl, 'object');
   const access = objectAccessFor(principal, settings?.owner, acl, settings?.ownership);

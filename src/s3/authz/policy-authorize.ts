@@ -53,8 +53,11 @@ class Decision {
   readonly s: BucketSettings;
   readonly rights: KeyRights;
 
-  constructor(r: RequestContext, e: BucketOrObject, principal: string | null, s: BucketSettings, rights: KeyRights) {
+  readonly headers: Readonly<Record<string, string | undefined>>;
+
+  constructor(r: RequestContext, e: BucketOrObject, principal: string | null, s: BucketSettings, rights: KeyRights, headers: Readonly<Record<string, string | undefined>>) {
     this.r = r;
+    this.headers = headers;
     this.e = e;
     this.principal = principal;
     this.s = s;
@@ -84,6 +87,7 @@ class Decision {
     const needObject = p.policy.readsObjectTags && 'key' in this.e && prefix === undefined;
     const ctx = conditionContext(this.r, this.e, {
       principal: this.principal,
+      headers: this.headers,
       ...(needObject ? { object: await this.object() } : {}),
       ...(prefix !== undefined ? { prefix } : {}),
     });
@@ -117,11 +121,18 @@ class Decision {
 /**
  * Authorizes bucket- or object-level endpoint `e` for `principal` (null: anonymous) given
  * the key's `rights`. Reads the bucket's settings and, when a condition or an object ACL
- * needs it, the stored object; changes nothing. Resolves when allowed; throws S3Error
+ * needs it, the stored object; changes nothing. `headers` hold the x-amz-* values the write
+ * carries (a POST form's fields; default the request's headers). Resolves when allowed; throws S3Error
  * `AccessDenied` otherwise (also for a bucket that does not exist, unless the key's rights
  * allow: then the handler answers NoSuchBucket).
  */
-export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject, principal: string | null, rights: KeyRights): Promise<void> {
+export async function authorizeBucketAccess(
+  r: RequestContext,
+  e: BucketOrObject,
+  principal: string | null,
+  rights: KeyRights,
+  headers: Readonly<Record<string, string | undefined>> = r.headers
+): Promise<void> {
   const rule = ACCESS_RULES[e.op];
   if (rule.scope === 'none' || rule.scope === 'service') throw new Error(`${e.op} is not a bucket operation`);
   const settings = bucketSettings(r.store, e.bucket);
@@ -136,9 +147,9 @@ export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject
     if (rights.granted || settings.policy || acl) return;
     throw denied();
   }
-  const d = new Decision(r, e, principal, settings, rights);
+  const d = new Decision(r, e, principal, settings, rights, headers);
   const resource = rule.scope === 'bucket' ? e.bucket : `${e.bucket}/${(e as { key: string }).key}`;
-  const actions = [rule.action, ...extraActions(e, r.headers)];
+  const actions = [rule.action, ...extraActions(e, headers)];
   const decisions: PolicyDecision[] = [];
   for (const action of actions) {
     const v = await d.policy(action, resource);
@@ -156,7 +167,7 @@ export async function authorizeBucketAccess(r: RequestContext, e: BucketOrObject
     throw denied();
   }
   if (!allowed) throw denied();
-  if (OBJECT_WRITES.has(e.op) && settings.block.blockPublicAcls && PUBLIC_CANNED.has((r.headers['x-amz-acl'] ?? '').trim())) {
+  if (OBJECT_WRITES.has(e.op) && settings.block.blockPublicAcls && PUBLIC_CANNED.has((headers['x-amz-acl'] ?? '').trim())) {
     throw blockedBy('BlockPublicAcls');
   }
 }

@@ -32,6 +32,8 @@ export interface ContextOptions {
   object?: ObjectVersion | null;
   /** s3:prefix to use instead of the query's (a GET/HEAD of a missing key asks ListBucket with the key as prefix). */
   prefix?: string;
+  /** Where the s3:x-amz-* values come from, when not the request's headers (a POST form's fields). */
+  headers?: Readonly<Record<string, string | undefined>>;
 }
 
 /** Tags of an `x-amz-tagging` header, or UNKNOWN when it does not parse. */
@@ -53,10 +55,11 @@ const LIST_OPS: ReadonlySet<string> = new Set(['ListObjects', 'ListObjectsV2']);
 
 /** The condition context of request `r` performing `e`. Reads the request only. */
 export function conditionContext(r: RequestContext, e: Endpoint, opts: ContextOptions): ConditionContext {
+  const amz = opts.headers ?? r.headers;
   let requestTags: Map<string, string> | typeof UNKNOWN | undefined | null = null;
   const tags = () => {
     if (requestTags === null) {
-      const h = r.headers['x-amz-tagging'];
+      const h = amz['x-amz-tagging'];
       requestTags = e.op === 'PutObjectTagging' ? UNKNOWN : h === undefined ? undefined : headerTags(h);
     }
     return requestTags;
@@ -77,7 +80,7 @@ export function conditionContext(r: RequestContext, e: Endpoint, opts: ContextOp
         return t === UNKNOWN ? UNKNOWN : t ? [...t.keys()] : undefined;
       }
       if (key === 's3:x-amz-copy-source') return 'source' in e ? [`${e.source.bucket}/${e.source.key}`] : undefined;
-      if (key.startsWith('s3:x-amz-')) return one(r.headers[key.slice(3)]);
+      if (key.startsWith('s3:x-amz-')) return one(amz[key.slice(3)]);
       switch (key) {
         case 'aws:sourceip':
           return one(r.incoming.socket?.remoteAddress);
