@@ -11,7 +11,7 @@
  *      restricts public buckets (RestrictPublicBuckets);
  *   4. an ACL that applies allows (the bucket's ACL for listing and writing, the object's for
  *      reading it; AllUsers/AuthenticatedUsers grants count for nothing under
- *      IgnorePublicAcls);
+ *      IgnorePublicAcls, and every ACL under the BucketOwnerEnforced Object Ownership);
  *   5. otherwise 403 AccessDenied.
  * A GET or HEAD of a key that does not exist answers 404 only to whom may list the bucket
  * (with that key as s3:prefix), 403 to everyone else, as S3 does.
@@ -52,7 +52,6 @@ class Decision {
   readonly principal: string | null;
   readonly s: BucketSettings;
   readonly rights: KeyRights;
-
   readonly headers: Readonly<Record<string, string | undefined>>;
 
   constructor(r: RequestContext, e: BucketOrObject, principal: string | null, s: BucketSettings, rights: KeyRights, headers: Readonly<Record<string, string | undefined>>) {
