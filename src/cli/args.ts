@@ -61,7 +61,8 @@ export function parseArgs(argv: readonly string[], spec: ArgSpec): ParsedArgs {
   const names = spec.options.map((d) => d.name);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg.length > MAX_ARG_CHARS) throw new UsageError(`argument ${i + 1} is longer than ${MAX_ARG_CHARS} characters`);
+    if (arg.length > MAX_ARG_CHARS)
+      throw new UsageError(`argument ${i + 1} is longer than ${MAX_ARG_CHARS} characters`);
     if (arg === '--') {
       out.positionals.push(...argv.slice(i + 1));
       break;
@@ -70,13 +71,16 @@ export function parseArgs(argv: readonly string[], spec: ArgSpec): ParsedArgs {
       out.positionals.push(arg);
       continue;
     }
-    if (!arg.startsWith('--')) throw new UsageError(`unknown option ${show(arg)} (options are spelled --name)`);
+    if (!arg.startsWith('--'))
+      throw new UsageError(`unknown option ${show(arg)} (options are spelled --name)`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const def = spec.options.find((d) => d.name === name && (d.from?.flag ?? true));
     if (!def) {
       const hint = closest(name, names);
-      throw new UsageError(`unknown option --${show(name)}${hint ? ` (did you mean --${hint}?)` : ''}`);
+      throw new UsageError(
+        `unknown option --${show(name)}${hint ? ` (did you mean --${hint}?)` : ''}`
+      );
     }
     if (out.flags.has(name)) throw new UsageError(`--${name} is given twice`);
     if (eq >= 0) {
@@ -85,7 +89,8 @@ export function parseArgs(argv: readonly string[], spec: ArgSpec): ParsedArgs {
       out.flags.set(name, true);
     } else {
       const value = argv[i + 1];
-      if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value ${def.type.placeholder}`);
+      if (value === undefined || value.startsWith('--'))
+        throw new UsageError(`--${name} needs a value ${def.type.placeholder}`);
       out.flags.set(name, value);
       i++;
     }
@@ -94,7 +99,9 @@ export function parseArgs(argv: readonly string[], spec: ArgSpec): ParsedArgs {
   const max = p?.max ?? 0;
   if (out.positionals.length > max) {
     const stray = out.positionals[max]!;
-    throw new UsageError(`unexpected argument '${show(stray)}'${p?.strayHint ? ` (${p.strayHint})` : ''}`);
+    throw new UsageError(
+      `unexpected argument '${show(stray)}'${p?.strayHint ? ` (${p.strayHint})` : ''}`
+    );
   }
   if (out.positionals.length < (p?.min ?? 0)) throw new UsageError(`missing ${p!.name}`);
   return out;

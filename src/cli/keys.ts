@@ -33,29 +33,26 @@ import { defaultMasterKeyFile, loadMasterKey } from '../server/master-key.js';
 import { CREDENTIALS_FILE } from '../server/credentials.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
-import { parseArgs, UsageError, type PositionalSpec } from './args.js';
+import { UsageError, type ParsedArgs } from './args.js';
+import type { Verb } from './verb.js';
 import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
-import { booleanType, OptionError, pathType, stringType, type OptionType } from '../server/option-types.js';
+import { booleanType, pathType, stringType, type OptionType } from '../server/option-types.js';
 
-const USAGE = `usage: strata keys <command> [options]
+const NOTES = `commands:
+  list                              keys, capabilities and grants (no secrets)
+  create                            a new key (--name, --id, --admin, --no-create-bucket); its secret
+                                    is printed once
+  delete ID                         delete a key (the buckets it owned become admin-only)
+  grant ID [BUCKET] <flags>         add --read/--write/--owner on BUCKET, or --admin/--create-bucket
+  revoke ID [BUCKET] <flags>        remove them
 
-commands:
-  list                                      list keys, capabilities and grants (no secrets)
-  create [--name N] [--id ID] [--admin] [--no-create-bucket]
-                                            create a key; its secret is printed once
-  delete ID                                 delete a key (it stops owning its buckets)
-  grant  ID [BUCKET] [--read] [--write] [--owner] [--admin] [--create-bucket]
-  revoke ID [BUCKET] [--read] [--write] [--owner] [--admin] [--create-bucket]
+where it acts: a stopped local repository directly (its lock and master key); while a server
+holds it, that server's admin API (address in <data>/strata-server.json; an admin key from
+STRATA_ACCESS_KEY/STRATA_SECRET_KEY or <data>/strata-credentials.json); --endpoint URL always
+goes through the server at URL.
 
-options:
-  --data DIR|URL        the repository (STRATA_DATA_DIR, default ./data)
-  --endpoint URL        act through the server at URL (STRATA_ENDPOINT)
-  --access-key ID       admin key for --endpoint (STRATA_ACCESS_KEY; secret: STRATA_SECRET_KEY)
-  --region R            signing region for --endpoint (default us-east-1)
-  --master-key-file F   master key for a stopped repository (STRATA_MASTER_KEY_FILE, STRATA_MASTER_KEY)
-  --offline             act on a repository that is not a local directory (no server may run on it)
-  --json                machine-readable output
-`;
+exit codes: 0 done, 1 refused (no such key or bucket, duplicate, last admin), 2 bad command
+line, or the repository or server cannot be used.`;
 
 /** Resolved options of one `strata keys` invocation. */
 interface KeysOptions {
@@ -96,33 +93,36 @@ const FLAG_OPTIONS = [
   sw('admin', 'admin', 'everything, key management included'),
   sw('create-bucket', 'createBucket', 'create buckets'),
 ];
-/** Each command's options and positional arguments. */
-const COMMANDS: Record<string, { options: OptionDef<KeysOptions>[]; positionals: PositionalSpec }> = {
-  list: { options: COMMON_OPTIONS, positionals: { name: '', max: 0 } },
-  create: {
-    options: [
-      ...COMMON_OPTIONS,
-      opt({ name: 'name', key: 'name', type: stringType({ maxLength: 128, placeholder: '<name>' }), help: 'display name', from: { env: false, file: false } }),
-      opt({ name: 'id', key: 'id', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'access key id (default: generated)', from: { env: false, file: false } }),
-      sw('admin', 'admin', 'an admin key'),
-      sw('no-create-bucket', 'noCreateBucket', 'may not create buckets'),
-    ],
-    positionals: { name: '', max: 0 },
-  },
-  delete: { options: COMMON_OPTIONS, positionals: { name: 'ID', min: 1, max: 1 } },
-  grant: { options: [...COMMON_OPTIONS, ...FLAG_OPTIONS], positionals: { name: 'ID [BUCKET]', min: 1, max: 2 } },
-  revoke: { options: [...COMMON_OPTIONS, ...FLAG_OPTIONS], positionals: { name: 'ID [BUCKET]', min: 1, max: 2 } },
+const CREATE_OPTIONS = [
+  opt({ name: 'name', key: 'name', type: stringType({ maxLength: 128, placeholder: '<name>' }), help: 'create: display name (default: the id)', from: { env: false, file: false } }),
+  opt({ name: 'id', key: 'id', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'create: access key id (default: generated)', from: { env: false, file: false } }),
+  sw('no-create-bucket', 'noCreateBucket', 'create: a key that may not create buckets'),
+];
+/** Every option of the verb (the command line is parsed against all of them, then checked per command). */
+const ALL_OPTIONS: OptionDef<KeysOptions>[] = [...COMMON_OPTIONS, ...CREATE_OPTIONS, ...FLAG_OPTIONS];
+const names = (defs: OptionDef<KeysOptions>[]) => defs.map((d) => d.name);
+
+/** Each command's options (beyond the common ones) and its positional arguments [min, max]. */
+const COMMANDS: Record<string, { options: string[]; positionals: [number, number] }> = {
+  list: { options: [], positionals: [0, 0] },
+  create: { options: [...names(CREATE_OPTIONS), 'admin'], positionals: [0, 0] },
+  delete: { options: [], positionals: [1, 1] },
+  grant: { options: names(FLAG_OPTIONS), positionals: [1, 2] },
+  revoke: { options: names(FLAG_OPTIONS), positionals: [1, 2] },
 };
 
-function parse(args: string[]): { command: string; positionals: string[]; o: KeysOptions } {
-  const [command, ...rest] = args;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') return { command: 'help', positionals: [], o: { data: '', region: '' } };
-  const spec = COMMANDS[command];
-  if (!spec) throw new UsageError(`unknown keys command '${command.slice(0, 40)}'`);
-  const parsed = parseArgs(rest, { options: spec.options as readonly OptionDef<never>[], positionals: spec.positionals });
-  if (parsed.help || parsed.version) return { command: 'help', positionals: [], o: { data: '', region: '' } };
-  const o = resolveOptions(spec.options, { flags: parsed.flags, env: process.env }) as KeysOptions;
-  return { command, positionals: parsed.positionals, o };
+/** The command, its arguments and options; throws UsageError (exit 2) for what does not apply. */
+function parse(args: ParsedArgs, env: NodeJS.ProcessEnv): { command: string; positionals: string[]; o: KeysOptions } {
+  const [command, ...positionals] = args.positionals;
+  const spec = command === undefined ? undefined : COMMANDS[command];
+  if (!spec) throw new UsageError(command === undefined ? 'name a command: list, create, delete, grant or revoke' : `unknown keys command '${command.slice(0, 40)}'`);
+  const allowed = new Set([...names(COMMON_OPTIONS), ...spec.options]);
+  for (const name of args.flags.keys()) if (!allowed.has(name)) throw new UsageError(`--${name} does not apply to 'keys ${command}'`);
+  const [min, max] = spec.positionals;
+  if (positionals.length < min || positionals.length > max) {
+    throw new UsageError(`'keys ${command}' takes ${min === max ? min : `${min} to ${max}`} argument(s), got ${positionals.length}`);
+  }
+  return { command: command!, positionals, o: resolveOptions(ALL_OPTIONS, { flags: args.flags, env }) as KeysOptions };
 }
 
 /** The operations, whether on the repository itself or through a server. */
@@ -146,9 +146,9 @@ function remoteManager(opts: AdminClientOptions): KeyManager {
   };
 }
 
-function remoteCredentials(o: KeysOptions, dataDir: string | undefined): AdminClientOptions['credentials'] {
+function remoteCredentials(o: KeysOptions, dataDir: string | undefined, env: NodeJS.ProcessEnv): AdminClientOptions['credentials'] {
   const id = o.accessKey;
-  const secret = process.env.STRATA_SECRET_KEY;
+  const secret = env.STRATA_SECRET_KEY;
   if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
   if (id) throw new UsageError('set STRATA_SECRET_KEY for the admin key given with --access-key / STRATA_ACCESS_KEY');
   const file = dataDir ? join(dataDir, CREDENTIALS_FILE) : undefined;
@@ -159,7 +159,7 @@ function remoteCredentials(o: KeysOptions, dataDir: string | undefined): AdminCl
   throw new UsageError('no admin credentials for the server: set STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
 }
 
-async function localManager(location: string, o: KeysOptions): Promise<KeyManager> {
+async function localManager(location: string, o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManager> {
   const dir = localDirectory(location);
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
   const store = await openStore(location, { create: false });
@@ -168,7 +168,7 @@ async function localManager(location: string, o: KeysOptions): Promise<KeyManage
     const fallback = dir && existsSync(defaultMasterKeyFile(dir)) ? defaultMasterKeyFile(dir) : undefined;
     // Never generated here: a key sealed with a new master key would not open on the server.
     const { masterKey } = loadMasterKey({
-      ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+      ...(env.STRATA_MASTER_KEY ? { value: env.STRATA_MASTER_KEY } : {}),
       ...((file ?? fallback) ? { file: (file ?? fallback)! } : {}),
     });
     const registry = new KeyRegistry(store, masterKey ? createSealer(masterKey) : undefined);
@@ -199,24 +199,24 @@ async function localManager(location: string, o: KeysOptions): Promise<KeyManage
 }
 
 /** Chooses where to act (see the module header). */
-async function manager(o: KeysOptions): Promise<KeyManager> {
+async function manager(o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManager> {
   const location = o.data;
   const dir = localDirectory(location);
   const { endpoint, region } = o;
   if (endpoint) {
     if (!/^https?:\/\//.test(endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${endpoint})`);
-    return remoteManager({ endpoint, credentials: remoteCredentials(o, dir), region });
+    return remoteManager({ endpoint, credentials: remoteCredentials(o, dir, env), region });
   }
   if (!dir && !o.offline) {
     throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
   }
   try {
-    return await localManager(location, o);
+    return await localManager(location, o, env);
   } catch (err) {
     if (!(err instanceof ProviderError && err.code === 'Locked') || !dir) throw err;
     const running = readEndpointFile(dir);
     if (!running) throw new UsageError(`${err.message}; pass --endpoint URL of that server to act through it`);
-    return remoteManager({ endpoint: running.url, credentials: remoteCredentials(o, dir), region });
+    return remoteManager({ endpoint: running.url, credentials: remoteCredentials(o, dir, env), region });
   }
 }
 
@@ -246,26 +246,26 @@ function changeOf(positionals: string[], o: KeysOptions): KeyChange {
   return c;
 }
 
-/** Runs `strata keys ...`; returns the exit code (see the module header). */
-export async function keysCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parse(args);
-  } catch (err) {
-    if (!(err instanceof OptionError)) throw err;
-    process.stderr.write(`strata keys: ${err.message}\n${USAGE}`);
-    return 2;
-  }
-  const { command, positionals, o } = parsed;
-  if (command === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
+export const keysVerb: Verb = {
+  name: 'keys',
+  summary: 'manage access keys: list, create, delete, grant, revoke',
+  synopsis: '<list|create|delete|grant|revoke> [ID] [BUCKET] [options]',
+  description: `Manages the repository's access keys and their permissions (per bucket: read, write,
+owner; per key: admin, create-bucket).`,
+  options: ALL_OPTIONS as readonly OptionDef<never>[],
+  positionals: { name: 'COMMAND', min: 1, max: 3 },
+  notes: NOTES,
+  run: (args, env) => runKeys(args, env),
+};
+
+/** Runs `strata keys ...` (parsed by main.ts); resolves with the exit code (see NOTES). */
+async function runKeys(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<number> {
+  const { command, positionals, o } = parse(args, env);
   const json = o.json === true;
   const out = (value: unknown, text: string) => process.stdout.write(`${json ? JSON.stringify(value, null, 2) : text}\n`);
   let m: KeyManager | undefined;
   try {
-    m = await manager(o);
+    m = await manager(o, env);
     switch (command) {
       case 'list': {
         const keys = await m.list();

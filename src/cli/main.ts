@@ -1,43 +1,69 @@
 #!/usr/bin/env node
 /**
- * @module The `strata` command.
+ * @module The `strata` command: one verb per file (verb.ts), parsed by one parser (args.ts).
  *
- *   strata serve   [--host H] [--port P] [--data DIR]   the S3 server (npm start)
- *   strata verify  [DIR|URL] [--json]                    check a repository end to end
- *   strata keys    list|create|delete|grant|revoke ...   access keys (see cli/keys.ts)
+ *   strata serve   [options]              the S3 server (npm start)
+ *   strata verify  [options] [DIR|URL]    check a repository end to end (read-only)
+ *
+ * Every verb answers --help and --version without doing anything else. Exit codes: 0 success,
+ * 1 failure, 2 bad command line or configuration (nothing was touched).
  */
-import { verifyCommand } from './verify.js';
+import { parseArgs, type ArgSpec } from './args.js';
+import { mainHelp, verbHelp } from './help.js';
+import { VERBS } from './verbs.js';
+import { versionLine } from './version.js';
+import { OptionError } from '../server/option-types.js';
 
-const USAGE = `usage: strata <command> [options]
-
-commands:
-  serve  [--host H] [--port P] [--data DIR]   run the S3 server (default 127.0.0.1:9000, ./data)
-  verify [DIR|URL] [--json]                    check every commit, run and pack of a repository
-  keys   list|create|delete|grant|revoke ...    manage access keys (strata keys --help)
-`;
+/** Exit code for a command line or configuration that cannot be accepted. */
+const USAGE_EXIT = 2;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  switch (command) {
-    case 'verify':
-      return verifyCommand(rest);
-    case 'keys': {
-      const { keysCommand } = await import('./keys.js');
-      return keysCommand(rest);
+  if (command === undefined) {
+    process.stderr.write(mainHelp(VERBS));
+    return USAGE_EXIT;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') {
+    const verb = VERBS.find((v) => v.name === rest[0]);
+    process.stdout.write(verb ? verbHelp(verb) : mainHelp(VERBS));
+    return 0;
+  }
+  if (command === '--version' || command === '-V') {
+    process.stdout.write(versionLine());
+    return 0;
+  }
+  const verb = VERBS.find((v) => v.name === command);
+  if (!verb) {
+    process.stderr.write(`strata: unknown command '${command.slice(0, 60)}'\n\n${mainHelp(VERBS)}`);
+    return USAGE_EXIT;
+  }
+  try {
+    const spec: ArgSpec = {
+      options: verb.options,
+      ...(verb.positionals ? { positionals: verb.positionals } : {}),
+    };
+    const args = parseArgs(rest, spec);
+    if (args.help) {
+      process.stdout.write(verbHelp(verb));
+      return 0;
     }
-    case 'serve': {
-      const { serveCommand } = await import('./serve.js');
-      return serveCommand(rest);
+    if (args.version) {
+      process.stdout.write(versionLine());
+      return 0;
     }
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return command === undefined ? 2 : 0;
-    default:
-      process.stderr.write(`strata: unknown command '${command}'\n${USAGE}`);
-      return 2;
+    return await verb.run(args, process.env);
+  } catch (err) {
+    if (err instanceof OptionError) {
+      process.stderr.write(
+        `strata ${verb.name}: ${err.message.replace(/\n/g, `\nstrata ${verb.name}: `)}\n(see 'strata ${verb.name} --help')\n`
+      );
+      return USAGE_EXIT;
+    }
+    const code = (err as { exitCode?: unknown }).exitCode;
+    process.stderr.write(
+      `strata ${verb.name}: ${err instanceof Error ? err.message : String(err)}\n`
+    );
+    return typeof code === 'number' ? code : 1;
   }
 }
 
@@ -47,6 +73,6 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     process.stderr.write(`strata: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 2;
+    process.exitCode = 1;
   }
 );

@@ -41,7 +41,9 @@ function entry(raw: RawValue, origin: string): Credentials {
   if (unknown.length) throw new OptionError(`${origin}: unknown key(s) ${unknown.map((k) => `'${k.slice(0, 64)}'`).join(', ')}`);
   const { accessKeyId, secretAccessKey, admin, name, createBucket } = o;
   if (typeof accessKeyId !== 'string' || !ACCESS_KEY_ID.test(accessKeyId)) {
-    throw new OptionError(`${origin}: accessKeyId must be 3 to 128 characters of A-Z a-z 0-9 . _ ~ + -`);
+    throw new OptionError(
+      `${origin}: accessKeyId must be 3 to 128 characters of A-Z a-z 0-9 . _ ~ + -`
+    );
   }
   if (typeof secretAccessKey !== 'string' || !SECRET.test(secretAccessKey)) {
     throw new OptionError(`${origin}: secretAccessKey must be 1 to 256 printable ASCII characters`);
@@ -68,11 +70,13 @@ function entry(raw: RawValue, origin: string): Credentials {
 export function parseCredentialList(raw: RawValue, origin: string): Credentials[] {
   const list = Array.isArray(raw) ? (raw as RawValue[]) : [raw];
   if (list.length === 0) throw new OptionError(`${origin}: the list is empty`);
-  if (list.length > MAX_CONFIG_CREDENTIALS) throw new OptionError(`${origin}: more than ${MAX_CONFIG_CREDENTIALS} entries`);
+  if (list.length > MAX_CONFIG_CREDENTIALS)
+    throw new OptionError(`${origin}: more than ${MAX_CONFIG_CREDENTIALS} entries`);
   const out = list.map((e, i) => entry(e, Array.isArray(raw) ? `${origin}[${i}]` : origin));
   const seen = new Set<string>();
   for (const c of out) {
-    if (seen.has(c.accessKeyId)) throw new OptionError(`${origin}: access key ${c.accessKeyId} is listed twice`);
+    if (seen.has(c.accessKeyId))
+      throw new OptionError(`${origin}: access key ${c.accessKeyId} is listed twice`);
     seen.add(c.accessKeyId);
   }
   return out;
@@ -86,6 +90,9 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv): Credentials[] | unde
   const id = env.STRATA_ACCESS_KEY || undefined;
   const secret = env.STRATA_SECRET_KEY || undefined;
   if (id === undefined && secret === undefined) return undefined;
-  if (id === undefined || secret === undefined) throw new OptionError('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
-  return [entry({ accessKeyId: id, secretAccessKey: secret }, 'STRATA_ACCESS_KEY/STRATA_SECRET_KEY')];
+  if (id === undefined || secret === undefined)
+    throw new OptionError('set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
+  return [
+    entry({ accessKeyId: id, secretAccessKey: secret }, 'STRATA_ACCESS_KEY/STRATA_SECRET_KEY'),
+  ];
 }

@@ -33,7 +33,9 @@ function readBounded(path: string): string {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new OptionError(`config file ${path} is not a regular file`);
     if (st.size > MAX_CONFIG_FILE_BYTES) {
-      throw new OptionError(`config file ${path} is ${st.size} bytes; the limit is ${MAX_CONFIG_FILE_BYTES}`);
+      throw new OptionError(
+        `config file ${path} is ${st.size} bytes; the limit is ${MAX_CONFIG_FILE_BYTES}`
+      );
     }
     const buf = Buffer.alloc(MAX_CONFIG_FILE_BYTES + 1);
     let n = 0;
@@ -41,7 +43,10 @@ function readBounded(path: string): string {
       const got = readSync(fd, buf, n, buf.length - n, null);
       if (got === 0) break;
       n += got;
-      if (n > MAX_CONFIG_FILE_BYTES) throw new OptionError(`config file ${path} grew past ${MAX_CONFIG_FILE_BYTES} bytes while read`);
+      if (n > MAX_CONFIG_FILE_BYTES)
+        throw new OptionError(
+          `config file ${path} grew past ${MAX_CONFIG_FILE_BYTES} bytes while read`
+        );
     }
     try {
       return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(buf.subarray(0, n));
@@ -59,7 +64,11 @@ function readBounded(path: string): string {
  * invalid JSON, a non-object, unknown or misplaced keys, or an option spelled twice. Values
  * are not parsed here (resolveOptions does, naming the file).
  */
-export function readConfigFile<C>(path: string, table: readonly OptionDef<C>[], extraKeys: readonly string[] = []): ConfigFile {
+export function readConfigFile<C>(
+  path: string,
+  table: readonly OptionDef<C>[],
+  extraKeys: readonly string[] = []
+): ConfigFile {
   const text = readBounded(path);
   let parsed: unknown;
   try {
@@ -83,7 +92,10 @@ export function readConfigFile<C>(path: string, table: readonly OptionDef<C>[], 
     }
     const def = byKey.get(key);
     if (!def) {
-      const hint = closest(key, [...table.filter((d) => allowed(d as OptionDef<never>, 'file')).map((d) => d.name), ...extraKeys]);
+      const hint = closest(key, [
+        ...table.filter((d) => allowed(d as OptionDef<never>, 'file')).map((d) => d.name),
+        ...extraKeys,
+      ]);
       problems.push(`unknown key '${key.slice(0, 64)}'${hint ? ` (did you mean '${hint}'?)` : ''}`);
       continue;
     }

@@ -15,7 +15,15 @@ import { isIP } from 'node:net';
 import { parseArgs, UsageError, type ParsedArgs, type PositionalSpec } from '../cli/args.js';
 import { readConfigFile } from './config-file.js';
 import { credentialsFromEnv, parseCredentialList, type Credentials } from './config-credentials.js';
-import { OptionError, durationType, enumType, integerType, pathType, sizeType, stringType } from './option-types.js';
+import {
+  OptionError,
+  durationType,
+  enumType,
+  integerType,
+  pathType,
+  sizeType,
+  stringType,
+} from './option-types.js';
 import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 
@@ -37,6 +45,11 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
+  /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** How long a shutdown waits for requests in flight before cutting them, ms. */
+  shutdownTimeout?: number;
   /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused. */
   maxUploadsPerBucket?: number;
   /** Age (ms) at which an unfinished multipart upload is aborted (and a completion record dropped). */
@@ -54,14 +67,17 @@ export interface ServerConfig {
 /** A DNS name (letters, digits, hyphens, dots; labels of 1..63) or an IP literal. */
 function hostCheck(v: string): string | undefined {
   if (isIP(v)) return undefined;
-  return /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(v)
+  return /^(?=.{1,253}$)([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+    v
+  )
     ? undefined
     : 'is not a host name or IP address';
 }
 
 /** A table entry for ServerConfig[K], its type and default checked against the field. */
-const opt = <K extends keyof ServerConfig & string>(def: Parameters<typeof defineOption<ServerConfig, K>>[0]) =>
-  defineOption<ServerConfig, K>(def);
+const opt = <K extends keyof ServerConfig & string>(
+  def: Parameters<typeof defineOption<ServerConfig, K>>[0]
+) => defineOption<ServerConfig, K>(def);
 
 /** Every `strata serve` option, in `--help` order. */
 export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
@@ -73,8 +89,22 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     help: 'JSON file with any of these options (keys spelled like the flags) and `credentials`',
     from: { file: false },
   }),
-  opt({ name: 'host', key: 'host', env: 'STRATA_HOST', type: stringType({ check: hostCheck, placeholder: '<addr>' }), default: '127.0.0.1', help: 'listen address' }),
-  opt({ name: 'port', key: 'port', env: 'STRATA_PORT', type: integerType({ min: 0, max: 65535 }, '<port>'), default: 9000, help: 'listen port (0: any free port)' }),
+  opt({
+    name: 'host',
+    key: 'host',
+    env: 'STRATA_HOST',
+    type: stringType({ check: hostCheck, placeholder: '<addr>' }),
+    default: '127.0.0.1',
+    help: 'listen address',
+  }),
+  opt({
+    name: 'port',
+    key: 'port',
+    env: 'STRATA_PORT',
+    type: integerType({ min: 0, max: 65535 }, '<port>'),
+    default: 9000,
+    help: 'listen port (0: any free port)',
+  }),
   opt({
     name: 'data',
     key: 'data',
@@ -87,17 +117,32 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     name: 'base-domain',
     key: 'baseDomain',
     env: 'STRATA_BASE_DOMAIN',
-    type: stringType({ check: (v) => (isIP(v) ? 'is an IP address, not a domain' : hostCheck(v)), placeholder: '<domain>' }),
+    type: stringType({
+      check: (v) => (isIP(v) ? 'is an IP address, not a domain' : hostCheck(v)),
+      placeholder: '<domain>',
+    }),
     help: 'enables virtual-hosted-style requests (<bucket>.<domain>); path style always works',
   }),
   opt({
     name: 'region',
     key: 'region',
     env: 'STRATA_REGION',
-    type: stringType({ maxLength: 64, check: (v) => (/^[A-Za-z0-9_-]+$/.test(v) ? undefined : 'is not a region name (A-Z a-z 0-9 _ -)'), placeholder: '<name>' }),
+    type: stringType({
+      maxLength: 64,
+      check: (v) =>
+        /^[A-Za-z0-9_-]+$/.test(v) ? undefined : 'is not a region name (A-Z a-z 0-9 _ -)',
+      placeholder: '<name>',
+    }),
     help: 'strict region: refuse other credential scopes (default: accept any region)',
   }),
-  opt({ name: 'log', key: 'log', env: 'STRATA_LOG', type: enumType<LogLevel>(['info', 'warn', 'off']), default: 'info', help: 'request logs: info (one JSON line per request), warn, off' }),
+  opt({
+    name: 'log',
+    key: 'log',
+    env: 'STRATA_LOG',
+    type: enumType<LogLevel>(['info', 'warn', 'off']),
+    default: 'info',
+    help: 'request logs: info (one JSON line per request), warn, off',
+  }),
   opt({
     name: 'pending-bytes',
     key: 'pendingBytes',
@@ -113,6 +158,30 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     env: 'STRATA_MASTER_KEY_FILE',
     type: pathType('<file>'),
     help: 'file holding the master key (default: <data>.master-key beside a local repository)',
+  }),
+  opt({
+    name: 'tls-cert',
+    key: 'tlsCert',
+    env: 'STRATA_TLS_CERT',
+    type: pathType('<file>'),
+    help: 'PEM certificate chain: serve HTTPS on the port (with --tls-key; reloaded on SIGHUP)',
+  }),
+  opt({
+    name: 'tls-key',
+    key: 'tlsKey',
+    env: 'STRATA_TLS_KEY',
+    type: pathType('<file>'),
+    help: 'PEM private key of --tls-cert',
+  }),
+  opt({
+    name: 'shutdown-timeout',
+    key: 'shutdownTimeout',
+    env: 'STRATA_SHUTDOWN_TIMEOUT',
+    // Up to a day: long uploads may be worth waiting for; beyond, a stop is a stop.
+    type: durationType({ min: 0, max: 86_400_000 }),
+    // Within systemd's default stop timeout (90 s) and Kubernetes' grace period (30 s).
+    default: 25_000,
+    help: 'on SIGTERM/SIGINT, how long requests in flight may finish before they are cut',
   }),
   opt({
     name: 'max-uploads-per-bucket',
@@ -162,7 +231,11 @@ export const DEFAULTS = Object.fromEntries(
 ) as Pick<ServerConfig, 'host' | 'port' | 'data' | 'log'> & Partial<ServerConfig>;
 
 /** Positional arguments of `strata serve`: none. */
-export const SERVE_POSITIONALS: PositionalSpec = { name: '', max: 0, strayHint: 'the repository is given with --data DIR' };
+export const SERVE_POSITIONALS: PositionalSpec = {
+  name: '',
+  max: 0,
+  strayHint: 'the repository is given with --data DIR',
+};
 
 /** Keys of the config file that are not options. */
 const FILE_EXTRA_KEYS = ['credentials'] as const;
@@ -172,11 +245,21 @@ const FILE_EXTRA_KEYS = ['credentials'] as const;
  * Reads only the config file; creates nothing. Throws OptionError (with every problem found)
  * on a bad value, an unreadable or malformed config file, or bad credentials.
  */
-export function configFromArgs(parsed: Pick<ParsedArgs, 'flags'>, env: NodeJS.ProcessEnv = process.env): ServerConfig {
+export function configFromArgs(
+  parsed: Pick<ParsedArgs, 'flags'>,
+  env: NodeJS.ProcessEnv = process.env
+): ServerConfig {
   const configOpt = findOption(SERVER_OPTIONS, 'config')!;
   const rawPath = parsed.flags.get('config') ?? (env.STRATA_CONFIG || undefined);
-  const path = rawPath === undefined ? undefined : (configOpt.type.parse(rawPath, parsed.flags.has('config') ? '--config' : 'STRATA_CONFIG') as string);
-  const file = path === undefined ? undefined : readConfigFile(path, SERVER_OPTIONS, FILE_EXTRA_KEYS);
+  const path =
+    rawPath === undefined
+      ? undefined
+      : (configOpt.type.parse(
+          rawPath,
+          parsed.flags.has('config') ? '--config' : 'STRATA_CONFIG'
+        ) as string);
+  const file =
+    path === undefined ? undefined : readConfigFile(path, SERVER_OPTIONS, FILE_EXTRA_KEYS);
   const problems: string[] = [];
   let cfg: Partial<ServerConfig> = {};
   try {
@@ -188,13 +271,18 @@ export function configFromArgs(parsed: Pick<ParsedArgs, 'flags'>, env: NodeJS.Pr
   try {
     const fromEnv = credentialsFromEnv(env);
     const fromFile = file?.extra.get('credentials');
-    const fileList = fromFile === undefined ? undefined : parseCredentialList(fromFile, `${file!.path}: credentials`);
+    const fileList =
+      fromFile === undefined
+        ? undefined
+        : parseCredentialList(fromFile, `${file!.path}: credentials`);
     const credentials = fromEnv ?? fileList;
     if (credentials) cfg.credentials = credentials;
   } catch (err) {
     if (!(err instanceof OptionError)) throw err;
     problems.push(err.message);
   }
+  if ((cfg.tlsCert === undefined) !== (cfg.tlsKey === undefined))
+    problems.push('--tls-cert and --tls-key go together: give both or neither');
   if (problems.length) throw new OptionError(problems.join('\n'));
   return cfg as ServerConfig;
 }
@@ -204,8 +292,15 @@ export function configFromArgs(parsed: Pick<ParsedArgs, 'flags'>, env: NodeJS.Pr
  * configFromArgs. Throws UsageError for unknown flags or stray arguments (and for --help /
  * --version, which the command line handles before calling this).
  */
-export function resolveConfig(args: readonly string[], env: NodeJS.ProcessEnv = process.env): ServerConfig {
-  const parsed = parseArgs(args, { options: SERVER_OPTIONS as readonly OptionDef<never>[], positionals: SERVE_POSITIONALS });
-  if (parsed.help || parsed.version) throw new UsageError('--help and --version are answered by the strata command');
+export function resolveConfig(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = process.env
+): ServerConfig {
+  const parsed = parseArgs(args, {
+    options: SERVER_OPTIONS as readonly OptionDef<never>[],
+    positionals: SERVE_POSITIONALS,
+  });
+  if (parsed.help || parsed.version)
+    throw new UsageError('--help and --version are answered by the strata command');
   return configFromArgs(parsed, env);
 }

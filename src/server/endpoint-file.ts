@@ -16,10 +16,10 @@ export interface EndpointRecord {
   pid: number;
 }
 
-/** The URL to reach a server listening on `host:port` from this machine. */
-export function localUrl(host: string, port: number): string {
+/** The URL to reach a server listening on `host:port` (HTTPS when `tls`) from this machine. */
+export function localUrl(host: string, port: number, tls = false): string {
   const h = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+  return `${tls ? 'https' : 'http'}://${h.includes(':') ? `[${h}]` : h}:${port}`;
 }
 
 /** Writes the record for this process (mode 0600, replaced atomically). Throws on I/O errors. */

@@ -43,8 +43,10 @@ const MAX_EXACT = Number.MAX_SAFE_INTEGER;
 const MAX_RAW_CHARS = 4096;
 
 function text(raw: RawValue, origin: Origin, what: string): string {
-  if (typeof raw !== 'string') throw new OptionError(`${origin}: expected ${what}, got ${describe(raw)}`);
-  if (raw.length > MAX_RAW_CHARS) throw new OptionError(`${origin}: value too long (${raw.length} characters)`);
+  if (typeof raw !== 'string')
+    throw new OptionError(`${origin}: expected ${what}, got ${describe(raw)}`);
+  if (raw.length > MAX_RAW_CHARS)
+    throw new OptionError(`${origin}: value too long (${raw.length} characters)`);
   return raw;
 }
 
@@ -60,7 +62,13 @@ function quoted(s: string): string {
   return `'${s.length > 40 ? `${s.slice(0, 40)}…` : s}'`.replace(/[\x00-\x1f\x7f]/g, '?');
 }
 
-function checkRange(n: number, origin: Origin, min: number, max: number, fmt: (v: number) => string): number {
+function checkRange(
+  n: number,
+  origin: Origin,
+  min: number,
+  max: number,
+  fmt: (v: number) => string
+): number {
   if (n < min || n > max) {
     const range = max >= MAX_EXACT ? `at least ${fmt(min)}` : `between ${fmt(min)} and ${fmt(max)}`;
     throw new OptionError(`${origin}: ${fmt(n)} is out of range (${range})`);
@@ -85,7 +93,8 @@ export function stringType(opts: StringOptions = {}): OptionType<string> {
       const s = text(raw, origin, 'a string');
       if (s === '') throw new OptionError(`${origin}: must not be empty`);
       if (s.length > max) throw new OptionError(`${origin}: longer than ${max} characters`);
-      if (/[\x00-\x1f\x7f]/.test(s)) throw new OptionError(`${origin}: contains control characters`);
+      if (/[\x00-\x1f\x7f]/.test(s))
+        throw new OptionError(`${origin}: contains control characters`);
       const bad = opts.check?.(s);
       if (bad) throw new OptionError(`${origin}: ${quoted(s)} ${bad}`);
       return s;
@@ -147,11 +156,13 @@ export function integerType(range: RangeOptions = {}, placeholder = '<n>'): Opti
     parse(raw, origin) {
       let n: number;
       if (typeof raw === 'number') {
-        if (!Number.isSafeInteger(raw)) throw new OptionError(`${origin}: ${raw} is not a whole number`);
+        if (!Number.isSafeInteger(raw))
+          throw new OptionError(`${origin}: ${raw} is not a whole number`);
         n = raw;
       } else {
         const s = text(raw, origin, 'a whole number').trim();
-        if (!/^[+-]?\d{1,16}$/.test(s)) throw new OptionError(`${origin}: ${quoted(s)} is not a whole number`);
+        if (!/^[+-]?\d{1,16}$/.test(s))
+          throw new OptionError(`${origin}: ${quoted(s)} is not a whole number`);
         n = Number(s);
         if (!Number.isSafeInteger(n)) throw new OptionError(`${origin}: ${quoted(s)} is too large`);
       }
@@ -181,7 +192,12 @@ const SIZE_UNITS: Record<string, number> = {
 
 /** Writes a byte count in the largest binary unit that divides it exactly (`64MiB`, `1536`). */
 export function formatSize(bytes: number): string {
-  for (const [unit, scale] of [['TiB', 2 ** 40], ['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+  for (const [unit, scale] of [
+    ['TiB', 2 ** 40],
+    ['GiB', 2 ** 30],
+    ['MiB', 2 ** 20],
+    ['KiB', 2 ** 10],
+  ] as const) {
     if (bytes >= scale && bytes % scale === 0) return `${bytes / scale}${unit}`;
   }
   return String(bytes);
@@ -190,18 +206,22 @@ export function formatSize(bytes: number): string {
 /** Parses a size (see module doc); throws OptionError for anything else. No range check. */
 export function parseSize(raw: RawValue, origin: Origin): number {
   if (typeof raw === 'number') {
-    if (!Number.isSafeInteger(raw)) throw new OptionError(`${origin}: ${raw} is not a whole number of bytes`);
+    if (!Number.isSafeInteger(raw))
+      throw new OptionError(`${origin}: ${raw} is not a whole number of bytes`);
     return raw;
   }
   const s = text(raw, origin, 'a size such as 64MiB').trim();
   const m = /^([+-]?)(\d{1,16})(?:\.(\d{1,9}))?\s?([a-zA-Z]{0,3})$/.exec(s);
   const scale = m ? SIZE_UNITS[m[4]!.toLowerCase()] : undefined;
   if (!m || scale === undefined) {
-    throw new OptionError(`${origin}: ${quoted(s)} is not a size (bytes, or with a unit: 512KiB, 64MiB, 1GiB)`);
+    throw new OptionError(
+      `${origin}: ${quoted(s)} is not a size (bytes, or with a unit: 512KiB, 64MiB, 1GiB)`
+    );
   }
   const whole = Number(m[2]) * scale;
   const frac = m[3] === undefined ? 0 : Number(`0.${m[3]}`) * scale;
-  if (m[3] !== undefined && scale === 1) throw new OptionError(`${origin}: ${quoted(s)}: bytes are whole numbers`);
+  if (m[3] !== undefined && scale === 1)
+    throw new OptionError(`${origin}: ${quoted(s)}: bytes are whole numbers`);
   const n = Math.floor(whole + frac);
   if (!Number.isSafeInteger(n)) throw new OptionError(`${origin}: ${quoted(s)} is too large`);
   return m[1] === '-' ? -n : n;
@@ -218,12 +238,23 @@ export function sizeType(range: RangeOptions = {}): OptionType<number> {
   };
 }
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
 
 /** Writes milliseconds in the largest unit that divides them exactly (`7d`, `90s`, `250ms`). */
 export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
-  for (const [unit, scale] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, scale] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (ms % scale === 0) return `${ms / scale}${unit}`;
   }
   return `${ms}ms`;
@@ -237,10 +268,13 @@ export function parseDuration(raw: RawValue, origin: Origin): number {
   const s = text(raw, origin, 'a duration such as 30s').trim();
   if (s === '0') return 0;
   if (!/^(\d{1,12}(?:\.\d{1,6})?(ms|s|m|h|d))+$/.test(s)) {
-    throw new OptionError(`${origin}: ${quoted(s)} is not a duration (a number with a unit: 250ms, 30s, 5m, 12h, 7d)`);
+    throw new OptionError(
+      `${origin}: ${quoted(s)} is not a duration (a number with a unit: 250ms, 30s, 5m, 12h, 7d)`
+    );
   }
   let total = 0;
-  for (const g of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)) total += Number(g[1]) * DURATION_UNITS[g[2]!]!;
+  for (const g of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g))
+    total += Number(g[1]) * DURATION_UNITS[g[2]!]!;
   total = Math.round(total);
   if (!Number.isSafeInteger(total)) throw new OptionError(`${origin}: ${quoted(s)} is too long`);
   return total;
@@ -252,7 +286,8 @@ export function durationType(range: RangeOptions = {}): OptionType<number> {
   const max = range.max ?? MAX_EXACT;
   return {
     placeholder: '<duration>',
-    parse: (raw, origin) => checkRange(parseDuration(raw, origin), origin, min, max, formatDuration),
+    parse: (raw, origin) =>
+      checkRange(parseDuration(raw, origin), origin, min, max, formatDuration),
     format: formatDuration,
   };
 }

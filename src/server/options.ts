@@ -59,7 +59,8 @@ export function fileKeys(def: OptionDef<never>): string[] {
   return [...new Set([def.name, camelCase(def.name), ...(def.aliases ?? [])])];
 }
 
-export const allowed = (def: OptionDef<never>, source: keyof OptionSourcesAllowed): boolean => def.from?.[source] ?? true;
+export const allowed = (def: OptionDef<never>, source: keyof OptionSourcesAllowed): boolean =>
+  def.from?.[source] ?? true;
 
 /** Values already gathered from each source, keyed by option name. */
 export interface OptionSources {
@@ -74,14 +75,18 @@ export interface OptionSources {
  * Resolves every option of `table` from `sources` (precedence in the module doc) and applies
  * defaults. Pure: reads only its arguments. Throws one OptionError listing every bad value.
  */
-export function resolveOptions<C>(table: readonly OptionDef<C>[], sources: OptionSources): Partial<C> {
+export function resolveOptions<C>(
+  table: readonly OptionDef<C>[],
+  sources: OptionSources
+): Partial<C> {
   const out: Record<string, unknown> = {};
   const problems: string[] = [];
   for (const def of table) {
     const candidates: [RawValue, string][] = [];
     const flag = sources.flags?.get(def.name);
     if (flag !== undefined) candidates.push([flag, `--${def.name}`]);
-    const env = def.env && allowed(def as OptionDef<never>, 'env') ? sources.env?.[def.env] : undefined;
+    const env =
+      def.env && allowed(def as OptionDef<never>, 'env') ? sources.env?.[def.env] : undefined;
     if (env !== undefined && env !== '') candidates.push([env, def.env!]);
     const file = sources.file?.values.get(def.name);
     if (file !== undefined) candidates.push([file, `${sources.file!.path}: ${def.name}`]);
@@ -107,7 +112,10 @@ export function resolveOptions<C>(table: readonly OptionDef<C>[], sources: Optio
 }
 
 /** The option of `table` whose flag is `name`, if any. */
-export function findOption<C>(table: readonly OptionDef<C>[], name: string): OptionDef<C> | undefined {
+export function findOption<C>(
+  table: readonly OptionDef<C>[],
+  name: string
+): OptionDef<C> | undefined {
   return table.find((d) => d.name === name);
 }
 
@@ -118,7 +126,11 @@ function distance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur[j] = Math.min(
+        prev[j]! + 1,
+        cur[j - 1]! + 1,
+        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)
+      );
     }
     prev = cur;
   }
@@ -130,7 +142,8 @@ export function closest(word: string, names: readonly string[]): string | undefi
   let best: string | undefined;
   let bestD = 3;
   for (const n of names) {
-    const d = n.startsWith(word) && word.length >= 3 ? 1 : distance(word.toLowerCase(), n.toLowerCase());
+    const d =
+      n.startsWith(word) && word.length >= 3 ? 1 : distance(word.toLowerCase(), n.toLowerCase());
     if (d < bestD) {
       best = n;
       bestD = d;

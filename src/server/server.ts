@@ -1,11 +1,10 @@
 /**
- * @module Starting and stopping the S3 server: open the store, load credentials, build
- * the app, listen, and shut down gracefully (stop accepting, finish requests, close the
- * store and its directory lock).
+ * @module Starting and stopping the S3 server: check what can be checked without touching
+ * anything (TLS files, the data location), bind the port, then open the store, load
+ * credentials, build the app and serve; shut down gracefully (stop accepting, finish or
+ * after a grace period cut requests in flight, close the store and its directory lock).
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { openStore, localDirectory } from '../store/open.js';
 import type { Store } from '../store/store.js';
 import { createApp } from '../s3/app.js';
@@ -18,7 +17,12 @@ import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
-import type { ServerConfig } from './config.js';
+import { DEFAULTS, type ServerConfig } from './config.js';
+import { checkDataLocation } from './data-location.js';
+import { bindListener } from './listener.js';
+import { drainServer, trackRequests } from './shutdown.js';
+import { loadTls, type TlsMaterial } from './tls.js';
+import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -35,22 +39,63 @@ export interface RunningServer {
   secretAccessKey?: string;
   /** The separate metrics listener's URL (--metrics-listen). */
   metricsUrl?: string;
+  /** The certificate being served (HTTPS only). */
+  readonly tls: TlsMaterial | undefined;
+  /** Re-reads --tls-cert/--tls-key and serves them to new connections; throws (keeping the
+   * current certificate) if they cannot be used, or if the server is plain HTTP. */
+  reloadTls(): TlsMaterial;
+  /** Graceful stop (see module doc); idempotent. */
   close(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, options: { write?: (line: string) => void } = {}): Promise<RunningServer> {
+/**
+ * Starts the server. Throws OptionError for a bad TLS pair, data location or configured
+ * master key, and the listen error (port in use), BEFORE anything is created; later errors
+ * (repository locked, unreadable) release the port again. `config` fields left out take the option defaults.
+ */
+export async function startServer(
+  config: ServerConfig,
+  options: {
+    write?: (line: string) => void;
+    /** Human-readable progress of long work (a shutdown waiting for uploads), whatever --log says. */
+    notify?: (message: string) => void;
+  } = {}
+): Promise<RunningServer> {
+  config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
-  const store = await openStore(config.data, {
-    ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
-    ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
-    log: (event, fields) => log.info(event, fields),
-  });
+  let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
+  checkDataLocation(config.data);
+  if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
+    // A configured master key is only read, never created: check it before anything exists.
+    try {
+      loadMasterKey({
+        ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
+        ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
+      });
+    } catch (err) {
+      throw new OptionError((err as Error).message);
+    }
+  }
+  const listener = await bindListener(config.host, config.port, tls);
+  let store: Store;
+  const opening = performance.now();
+  try {
+    store = await openStore(config.data, {
+      ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+      ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
+      log: (event, fields) => log.info(event, fields),
+    });
+  } catch (err) {
+    await listener.abort();
+    throw err;
+  }
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
+  const dataDir = localDirectory(config.data);
   let master: ReturnType<typeof loadMasterKey>;
   let registry: KeyRegistry;
   let creds: BootstrapResult;
   let metricsListener: MetricsListener | undefined;
   try {
-    const dataDir = localDirectory(config.data);
     master = loadMasterKey({
       ...(process.env.STRATA_MASTER_KEY ? { value: process.env.STRATA_MASTER_KEY } : {}),
       ...(config.masterKeyFile ? { file: config.masterKeyFile } : {}),
@@ -62,6 +107,7 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     creds = await bootstrapKeys(registry, config.credentials, dataDir);
   } catch (err) {
     await store.close();
+    await listener.abort();
     throw err;
   }
   for (const w of creds.warnings) log.warn(w, {});
@@ -106,36 +152,33 @@ export async function startServer(config: ServerConfig, options: { write?: (line
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, overrideGlobalObjects: false }, () => resolve(s as Server));
-    (s as Server).once('error', reject);
-    // `Expect: 100-continue` is answered once the request is authorized (expect-continue.ts),
-    // so a refused client never sends its body; Node would otherwise send 100 at once.
-    (s as Server).on('checkContinue', (req, res) => (s as Server).emit('request', req, res));
-  });
+  const server = listener.server;
   server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
   server.setTimeout(SOCKET_IDLE_MS);
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  const tracker = trackRequests(server);
+  // `Expect: 100-continue` is answered once the request is authorized (s3/expect-continue.ts),
+  // so a refused client never sends its body; Node would otherwise send 100 at once.
+  server.on('checkContinue', (req, res) => server.emit('request', req, res));
   if (config.metricsListen) {
     try {
       metricsListener = await startMetricsListener(config.metricsListen.host, config.metricsListen.port, metrics, config.metricsToken);
     } catch (err) {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
       await store.close();
+      await listener.abort();
       throw new Error(`cannot listen for metrics on ${config.metricsListen.host}:${config.metricsListen.port}: ${(err as Error).message}`);
     }
     log.info('metrics listening', { url: metricsListener.url });
   }
-  const dataDir = localDirectory(config.data);
+  listener.ready(getRequestListener(app.fetch, { hostname: config.host, overrideGlobalObjects: false }));
+  const { port, url } = listener;
   if (dataDir) {
     try {
-      writeEndpointFile(dataDir, localUrl(config.host, port));
+      writeEndpointFile(dataDir, localUrl(config.host, port, tls !== undefined));
     } catch (err) {
       log.warn('cannot record the endpoint for strata keys', { error: String(err) });
     }
   }
-  log.info('listening', { url, data: config.data });
+  log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
   let closing: Promise<void> | undefined;
   return {
@@ -145,17 +188,35 @@ export async function startServer(config: ServerConfig, options: { write?: (line
     metrics,
     ...(creds.list[0] ? { accessKeyId: creds.list[0].accessKeyId, secretAccessKey: creds.list[0].secretAccessKey } : {}),
     ...(metricsListener ? { metricsUrl: metricsListener.url } : {}),
+    get tls() {
+      return tls;
+    },
+    reloadTls() {
+      if (!tls || !config.tlsCert || !config.tlsKey) throw new Error('the server is not serving HTTPS');
+      const next = loadTls(config.tlsCert, config.tlsKey);
+      listener.setTls(next);
+      tls = next;
+      log.warn('tls reloaded', { fingerprint: next.fingerprint, subject: next.subject, validTo: next.validTo });
+      return next;
+    },
     close() {
       closing ??= (async () => {
-        await metricsListener?.close();
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
+        log.warn('stopping', { inFlight: tracker.inFlight().length, graceMs: config.shutdownTimeout });
+        await drainServer(server, tracker, {
+          graceMs: config.shutdownTimeout ?? 0,
+          report: (event, fields) => {
+            if (event === 'drained') return log.info(`shutdown ${event}`, fields);
+            log.warn(`shutdown ${event}`, fields);
+            const what = `${String(fields.requests)} request(s): ${String(fields.what)}`;
+            options.notify?.(event === 'cut' ? `cut after ${config.shutdownTimeout} ms: ${what}` : `waiting for ${what}`);
+          },
         });
         await expiry.stop();
+        await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
+        log.warn('closing repository', {});
         await store.close();
-        log.info('stopped', {});
+        log.warn('stopped', {});
       })();
       return closing;
     },

@@ -145,10 +145,10 @@ export async function uploadPart(
     });
   }
   if (opts.size > MAX_PART_BYTES) throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
-  // Admission first (synchronously, as PutObject does): nothing is read before it. An
-  // encrypted part also holds its sealed segment.
+  // Admission first (synchronously, as PutObject does): nothing is read before it.
   const segment = Math.min(opts.size, SEGMENT_SIZE);
-  const release = repo.budget.reserve(segment + sealedLength(segment));
+  const release = repo.budget.reserve(segment);
+  let releaseSealed: (() => void) | undefined;
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
   try {
@@ -156,6 +156,8 @@ export async function uploadPart(
     // An encrypted upload's key is checked before any byte is read.
     const dataKey = uploadDataKey(rec.encryption, opts.keys);
     const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
+    // An encrypted part also holds its sealed segment.
+    if (crypt) releaseSealed = repo.budget.reserve(sealedLength(segment));
     // Every part is hashed with the upload's algorithm too, even if the client sent none.
     const claimOpts: ClaimOptions = { ...opts };
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
@@ -193,6 +195,7 @@ export async function uploadPart(
     throw err;
   } finally {
     release();
+    releaseSealed?.();
   }
 }
 

@@ -39,7 +39,15 @@ export interface VerifyProblem {
   blob: string;
   code: string;
   message: string;
+  /** What the damage reaches: `bucket/key` of objects (or `upload <id>`) whose bodies live
+   * in `blob`, at most MAX_AFFECTED_NAMES of them; absent when none is known. */
+  affects?: string[];
+  /** How many more objects than `affects` lists. */
+  affectsMore?: number;
 }
+
+/** Object names kept per damaged blob: enough to act on, bounded for a pack of thousands. */
+export const MAX_AFFECTED_NAMES = 20;
 
 export interface VerifyReport {
   ok: boolean;
@@ -84,12 +92,16 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 1. Anchor, root, chain.
-  let runMetas: { bytes: Uint8Array; uploads: boolean }[] = [];
+  let runMetas: { bucket: string; bytes: Uint8Array; uploads: boolean }[] = [];
   let chain: CommitRecord[] = [];
   let root: RootRecord | undefined;
-  const referenced = new Map<string, string>(); // blob -> who refers to it
+  const referenced = new Map<string, { names: string[]; more: number }>(); // blob -> who refers to it
   const refer = (blob: string, by: string) => {
-    if (!referenced.has(blob)) referenced.set(blob, by);
+    let r = referenced.get(blob);
+    if (!r) referenced.set(blob, (r = { names: [], more: 0 }));
+    if (r.names.includes(by)) return;
+    if (r.names.length < MAX_AFFECTED_NAMES) r.names.push(by);
+    else r.more++;
   };
   try {
     const found = await readAnchor(provider);
@@ -97,7 +109,10 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.anchorSeq = found.anchor.seq;
     root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
     report.rootSeq = root.seq;
-    runMetas = root.buckets.flatMap((b) => [...b.runs.map((bytes) => ({ bytes, uploads: false })), ...b.uploadRuns.map((bytes) => ({ bytes, uploads: true }))]);
+    runMetas = root.buckets.flatMap((b) => [
+      ...b.runs.map((bytes) => ({ bucket: b.name, bytes, uploads: false })),
+      ...b.uploadRuns.map((bytes) => ({ bucket: b.name, bytes, uploads: true })),
+    ]);
     chain = await loadChain(provider, found.anchor, root);
     report.commitsInChain = chain.length;
     for (const c of chain) {
@@ -112,11 +127,13 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 2. Every pack-framed blob.
   const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/'))];
   let done = 0;
+  const vanished = new Set<string>(); // listed, then gone: a concurrent writer's uncommitted chunks
   for (const b of blobs) {
     try {
       decodePack(await getBytes(provider, b.key));
     } catch (err) {
-      problem(b.key, err);
+      if ((err as { code?: string }).code === 'NotFound') vanished.add(b.key);
+      else problem(b.key, err);
     }
     done++;
     report.blobs++;
@@ -127,8 +144,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const { bytes, uploads } of runMetas) {
-    let key = '(run meta)';
+  for (const { bucket, bytes, uploads } of runMetas) {
+    let key = `(run meta of bucket ${bucket})`;
     try {
       const meta = decodeRunMeta(bytes);
       key = meta.blobKey;
@@ -141,7 +158,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
         const batch = r.value;
         for (let i = batch.start; i < batch.keys.length; i++) {
           if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
-          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, batch.keys[i]!);
+          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${batch.keys[i]!}`);
         }
         n += batch.keys.length - batch.start;
       }
@@ -178,9 +195,16 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 4. Every body blob the index refers to exists.
-  const present = new Set(blobs.map((b) => b.key));
+  const present = new Set(blobs.filter((b) => !vanished.has(b.key)).map((b) => b.key));
   for (const [blob, by] of referenced) {
-    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by})` });
+    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by.names[0]})` });
+  }
+  // 5. Name what each damaged blob reaches, so the operator knows which objects to restore.
+  for (const p of report.problems) {
+    const r = referenced.get(p.blob);
+    if (!r) continue;
+    p.affects = r.names;
+    if (r.more) p.affectsMore = r.more;
   }
   report.ok = report.problems.length === 0;
   return report;

@@ -33,8 +33,10 @@ describe('parseArgs', () => {
   });
 
   it('answers --help and --version before anything else is checked', () => {
-    for (const argv of [['--help'], ['-h'], ['--prot', '1', '--help'], ['a', 'b', 'c', '-h']]) expect(parseArgs(argv, spec).help).toBe(true);
-    for (const argv of [['--version'], ['-V'], ['--bogus', '--version']]) expect(parseArgs(argv, spec).version).toBe(true);
+    for (const argv of [['--help'], ['-h'], ['--prot', '1', '--help'], ['a', 'b', 'c', '-h']])
+      expect(parseArgs(argv, spec).help).toBe(true);
+    for (const argv of [['--version'], ['-V'], ['--bogus', '--version']])
+      expect(parseArgs(argv, spec).version).toBe(true);
     // After `--`, --help is a positional.
     expect(parseArgs(['--', '--help'], spec).positionals).toEqual(['--help']);
   });
@@ -54,7 +56,11 @@ describe('parseArgs', () => {
 
   it('counts positionals, `--` included', () => {
     usage(['a', 'b'], spec, /unexpected argument 'b'/);
-    usage(['x'], { options, positionals: { name: 'X', max: 0, strayHint: 'use --data' } }, /unexpected argument 'x' \(use --data\)/);
+    usage(
+      ['x'],
+      { options, positionals: { name: 'X', max: 0, strayHint: 'use --data' } },
+      /unexpected argument 'x' \(use --data\)/
+    );
     usage([], { options, positionals: { name: 'NAME', min: 1, max: 1 } }, /missing NAME/);
     expect(parseArgs(['--', '--port'], spec).positionals).toEqual(['--port']);
     usage(['--', 'a', 'b'], spec, /unexpected argument 'b'/);

@@ -1,6 +1,6 @@
 /**
  * The codec is importable as a library: plain Node (no TypeScript loader) resolves
- * `strata/codec` through package.json `exports` to built JavaScript, and the browser bundle
+ * `strata-s3/codec` through package.json `exports` to built JavaScript, and the browser bundle
  * runs the relaxed-SIMD kernels when the runtime accepts them (Node only behind a flag).
  */
 import { describe, expect, it } from 'vitest';
@@ -39,9 +39,9 @@ function expected() {
   };
 }
 
-describe('strata/codec as a package', () => {
+describe('strata-s3/codec as a package', () => {
   it('resolves through package.json exports in plain Node', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', SCRIPT('strata/codec')], { cwd: ROOT, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', SCRIPT('strata-s3/codec')], { cwd: ROOT, encoding: 'utf8' });
     const got = JSON.parse(out);
     expect(got.flavor).toBe('simd');
     expect(got).toMatchObject({ ...expected(), packed: 100 });

@@ -42,6 +42,7 @@ describe('resolveConfig', () => {
       data: './data',
       log: 'info',
       pendingBytes: 256 * 1024 * 1024,
+      shutdownTimeout: 25_000,
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
       uploadSweepInterval: 10 * 60_000,
@@ -72,7 +73,13 @@ describe('resolveConfig', () => {
     const cfg = file({ port: 7000, host: '0.0.0.0', region: 'file-region', log: 'warn' });
     const env = { STRATA_CONFIG: cfg, STRATA_PORT: '8000', STRATA_HOST: '::1' };
     const c = resolveConfig(['--port', '9001'], env);
-    expect(c).toMatchObject({ port: 9001, host: '::1', region: 'file-region', log: 'warn', configFile: cfg });
+    expect(c).toMatchObject({
+      port: 9001,
+      host: '::1',
+      region: 'file-region',
+      log: 'warn',
+      configFile: cfg,
+    });
     expect(resolveConfig(['--config', cfg], {})).toMatchObject({ port: 7000, host: '0.0.0.0' });
     expect(resolveConfig(['--port=0', '--log=off'], {})).toMatchObject({ port: 0, log: 'off' });
   });
@@ -92,7 +99,11 @@ describe('resolveConfig', () => {
   });
 
   it('refuses stray positional arguments instead of serving ./data', () => {
-    refuses(['../dir'], {}, /unexpected argument '\.\.\/dir' \(the repository is given with --data DIR\)/);
+    refuses(
+      ['../dir'],
+      {},
+      /unexpected argument '\.\.\/dir' \(the repository is given with --data DIR\)/
+    );
     refuses(['--port', '1', 'extra'], {}, /unexpected argument 'extra'/);
     refuses(['--', '--port'], {}, /unexpected argument '--port'/);
   });
@@ -101,8 +112,12 @@ describe('resolveConfig', () => {
     expect(resolveConfig(['--pending-bytes', '64MiB'], {}).pendingBytes).toBe(64 * 2 ** 20);
     expect(resolveConfig(['--pending-bytes', '1048576'], {}).pendingBytes).toBe(2 ** 20);
     expect(resolveConfig([], { STRATA_PENDING_BYTES: '2GiB' }).pendingBytes).toBe(2 ** 31);
-    expect(resolveConfig([], { STRATA_CONFIG: file({ 'pending-bytes': '512MiB' }) }).pendingBytes).toBe(2 ** 29);
-    expect(resolveConfig([], { STRATA_CONFIG: file({ pendingBytes: 4194304 }) }).pendingBytes).toBe(4 * 2 ** 20);
+    expect(
+      resolveConfig([], { STRATA_CONFIG: file({ 'pending-bytes': '512MiB' }) }).pendingBytes
+    ).toBe(2 ** 29);
+    expect(resolveConfig([], { STRATA_CONFIG: file({ pendingBytes: 4194304 }) }).pendingBytes).toBe(
+      4 * 2 ** 20
+    );
     refuses(['--pending-bytes', '0'], {}, /--pending-bytes: 0 is out of range/);
     refuses(['--pending-bytes', 'abc'], {}, /--pending-bytes: 'abc' is not a size/);
     refuses(['--pending-bytes=-5'], {}, /out of range/);
@@ -121,11 +136,17 @@ describe('resolveConfig', () => {
     refuses(['--base-domain', '127.0.0.1'], {}, /IP address/);
     refuses(['--data', ''], {}, /--data: must not be empty/);
     expect(resolveConfig(['--host', '::'], {}).host).toBe('::');
-    expect(resolveConfig(['--base-domain', 's3.example.com'], {}).baseDomain).toBe('s3.example.com');
+    expect(resolveConfig(['--base-domain', 's3.example.com'], {}).baseDomain).toBe(
+      's3.example.com'
+    );
   });
 
   it('reports every bad value at once, from every source', () => {
-    refuses(['--port', 'x', '--log', 'y'], { STRATA_PENDING_BYTES: '0' }, /--port[\s\S]*--log[\s\S]*STRATA_PENDING_BYTES/);
+    refuses(
+      ['--port', 'x', '--log', 'y'],
+      { STRATA_PENDING_BYTES: '0' },
+      /--port[\s\S]*--log[\s\S]*STRATA_PENDING_BYTES/
+    );
     // A bad value is an error even where a higher source overrides it.
     refuses(['--port', '9001'], { STRATA_PORT: 'nine' }, /STRATA_PORT/);
   });
@@ -133,18 +154,42 @@ describe('resolveConfig', () => {
 
 describe('config file', () => {
   it('accepts keys spelled like the flags and the old camelCase names', () => {
-    const kebab = file({ 'base-domain': 'a.example', 'pending-bytes': '2MiB', 'master-key-file': '/k' });
-    expect(resolveConfig(['--config', kebab], {})).toMatchObject({ baseDomain: 'a.example', pendingBytes: 2 ** 21, masterKeyFile: '/k' });
+    const kebab = file({
+      'base-domain': 'a.example',
+      'pending-bytes': '2MiB',
+      'master-key-file': '/k',
+    });
+    expect(resolveConfig(['--config', kebab], {})).toMatchObject({
+      baseDomain: 'a.example',
+      pendingBytes: 2 ** 21,
+      masterKeyFile: '/k',
+    });
     const camel = file({ baseDomain: 'b.example', pendingBytes: 2 ** 21, masterKeyFile: '/k2' });
-    expect(resolveConfig(['--config', camel], {})).toMatchObject({ baseDomain: 'b.example', pendingBytes: 2 ** 21, masterKeyFile: '/k2' });
+    expect(resolveConfig(['--config', camel], {})).toMatchObject({
+      baseDomain: 'b.example',
+      pendingBytes: 2 ** 21,
+      masterKeyFile: '/k2',
+    });
   });
 
   it('refuses unknown and misspelled keys, naming them', () => {
     refuses(['--config', file({ prot: 9001 })], {}, /unknown key 'prot' \(did you mean 'port'\?\)/);
-    refuses(['--config', file({ basedomain: 'x.example', port: 1 })], {}, /unknown key 'basedomain'/);
+    refuses(
+      ['--config', file({ basedomain: 'x.example', port: 1 })],
+      {},
+      /unknown key 'basedomain'/
+    );
     refuses(['--config', file({ port: 1, zzz: 1, yyy: 2 })], {}, /'zzz'.*'yyy'/);
-    refuses(['--config', file({ config: '/other.json' })], {}, /'config' cannot be set in a config file/);
-    refuses(['--config', file({ 'base-domain': 'a.example', baseDomain: 'b.example' })], {}, /'baseDomain' and 'base-domain' are the same option/);
+    refuses(
+      ['--config', file({ config: '/other.json' })],
+      {},
+      /'config' cannot be set in a config file/
+    );
+    refuses(
+      ['--config', file({ 'base-domain': 'a.example', baseDomain: 'b.example' })],
+      {},
+      /'baseDomain' and 'base-domain' are the same option/
+    );
   });
 
   it('refuses bad values in the file, naming the file and key', () => {
@@ -161,8 +206,16 @@ describe('config file', () => {
     refuses(['--config', file('[1,2]')], {}, /must hold a JSON object/);
     refuses(['--config', file('"port"')], {}, /must hold a JSON object/);
     refuses(['--config', file('null')], {}, /must hold a JSON object/);
-    refuses(['--config', file(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1'))], {}, /not valid JSON|not UTF-8/);
-    refuses(['--config', file(`{"port": 1, "x": "${'a'.repeat(MAX_CONFIG_FILE_BYTES)}"}`)], {}, /limit is/);
+    refuses(
+      ['--config', file(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString('latin1'))],
+      {},
+      /not valid JSON|not UTF-8/
+    );
+    refuses(
+      ['--config', file(`{"port": 1, "x": "${'a'.repeat(MAX_CONFIG_FILE_BYTES)}"}`)],
+      {},
+      /limit is/
+    );
     const sub = join(dir, 'a-directory');
     mkdirSync(sub);
     refuses(['--config', sub], {}, /not a regular file/);
@@ -174,7 +227,9 @@ describe('config file', () => {
 
   it('reads credentials: one entry or a list, with optional admin: false', () => {
     const one = file({ credentials: { accessKeyId: 'AKIDONE', secretAccessKey: 's3cret' } });
-    expect(resolveConfig(['--config', one], {}).credentials).toEqual([{ accessKeyId: 'AKIDONE', secretAccessKey: 's3cret' }]);
+    expect(resolveConfig(['--config', one], {}).credentials).toEqual([
+      { accessKeyId: 'AKIDONE', secretAccessKey: 's3cret' },
+    ]);
     const list = file({
       credentials: [
         { accessKeyId: 'S3TMAINACCESSKEY0001', secretAccessKey: 'a'.repeat(40) },
@@ -186,16 +241,23 @@ describe('config file', () => {
       { accessKeyId: 'S3TALTACCESSKEY00002', secretAccessKey: 'b'.repeat(40), admin: false },
     ]);
     // The environment pair wins over the file.
-    expect(resolveConfig(['--config', list], { STRATA_ACCESS_KEY: 'AKENV', STRATA_SECRET_KEY: 'x' }).credentials).toEqual([
-      { accessKeyId: 'AKENV', secretAccessKey: 'x' },
-    ]);
+    expect(
+      resolveConfig(['--config', list], { STRATA_ACCESS_KEY: 'AKENV', STRATA_SECRET_KEY: 'x' })
+        .credentials
+    ).toEqual([{ accessKeyId: 'AKENV', secretAccessKey: 'x' }]);
   });
 
   it('refuses malformed credentials', () => {
     const bad: [unknown, RegExp][] = [
       [[], /the list is empty/],
       ['AK:SECRET', /expected \{/],
-      [[{ accessKeyId: 'AK1', secretAccessKey: 's' }, { accessKeyId: 'AK1', secretAccessKey: 't' }], /AK1 is listed twice/],
+      [
+        [
+          { accessKeyId: 'AK1', secretAccessKey: 's' },
+          { accessKeyId: 'AK1', secretAccessKey: 't' },
+        ],
+        /AK1 is listed twice/,
+      ],
       [{ accessKeyId: 'AK1' }, /secretAccessKey/],
       [{ accessKeyId: 'AK/1', secretAccessKey: 's' }, /accessKeyId/],
       [{ accessKeyId: 'AK1', secretAccessKey: ' s' }, /secretAccessKey/],
@@ -203,10 +265,17 @@ describe('config file', () => {
       [{ accessKeyId: 'AK1', secretAccessKey: 's', admin: 'no' }, /admin must be true or false/],
       [{ accessKeyId: 'AK1', secretAccessKey: 's', Admin: false }, /unknown key\(s\) 'Admin'/],
       [{ accessKeyId: 12345, secretAccessKey: 's' }, /accessKeyId/],
-      [Array.from({ length: 1001 }, (_, i) => ({ accessKeyId: `AK${i}xx`, secretAccessKey: 's' })), /more than 1000/],
+      [
+        Array.from({ length: 1001 }, (_, i) => ({ accessKeyId: `AK${i}xx`, secretAccessKey: 's' })),
+        /more than 1000/,
+      ],
     ];
     for (const [credentials, re] of bad) refuses(['--config', file({ credentials })], {}, re);
-    refuses([], { STRATA_ACCESS_KEY: 'AKONLY' }, /set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY/);
+    refuses(
+      [],
+      { STRATA_ACCESS_KEY: 'AKONLY' },
+      /set both STRATA_ACCESS_KEY and STRATA_SECRET_KEY/
+    );
     refuses([], { STRATA_ACCESS_KEY: 'AK ONE', STRATA_SECRET_KEY: 's' }, /accessKeyId/);
   });
 
@@ -225,7 +294,8 @@ describe('config file', () => {
     for (const d of SERVER_OPTIONS) {
       expect(d.name).toMatch(/^[a-z][a-z0-9-]*$/);
       expect(d.help.length).toBeGreaterThan(5);
-      if (d.default !== undefined) expect(d.type.parse(d.type.format(d.default as never), 'default')).toEqual(d.default);
+      if (d.default !== undefined)
+        expect(d.type.parse(d.type.format(d.default as never), 'default')).toEqual(d.default);
     }
   });
 });

@@ -58,17 +58,36 @@ describe('sizes', () => {
   });
 
   it('refuses garbage, fractions of bytes, unknown units and hostile lengths', () => {
-    for (const bad of ['', 'abc', '64XiB', '1e3', '0x10', '1.5', '1.5B', '--5', '5 5', 'MiB', '1,000', '١٢', 'x'.repeat(100_000), '9'.repeat(17)]) {
+    for (const bad of [
+      '',
+      'abc',
+      '64XiB',
+      '1e3',
+      '0x10',
+      '1.5',
+      '1.5B',
+      '--5',
+      '5 5',
+      'MiB',
+      '1,000',
+      '١٢',
+      'x'.repeat(100_000),
+      '9'.repeat(17),
+    ]) {
       refuses(() => parseSize(bad, '--pending-bytes'), /--pending-bytes/);
     }
-    for (const bad of [1.5, Number.NaN, Infinity, 2 ** 60, true, null, {}, []]) refuses(() => parseSize(bad as never, 'f'));
+    for (const bad of [1.5, Number.NaN, Infinity, 2 ** 60, true, null, {}, []])
+      refuses(() => parseSize(bad as never, 'f'));
   });
 
   it('a size type refuses 0, negatives and values outside its range, naming the limits', () => {
     const t = sizeType({ min: MiB, max: GiB });
     expect(t.parse('1MiB', 'x')).toBe(MiB);
     expect(t.parse('1GiB', 'x')).toBe(GiB);
-    refuses(() => t.parse('0', '--pending-bytes'), /--pending-bytes: 0 is out of range \(between 1MiB and 1GiB\)/);
+    refuses(
+      () => t.parse('0', '--pending-bytes'),
+      /--pending-bytes: 0 is out of range \(between 1MiB and 1GiB\)/
+    );
     refuses(() => t.parse('-5', 'x'), /out of range/);
     refuses(() => t.parse('-64MiB', 'x'), /out of range/);
     refuses(() => t.parse('1023KiB', 'x'), /out of range/);
@@ -80,7 +99,8 @@ describe('sizes', () => {
     expect(formatSize(256 * MiB)).toBe('256MiB');
     expect(formatSize(1536)).toBe('1536');
     expect(formatSize(1.5 * GiB)).toBe('1536MiB');
-    for (const n of [1, 1000, KiB, 3 * MiB, 5 * GiB, 2 ** 40]) expect(parseSize(formatSize(n), 'x')).toBe(n);
+    for (const n of [1, 1000, KiB, 3 * MiB, 5 * GiB, 2 ** 40])
+      expect(parseSize(formatSize(n), 'x')).toBe(n);
   });
 });
 
@@ -100,7 +120,18 @@ describe('durations', () => {
   });
 
   it('refuses bare numbers (unit unknown), garbage and JSON numbers', () => {
-    for (const bad of ['', '30', '5 m', '5min', 's', '-5s', '1y', '1h 30m', '3e2s', 'x'.repeat(50_000)]) {
+    for (const bad of [
+      '',
+      '30',
+      '5 m',
+      '5min',
+      's',
+      '-5s',
+      '1y',
+      '1h 30m',
+      '3e2s',
+      'x'.repeat(50_000),
+    ]) {
       refuses(() => parseDuration(bad, '--idle'), /--idle/);
     }
     refuses(() => parseDuration(30 as never, 'cfg: idle'), /expected a duration/);
@@ -123,14 +154,28 @@ describe('integers, enums, booleans, strings, paths', () => {
     expect(port.parse('0', 'x')).toBe(0);
     expect(port.parse('65535', 'x')).toBe(65535);
     expect(port.parse(9000, 'x')).toBe(9000);
-    for (const bad of ['65536', '-1', '9001x', 'prot', '1e3', '0x10', '90.0', '', ' ', '99999999999999999999']) refuses(() => port.parse(bad, '--port'), /--port/);
-    for (const bad of [1.5, true, null, '9000'.repeat(10)]) refuses(() => port.parse(bad as never, 'x'));
+    for (const bad of [
+      '65536',
+      '-1',
+      '9001x',
+      'prot',
+      '1e3',
+      '0x10',
+      '90.0',
+      '',
+      ' ',
+      '99999999999999999999',
+    ])
+      refuses(() => port.parse(bad, '--port'), /--port/);
+    for (const bad of [1.5, true, null, '9000'.repeat(10)])
+      refuses(() => port.parse(bad as never, 'x'));
   });
 
   it('enums match exactly', () => {
     const t = enumType(['info', 'warn', 'off'] as const);
     expect(t.parse('warn', 'x')).toBe('warn');
-    for (const bad of ['WARN', 'debug', '', ' info', 1]) refuses(() => t.parse(bad as never, '--log'), /--log/);
+    for (const bad of ['WARN', 'debug', '', ' info', 1])
+      refuses(() => t.parse(bad as never, '--log'), /--log/);
   });
 
   it('booleans: the usual words or JSON booleans', () => {
@@ -141,9 +186,13 @@ describe('integers, enums, booleans, strings, paths', () => {
   });
 
   it('strings and paths: non-empty, bounded, no control characters, custom checks', () => {
-    const t = stringType({ maxLength: 8, check: (v) => (v.includes('/') ? 'has a slash' : undefined) });
+    const t = stringType({
+      maxLength: 8,
+      check: (v) => (v.includes('/') ? 'has a slash' : undefined),
+    });
     expect(t.parse('abc', 'x')).toBe('abc');
-    for (const bad of ['', 'a\0b', 'a\nb', '123456789', 'a/b', 5, {}]) refuses(() => t.parse(bad as never, 'x'));
+    for (const bad of ['', 'a\0b', 'a\nb', '123456789', 'a/b', 5, {}])
+      refuses(() => t.parse(bad as never, 'x'));
     const p = pathType();
     expect(p.parse('/srv/strata data', 'x')).toBe('/srv/strata data');
     refuses(() => p.parse('/srv/\0', 'x'), /control/);

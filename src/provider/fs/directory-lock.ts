@@ -7,8 +7,8 @@
  * another host is never broken (its pid cannot be checked) and must be removed by
  * an operator once that host is known to be down.
  */
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { ProviderError } from '../provider.js';
 import {
   breakStaleLock,
@@ -25,6 +25,41 @@ export const DIRECTORY_LOCK_NAME = 'LOCK';
 /** Attempts to create-or-break before giving up; a stale lock needs two, a race a few more. */
 const ACQUIRE_ATTEMPTS = 5;
 
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException)?.code;
+}
+
+/**
+ * Creates `dir` and its missing parents, one mkdir(2) each, without retrying: Node's
+ * `mkdir(recursive)` loops forever where mkdir answers ENOENT under an existing parent
+ * (e.g. `/proc/x`: issue 8 §7). Throws the fs error (ENOTDIR naming the file in the way).
+ */
+export async function makeDirectory(dir: string): Promise<void> {
+  const missing: string[] = [];
+  let at = resolve(dir);
+  for (;;) {
+    try {
+      const st = await stat(at);
+      if (!st.isDirectory())
+        throw Object.assign(new Error(`${at} is not a directory`), { code: 'ENOTDIR' });
+      break;
+    } catch (err) {
+      if (errno(err) !== 'ENOENT') throw err;
+      missing.push(at);
+      const up = dirname(at);
+      if (up === at) break;
+      at = up;
+    }
+  }
+  for (const d of missing.reverse()) {
+    try {
+      await mkdir(d);
+    } catch (err) {
+      if (errno(err) !== 'EEXIST' || !(await stat(d)).isDirectory()) throw err;
+    }
+  }
+}
+
 export interface DirectoryLock {
   readonly path: string;
   readonly owner: LockOwner;
@@ -40,7 +75,7 @@ export interface DirectoryLock {
 export async function acquireDirectoryLock(dir: string): Promise<DirectoryLock> {
   const path = join(dir, DIRECTORY_LOCK_NAME);
   try {
-    await mkdir(dir, { recursive: true });
+    await makeDirectory(dir);
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       const owner = await tryCreateLock(path);
       if (owner) {

@@ -5,8 +5,10 @@
  * created complete and atomically: the record is written to a private file that is
  * then hard-linked to the lock path (link(2) fails with EEXIST if the lock exists).
  *
- * A lock is stale when its owner is known dead (same host, no such pid) or, when the
- * caller allows it, older than a maximum age (pid reuse, other hosts). Breaking a
+ * A lock is stale when its owner is known dead (same host, and its pid is gone, a zombie,
+ * reused by a process started at another time, or from an earlier boot: see
+ * process-identity.ts) or, when the caller allows it, older than a maximum age (other
+ * hosts, hung owners). Breaking a
  * stale lock renames it aside and checks that what was moved is the stale record
  * observed; if a live lock took its place meanwhile, it is linked back. A third
  * process acquiring in that instant could still overlap the restored owner: holders
@@ -16,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { link, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isProcessAlive, ownStamp } from './process-identity.js';
 
 export interface LockOwner {
   pid: number;
@@ -24,6 +27,10 @@ export interface LockOwner {
   nonce: string;
   /** Acquisition time, ms since the epoch. */
   time: number;
+  /** The owner's start time in clock ticks after boot (Linux): tells a reused pid apart. */
+  start?: string;
+  /** The owner's kernel boot id (Linux): a lock from an earlier boot is dead. */
+  boot?: string;
 }
 
 function errno(err: unknown): string | undefined {
@@ -38,7 +45,9 @@ function isOwner(value: unknown): value is LockOwner {
     Number.isInteger(v.pid) &&
     typeof v.host === 'string' &&
     typeof v.nonce === 'string' &&
-    typeof v.time === 'number'
+    typeof v.time === 'number' &&
+    (v.start === undefined || typeof v.start === 'string') &&
+    (v.boot === undefined || typeof v.boot === 'string')
   );
 }
 
@@ -53,6 +62,7 @@ export async function tryCreateLock(path: string): Promise<LockOwner | undefined
     host: hostname(),
     nonce: randomBytes(12).toString('hex'),
     time: Date.now(),
+    ...ownStamp(),
   };
   const temp = `${path}.${owner.pid}.${owner.nonce}.new`;
   await writeFile(temp, JSON.stringify(owner), { flag: 'wx' });
@@ -84,14 +94,12 @@ export async function readLockOwner(path: string): Promise<LockOwner | null | un
   }
 }
 
-/** True unless `pid` is known not to exist on this machine (EPERM means it exists). */
-export function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return errno(err) === 'EPERM';
-  }
+/**
+ * True unless `pid` is known not to be a live process on this machine: gone, a zombie, or
+ * (given the owner's stamp) a reused pid. See process-identity.ts.
+ */
+export function isPidAlive(pid: number, stamp?: Pick<LockOwner, 'start' | 'boot'>): boolean {
+  return isProcessAlive(pid, stamp);
 }
 
 /**
@@ -101,7 +109,7 @@ export function isPidAlive(pid: number): boolean {
  */
 export function isStale(owner: LockOwner | null, maxAgeMs = Infinity): boolean {
   if (owner === null) return true;
-  if (owner.host === hostname() && !isPidAlive(owner.pid)) return true;
+  if (owner.host === hostname() && !isPidAlive(owner.pid, owner)) return true;
   return Date.now() - owner.time > maxAgeMs;
 }
 
@@ -169,7 +177,7 @@ export async function cleanLockDir(dir: string): Promise<number> {
         owner !== undefined &&
         owner !== null &&
         owner.host === hostname() &&
-        !isPidAlive(owner.pid)
+        !isPidAlive(owner.pid, owner)
       ) {
         await breakStaleLock(path, owner);
         removed++;

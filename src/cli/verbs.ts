@@ -1,0 +1,10 @@
+/**
+ * @module The verbs of the `strata` command, in `strata --help` order. A new verb is a file
+ * exporting a Verb (verb.ts) and one entry here.
+ */
+import { serveVerb } from './serve.js';
+import { verifyVerb } from './verify.js';
+import { keysVerb } from './keys.js';
+import type { Verb } from './verb.js';
+
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb];

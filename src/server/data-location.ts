@@ -1,0 +1,45 @@
+/**
+ * @module Checks the `--data` location before anything is created: a local repository must
+ * be an existing directory or a path whose nearest existing ancestor is a directory. Catches
+ * a file in the way or a mistyped mount point while the start has touched nothing.
+ */
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { localDirectory } from '../store/open.js';
+import { OptionError } from './option-types.js';
+
+/** Ancestors looked at: deeper than any real path; bounds a pathological one. */
+const MAX_DEPTH = 256;
+
+/**
+ * Throws OptionError if `location` names a local path that cannot hold a repository: a
+ * non-directory, or a missing path under a non-directory. URLs are not checked here (their
+ * provider reports its own errors). Reads metadata only.
+ */
+export function checkDataLocation(location: string): void {
+  const dir = localDirectory(location);
+  if (dir === undefined) return;
+  let at = dir;
+  for (let depth = 0; depth < MAX_DEPTH; depth++) {
+    let isDir: boolean;
+    try {
+      isDir = statSync(at).isDirectory();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR')
+        throw new OptionError(`--data: cannot use ${dir}: ${(err as Error).message}`);
+      const up = dirname(at);
+      if (up === at) return;
+      at = up;
+      continue;
+    }
+    if (!isDir)
+      throw new OptionError(
+        at === dir
+          ? `--data: ${dir} is not a directory`
+          : `--data: cannot create ${dir}: ${at} is not a directory`
+      );
+    return;
+  }
+  throw new OptionError(`--data: ${dir} is nested too deeply`);
+}
