@@ -25,6 +25,7 @@ import { sendEmpty, sendError } from './respond.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
+import { checkHeaderSection } from './header-limits.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -40,6 +41,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   deps.metrics.inFlight++;
   try {
     if (serveInternal(r)) return;
+    checkHeaderSection(incoming.rawHeaders, r.rawTarget);
     if (isAdminRequest(r)) return await handleAdmin(r);
     if (r.method === 'OPTIONS') {
       r.op = 'CorsPreflight';

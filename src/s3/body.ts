@@ -15,6 +15,8 @@ import { AwsChunkedDecoder, awsChunkedOptionsFromHeaders } from './chunked/index
 import { CHECKSUM_NAMES, type ChecksumName } from '../store/records.js';
 import type { BodyClaims, ClaimOptions } from '../store/digest.js';
 import { S3Error } from './errors.js';
+import { bodyCut } from '../server/body-deadline.js';
+import { readBodySource } from './body-source.js';
 
 export interface RequestBody extends ClaimOptions {
   body: AsyncIterable<Uint8Array>;
@@ -34,18 +36,28 @@ export function checksumName(value: string | undefined, header: string): Checksu
 }
 
 /**
- * Counts bytes flowing through (metrics) without copying. The request stream fails only
- * when the client's connection does (it closed or reset mid-body, or sat idle past the
- * socket timeout): that is the client's `IncompleteBody`, not an InternalError.
+ * The request's body bytes, read with bounded memory (body-source.ts; its working memory
+ * charged to the pending budget) and counted for metrics. The stream fails only when the
+ * client's connection does (it closed or reset mid-body, or sat idle past the socket
+ * timeout): that is the client's `IncompleteBody`, not an InternalError. When the
+ * connection guard cuts the body for stalling (server/body-deadline.ts), the wait for the
+ * next piece ends at once with `RequestTimeout`, so the request releases what it holds
+ * without waiting for the socket to close.
  */
-async function* counted(r: RequestContext, src: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const c of src) {
-      r.bytesIn += c.length;
-      yield c;
-    }
-  } catch (err) {
-    throw new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(err)}).`);
+async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
+  const budget = r.store.repo.budget;
+  const len = r.headers['content-length'];
+  const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
+  const source = readBodySource(r.incoming, {
+    ...(expected !== undefined ? { expectedBytes: expected } : {}),
+    reserve: (n) => budget.reserve(n),
+    signal: bodyCut(r.incoming),
+    cutError: () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`),
+    closedError: (cause) => new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(cause)}).`),
+  });
+  for await (const piece of source) {
+    r.bytesIn += piece.length;
+    yield piece;
   }
 }
 
@@ -77,9 +89,11 @@ export function requestBody(r: RequestContext): RequestBody {
 
   if (payload.mode === 'streaming-signed' || payload.mode === 'streaming-unsigned-trailer') {
     const opts = awsChunkedOptionsFromHeaders(h, payload);
-    const decoder = new AwsChunkedDecoder(opts);
+    // The decoder's working memory is charged to the pending budget like the store's.
+    const budget = r.store.repo.budget;
+    const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
     const out: RequestBody = {
-      body: decoder.decode(counted(r, r.incoming)),
+      body: decoder.decode(counted(r)),
       size: opts.decodedLength,
       claims: base,
       trailingClaims: () => {
@@ -103,7 +117,7 @@ export function requestBody(r: RequestContext): RequestBody {
   }
   const claims: BodyClaims = { ...base };
   if (payload.mode === 'sha256') claims.payloadSha256 = payload.hex;
-  const out: RequestBody = { body: counted(r, r.incoming), size: len === undefined ? 0 : Number(len), claims };
+  const out: RequestBody = { body: counted(r), size: len === undefined ? 0 : Number(len), claims };
   if (checksumAlgorithm) out.checksumAlgorithm = checksumAlgorithm;
   return out;
 }

@@ -115,6 +115,10 @@ export const CODE_STATUS = {
     'A conflicting conditional operation is currently in progress against this resource. Try again.',
   ],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],
+  RequestHeaderSectionTooLarge: [
+    400,
+    'Your request header section exceeds the maximum allowed size.',
+  ],
   RequestTimeout: [
     400,
     'Your socket connection to the server was not read from or written to within the timeout period.',

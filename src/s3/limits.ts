@@ -40,3 +40,11 @@ export const MAX_PRESIGNED_EXPIRES_SECONDS = 7 * 24 * 3600;
 
 /** Largest allowed difference between a request's time and the server's: 15 min, in ms. */
 export const MAX_CLOCK_SKEW_MS = 15 * 60 * 1000;
+
+/**
+ * Largest request header section, in bytes: every header line (`name: value` CRLF) plus
+ * the query string. S3 limits "the PUT request header" to 8 KB and answers
+ * `400 RequestHeaderSectionTooLarge` with MaxSizeAllowed 8192 past it (for any request).
+ * Node refuses header blocks over 16 KiB itself (431) before any of this runs.
+ */
+export const MAX_REQUEST_HEADER_BYTES = 8192;

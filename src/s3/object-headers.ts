@@ -16,6 +16,7 @@ import { checkAclAllowed } from './authz/acl-ownership.js';
 import { objectAccessFor } from './authz/acl-object.js';
 import { bucketSettings } from './authz/policy-settings.js';
 import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
+import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -51,11 +52,15 @@ export function tagsFromQueryString(value: string): Record<string, string> {
 }
 
 /**
- * The metadata a write request carries in its headers, its canned ACL included (as
- * `access`, without an owner: see {@link metadataFromRequest}). Throws S3Error
- * `NotImplemented` for headers asking for what Strata does not do (Object Lock settings,
- * ACL grants to other users) before anything is written, `MetadataTooLarge`, and the
- * x-amz-tagging / x-amz-acl errors.
+ * The metadata a write request carries in its headers (or a POST form's fields, which
+ * have no header section to bound them), its canned ACL included (as `access`, without an
+ * owner: see {@link metadataFromRequest}). Throws S3Error `NotImplemented` for headers
+ * asking for what Strata does not do (Object Lock settings, ACL grants to other users)
+ * before anything is written; `MetadataTooLarge` past {@link MAX_USER_METADATA_BYTES} of
+ * x-amz-meta-* names and values, and `RequestHeaderSectionTooLarge` when everything stored
+ * (standard headers, Content-Type and user metadata) passes {@link MAX_REQUEST_HEADER_BYTES}:
+ * no header is stored beyond what S3 accepts in one request; the x-amz-tagging / x-amz-acl
+ * errors. Pure.
  */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
   refuseHeaders(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
@@ -83,6 +88,11 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
   if (bytes > MAX_USER_METADATA_BYTES) throw new S3Error('MetadataTooLarge', undefined, { MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
   const meta: ObjectMetadata = { system, userMetadata };
   if (h['content-type'] !== undefined) meta.contentType = h['content-type'];
+  let stored = bytes + Buffer.byteLength(meta.contentType ?? '');
+  for (const [k, v] of Object.entries(system)) stored += k.length + Buffer.byteLength(v);
+  if (stored > MAX_REQUEST_HEADER_BYTES) {
+    throw new S3Error('RequestHeaderSectionTooLarge', undefined, { MaxSizeAllowed: MAX_REQUEST_HEADER_BYTES });
+  }
   if (h['x-amz-tagging'] !== undefined) meta.tags = tagsFromQueryString(h['x-amz-tagging']);
   if (acl !== undefined && acl !== 'private') meta.access = { acl };
   return meta;

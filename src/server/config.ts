@@ -25,6 +25,7 @@ import {
   stringType,
 } from './option-types.js';
 import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
+import { CONNECTION_DEFAULTS } from './connection-guard.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 
 export type { Credentials } from './config-credentials.js';
@@ -62,6 +63,14 @@ export interface ServerConfig {
   metricsListen?: ListenAddress;
   /** The config file the values came from, if any. */
   configFile?: string;
+  /** Most open connections (0: no cap); see connection-guard.ts. */
+  maxConnections?: number;
+  /** Time a client has to send a complete header block, ms (0: no deadline). */
+  headerTimeoutMs?: number;
+  /** Window of the minimum body rate, ms (0: no minimum rate). */
+  bodyTimeoutMs?: number;
+  /** Bytes a request body must bring per window. */
+  bodyMinBytes?: number;
 }
 
 /** A DNS name (letters, digits, hyphens, dots; labels of 1..63) or an IP literal. */
@@ -151,6 +160,40 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: sizeType({ min: 1024 * 1024, max: 2 ** 40 }),
     default: 256 * 1024 * 1024,
     help: 'admission budget for write bytes held in memory; writes beyond it get 503 SlowDown',
+  }),
+  // Connection limits (connection-guard.ts: defaults and why).
+  opt({
+    name: 'max-connections',
+    key: 'maxConnections',
+    env: 'STRATA_MAX_CONNECTIONS',
+    type: integerType({ min: 0, max: 1_000_000 }),
+    default: CONNECTION_DEFAULTS.maxConnections,
+    help: 'open connections; past it a request gets 503 SlowDown and the connection closes (0: no cap)',
+  }),
+  opt({
+    name: 'header-timeout',
+    key: 'headerTimeoutMs',
+    env: 'STRATA_HEADER_TIMEOUT',
+    // Node measures it in whole milliseconds; a day is the longest that makes any sense.
+    type: durationType({ max: 86_400_000 }),
+    default: CONNECTION_DEFAULTS.headerTimeoutMs,
+    help: 'time to send a complete header block; past it 400 RequestTimeout (0: none)',
+  }),
+  opt({
+    name: 'body-timeout',
+    key: 'bodyTimeoutMs',
+    env: 'STRATA_BODY_TIMEOUT',
+    type: durationType({ max: 86_400_000 }),
+    default: CONNECTION_DEFAULTS.bodyWindowMs,
+    help: 'window of the minimum body rate: a body bringing less than --body-min-bytes in it gets 400 RequestTimeout (0: none)',
+  }),
+  opt({
+    name: 'body-min-bytes',
+    key: 'bodyMinBytes',
+    env: 'STRATA_BODY_MIN_BYTES',
+    type: sizeType({ min: 1, max: 2 ** 40 }),
+    default: CONNECTION_DEFAULTS.bodyMinBytes,
+    help: 'bytes a request body must bring per --body-timeout while the server waits for it',
   }),
   opt({
     name: 'master-key-file',

@@ -11,6 +11,7 @@ import {
   createServer as createHttpServer,
   type IncomingMessage,
   type Server,
+  type ServerOptions,
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -18,6 +19,16 @@ import type { AddressInfo } from 'node:net';
 import type { TlsMaterial } from './tls.js';
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/** What guards connections from the first one on (connection-guard.ts). */
+export interface ListenerGuard {
+  /** Options the server must be created with (header deadline). */
+  serverOptions(): ServerOptions;
+  /** Wraps the request listener (the cap answers before the application). */
+  wrap(listener: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void;
+  /** Starts watching the server's connections; called before it listens. */
+  attach(server: Server): void;
+}
 
 export interface BoundListener {
   readonly server: Server;
@@ -33,13 +44,15 @@ export interface BoundListener {
 }
 
 /**
- * Binds `host:port` (HTTPS when `tls` is given). Mutates nothing else. Rejects with the
- * listen error (EADDRINUSE, EACCES, EADDRNOTAVAIL), the message naming the address.
+ * Binds `host:port` (HTTPS when `tls` is given), guarded by `guard` if given. Mutates
+ * nothing else. Rejects with the listen error (EADDRINUSE, EACCES, EADDRNOTAVAIL), the
+ * message naming the address.
  */
 export async function bindListener(
   host: string,
   port: number,
-  tls?: TlsMaterial
+  tls?: TlsMaterial,
+  guard?: ListenerGuard
 ): Promise<BoundListener> {
   let handler: RequestHandler | undefined;
   let aborted = false;
@@ -49,9 +62,12 @@ export async function bindListener(
     else if (aborted) res.destroy();
     else waiting.push([req, res]);
   };
+  const options = guard?.serverOptions() ?? {};
+  const listener = guard ? guard.wrap(onRequest) : onRequest;
   const server: Server = tls
-    ? createHttpsServer({ cert: tls.cert, key: tls.key }, onRequest)
-    : createHttpServer(onRequest);
+    ? createHttpsServer({ ...options, cert: tls.cert, key: tls.key }, listener)
+    : createHttpServer(options, listener);
+  guard?.attach(server);
   await new Promise<void>((resolve, reject) => {
     const fail = (err: NodeJS.ErrnoException) => {
       const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;

@@ -24,6 +24,7 @@ import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
+import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -76,7 +77,15 @@ export async function startServer(
       throw new OptionError((err as Error).message);
     }
   }
-  const listener = await bindListener(config.host, config.port, tls);
+  // Connection cap, header deadline and minimum body rate, from the first connection on
+  // (no total request deadline: large uploads may take long; stalled ones are cut).
+  const guard = new ConnectionGuard({
+    maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
+    headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
+    bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
+    bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
+  });
+  const listener = await bindListener(config.host, config.port, tls, guard);
   let store: Store;
   const opening = performance.now();
   try {
@@ -145,6 +154,10 @@ export async function startServer(
     ...family('strata_upload_completions_expired_total', 'counter', 'Completion records (kept for Complete retries) dropped.', expiry.stats.completionsDropped),
     ...family('strata_upload_chunks_deleted_total', 'counter', 'Carrier chunks of unreachable multipart parts deleted.', repo.reaper.stats.deleted),
     ...family('strata_upload_chunk_delete_failures_total', 'counter', 'Carrier chunk deletions that failed (chunk leaked).', repo.reaper.stats.failed),
+    ...family('strata_connections', 'gauge', 'Open client connections (admitted).', guard.open),
+    ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
+    ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
+    ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
@@ -153,7 +166,7 @@ export async function startServer(
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
   const server = listener.server;
-  server.requestTimeout = 0; // large uploads may take long; idle sockets are cut instead
+  server.requestTimeout = 0; // large uploads may take long; stalled bodies are cut by the guard
   server.setTimeout(SOCKET_IDLE_MS);
   const tracker = trackRequests(server);
   // `Expect: 100-continue` is answered once the request is authorized (s3/expect-continue.ts),
@@ -201,6 +214,7 @@ export async function startServer(
     },
     close() {
       closing ??= (async () => {
+        guard.stop();
         log.warn('stopping', { inFlight: tracker.inFlight().length, graceMs: config.shutdownTimeout });
         await drainServer(server, tracker, {
           graceMs: config.shutdownTimeout ?? 0,

@@ -46,6 +46,10 @@ describe('resolveConfig', () => {
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
       uploadSweepInterval: 10 * 60_000,
+      maxConnections: 1024,
+      headerTimeoutMs: 20_000,
+      bodyTimeoutMs: 20_000,
+      bodyMinBytes: 16 * 1024,
     });
     expect(DEFAULTS).toMatchObject({ host: '127.0.0.1', port: 9000, data: './data', log: 'info' });
   });

@@ -8,22 +8,33 @@
  *
  * Input is the request body after HTTP/1.1 de-chunking; output is the object's bytes.
  * The decoder is an async generator over an AsyncIterable<Uint8Array>, so backpressure is
- * natural: it pulls the next input buffer only when its consumer asks for more output, and
- * holds at most one input buffer plus, in signed mode, the chunk being verified
- * (≤ maxChunkBytes). Wrap it with `Readable.from()` to pipe it.
+ * natural: it pulls the next input buffer only when its consumer asks for more output.
  *
- * Guarantees: signed chunks are yielded only after their signature verified (a forged
- * chunk yields nothing); no byte beyond x-amz-decoded-content-length is ever yielded; the
- * generator completes only if the framing, the signatures, the trailers and the decoded
- * length are all correct — consumers must treat the object as written only then.
- * Yielded buffers are views of the source's buffers (zero copy): the source must not reuse
- * them (Node streams do not).
+ * Memory is bounded and independent of how the client fragments the body: data passes
+ * through as it arrives, it is never held until its chunk verifies. Pieces of at least
+ * {@link DIRECT_MIN_BYTES} go on as views of the input; smaller ones (down to the 1-byte
+ * HTTP chunks a hostile client may send) are copied into a staging buffer of
+ * {@link STAGING_BYTES} that is handed on when full, so no view of a network buffer and no
+ * per-piece object is kept. Partial lines are copied into one fixed line buffer. What the
+ * decoder holds — the staging buffer being filled, the one last handed on, a line, the
+ * trailers — is at most {@link DECODER_WORKING_BYTES}, which it charges through
+ * `options.reserve` before decoding.
+ *
+ * Guarantees: in signed mode every chunk's signature is checked at the chunk's end, before
+ * anything of the next chunk is read, so a forged chunk fails the body; bytes of the chunk
+ * being checked may already have been yielded. No byte beyond x-amz-decoded-content-length
+ * is ever yielded. The generator completes only if the framing, every signature, the
+ * trailers and the decoded length are all correct: consumers must treat the bytes as
+ * unverified until then and make nothing visible before it (the store commits only after
+ * reading to the end). Yielded buffers are handed over: the decoder never writes to them
+ * again.
  *
  * Errors (S3Error): `SignatureDoesNotMatch` (chunk or trailer signature), `IncompleteBody`
  * (body ends early, decoded length differs from the header), `InvalidRequest` (malformed
  * framing: bad size, missing CRLF, overlong line, oversized chunk, data after the end,
  * unexpected/missing trailers). S3 does not document codes for malformed framing;
- * InvalidRequest is its generic 400.
+ * InvalidRequest is its generic 400. Whatever `options.reserve` throws (StoreError
+ * `SlowDown` from the pending budget) propagates before any input is read.
  */
 import { createHash, type Hash } from 'node:crypto';
 import { EMPTY_PAYLOAD_SHA256, signaturesEqual } from '../../sigv4/hash.js';
@@ -31,12 +42,29 @@ import { S3Error } from '../errors.js';
 import type { PayloadMode } from '../auth/types.js';
 import { chunkSignature, trailerSignature } from './signature.js';
 
-/** Largest signed chunk buffered for verification: 16 MiB (clients use 64 KiB to 1 MiB). */
+/**
+ * Largest signed chunk, in bytes: 16 MiB (clients use 64 KiB to 1 MiB). Data streams on
+ * before its chunk's signature is checked at the chunk's end; the cap bounds how many
+ * unverified bytes reach the store's scratch blobs before a forgery is detected.
+ */
 export const MAX_SIGNED_CHUNK_BYTES = 16 * 1024 * 1024;
-/** Longest chunk-header or trailer line, in bytes; a signed header line is about 90. */
-export const MAX_CHUNK_LINE_BYTES = 4096;
-/** Largest trailer section, in bytes (a checksum and a signature take about 150). */
-export const MAX_TRAILER_BYTES = 16 * 1024;
+/**
+ * Longest chunk-header or trailer line, in bytes (CR included): the longest legitimate one
+ * is a signed chunk header (16 hex digits + ";chunk-signature=" + 64 = 97) or a checksum
+ * or signature trailer (about 110).
+ */
+export const MAX_CHUNK_LINE_BYTES = 1024;
+/** Largest trailer section, in bytes: the declared checksums and a signature take ~300. */
+export const MAX_TRAILER_BYTES = 4 * 1024;
+/** Staging buffer for small pieces, in bytes: one socket read's worth (Node reads 64 KiB). */
+export const STAGING_BYTES = 64 * 1024;
+/** Pieces at least this long pass through as views when nothing is staged (no copy). */
+export const DIRECT_MIN_BYTES = 16 * 1024;
+/**
+ * What one decoder holds at most, in bytes: the staging buffer being filled, the one last
+ * handed on (its consumer may not have copied it yet), a partial line and the trailers.
+ */
+export const DECODER_WORKING_BYTES = 2 * STAGING_BYTES + MAX_CHUNK_LINE_BYTES + MAX_TRAILER_BYTES;
 
 const TRAILER_SIGNATURE = 'x-amz-trailer-signature';
 const CR = 0x0d;
@@ -51,6 +79,12 @@ export interface AwsChunkedOptions {
   declaredTrailers?: readonly string[];
   /** Largest signed chunk accepted; default {@link MAX_SIGNED_CHUNK_BYTES}. */
   maxChunkBytes?: number;
+  /**
+   * Charges `bytes` (always {@link DECODER_WORKING_BYTES}) before decoding starts and
+   * returns their release, which the decoder calls once when it ends (completed, failed or
+   * returned early). May throw to refuse; decode() then rethrows before reading input.
+   */
+  reserve?: (bytes: number) => () => void;
 }
 
 function framing(reason: string): S3Error {
@@ -89,36 +123,45 @@ export class AwsChunkedDecoder {
   async *decode(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
     if (this.#used) throw new Error('AwsChunkedDecoder.decode may be called once');
     this.#used = true;
+    const release = this.#opts.reserve?.(DECODER_WORKING_BYTES);
+    try {
+      yield* this.#run(source);
+    } finally {
+      release?.();
+    }
+  }
+
+  async *#run(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array, void, undefined> {
     const p = this.#opts.payload;
     const signed = p.mode === 'streaming-signed' ? p : undefined;
     const trailerMode = p.mode === 'streaming-unsigned-trailer' || p.trailer;
+    const declared = new Set(this.#opts.declaredTrailers ?? []);
     let previous = signed?.seedSignature ?? '';
     let remaining = this.#opts.decodedLength; // bytes the declared sizes may still claim
     let state = 'header' as State; // widened: the helpers below change it
-    let line: Buffer[] = [];
+    const line = new Uint8Array(MAX_CHUNK_LINE_BYTES);
     let lineBytes = 0;
     let trailerBytes = 0;
     let leadingBlank = false;
     let chunkLeft = 0;
     let chunkSig = '';
     let hash: Hash | undefined;
-    let held: Uint8Array[] = [];
+    let staging: Uint8Array | undefined;
+    let staged = 0;
     const trailers = new Map<string, string>();
 
-    /** Takes the line ending at buf[lf] (LF), with any held partial, and returns it without CR/LF. */
+    /** The line ending at buf[lf] (LF), with any held partial, without CR/LF. */
     const takeLine = (buf: Uint8Array, from: number, lf: number, requireCr: boolean): string => {
-      const piece = Buffer.from(buf.buffer, buf.byteOffset + from, lf - from);
-      const all = line.length === 0 ? piece : Buffer.concat([...line, piece]);
-      line = [];
+      let all: Uint8Array;
+      if (lineBytes === 0) all = buf.subarray(from, lf);
+      else {
+        line.set(buf.subarray(from, lf), lineBytes);
+        all = line.subarray(0, lineBytes + lf - from);
+      }
       lineBytes = 0;
       const hasCr = all.length > 0 && all[all.length - 1] === CR;
       if (requireCr && !hasCr) throw framing('line not terminated by CRLF');
-      return all.toString('latin1', 0, hasCr ? all.length - 1 : all.length);
-    };
-    const keepPartial = (buf: Uint8Array, from: number) => {
-      lineBytes += buf.length - from;
-      if (lineBytes > MAX_CHUNK_LINE_BYTES) throw framing('line too long');
-      line.push(Buffer.from(buf.subarray(from)));
+      return Buffer.from(all.buffer, all.byteOffset, hasCr ? all.length - 1 : all.length).toString('latin1');
     };
     const verifyChunk = (dataHashHex: string) => {
       const expected = chunkSignature(signed!, previous, dataHashHex);
@@ -174,6 +217,9 @@ export class AwsChunkedDecoder {
       const name = text.slice(0, colon).trim().toLowerCase();
       if (colon <= 0 || !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name) || trailers.has(name))
         throw framing('malformed or repeated trailer');
+      if (!trailerMode) throw framing('trailers are only allowed with a -TRAILER payload');
+      if (name !== TRAILER_SIGNATURE && !declared.has(name))
+        throw framing(`trailer ${name.slice(0, 64)} was not declared in x-amz-trailer`);
       trailers.set(name, text.slice(colon + 1).trim());
     };
 
@@ -182,16 +228,15 @@ export class AwsChunkedDecoder {
       while (i < buf.length) {
         if (state === 'header' || state === 'trailers') {
           const lf = buf.indexOf(LF, i);
+          const end = lf < 0 ? buf.length : lf;
+          if (lineBytes + end - i > MAX_CHUNK_LINE_BYTES) throw framing('line too long');
+          if (state === 'trailers' && (trailerBytes += end + (lf < 0 ? 0 : 1) - i) > MAX_TRAILER_BYTES)
+            throw framing('trailers too large');
           if (lf < 0) {
-            keepPartial(buf, i);
-            if (state === 'trailers' && (trailerBytes += buf.length - i) > MAX_TRAILER_BYTES)
-              throw framing('trailers too large');
-            i = buf.length;
+            line.set(buf.subarray(i), lineBytes);
+            lineBytes += buf.length - i;
             break;
           }
-          if (lf - i + lineBytes > MAX_CHUNK_LINE_BYTES) throw framing('line too long');
-          if (state === 'trailers' && (trailerBytes += lf + 1 - i) > MAX_TRAILER_BYTES)
-            throw framing('trailers too large');
           const text = takeLine(buf, i, lf, state === 'header');
           i = lf + 1;
           if (state === 'header') onHeader(text);
@@ -201,25 +246,37 @@ export class AwsChunkedDecoder {
           const piece = buf.subarray(i, i + take);
           i += take;
           chunkLeft -= take;
-          if (hash) {
-            hash.update(piece);
-            held.push(piece);
-          } else yield piece;
+          hash?.update(piece);
+          if (staged === 0 && take >= DIRECT_MIN_BYTES) yield piece;
+          else {
+            for (let off = 0; off < take; ) {
+              staging ??= new Uint8Array(STAGING_BYTES);
+              const n = Math.min(take - off, STAGING_BYTES - staged);
+              staging.set(piece.subarray(off, off + n), staged);
+              staged += n;
+              off += n;
+              if (staged === STAGING_BYTES) {
+                const full = staging;
+                staging = undefined; // handed on: never written again
+                staged = 0;
+                yield full;
+                if (take - off >= DIRECT_MIN_BYTES) {
+                  yield piece.subarray(off);
+                  break;
+                }
+              }
+            }
+          }
           if (chunkLeft === 0) {
             if (hash) verifyChunk(hash.digest('hex'));
+            hash = undefined;
             state = 'data-cr';
           }
         } else if (state === 'data-cr' || state === 'data-lf') {
           const want = state === 'data-cr' ? CR : LF;
           if (buf[i] !== want) throw framing('chunk data not followed by CRLF');
           i++;
-          if (state === 'data-cr') state = 'data-lf';
-          else {
-            state = 'header';
-            const verified = held;
-            held = [];
-            for (const piece of verified) yield piece;
-          }
+          state = state === 'data-cr' ? 'data-lf' : 'header';
         } else {
           throw framing('data after the final chunk');
         }
@@ -236,6 +293,7 @@ export class AwsChunkedDecoder {
         'The request body ended before the aws-chunked encoding did.'
       );
     this.#finishTrailers(trailers, trailerMode, previous);
+    if (staged > 0) yield staging!.subarray(0, staged);
   }
 
   #finishTrailers(trailers: Map<string, string>, trailerMode: boolean, previous: string): void {

@@ -1,7 +1,8 @@
 /**
  * aws-chunked decoding: the published signed-streaming and signed-trailer examples, the
  * unsigned-trailer bodies SDK v3 and botocore send, every split point of small bodies, each
- * malformed input with its error (and no wrong bytes before it), and backpressure.
+ * malformed input with its error (and no wrong bytes before it), backpressure, and bounded
+ * memory however the input is fragmented (staging, line and trailer caps, the reservation).
  */
 import { describe, expect, it } from 'vitest';
 import { verifyRequest } from '../../../src/s3/auth/index.js';
@@ -12,6 +13,11 @@ import {
   chunkSignature,
   trailerSignature,
   type AwsChunkedOptions,
+  DECODER_WORKING_BYTES,
+  DIRECT_MIN_BYTES,
+  MAX_CHUNK_LINE_BYTES,
+  MAX_TRAILER_BYTES,
+  STAGING_BYTES,
 } from '../../../src/s3/chunked/index.js';
 import { S3Error, type S3ErrorCode } from '../../../src/s3/errors.js';
 import { sha256Hex } from '../../../src/sigv4/hash.js';
@@ -159,14 +165,23 @@ describe('the published signed examples', () => {
     expect(o.data.equals(A)).toBe(true);
   });
 
-  it('one changed data byte fails the chain, yielding only verified chunks', async () => {
+  it('one changed data byte fails the chain at the end of its chunk', async () => {
+    // Data streams on before its chunk verifies (memory stays bounded); the forged chunk
+    // fails the body before anything after it is yielded, and the body never completes.
     for (const at of [100, 65536 + 200]) {
+      const chunkEnd = at < 65536 ? 65536 : 66560;
+      const chunkStart = at < 65536 ? 0 : 65536;
       const body = Buffer.from(PUBLISHED);
       const offset = at < 65536 ? at + 88 : at + 88 + 2 + 86;
       body[offset] = 'b'.charCodeAt(0);
-      const o = await run({ decodedLength: 66560, payload: signedMode(SEED) }, slices(body, 4096));
-      expectError(o, 'SignatureDoesNotMatch', A);
-      expect(o.data.length).toBe(at < 65536 ? 0 : 65536);
+      for (const size of [1, 4096, body.length]) {
+        const o = await run({ decodedLength: 66560, payload: signedMode(SEED) }, slices(body, size));
+        expect(o.error?.code).toBe('SignatureDoesNotMatch');
+        expect(o.trailers).toBeUndefined();
+        expect(o.data.length).toBeLessThanOrEqual(chunkEnd);
+        const before = Math.min(o.data.length, chunkStart);
+        expect(o.data.subarray(0, before).equals(A.subarray(0, before))).toBe(true);
+      }
     }
   });
 
@@ -439,10 +454,10 @@ describe('backpressure', () => {
     expect(total).toBeGreaterThan(count);
   });
 
-  it('holds at most one signed chunk', async () => {
+  it('streams a signed chunk before its end instead of holding it', async () => {
     const seed = 'a'.repeat(64);
-    const parts = Array.from({ length: 8 }, (_, i) => Buffer.alloc(10000, i));
-    const body = frameSigned(parts, seed);
+    const chunk = Buffer.from(randomBytes(1 << 20, 5));
+    const body = frameSigned([chunk], seed);
     let pulled = 0;
     async function* source() {
       for (const piece of slices(body, 1000)) {
@@ -450,11 +465,15 @@ describe('backpressure', () => {
         yield piece;
       }
     }
-    const decoder = new AwsChunkedDecoder({ decodedLength: 80000, payload: signedMode(seed) });
+    const decoder = new AwsChunkedDecoder({ decodedLength: chunk.length, payload: signedMode(seed) });
     const it = decoder.decode(source());
-    await it.next();
-    // The first output needs the whole first chunk (10 000 bytes + framing) and no more.
-    expect(pulled * 1000).toBeLessThan(10000 + 2 * 1000 + 200);
+    const first = await it.next();
+    // The first output is one full staging buffer, long before the 1 MiB chunk ends.
+    expect(first.value?.length).toBe(STAGING_BYTES);
+    expect(pulled * 1000).toBeLessThan(STAGING_BYTES + 2000 + 100);
+    const out = [Buffer.from(first.value!)];
+    for (let r = await it.next(); !r.done; r = await it.next()) out.push(Buffer.from(r.value));
+    expect(Buffer.concat(out).equals(chunk)).toBe(true);
   });
 
   it('decode can run only once', async () => {
@@ -463,5 +482,156 @@ describe('backpressure', () => {
     for await (const _ of decoder.decode(feed([Buffer.from('0\r\n\r\n')]))) void _;
     expect(decoder.trailers?.size).toBe(0);
     await expect(decoder.decode(feed([])).next()).rejects.toThrow(/once/);
+  });
+});
+
+describe('bounded memory, however the body is fragmented', () => {
+  const seed = 'c'.repeat(64);
+
+  /** Runs `pieces` through a decoder and records every output buffer (not copied). */
+  async function outputs(options: AwsChunkedOptions, pieces: readonly Uint8Array[]) {
+    const decoder = new AwsChunkedDecoder(options);
+    const out: Uint8Array[] = [];
+    for await (const piece of decoder.decode(feed(pieces))) out.push(piece);
+    return out;
+  }
+
+  it('1-byte pieces come out as a few staging buffers, never as views of the input', async () => {
+    const data = Buffer.from(randomBytes(200_000, 21));
+    for (const [name, body, options] of [
+      ['signed', frameSigned([data.subarray(0, 150_000), data.subarray(150_000)], seed), { decodedLength: data.length, payload: signedMode(seed) }],
+      ['unsigned', frameUnsigned([data], 'x-amz-checksum-crc32:AAAAAA==\r\n'), { decodedLength: data.length, payload: UNSIGNED_TRAILER, declaredTrailers: ['x-amz-checksum-crc32'] }],
+    ] as const) {
+      const pieces = slices(body, 1);
+      const inputs = new Set(pieces.map((p) => p.buffer));
+      const out = await outputs(options, pieces);
+      expect(Buffer.concat(out).equals(data), name).toBe(true);
+      expect(out.length, name).toBe(Math.ceil(data.length / STAGING_BYTES));
+      for (const o of out.slice(0, -1)) expect(o.length).toBe(STAGING_BYTES);
+      for (const o of out) expect(inputs.has(o.buffer as ArrayBuffer)).toBe(false);
+    }
+  });
+
+  it('large pieces pass through as views (no copy) when nothing is staged', async () => {
+    const data = Buffer.from(randomBytes(300_000, 22));
+    const body = frameSigned([data], seed);
+    const out = await outputs({ decodedLength: data.length, payload: signedMode(seed) }, slices(body, 65536));
+    expect(Buffer.concat(out).equals(data)).toBe(true);
+    // Views of the one input buffer: every output but the staged tails is ≥ DIRECT_MIN_BYTES.
+    expect(out.filter((o) => o.buffer === body.buffer).length).toBeGreaterThan(0);
+    for (const o of out) if (o.buffer === body.buffer) expect(o.length).toBeGreaterThanOrEqual(DIRECT_MIN_BYTES);
+  });
+
+  it('every mix of piece sizes decodes to the same bytes (seeded)', async () => {
+    const data = Buffer.from(randomBytes(180_000, 23));
+    const chunks = [data.subarray(0, 70_000), data.subarray(70_000, 70_001), data.subarray(70_001)];
+    const body = frameSigned(chunks, seed);
+    const next = prng(24);
+    for (let round = 0; round < 40; round++) {
+      const parts: Uint8Array[] = [];
+      for (let i = 0; i < body.length; ) {
+        const r = next() % 4;
+        const n = r === 0 ? 1 : r === 1 ? 1 + (next() % 100) : r === 2 ? 1 + (next() % 20_000) : 1 + (next() % 70_000);
+        parts.push(body.subarray(i, i + n));
+        i += n;
+      }
+      const out = await outputs({ decodedLength: data.length, payload: signedMode(seed) }, parts);
+      expect(Buffer.concat(out).equals(data), `round ${round}`).toBe(true);
+    }
+  });
+
+  it('reserves its working memory before reading, and releases it however decoding ends', async () => {
+    const data = Buffer.from('some data here');
+    const good = frameSigned([data], seed);
+    const events: string[] = [];
+    let pulled = 0;
+    const reserve = (n: number) => {
+      events.push(`reserve ${n} after ${pulled} pulls`);
+      return () => events.push('release');
+    };
+    async function* counting(pieces: readonly Uint8Array[]) {
+      for (const p of pieces) {
+        pulled++;
+        yield p;
+      }
+    }
+    const decode = (body: Uint8Array) =>
+      new AwsChunkedDecoder({ decodedLength: data.length, payload: signedMode(seed), reserve }).decode(counting(slices(body, 3)));
+
+    // Completed.
+    for await (const _ of decode(good)) void _;
+    expect(events).toEqual([`reserve ${DECODER_WORKING_BYTES} after 0 pulls`, 'release']);
+    // Failed (forged signature).
+    events.length = 0;
+    pulled = 0;
+    const forged = Buffer.from(good);
+    forged[forged.indexOf('some')] = 'S'.charCodeAt(0);
+    await expect((async () => { for await (const _ of decode(forged)) void _; })()).rejects.toThrow(/signature/);
+    expect(events).toEqual([`reserve ${DECODER_WORKING_BYTES} after 0 pulls`, 'release']);
+    // Returned early by its consumer.
+    events.length = 0;
+    pulled = 0;
+    const big = Buffer.from(randomBytes(3 * STAGING_BYTES, 25));
+    const it = new AwsChunkedDecoder({ decodedLength: big.length, payload: signedMode(seed), reserve }).decode(feed(slices(frameSigned([big], seed), 100)));
+    await it.next();
+    expect(events.length).toBe(1);
+    await it.return(undefined);
+    expect(events).toEqual([`reserve ${DECODER_WORKING_BYTES} after 0 pulls`, 'release']);
+  });
+
+  it('a refused reservation fails decoding before any input is read', async () => {
+    let pulled = 0;
+    async function* source() {
+      pulled++;
+      yield Buffer.from('0\r\n\r\n');
+    }
+    const refuse = () => {
+      throw new S3Error('SlowDown');
+    };
+    const d = new AwsChunkedDecoder({ decodedLength: 0, payload: UNSIGNED_TRAILER, reserve: refuse });
+    await expect(d.decode(source()).next()).rejects.toMatchObject({ code: 'SlowDown' });
+    expect(pulled).toBe(0);
+  });
+
+  it('caps chunk-header lines at MAX_CHUNK_LINE_BYTES, fed whole or byte by byte', async () => {
+    const data = Buffer.from('0123456789abcdef');
+    const at = (lineBytes: number) =>
+      Buffer.from(`10;${'x'.repeat(lineBytes - 4)}\r\n${data}\r\n0\r\n\r\n`);
+    expect(at(MAX_CHUNK_LINE_BYTES).indexOf('\n')).toBe(MAX_CHUNK_LINE_BYTES);
+    for (const size of [1, 7, 100_000]) {
+      const ok = await run({ decodedLength: 16, payload: UNSIGNED_TRAILER }, slices(at(MAX_CHUNK_LINE_BYTES), size));
+      expect(ok.error).toBeUndefined();
+      expect(ok.data.equals(data)).toBe(true);
+      const over = await run({ decodedLength: 16, payload: UNSIGNED_TRAILER }, slices(at(MAX_CHUNK_LINE_BYTES + 1), size));
+      expect(over.error?.message).toMatch(/line too long/);
+      // A line with no LF at all fails as soon as it is too long, not at the end of input.
+      const endless = await run({ decodedLength: 16, payload: UNSIGNED_TRAILER }, slices(Buffer.alloc(1 << 20, 'f'), size));
+      expect(endless.error?.message).toMatch(/line too long/);
+    }
+  });
+
+  it('caps the trailer section and refuses an undeclared trailer as soon as it is read', async () => {
+    const data = Buffer.from('0123456789abcdef');
+    const opts = { decodedLength: 16, payload: UNSIGNED_TRAILER, declaredTrailers: ['x-amz-checksum-crc32'] };
+    // Many repeated-looking but distinct trailer names would each be refused at once...
+    const undeclared = Buffer.from(`10\r\n${data}\r\n0\r\nx-amz-meta-a:1\r\n`); // no end: truncated
+    expect((await run(opts, slices(undeclared, 1))).error?.message).toMatch(/not declared/);
+    // ...and a section past MAX_TRAILER_BYTES fails even if every line is short and declared.
+    const value = 'A'.repeat(MAX_CHUNK_LINE_BYTES - 30);
+    const lines = Array.from({ length: Math.ceil(MAX_TRAILER_BYTES / value.length) + 1 }, () => `x-amz-checksum-crc32:${value}\r\n`).join('');
+    const huge = Buffer.from(`10\r\n${data}\r\n0\r\n${lines}\r\n`);
+    const o = await run(opts, slices(huge, 5));
+    expect(o.error?.code).toBe('InvalidRequest');
+    expect(o.error?.message).toMatch(/trailers too large|repeated/);
+    const oneLong = Buffer.from(`10\r\n${data}\r\n0\r\nx-amz-checksum-crc32:${'A'.repeat(MAX_TRAILER_BYTES)}\r\n\r\n`);
+    expect((await run(opts, slices(oneLong, 64))).error?.message).toMatch(/too long|too large/);
+  });
+
+  it('a body of 100 000 one-byte chunks decodes into a handful of buffers', async () => {
+    const data = Buffer.from(randomBytes(100_000, 26));
+    const body = frameUnsigned(Array.from(data, (_, i) => data.subarray(i, i + 1)), '');
+    const out = await outputs({ decodedLength: data.length, payload: UNSIGNED_TRAILER }, slices(body, 4096));
+    expect(Buffer.concat(out).equals(data)).toBe(true);
+    expect(out.length).toBe(Math.ceil(data.length / STAGING_BYTES));
   });
 });

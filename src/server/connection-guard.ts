@@ -1,0 +1,265 @@
+/**
+ * @module Admission and deadlines per connection, below the S3 application:
+ *
+ *   connection cap   past `maxConnections` open connections, a new connection's request is
+ *                    answered `503 SlowDown` (S3 XML, Retry-After) and the connection is
+ *                    closed; the application never sees it. Nothing is dropped silently.
+ *   header deadline  a request whose header block is not complete `headerTimeoutMs` after
+ *                    its first byte (after the connection opened, for the first request)
+ *                    is answered `400 RequestTimeout` and closed. Node measures it
+ *                    (headersTimeout, checked every `connectionsCheckingInterval`); the
+ *                    guard only answers in S3's words.
+ *   body min rate    while the server waits for a request body, fewer than `bodyMinBytes`
+ *                    bytes arriving in `bodyWindowMs` cuts the request: its body reader
+ *                    fails at once with `RequestTimeout` (server/body-deadline.ts), which
+ *                    releases what it holds, the answer is `400 RequestTimeout`, and the
+ *                    connection closes. Time in which the server is not reading (body bytes
+ *                    wait unread, the socket is paused) never counts against the client,
+ *                    and there is no total request deadline: an upload progressing at the
+ *                    minimum rate or better may take as long as it needs.
+ *
+ * Node's own `requestTimeout` stays 0 for that reason.
+ */
+import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
+import { renderError, S3Error } from '../s3/errors.js';
+import { cutBody } from './body-deadline.js';
+
+export interface ConnectionLimits {
+  /** Most open connections; 0: no cap. */
+  maxConnections: number;
+  /** Longest wait for a complete header block, ms; 0: none. */
+  headerTimeoutMs: number;
+  /** Window of the minimum body rate, ms; 0: no minimum rate. */
+  bodyWindowMs: number;
+  /** Fewest body bytes a waiting request must receive per window. */
+  bodyMinBytes: number;
+}
+
+/**
+ * Defaults. 1024 connections: each costs Node ~100 KiB at worst (a 64 KiB socket read,
+ * the 16 KiB request stream buffer, the header block), ~100 MiB in all, and 1024 is the
+ * usual per-process file limit. 20 s for headers: a header block is one packet for any
+ * real client. 16 KiB per 20 s (~0.8 KiB/s): far below any working link, so only a client
+ * that has stopped sending is cut, yet a stalled one holds its budget 20 s at most.
+ */
+export const CONNECTION_DEFAULTS: Readonly<ConnectionLimits> = {
+  maxConnections: 1024,
+  headerTimeoutMs: 20_000,
+  bodyWindowMs: 20_000,
+  bodyMinBytes: 16 * 1024,
+};
+
+/** What a refused connection is told to wait, seconds (as the pending budget says). */
+const REFUSED_RETRY_AFTER_SECONDS = 1;
+/** After cutting a body: how long the handler has to answer before the socket is closed, ms. */
+const CUT_GRACE_MS = 2_000;
+/** Body-rate checks run this often relative to the window, within these bounds, ms. */
+const TICKS_PER_WINDOW = 4;
+const MIN_TICK_MS = 25;
+const MAX_TICK_MS = 1_000;
+
+interface BodyWatch {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** When the current window began (performance.now()) and socket.bytesRead then. */
+  start: number;
+  mark: number;
+}
+
+/** One S3 error as a complete raw HTTP/1.1 response that closes the connection. */
+function rawError(code: 'RequestTimeout' | 'SlowDown', extra: Record<string, string> = {}): string {
+  const err = new S3Error(code);
+  const id = randomBytes(8).toString('hex').toUpperCase();
+  const body = renderError(err, id, '/');
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/xml',
+    'Content-Length': String(Buffer.byteLength(body)),
+    Connection: 'close',
+    'x-amz-request-id': id,
+    'x-amz-id-2': id,
+    Server: 'Strata',
+    ...extra,
+  };
+  let head = `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\n`;
+  for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;
+  return `${head}\r\n${body}`;
+}
+
+/** Node's own answers to malformed requests, kept once a 'clientError' listener exists. */
+function nodeDefaultResponse(code: string | undefined): string {
+  const status = code === 'HPE_HEADER_OVERFLOW' ? 431 : code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\n\r\n`;
+}
+
+export class ConnectionGuard {
+  readonly limits: Readonly<ConnectionLimits>;
+  /** Admitted connections now open. */
+  open = 0;
+  /** Connections refused by the cap, since start. */
+  refused = 0;
+  /** Requests cut for an incomplete header block, since start. */
+  headerTimeouts = 0;
+  /** Requests cut for a body below the minimum rate, since start. */
+  bodyTimeouts = 0;
+  readonly #overCap = new WeakSet<Socket>();
+  readonly #bodies = new Map<Socket, BodyWatch>();
+  #timer: NodeJS.Timeout | undefined;
+
+  /** Throws RangeError for a negative or non-finite limit. */
+  constructor(limits: Partial<ConnectionLimits> = {}) {
+    const l = { ...CONNECTION_DEFAULTS, ...limits };
+    for (const [name, v] of Object.entries(l)) {
+      if (!Number.isFinite(v) || v < 0) throw new RangeError(`${name} must be a non-negative number`);
+    }
+    this.limits = l;
+  }
+
+  /** Options for http.createServer that make Node measure the header deadline. */
+  serverOptions(): ServerOptions {
+    const headers = Math.round(this.limits.headerTimeoutMs);
+    const opts: ServerOptions = { requestTimeout: 0 };
+    if (headers > 0) {
+      opts.headersTimeout = headers;
+      opts.connectionsCheckingInterval = Math.min(MAX_TICK_MS, Math.max(MIN_TICK_MS, Math.round(headers / TICKS_PER_WINDOW)));
+    } else {
+      opts.headersTimeout = 0;
+    }
+    return opts;
+  }
+
+  /**
+   * Wraps the application's request listener: a request on a connection past the cap is
+   * answered 503 SlowDown here; every other request is watched for its body rate, then
+   * handed to `listener`.
+   */
+  wrap(listener: RequestListener): RequestListener {
+    return (req, res) => {
+      const socket = req.socket;
+      if (this.#overCap.has(socket)) {
+        this.#refuse(req, res);
+        return;
+      }
+      if (this.limits.bodyWindowMs > 0 && !req.complete) {
+        this.#bodies.set(socket, { req, res, start: performance.now(), mark: socket.bytesRead });
+      }
+      listener(req, res);
+    };
+  }
+
+  /**
+   * Starts guarding `server` (created with {@link serverOptions} and {@link wrap}): counts
+   * its connections against the cap, answers header timeouts, and checks body rates.
+   * Adds listeners and one unref'd timer; {@link stop} removes the timer.
+   */
+  attach(server: Server): void {
+    const event = server instanceof TlsServer ? 'secureConnection' : 'connection';
+    server.on(event, (socket: Socket) => {
+      if (this.limits.maxConnections > 0 && this.open >= this.limits.maxConnections) {
+        this.#overCap.add(socket);
+        this.refused++;
+        return;
+      }
+      this.open++;
+      socket.once('close', () => {
+        this.open--;
+        this.#bodies.delete(socket);
+      });
+    });
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.#clientError(err, socket));
+    if (this.limits.bodyWindowMs > 0) {
+      const tick = Math.min(MAX_TICK_MS, Math.max(MIN_TICK_MS, this.limits.bodyWindowMs / TICKS_PER_WINDOW));
+      this.#timer = setInterval(() => this.#checkBodies(), tick);
+      this.#timer.unref();
+    }
+  }
+
+  /** Stops the body-rate timer (the server is closing). */
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #refuse(req: IncomingMessage, res: ServerResponse): void {
+    const err = new S3Error('SlowDown', 'Too many connections; reduce your request rate.');
+    const id = randomBytes(8).toString('hex').toUpperCase();
+    const body = Buffer.from(renderError(err, id, '/'));
+    res.shouldKeepAlive = false;
+    res.writeHead(err.status, {
+      'content-type': 'application/xml',
+      'content-length': body.length,
+      'retry-after': String(REFUSED_RETRY_AFTER_SECONDS),
+      connection: 'close',
+      'x-amz-request-id': id,
+      'x-amz-id-2': id,
+      server: 'Strata',
+    });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /** Node reports a parse error or the header deadline; answer as Node would, or as S3 does. */
+  #clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+    const canAnswer = socket.writable && (!inFlight || !inFlight.headersSent);
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      this.headerTimeouts++;
+      if (canAnswer) socket.write(rawError('RequestTimeout'));
+      socket.destroySoon();
+      setTimeout(() => socket.destroy(), CUT_GRACE_MS).unref();
+      return;
+    }
+    if (canAnswer) socket.write(nodeDefaultResponse(err.code));
+    socket.destroy(err);
+  }
+
+  #checkBodies(): void {
+    const now = performance.now();
+    const { bodyWindowMs, bodyMinBytes } = this.limits;
+    for (const [socket, w] of this.#bodies) {
+      if (socket.destroyed || w.req.complete) {
+        this.#bodies.delete(socket);
+        continue;
+      }
+      const read = socket.bytesRead;
+      // Bytes wait unread: the server is the slow side, the client is not to blame.
+      if (w.req.readableLength > 0) {
+        w.start = now;
+        w.mark = read;
+        continue;
+      }
+      if (now - w.start < bodyWindowMs) continue;
+      if (read - w.mark >= bodyMinBytes) {
+        w.start = now;
+        w.mark = read;
+        continue;
+      }
+      this.#bodies.delete(socket);
+      this.#cut(socket, w);
+    }
+  }
+
+  /**
+   * Cuts a stalled body: its reader fails with RequestTimeout and the handler answers it
+   * (Connection: close); if no answer has started within CUT_GRACE_MS (nobody was reading),
+   * the guard answers itself. The socket is closed either way.
+   */
+  #cut(socket: Socket, w: BodyWatch): void {
+    this.bodyTimeouts++;
+    if (w.res.headersSent) {
+      socket.destroy();
+      return;
+    }
+    w.res.shouldKeepAlive = false;
+    cutBody(w.req);
+    const timer = setTimeout(() => {
+      if (socket.destroyed) return;
+      if (!w.res.headersSent && socket.writable) socket.write(rawError('RequestTimeout'));
+      socket.destroySoon();
+      setTimeout(() => socket.destroy(), CUT_GRACE_MS).unref();
+    }, CUT_GRACE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  }
+}
