@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { sha256Hex } from '../../../src/sigv4/index.js';
 import { chunkSignature } from '../../../src/s3/chunked/signature.js';
-import { ACCESS_KEY, REGION, SECRET_KEY } from '../harness.js';
+import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY } from '../harness.js';
 import { parseResponse, requestHead, signV4, type RawResponse, type SignOptions } from '../wire.js';
 
 export const CREDS = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
@@ -22,9 +22,9 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
 }
 
-/** All samples of the anonymous /metrics page, by name (labels dropped, values summed). */
+/** All samples of the /metrics page (test servers' bearer token), by name (labels dropped, values summed). */
 export async function metrics(url: string): Promise<Record<string, number>> {
-  const res = await request(`${url}/metrics`);
+  const res = await request(`${url}/metrics`, { headers: METRICS_AUTH });
   const text = await res.body.text();
   const out: Record<string, number> = {};
   for (const line of text.split('\n')) {
