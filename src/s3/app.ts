@@ -3,7 +3,8 @@
  *
  *   /health (anonymous GET), /metrics (bearer token) | admin API (/_strata/admin/, admin keys)
  *   | CORS preflight (OPTIONS, no auth)
- *   -> authenticate (SigV4 header / presigned / SigV2 presigned)
+ *   -> authenticate (SigV4 header / presigned / SigV2 presigned / none: anonymous; a POST
+ *      Object form is authenticated by its handler, from the form's own fields)
  *   -> route the raw request-target to an Endpoint -> dispatch -> respond
  *
  * and then logs one structured line and records metrics. Handlers write to Node's
@@ -25,6 +26,7 @@ import { sendEmpty, sendError } from './respond.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
+import type { Endpoint } from './router/endpoint.js';
 import { checkHeaderSection } from './header-limits.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
@@ -56,18 +58,33 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
       handlePreflight(r, bucket);
       return;
     }
-    r.auth = verifyRequest(
-      { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
-      (id) => deps.keys.get(id),
-      { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
-    );
-    const endpoint = route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
+    const authenticate = () =>
+      verifyRequest(
+        { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
+        (id) => deps.keys.get(id),
+        { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
+      );
+    const routeIt = () => route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});
+    // A browser form upload (POST Object) carries its credentials in the form, not in the
+    // request: its handler authenticates the form's signer and authorizes it. Any other
+    // request is authenticated before routing errors are reported.
+    let endpoint: Endpoint | undefined;
+    if (r.method === 'POST') {
+      try {
+        endpoint = routeIt();
+      } catch {
+        endpoint = undefined;
+      }
+    }
+    if (endpoint?.op !== 'PostObject') r.auth = authenticate();
+    endpoint ??= routeIt();
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
-    await authorizeEndpoint(r, endpoint, r.auth.accessKeyId);
+    if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
     checkSseHeaders(r, endpoint);
+    // The body is wanted only now (a POST Object form is authenticated from its body).
     continueIfExpected(r);
     await dispatch(r, endpoint);
     if (!r.res.headersSent) sendEmpty(r, 200);

@@ -23,6 +23,13 @@ export interface RequestBody extends ClaimOptions {
   size: number;
 }
 
+/** A body whose size may be unknown (`Transfer-Encoding: chunked` without Content-Length). */
+export interface MaybeSizedBody extends ClaimOptions {
+  body: AsyncIterable<Uint8Array>;
+  /** Undefined: read to the end of the stream. */
+  size?: number;
+}
+
 const ALG_HEADER = (n: ChecksumName) => `x-amz-checksum-${n}`;
 
 /** The checksum algorithm named by a header value such as 'CRC32' / 'crc64nvme'. */
@@ -36,6 +43,29 @@ export function checksumName(value: string | undefined, header: string): Checksu
 }
 
 /**
+ * The x-amz-checksum-<alg> claims of a header record (or the query, for presigned URLs)
+ * and the algorithm announced by x-amz-sdk-checksum-algorithm / x-amz-checksum-algorithm.
+ * Throws S3Error InvalidRequest for an unknown algorithm or more than one claim. Pure.
+ */
+export function checksumHeaders(
+  h: Readonly<Record<string, string | undefined>>,
+  query: ReadonlyMap<string, string> = new Map()
+): { checksums: Partial<Record<ChecksumName, string>>; checksumAlgorithm?: ChecksumName } {
+  const checksums: Partial<Record<ChecksumName, string>> = {};
+  for (const n of CHECKSUM_NAMES) {
+    const v = h[ALG_HEADER(n)] ?? query.get(ALG_HEADER(n));
+    if (v !== undefined) checksums[n] = v;
+  }
+  if (Object.keys(checksums).length > 1) {
+    throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
+  }
+  const checksumAlgorithm =
+    checksumName(h['x-amz-sdk-checksum-algorithm'] ?? query.get('x-amz-sdk-checksum-algorithm'), 'x-amz-sdk-checksum-algorithm') ??
+    checksumName(h['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  return checksumAlgorithm ? { checksums, checksumAlgorithm } : { checksums };
+}
+
+/**
  * The request's body bytes, read with bounded memory (body-source.ts; its working memory
  * charged to the pending budget) and counted for metrics. The stream fails only when the
  * client's connection does (it closed or reset mid-body, or sat idle past the socket
@@ -44,7 +74,7 @@ export function checksumName(value: string | undefined, header: string): Checksu
  * next piece ends at once with `RequestTimeout`, so the request releases what it holds
  * without waiting for the socket to close.
  */
-async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
+export async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
   const budget = r.store.repo.budget;
   const len = r.headers['content-length'];
   const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
@@ -61,26 +91,36 @@ async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
   }
 }
 
+/**
+ * The body pipeline of a request with a known length: Content-Length, or
+ * x-amz-decoded-content-length for aws-chunked. Throws S3Error MissingContentLength for a
+ * plain chunked body, InvalidArgument for a bad Content-Length, InvalidRequest for bad
+ * checksum headers.
+ */
 export function requestBody(r: RequestContext): RequestBody {
+  const b = bodyOf(r, false);
+  if (b.size === undefined) throw new S3Error('MissingContentLength');
+  return { ...b, size: b.size };
+}
+
+/**
+ * As requestBody, but a plain `Transfer-Encoding: chunked` body without Content-Length is
+ * accepted with `size` undefined (PutObject stores it through the unsized path).
+ */
+export function requestBodyMaybeSized(r: RequestContext): MaybeSizedBody {
+  return bodyOf(r, true);
+}
+
+function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
   const h = r.headers;
   const payload = r.auth!.payload;
-  const query = r.query;
-  const headerClaims: Partial<Record<ChecksumName, string>> = {};
-  for (const n of CHECKSUM_NAMES) {
-    const v = h[ALG_HEADER(n)] ?? query.get(ALG_HEADER(n));
-    if (v !== undefined) headerClaims[n] = v;
-  }
-  let checksumAlgorithm =
-    checksumName(h['x-amz-sdk-checksum-algorithm'] ?? query.get('x-amz-sdk-checksum-algorithm'), 'x-amz-sdk-checksum-algorithm') ??
-    checksumName(h['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  const { checksums: headerClaims, checksumAlgorithm: announced } = checksumHeaders(h, r.query);
+  let checksumAlgorithm = announced;
   const trailerNames = (h['x-amz-trailer'] ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
   for (const t of trailerNames) {
     const n = t.startsWith('x-amz-checksum-') ? (t.slice('x-amz-checksum-'.length) as ChecksumName) : undefined;
     if (!n || !CHECKSUM_NAMES.includes(n)) throw new S3Error('InvalidRequest', `Unsupported trailer ${t}`);
     checksumAlgorithm ??= n;
-  }
-  if (Object.keys(headerClaims).length > 1) {
-    throw new S3Error('InvalidRequest', 'Expecting a single x-amz-checksum- header. Multiple checksum Types are not allowed.');
   }
   const claimedAlg = Object.keys(headerClaims)[0] as ChecksumName | undefined;
   checksumAlgorithm ??= claimedAlg;
@@ -92,7 +132,7 @@ export function requestBody(r: RequestContext): RequestBody {
     // The decoder's working memory is charged to the pending budget like the store's.
     const budget = r.store.repo.budget;
     const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
-    const out: RequestBody = {
+    const out: MaybeSizedBody = {
       body: decoder.decode(counted(r)),
       size: opts.decodedLength,
       claims: base,
@@ -109,15 +149,22 @@ export function requestBody(r: RequestContext): RequestBody {
     return out;
   }
   const len = h['content-length'];
+  let unsized = false;
   if (len === undefined) {
-    if (h['transfer-encoding'] !== undefined) throw new S3Error('MissingContentLength');
+    if (h['transfer-encoding'] !== undefined) {
+      // Node has already undone the chunked framing; only a plain chunked body is meant
+      // here (aws-chunked was handled above).
+      if (!allowUnsized || !/(^|,)\s*chunked\s*$/i.test(h['transfer-encoding'])) throw new S3Error('MissingContentLength');
+      unsized = true;
+    }
     // No body at all (e.g. a PUT without Content-Length or Transfer-Encoding) is empty.
   } else if (!/^\d{1,15}$/.test(len.trim())) {
     throw new S3Error('InvalidArgument', 'Content-Length is not a valid number', { ArgumentName: 'Content-Length', ArgumentValue: len });
   }
   const claims: BodyClaims = { ...base };
   if (payload.mode === 'sha256') claims.payloadSha256 = payload.hex;
-  const out: RequestBody = { body: counted(r), size: len === undefined ? 0 : Number(len), claims };
+  const out: MaybeSizedBody = { body: counted(r), claims };
+  if (!unsized) out.size = len === undefined ? 0 : Number(len);
   if (checksumAlgorithm) out.checksumAlgorithm = checksumAlgorithm;
   return out;
 }

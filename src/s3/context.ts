@@ -10,6 +10,7 @@ import type { Logger } from '../server/log.js';
 import type { MasterKey } from '../server/master-key.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
+import { resourceOfTarget } from './resource.js';
 
 export interface ServerDeps {
   store: Store;
@@ -78,9 +79,12 @@ export class RequestContext {
     return this.deps.store;
   }
 
-  /** The S3 resource for error bodies: /bucket/key, /bucket or /. */
+  /**
+   * The S3 resource for error bodies, as S3 names it: /bucket/key, /bucket or /. Before
+   * routing (e.g. an authentication failure) it is read from the request-target itself.
+   */
   get resource(): string {
-    if (this.bucket === undefined) return '/';
-    return this.key === undefined ? `/${this.bucket}` : `/${this.bucket}/${this.key}`;
+    if (this.bucket !== undefined) return this.key === undefined ? `/${this.bucket}` : `/${this.bucket}/${this.key}`;
+    return resourceOfTarget(this.rawTarget, this.headers.host, this.deps.baseDomain);
   }
 }

@@ -13,6 +13,8 @@ import * as acl from './ops/acl.js';
 import * as policy from './ops/policy.js';
 import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
+import { handleGetObjectAttributes } from './ops/attributes.js';
+import { handlePostObject } from './post-object/handler.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
   switch (e.op) {
@@ -70,6 +72,10 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return mp.handleAbortMultipartUpload(r, e);
     case 'ListParts':
       return mp.handleListParts(r, e);
+    case 'GetObjectAttributes':
+      return handleGetObjectAttributes(r, e);
+    case 'PostObject':
+      return handlePostObject(r, e);
     case 'GetObjectTagging':
       return tagging.handleGetObjectTagging(r, e);
     case 'PutObjectTagging':

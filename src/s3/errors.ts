@@ -44,6 +44,7 @@ export const CODE_STATUS = {
     400,
     'You did not provide the number of bytes specified by the Content-Length HTTP header.',
   ],
+  IncorrectNumberOfFilesInPostRequest: [400, 'POST requires exactly one file upload per request.'],
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS Access Key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
@@ -60,6 +61,10 @@ export const CODE_STATUS = {
   ],
   InvalidLocationConstraint: [400, 'The specified location constraint is not valid.'],
   InvalidObjectState: [403, 'The operation is not valid for the current state of the object.'],
+  InvalidPolicyDocument: [
+    400,
+    'The content of the form does not meet the conditions specified in the policy document.',
+  ],
   InvalidPart: [
     400,
     "One or more of the specified parts could not be found. The part may not have been uploaded, or the specified entity tag may not match the part's entity tag.",
@@ -85,7 +90,15 @@ export const CODE_STATUS = {
     400,
     'The XML you provided was not well-formed or did not validate against our published schema',
   ],
+  MalformedPOSTRequest: [
+    400,
+    'The body of your POST request is not well-formed multipart/form-data.',
+  ],
   MaxMessageLengthExceeded: [400, 'Your request was too big.'],
+  MaxPostPreDataLengthExceeded: [
+    400,
+    'Your POST request fields preceding the upload file were too large.',
+  ],
   MetadataTooLarge: [400, 'Your metadata headers exceed the maximum allowed metadata size.'],
   MethodNotAllowed: [405, 'The specified method is not allowed against this resource.'],
   MissingContentLength: [411, 'You must provide the Content-Length HTTP header.'],

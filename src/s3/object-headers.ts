@@ -16,6 +16,7 @@ import { checkAclAllowed } from './authz/acl-ownership.js';
 import { objectAccessFor } from './authz/acl-object.js';
 import { bucketSettings } from './authz/policy-settings.js';
 import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
+import { metadataValueIn, metadataValueOut } from './header-text.js';
 import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
@@ -52,6 +53,18 @@ export function tagsFromQueryString(value: string): Record<string, string> {
 }
 
 /**
+ * The Content-Encoding an object keeps: the header as sent, minus the `aws-chunked` tokens
+ * (transfer framing, never part of the object) and the commas that separated them; the
+ * other tokens keep their spelling and spacing. Undefined when nothing remains. Pure.
+ */
+export function storedContentEncoding(value: string): string | undefined {
+  const tokens = value.split(',');
+  const kept = tokens.filter((t) => t.trim().toLowerCase() !== 'aws-chunked');
+  const out = (kept.length === tokens.length ? value : kept.join(',')).trim();
+  return out === '' || kept.every((t) => t.trim() === '') ? undefined : out;
+}
+
+/**
  * The metadata a write request carries in its headers (or a POST form's fields, which
  * have no header section to bound them), its canned ACL included (as `access`, without an
  * owner: see {@link metadataFromRequest}). Throws S3Error `NotImplemented` for headers
@@ -70,9 +83,8 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
     const v = h[name];
     if (v === undefined) continue;
     if (name === 'content-encoding') {
-      // aws-chunked is transfer framing, never part of the stored object.
-      const rest = v.split(',').map((s) => s.trim()).filter((s) => s && s.toLowerCase() !== 'aws-chunked');
-      if (rest.length) system[name] = rest.join(',');
+      const rest = storedContentEncoding(v);
+      if (rest !== undefined) system[name] = rest;
     } else {
       system[name] = v;
     }
@@ -82,8 +94,9 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
   for (const [name, v] of Object.entries(h)) {
     if (!name.startsWith('x-amz-meta-') || v === undefined) continue;
     const k = name.slice('x-amz-meta-'.length);
-    userMetadata[k] = v;
-    bytes += Buffer.byteLength(k) + Buffer.byteLength(v);
+    const value = metadataValueIn(v);
+    userMetadata[k] = value;
+    bytes += Buffer.byteLength(k) + Buffer.byteLength(value);
   }
   if (bytes > MAX_USER_METADATA_BYTES) throw new S3Error('MetadataTooLarge', undefined, { MaxSizeAllowed: String(MAX_USER_METADATA_BYTES) });
   const meta: ObjectMetadata = { system, userMetadata };
@@ -152,7 +165,7 @@ export function objectHeaders(r: RequestContext, g: GetResult, overrides: Respon
     'accept-ranges': 'bytes',
   };
   for (const [k, val] of Object.entries(v.system)) headers[k] = val;
-  for (const [k, val] of Object.entries(v.userMetadata)) headers[`x-amz-meta-${k}`] = val;
+  for (const [k, val] of Object.entries(v.userMetadata)) headers[`x-amz-meta-${k}`] = metadataValueOut(val);
   const tagCount = Object.keys(v.tags).length;
   if (tagCount) headers['x-amz-tagging-count'] = tagCount;
   if (g.partsCount) headers['x-amz-mp-parts-count'] = g.partsCount;

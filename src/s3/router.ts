@@ -102,7 +102,7 @@ function routeBucketAccess(method: string, bucket: string, q: QueryParams): Endp
 /**
  * Routes a request. Pure. Throws S3Error: `MethodNotAllowed` (unknown method, or a method
  * the resource does not support), `NotImplemented` (recognised but unsupported
- * sub-resources, versionId, POST Object uploads), `InvalidURI` (bad escapes or non-UTF-8
+ * sub-resources, versionId), `InvalidURI` (bad escapes or non-UTF-8
  * path/query), `InvalidBucketName`, `KeyTooLongError`, `InvalidArgument` and
  * `InvalidRequest` (bad parameter values), `NoSuchUpload` (empty uploadId).
  */
@@ -165,7 +165,8 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   if (method === 'OPTIONS') return { op: 'CorsPreflight', bucket };
   if (method === 'POST') {
     if (q.has('delete')) return { op: 'DeleteObjects', bucket };
-    throw new S3Error('NotImplemented', 'POST Object (browser form upload) is not implemented');
+    // A browser form upload: authenticated by its own form fields (see src/s3/post-object).
+    return { op: 'PostObject', bucket };
   }
   if (q.has('cors')) {
     if (method === 'GET') return { op: 'GetBucketCors', bucket };
@@ -205,12 +206,8 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   }
   const listType = q.get('list-type');
   if (listType === '2') {
+    // An empty token lists from the start (and is echoed), as S3 does.
     const token = q.get('continuation-token');
-    if (token === '')
-      throw new S3Error('InvalidArgument', 'The continuation token provided is incorrect', {
-        ArgumentName: 'continuation-token',
-        ArgumentValue: '',
-      });
     const startAfter = q.get('start-after');
     return {
       op: 'ListObjectsV2',
@@ -252,6 +249,12 @@ function routeObject(
   headers: Readonly<Record<string, string | undefined>>
 ): Endpoint {
   if (method === 'OPTIONS') return { op: 'CorsPreflight', bucket, key };
+  if (q.has('attributes')) {
+    // GetObjectAttributes; no other method has an `attributes` sub-resource.
+    if (method !== 'GET') throw notImplemented('attributes', 'object');
+    requireNoVersion(q);
+    return { op: 'GetObjectAttributes', bucket, key };
+  }
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');
   const k = { bucket, key };

@@ -57,11 +57,12 @@ export interface WriteEncryption {
 /**
  * The encryption of what a PutObject / CopyObject / CreateMultipartUpload request writes to
  * `bucket`: its SSE headers, else the bucket's default encryption, else none. Reads only
- * headers and the bucket's configuration (NoSuchBucket if the bucket is missing). Throws
- * what `writeSseFrom` throws, and NotImplemented for SSE-S3 without a master key.
+ * headers (`h`: the request's, or a POST Object form's fields as headers) and the bucket's
+ * configuration (NoSuchBucket if the bucket is missing). Throws what `writeSseFrom`
+ * throws, and NotImplemented for SSE-S3 without a master key.
  */
-export function writeEncryption(r: RequestContext, bucket: string): WriteEncryption {
-  const asked = writeSseFrom(r.headers);
+export function writeEncryption(r: RequestContext, bucket: string, h: Readonly<Record<string, string | undefined>> = r.headers): WriteEncryption {
+  const asked = writeSseFrom(h);
   if (asked.kind === 'sse-c') return { request: { mode: 'sse-c', root: asked.customer.key }, explicit: true, customer: asked.customer };
   if (asked.kind === 'sse-s3') return { request: sseS3Request(r), explicit: true };
   return bucketDefaultEncryption(r, bucket) ? { request: sseS3Request(r), explicit: false } : { explicit: false };

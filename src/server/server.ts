@@ -166,6 +166,9 @@ export async function startServer(
   if (config.region) deps.region = config.region;
   const app = createApp(deps);
   const server = listener.server;
+  // Expect: 100-continue is answered by the app once the request is authenticated and
+  // authorized (s3/app.ts), so a refused client never sends its body.
+  server.on('checkContinue', (req, res) => server.emit('request', req, res));
   server.requestTimeout = 0; // large uploads may take long; stalled bodies are cut by the guard
   server.setTimeout(SOCKET_IDLE_MS);
   const tracker = trackRequests(server);

@@ -103,7 +103,24 @@ export function canonicalRequest(p: CanonicalRequestParts): string {
   ].join('\n');
 }
 
-/** The string to sign for a canonical request made at `amzDate` in `scope`. */
-export function stringToSign(amzDate: string, scope: string, canonicalRequestText: string): string {
+/**
+ * The string to sign for a canonical request made at `amzDate` in `scope`. A string is
+ * hashed as UTF-8; a verifier passes the request's bytes (see {@link wireBytes}).
+ */
+export function stringToSign(amzDate: string, scope: string, canonicalRequestText: string | Uint8Array): string {
   return `${ALGORITHM}\n${amzDate}\n${scope}\n${sha256Hex(canonicalRequestText)}`;
+}
+
+/**
+ * The bytes a canonical request rebuilt from a *received* request stands for. HTTP/1.1
+ * servers such as Node's hand header values over one character per wire byte (latin1), and
+ * SigV4 signs the bytes on the wire, so the canonical request is hashed as latin1: a value
+ * sent as UTF-8 is hashed as those UTF-8 bytes, never re-encoded. Every other part of a
+ * canonical request (method, URI-encoded path and query, names, hashes) is ASCII. A text
+ * with a character above U+00FF (not something a parser delivers) is hashed as UTF-8.
+ */
+export function wireBytes(canonicalRequestText: string): Uint8Array {
+  return /[^\u0000-\u00ff]/.test(canonicalRequestText)
+    ? Buffer.from(canonicalRequestText, 'utf8')
+    : Buffer.from(canonicalRequestText, 'latin1');
 }

@@ -1,7 +1,7 @@
 /**
  * @module Conditional requests: ETag normalisation and the HTTP precondition rules as S3
- * applies them to GET/HEAD (and to copy sources), and to writes (If-None-Match: * and
- * If-Match on PUT, Complete and Copy).
+ * applies them to GET/HEAD (and to copy sources), and to writes (If-None-Match and
+ * If-Match, `*` or ETags, on PUT, Complete and Copy).
  */
 import { StoreError } from './errors.js';
 import { etagOf, type ObjectVersion } from './records.js';
@@ -15,7 +15,7 @@ export interface ReadConditions {
 }
 
 export interface WriteConditions {
-  /** '*' only: the key must not exist. */
+  /** '*': the key must not exist; ETags: the current object's ETag must not be one of them. */
   ifNoneMatch?: string;
   /** The current object's ETag must be one of these (or '*': must exist). */
   ifMatch?: string;
@@ -83,9 +83,9 @@ export function checkWrite(
     code === 'PreconditionFailed'
       ? 'At least one of the pre-conditions you specified did not hold'
       : 'A conflicting operation occurred. If using PutObject you can retry the request.';
-  if (c.ifNoneMatch !== undefined) {
-    if (c.ifNoneMatch.trim() !== '*') throw new StoreError('InvalidArgument', 'If-None-Match on a write only accepts *');
-    if (current) throw new StoreError(code, msg, { detail: { Condition: 'If-None-Match' } });
+  // If-None-Match: `*` fails when the key exists, an ETag list when the current ETag is in it.
+  if (c.ifNoneMatch !== undefined && current && etagMatches(c.ifNoneMatch, etagOf(current))) {
+    throw new StoreError(code, msg, { detail: { Condition: 'If-None-Match' } });
   }
   if (c.ifMatch !== undefined && (!current || !etagMatches(c.ifMatch, etagOf(current)))) {
     // AWS answers 404 NoSuchKey for If-Match on a missing key.

@@ -67,10 +67,14 @@ export function claimedAlgorithms(claims: BodyClaims | undefined, requested?: Ch
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-function decodeB64(value: string, what: string, bytes: number): Uint8Array {
+/**
+ * A base64 digest claim of `bytes` bytes. A malformed one is StoreError `code`: S3 answers
+ * InvalidDigest for Content-MD5 but BadDigest for an x-amz-checksum-* value.
+ */
+function decodeB64(value: string, what: string, bytes: number, code: 'InvalidDigest' | 'BadDigest' = 'InvalidDigest'): Uint8Array {
   const v = value.trim();
   const buf = B64.test(v) ? Buffer.from(v, 'base64') : Buffer.alloc(0);
-  if (buf.length !== bytes) throw new StoreError('InvalidDigest', `${what} is not a base64 ${bytes}-byte digest`);
+  if (buf.length !== bytes) throw new StoreError(code, `${what} is not a base64 ${bytes}-byte digest`);
   return buf;
 }
 
@@ -91,7 +95,7 @@ export function verifyClaims(d: BodyDigests, claims: BodyClaims | undefined): vo
   for (const name of CHECKSUM_NAMES) {
     const claim = claims.checksums?.[name];
     if (claim === undefined) continue;
-    const want = decodeB64(claim, `x-amz-checksum-${name}`, DIGEST_BYTES[name]);
+    const want = decodeB64(claim, `x-amz-checksum-${name}`, DIGEST_BYTES[name], 'BadDigest');
     if (!Buffer.from(d.values[name]!).equals(want)) {
       throw new StoreError('BadDigest', `The ${name.toUpperCase()} you specified did not match the calculated checksum.`, {
         detail: { Algorithm: name.toUpperCase() },

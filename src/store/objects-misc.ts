@@ -35,21 +35,43 @@ export async function deleteObject(repo: Repository, bucket: string, key: string
   });
 }
 
-/** Deletes up to 1000 keys in one commit; per-key failures are reported, not thrown. */
-export async function deleteObjects(repo: Repository, bucket: string, keys: readonly string[]): Promise<DeleteResult[]> {
-  if (keys.length > MAX_DELETE_KEYS) throw new StoreError('InvalidArgument', `at most ${MAX_DELETE_KEYS} keys per request`);
+/** One entry of a DeleteObjects request. */
+export interface DeleteTarget {
+  key: string;
+  /** Only the current version may be named, and buckets are unversioned: it is `null`. */
+  versionId?: string;
+  /** Delete only if the current ETag is this one (conditional delete). */
+  etag?: string;
+}
+
+/** The version id S3 gives objects of a bucket that was never versioned. */
+export const NULL_VERSION_ID = 'null';
+
+/**
+ * Deletes up to 1000 keys in one commit; per-key failures are reported, not thrown. A
+ * target naming a version other than the current (`null`) one fails with NoSuchVersion
+ * and deletes nothing; one with an ETag fails with PreconditionFailed when the current
+ * ETag differs, NoSuchKey when there is no current object.
+ */
+export async function deleteObjects(repo: Repository, bucket: string, targets: readonly (string | DeleteTarget)[]): Promise<DeleteResult[]> {
+  if (targets.length > MAX_DELETE_KEYS) throw new StoreError('InvalidArgument', `at most ${MAX_DELETE_KEYS} keys per request`);
   return repo.run(async (tx) => {
     tx.requireBucket(bucket);
     const out: DeleteResult[] = [];
-    for (const key of keys) {
+    for (const target of targets) {
+      const t = typeof target === 'string' ? { key: target } : target;
       try {
-        checkKey(key);
-        const cur = await currentVersion(tx, bucket, key);
-        if (cur) tx.put(bucket, key, TOMBSTONE);
-        out.push({ key, existed: !!cur });
+        checkKey(t.key);
+        if (t.versionId !== undefined && t.versionId !== NULL_VERSION_ID) {
+          throw new StoreError('NoSuchVersion', 'The specified version does not exist.', { detail: { Key: t.key, VersionId: t.versionId } });
+        }
+        const cur = await currentVersion(tx, bucket, t.key);
+        if (t.etag !== undefined) checkWrite(cur, { ifMatch: t.etag });
+        if (cur) tx.put(bucket, t.key, TOMBSTONE);
+        out.push({ key: t.key, existed: !!cur });
       } catch (err) {
         if (!(err instanceof StoreError)) throw err;
-        out.push({ key, existed: false, error: err });
+        out.push({ key: t.key, existed: false, error: err });
       }
     }
     return out;

@@ -17,7 +17,7 @@ import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { isStoreError, StoreError } from './errors.js';
-import { maskedMd5, newDataKey, newStreamId, streamKey, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
+import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
 import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 import { sealVersionChecksums } from './crypto/sealed-checksums.js';
@@ -132,19 +132,7 @@ export async function putObject(
     const { digests: d, primary } = finishDigest(digest, opts);
     // What is stored: the body itself, or its sealed segments (never the plaintext).
     const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
-    const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
-    const result = await repo.run(async (tx) => {
-      tx.requireBucket(bucket);
-      // The current version matters only to a condition (an unversioned put replaces it).
-      if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
-      const location: Location = chunks ?? (d.size > 0 ? tx.addBody(stored!) : { kind: 'empty' });
-      const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
-      if (crypt) version.encryption = crypt.record(d.size);
-      // Stored with SSE-C checksum values sealed; answered with them.
-      tx.put(bucket, key, encodeVersions([crypt ? sealVersionChecksums(version, crypt.dataKey) : version]));
-      return version;
-    });
-    return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+    return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: stored! }, crypt && { crypt });
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     // After an ambiguous commit ('Unsafe': the anchor may name it) the chunks may be live:
@@ -180,8 +168,42 @@ export function newBodyCrypt(req: EncryptionRequest): BodyCrypt {
   };
 }
 
+/**
+ * Commits a hashed body as the key's new version: the write conditions are checked again
+ * inside the commit (StoreError ConditionalRequestConflict when a concurrent write changed
+ * the answer), a small body (`bytes`, already sealed when encrypted) is packed into the
+ * commit, a carrier (`location`) is referenced as written. An encrypted body records its
+ * key envelope and streams (`streams`: several when it was written piece by piece, else
+ * the one stream of `crypt`), its ETag digest masked for SSE-C, and SSE-C checksums
+ * sealed. Mutates the index through the group commit only.
+ */
+export async function commitPut(
+  repo: Repository,
+  bucket: string,
+  key: string,
+  opts: ObjectMetadata & { conditions?: WriteConditions },
+  d: BodyDigests,
+  primary: ChecksumName | undefined,
+  body: { location: Location } | { bytes: Uint8Array },
+  enc?: { crypt: BodyCrypt; streams?: BodyStream[] }
+): Promise<PutResult> {
+  const md5 = enc ? enc.crypt.etagDigest(d.md5) : d.md5;
+  const result = await repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    // The current version matters only to a condition (an unversioned put replaces it).
+    if (opts.conditions) checkWrite(await currentVersion(tx, bucket, key), opts.conditions, 'ConditionalRequestConflict');
+    const location: Location = 'location' in body ? body.location : d.size > 0 ? tx.addBody(body.bytes) : { kind: 'empty' };
+    const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
+    if (enc) version.encryption = enc.streams ? { ...enc.crypt.record(d.size), streams: enc.streams } : enc.crypt.record(d.size);
+    // Stored with SSE-C checksum values sealed; answered with them.
+    tx.put(bucket, key, encodeVersions([enc ? sealVersionChecksums(version, enc.crypt.dataKey) : version]));
+    return version;
+  });
+  return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };
+}
+
 /** Fails fast, before the body is read: missing bucket, or a precondition already false. */
-async function precheck(repo: Repository, bucket: string, key: string, conditions: WriteConditions | undefined): Promise<void> {
+export async function precheck(repo: Repository, bucket: string, key: string, conditions: WriteConditions | undefined): Promise<void> {
   const b = repo.state.buckets.get(bucket);
   if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
   if (!conditions) return;

@@ -8,6 +8,7 @@ import type { Provider } from '../provider/provider.js';
 import { Repository, type RepositoryOptions } from './repository.js';
 import * as buckets from './buckets.js';
 import { putObject, type PutOptions, type PutResult } from './objects-write.js';
+import { putObjectUnsized, type UnsizedPutOptions } from './objects-unsized.js';
 import { getObject, headObject, liveVersion, type GetOptions, type GetResult } from './objects-read.js';
 import * as misc from './objects-misc.js';
 import { listObjects, type ListOptions, type ListResult } from './list.js';
@@ -66,6 +67,10 @@ export class Store {
   putObject(bucket: string, key: string, body: AsyncIterable<Uint8Array>, opts: PutOptions): Promise<PutResult> {
     return putObject(this.repo, bucket, key, body, opts);
   }
+  /** PutObject for a body of unknown length (chunked transfer, POST Object). */
+  putObjectUnsized(bucket: string, key: string, body: AsyncIterable<Uint8Array>, opts: UnsizedPutOptions): Promise<PutResult> {
+    return putObjectUnsized(this.repo, bucket, key, body, opts);
+  }
   getObject(bucket: string, key: string, opts?: GetOptions): Promise<GetResult> {
     return getObject(this.repo, bucket, key, opts);
   }
@@ -79,8 +84,8 @@ export class Store {
   deleteObject(bucket: string, key: string, conditions?: WriteConditions): Promise<misc.DeleteResult> {
     return misc.deleteObject(this.repo, bucket, key, conditions);
   }
-  deleteObjects(bucket: string, keys: readonly string[]): Promise<misc.DeleteResult[]> {
-    return misc.deleteObjects(this.repo, bucket, keys);
+  deleteObjects(bucket: string, targets: readonly (string | misc.DeleteTarget)[]): Promise<misc.DeleteResult[]> {
+    return misc.deleteObjects(this.repo, bucket, targets);
   }
   copyObject(src: { bucket: string; key: string }, dst: { bucket: string; key: string }, opts?: misc.CopyOptions): Promise<ObjectVersion> {
     return misc.copyObject(this.repo, src, dst, opts);

@@ -103,7 +103,7 @@ describe('multipart uploads', () => {
       )
     );
     expect(guarded).toMatchObject({ name: 'PreconditionFailed', status: 412 });
-    // A range past the end of the source is refused.
+    // A range past the end of the source is refused (InvalidRange, as S3 answers it).
     const outside = await failure(
       s3.send(
         new UploadPartCopyCommand({
@@ -116,7 +116,7 @@ describe('multipart uploads', () => {
         })
       )
     );
-    expect(outside).toMatchObject({ name: 'InvalidArgument', status: 400 });
+    expect(outside).toMatchObject({ name: 'InvalidRange', status: 416 });
 
     const parts = await s3.send(new ListPartsCommand({ Bucket: b, Key: key, UploadId }));
     expect(parts.Parts?.map((p) => [p.PartNumber, p.Size, p.ETag])).toEqual([

@@ -80,7 +80,8 @@ export const CLIENTS = {
     label: 'python3 with boto3 >= 1.36',
     install:
       "apt-get install python3-boto3 (Debian 13+; on older systems: pip install 'boto3>=1.36')",
-    enables: 'test/integration/boto3.test.ts: boto3 with default and when_required checksums',
+    enables:
+      'test/integration/boto3.test.ts: boto3 with default and when_required checksums; test/integration/surface-boto3.test.ts: presigned POST, metadata, conditional writes, attributes',
     find: findBoto3Python,
   },
 } satisfies Record<string, ClientSpec>;

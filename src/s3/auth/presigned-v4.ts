@@ -26,9 +26,9 @@ function queryError(message: string): S3Error {
 
 /**
  * Verifies a presigned SigV4 request. Pure apart from the signing-key cache. Throws S3Error:
- * `AuthorizationQueryParametersError` (missing/invalid parameters, bad scope, expiry out
- * of 1..604800), `AccessDenied` ("Request has expired", "Request is not yet valid", unsigned
- * x-amz-* headers), `InvalidAccessKeyId`, `SignatureDoesNotMatch`, `NotImplemented`
+ * `AuthorizationQueryParametersError` (missing/invalid parameters, bad scope, a non-numeric
+ * expiry), `AccessDenied` ("Request has expired", "Request is not yet valid", an expiry out
+ * of 1..604800 s, unsigned x-amz-* headers), `InvalidAccessKeyId`, `SignatureDoesNotMatch`, `NotImplemented`
  * (SigV4a).
  */
 export function verifyPresignedV4(
@@ -56,12 +56,21 @@ export function verifyPresignedV4(
   const requestTime = parseAmzDate(amzDate);
   if (!requestTime)
     throw queryError("X-Amz-Date must be in the ISO8601 Long Format \"yyyyMMdd'T'HHmmss'Z'\"");
-  if (!/^[0-9]{1,10}$/.test(expiresRaw)) throw queryError('X-Amz-Expires should be a number');
+  if (!/^-?[0-9]{1,10}$/.test(expiresRaw)) throw queryError('X-Amz-Expires should be a number');
   const expires = Number(expiresRaw);
-  if (expires < 1) throw queryError('X-Amz-Expires must be at least 1 second');
+  // A validity of zero or less has expired whenever it arrives; one beyond a week is refused
+  // outright. Both are 403, as S3 answers them (a malformed value is the 400 above).
+  if (expires < 1)
+    throw new S3Error('AccessDenied', 'Request has expired', {
+      'X-Amz-Expires': expiresRaw,
+      ServerTime: req.now.toISOString(),
+    });
   if (expires > MAX_PRESIGNED_EXPIRES_SECONDS)
-    throw queryError(
-      `X-Amz-Expires must be less than a week (in seconds) that is ${MAX_PRESIGNED_EXPIRES_SECONDS}`
+    throw new S3Error(
+      'AccessDenied',
+      'X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires ' +
+        `must be less than ${MAX_PRESIGNED_EXPIRES_SECONDS} seconds`,
+      { 'X-Amz-Expires': expiresRaw }
     );
 
   const credential = parseCredential(credentialRaw, 'presigned', amzDate, options.region);

@@ -14,12 +14,14 @@
  *   CanonicalizedResource   = [/bucket when virtual-hosted] + raw path +
  *                             [? sorted sub-resources, values percent-decoded]
  *
- * The payload is not signed.
+ * The payload is not signed. A URL may not stay valid for more than 7 days from the moment
+ * it is used (SigV4's bound; SigV2 URLs name only their end).
  */
 import { createHmac } from 'node:crypto';
 import { percentDecode } from '../../sigv4/raw-target.js';
 import { signaturesEqual } from '../../sigv4/hash.js';
 import { S3Error } from '../errors.js';
+import { MAX_PRESIGNED_EXPIRES_SECONDS } from '../limits.js';
 import { bucketFromHost } from '../router/virtual-host.js';
 import { queryParam, type ReadTarget } from './target.js';
 import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
@@ -91,8 +93,8 @@ export function sigV2Resource(target: ReadTarget, virtualHostBucket: string | un
   return bucketPrefix + target.rawPath + query;
 }
 
-/** The SigV2 StringToSign of a query-authenticated request. Pure. */
-export function sigV2StringToSign(req: AuthRequest, expires: string, resource: string): string {
+/** The header-derived lines of a SigV2 StringToSign (everything before the resource). */
+function sigV2HeaderLines(req: AuthRequest, expires: string): string {
   const amz = Object.entries(req.headers)
     .filter(([name, v]) => name.startsWith('x-amz-') && v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -100,7 +102,21 @@ export function sigV2StringToSign(req: AuthRequest, expires: string, resource: s
     .join('');
   const md5 = req.headers['content-md5'] ?? '';
   const type = req.headers['content-type'] ?? '';
-  return `${req.method.toUpperCase()}\n${md5}\n${type}\n${expires}\n${amz}${resource}`;
+  return `${req.method.toUpperCase()}\n${md5}\n${type}\n${expires}\n${amz}`;
+}
+
+/** The SigV2 StringToSign of a query-authenticated request. Pure. */
+export function sigV2StringToSign(req: AuthRequest, expires: string, resource: string): string {
+  return sigV2HeaderLines(req, expires) + resource;
+}
+
+/**
+ * The bytes the SigV2 signature covers: header values as they came on the wire (the
+ * server reads them one character per byte, so latin1 restores the bytes; a UTF-8 value
+ * stays UTF-8), then the resource, whose decoded sub-resource values are UTF-8. Pure.
+ */
+function sigV2Bytes(req: AuthRequest, expires: string, resource: string): Buffer {
+  return Buffer.concat([Buffer.from(sigV2HeaderLines(req, expires), 'latin1'), Buffer.from(resource, 'utf8')]);
 }
 
 /**
@@ -131,10 +147,19 @@ export function verifySigV2Query(
       Expires: expiresAt.toISOString(),
       ServerTime: req.now.toISOString(),
     });
+  // SigV2 URLs carry no signing time: bound them from now, with SigV4's longest validity,
+  // so that no URL stays valid for longer than a week from any moment.
+  if (expiresAt.getTime() - req.now.getTime() > MAX_PRESIGNED_EXPIRES_SECONDS * 1000)
+    throw new S3Error(
+      'AccessDenied',
+      `Expires must be at most ${MAX_PRESIGNED_EXPIRES_SECONDS} seconds (7 days) after the current time`,
+      { Expires: expiresAt.toISOString(), ServerTime: req.now.toISOString() }
+    );
   const secret = secretOf(lookup, accessKeyId);
   const bucket = bucketFromHost(req.headers.host, options.baseDomain);
-  const sts = sigV2StringToSign(req, expires, sigV2Resource(target, bucket));
-  const expected = createHmac('sha1', secret).update(sts, 'utf8').digest('base64');
+  const resource = sigV2Resource(target, bucket);
+  const sts = sigV2StringToSign(req, expires, resource);
+  const expected = createHmac('sha1', secret).update(sigV2Bytes(req, expires, resource)).digest('base64');
   if (!signaturesEqual(expected, signature))
     throw new S3Error('SignatureDoesNotMatch', undefined, {
       AWSAccessKeyId: accessKeyId,

@@ -64,8 +64,8 @@ export interface SignedAuth {
   /** The region of the credential scope (SigV4), or the configured/default one (SigV2). */
   region: string;
   signatureVersion: 2 | 4;
-  /** Which form carried the signature. */
-  form: 'header' | 'presigned';
+  /** Which form carried the signature (`post-form`: the fields of a POST Object form). */
+  form: 'header' | 'presigned' | 'post-form';
   payload: PayloadMode;
 }
 

@@ -15,6 +15,7 @@ import {
   formatAmzDate,
   lowerCaseHeaders,
   stringToSign,
+  wireBytes,
 } from '../../sigv4/canonical.js';
 import { hmacSha256, signaturesEqual, toHex } from '../../sigv4/hash.js';
 import { deriveSigningKey } from '../../sigv4/signing-key.js';
@@ -177,12 +178,13 @@ export function verifySignature(
       signedHeaders: canonical.signedHeaders,
       payloadHash: claim.payloadHash,
     });
-    const sts = stringToSign(claim.amzDate, scope, creq);
+    const sts = stringToSign(claim.amzDate, scope, wireBytes(creq));
     if (signaturesEqual(toHex(hmacSha256(signingKey, sts)), claim.signature))
       return { signingKey, scope };
     first ??= { creq, sts };
   }
-  throw mismatch(first!.creq, first!.sts);
+  // Shown as text: the wire bytes read as UTF-8 (what a client signing UTF-8 compares to).
+  throw mismatch(Buffer.from(wireBytes(first!.creq)).toString('utf8'), first!.sts);
 }
 
 /** `yyyymmddThhmmssZ` of an HTTP-date (`Date` header), or undefined when unparseable. */

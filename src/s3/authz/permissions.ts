@@ -55,6 +55,10 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   PutObjectTagging: 'write',
   DeleteObjectTagging: 'write',
   GetObjectAcl: 'read',
+  GetObjectAttributes: 'read',
+  // A browser form carries its credentials in its fields: its handler authorizes the form's
+  // signer (or anonymous) as a PutObject once it has read them.
+  PostObject: 'public',
   PutObjectAcl: 'write',
   // Access configuration of the bucket itself.
   GetBucketAcl: 'owner',

@@ -177,6 +177,9 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   PutObjectTagging: object('PutObjectTagging'),
   DeleteObjectTagging: object('DeleteObjectTagging'),
   GetObjectAcl: object('GetObjectAcl', 'READ_ACP'),
+  GetObjectAttributes: object('GetObjectAttributes', 'READ'),
+  // Authorized by its handler as a PutObject of the form's signer, with the form's fields.
+  PostObject: { scope: 'none' },
   PutObjectAcl: object('PutObjectAcl', 'WRITE_ACP'),
 };
 

@@ -8,7 +8,7 @@
  *   aws:Referer / aws:UserAgent: the request headers; aws:PrincipalType: Anonymous or User;
  * - s3:prefix / s3:delimiter / s3:max-keys: the listing's query parameters (present only when
  *   the request sends them);
- * - s3:authType (REST-HEADER, REST-QUERY-STRING) and s3:signatureversion (AWS4-HMAC-SHA256,
+ * - s3:authType (REST-HEADER, REST-QUERY-STRING, POST) and s3:signatureversion (AWS4-HMAC-SHA256,
  *   AWS): how the request was signed; both absent for anonymous requests;
  * - s3:x-amz-*: the request header of that name; s3:x-amz-copy-source: the decoded
  *   `bucket/key` of the copy source;
@@ -105,7 +105,7 @@ export function conditionContext(r: RequestContext, e: Endpoint, opts: ContextOp
           return LIST_OPS.has(e.op) ? one(r.query.get('max-keys')) : undefined;
         case 's3:authtype':
           if (!r.auth || r.auth.accessKeyId === null) return undefined;
-          return [r.auth.form === 'header' ? 'REST-HEADER' : 'REST-QUERY-STRING'];
+          return [r.auth.form === 'header' ? 'REST-HEADER' : r.auth.form === 'post-form' ? 'POST' : 'REST-QUERY-STRING'];
         case 's3:signatureversion':
           if (!r.auth || r.auth.accessKeyId === null) return undefined;
           return [r.auth.signatureVersion === 4 ? 'AWS4-HMAC-SHA256' : 'AWS'];

@@ -25,6 +25,7 @@ import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/
 import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
 import { setBucketAcl, setOwnership } from './acl.js';
 import { encodeOwnership, ownershipHeader, OWNERSHIP_CONFIG, type ObjectOwnership } from '../authz/acl-ownership.js';
+import { pageBuckets } from '../bucket-page.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -33,16 +34,17 @@ const regionOf = (r: RequestContext) => r.deps.region ?? 'us-east-1';
 
 export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>): Promise<void> {
   const key = keyOf(r.deps, r.auth?.accessKeyId ?? null);
-  // Only the buckets this key may use (admin: all).
-  let buckets = r.store.listBuckets().filter((b) => key !== undefined && keySeesBucket(r.deps, key, b.name));
-  if (e.params.prefix) buckets = buckets.filter((b) => b.name.startsWith(e.params.prefix!));
+  // Only the buckets this key may use (admin: all), then paged.
+  const visible = r.store.listBuckets().filter((b) => key !== undefined && keySeesBucket(r.deps, key, b.name));
+  const page = pageBuckets(visible, e.params, Buffer.from(r.store.repo.config.tokenSecret, 'hex'));
   sendXml(
     r,
     200,
     renderListAllMyBucketsResult({
       owner: ownerOf(r),
-      buckets: buckets.map((b) => ({ name: b.name, creationDate: new Date(b.created), region: regionOf(r) })),
-      ...(e.params.prefix ? { prefix: e.params.prefix } : {}),
+      buckets: page.buckets.map((b) => ({ name: b.name, creationDate: new Date(b.created), region: regionOf(r) })),
+      ...(page.continuationToken ? { continuationToken: page.continuationToken } : {}),
+      ...(e.params.prefix !== undefined ? { prefix: e.params.prefix } : {}),
     })
   );
 }

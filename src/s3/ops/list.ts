@@ -75,7 +75,7 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;
-  if (p.continuationToken) out.continuationToken = p.continuationToken;
+  if (p.continuationToken !== undefined) out.continuationToken = p.continuationToken;
   if (res.nextContinuationToken) out.nextContinuationToken = res.nextContinuationToken;
   if (p.startAfter) out.startAfter = p.startAfter;
   if (p.encodingType) out.encodingType = p.encodingType;

@@ -77,21 +77,24 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
     g = await r.store.getObject(e.source.bucket, e.source.key, opts);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'NotModified') throw new S3Error('PreconditionFailed');
-    if (err instanceof StoreError && err.code === 'InvalidRange') {
-      throw new S3Error('InvalidArgument', 'The x-amz-copy-source-range value must be of the form bytes=first-last where first and last are the zero-based offsets of the first and last bytes to copy', {
-        ArgumentName: 'x-amz-copy-source-range',
-      });
-    }
+    // A range outside the source object is S3's InvalidRange (as a GET's would be).
+    if (err instanceof StoreError && err.code === 'InvalidRange') throw new S3Error('InvalidRange');
     throw err;
   }
   if (e.sourceRange && g.range && g.range.end !== e.sourceRange.last) {
-    throw new S3Error('InvalidArgument', 'Range specified is not valid for source object', { ArgumentName: 'x-amz-copy-source-range' });
+    await drain(g.body);
+    throw new S3Error('InvalidRange');
   }
   const size = g.range ? g.range.end - g.range.start + 1 : g.version.size;
   const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size, keys: dest.keys });
   const checksums: ChecksumValues = {};
   for (const n of CHECKSUM_NAMES) if (res.values[n]) checksums[n] = b64(res.values[n]!);
   sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }), encryptionHeaders(res.mode, dest.customer));
+}
+
+/** Stops a body stream the handler will not read (releases its reader). */
+async function drain(body: AsyncIterable<Uint8Array>): Promise<void> {
+  await body[Symbol.asyncIterator]().return?.();
 }
 
 /** The checksum values an object's version reports (primary algorithm, with "-N" if composite). */

@@ -3,18 +3,21 @@
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
-import { requestBody } from '../body.js';
+import { requestBodyMaybeSized, type MaybeSizedBody } from '../body.js';
 import { metadataFromRequest, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
 import { readConditions, readRange, writeConditions } from '../conditions.js';
 import { sendEmpty, sendError, sendStream, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
-import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES } from '../xml/index.js';
+import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES, type DeleteErrorEntry, type DeletedEntry } from '../xml/index.js';
 import { StoreError } from '../../store/errors.js';
 import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
 import { refusedDeletes } from '../authorize.js';
 import type { ChecksumName, ObjectVersion } from '../../store/records.js';
-import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
+import type { PutOptions, PutResult } from '../../store/objects-write.js';
+import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
+import type { ClaimOptions } from '../../store/digest.js';
+import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -26,16 +29,52 @@ export function checksumEcho(v: ObjectVersion, alg: ChecksumName | undefined): R
   return { [`x-amz-checksum-${name}`]: Buffer.from(value).toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT' };
 }
 
-export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
-  const meta = metadataFromRequest(r, e.bucket);
-  // Encryption is settled (headers validated, bucket default read) before any body byte.
-  const enc = writeEncryption(r, e.bucket);
-  const body = requestBody(r);
-  const opts: Parameters<typeof r.store.putObject>[3] = { ...meta, ...body };
+/** Size bounds a caller puts on a write (POST Object's content-length-range). */
+export interface WriteBounds {
+  maxBytes?: number;
+  minBytes?: number;
+}
+
+/**
+ * The one write path of an object body, described by a header record: PutObject passes
+ * the request's headers, POST Object its form fields under the header names they stand
+ * for. Everything keyed on request headers (metadata, conditions, encryption, and the
+ * header checks of ACLs and fail-closed refusals) must read `h`, never `r.headers`, so that
+ * it applies to both. Encryption is settled (headers validated, bucket default read)
+ * before any body byte. A body without a size goes through the store's unsized path.
+ * Throws S3Error / StoreError as the store does.
+ */
+export async function putFromHeaders(
+  r: RequestContext,
+  bucket: string,
+  key: string,
+  h: Record<string, string | undefined>,
+  body: MaybeSizedBody,
+  bounds: WriteBounds = {}
+): Promise<{ result: PutResult; enc: WriteEncryption }> {
+  // Metadata, the canned ACL and the object's owner (the ACL checks read `h` too).
+  const meta = metadataFromRequest(r, bucket, h);
+  const enc = writeEncryption(r, bucket, h);
+  const claims: ClaimOptions = {};
+  if (body.claims) claims.claims = body.claims;
+  if (body.trailingClaims) claims.trailingClaims = body.trailingClaims;
+  if (body.checksumAlgorithm) claims.checksumAlgorithm = body.checksumAlgorithm;
+  const cond = writeConditions(h);
+  if (body.size === undefined) {
+    const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds };
+    if (enc.request) opts.encryption = enc.request;
+    if (cond) opts.conditions = cond;
+    return { result: await r.store.putObjectUnsized(bucket, key, body.body, opts), enc };
+  }
+  const opts: PutOptions = { ...meta, ...claims, size: body.size };
   if (enc.request) opts.encryption = enc.request;
-  const cond = writeConditions(r.headers);
   if (cond) opts.conditions = cond;
-  const result = await r.store.putObject(e.bucket, e.key, body.body, opts);
+  return { result: await r.store.putObject(bucket, key, body.body, opts), enc };
+}
+
+export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
+  const body = requestBodyMaybeSized(r);
+  const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
     etag: `"${result.etag}"`,
     ...checksumEcho(result.version, body.checksumAlgorithm),
@@ -55,6 +94,10 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   try {
     g = head ? await r.store.headObject(e.bucket, e.key, opts) : await r.store.getObject(e.bucket, e.key, opts);
   } catch (err) {
+    // A part number past the object's parts: S3 answers 400 InvalidPart.
+    if (err instanceof StoreError && err.code === 'InvalidPartNumber') {
+      throw new S3Error('InvalidPart', 'The requested partnumber is not satisfiable', { PartNumberRequested: e.partNumber ?? '' });
+    }
     if (err instanceof StoreError && err.code === 'NotModified') {
       // 304 still carries the validators.
       const v = await r.store.version(e.bucket, e.key);
@@ -85,14 +128,23 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const req = parseDelete(bytes);
   // Each key is authorized on its own (a policy may allow or deny some keys only).
   const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
-  const keys = req.objects.map((o) => o.key).filter((k) => !refused.has(k));
-  const results = keys.length > 0 ? await r.store.deleteObjects(e.bucket, keys) : [];
-  const deleted = results.filter((x) => !x.error).map((x) => ({ key: x.key }));
-  const errors = results.filter((x) => x.error).map((x) => {
+  const allowed = req.objects.filter((o) => !refused.has(o.key));
+  // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
+  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed) : [];
+  const deleted: DeletedEntry[] = [];
+  const errors: DeleteErrorEntry[] = [];
+  for (const o of req.objects) {
+    if (refused.has(o.key)) errors.push({ key: o.key, ...(o.versionId !== undefined && { versionId: o.versionId }), code: 'AccessDenied', message: 'Access Denied' });
+  }
+  results.forEach((x, i) => {
+    const versionId = allowed[i]!.versionId;
+    if (!x.error) {
+      deleted.push({ key: x.key, ...(versionId !== undefined && { versionId }) });
+      return;
+    }
     const s3 = s3ErrorOf(x.error);
-    return { key: x.key, code: s3.code, message: s3.message };
+    errors.push({ key: x.key, ...(versionId !== undefined && { versionId }), code: s3.code, message: s3.message });
   });
-  for (const key of refused) errors.push({ key, code: 'AccessDenied', message: 'Access Denied' });
   sendXml(r, 200, renderDeleteResult({ deleted: req.quiet ? [] : deleted, errors }));
 }
 

@@ -26,7 +26,7 @@ export interface ListObjectsV2Params {
   prefix: string;
   delimiter?: string;
   maxKeys: number;
-  /** Opaque, as sent; never empty when present. */
+  /** Opaque, as sent; empty lists from the start (and is echoed). */
   continuationToken?: string;
   startAfter?: string;
   fetchOwner: boolean;
@@ -119,6 +119,8 @@ export type Endpoint =
   | ({ op: 'CompleteMultipartUpload' } & U)
   | ({ op: 'AbortMultipartUpload' } & U)
   | ({ op: 'ListParts'; params: ListPartsParams } & U)
+  | ({ op: 'GetObjectAttributes' } & K)
+  | ({ op: 'PostObject' } & B)
   | ({ op: 'GetObjectTagging' } & K)
   | ({ op: 'PutObjectTagging' } & K)
   | ({ op: 'DeleteObjectTagging' } & K)

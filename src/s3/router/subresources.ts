@@ -29,9 +29,8 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'website',
 ]);
 
-/** Object-level sub-resources (`tagging` on objects is implemented). */
+/** Object-level sub-resources (`tagging` and GET `attributes` on objects are implemented). */
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
-  'attributes',
   'legal-hold',
   'renameObject',
   'restore',

@@ -2,8 +2,8 @@
  * @module Listing documents: ListAllMyBucketsResult, ListBucketResult (V1 and V2) and
  * ListMultipartUploadsResult, rendered from plain data.
  *
- * `encoding-type=url` URL-encodes Key, Prefix, Delimiter, StartAfter, Marker, NextMarker
- * (V1), KeyMarker/NextKeyMarker (uploads) and CommonPrefixes — never continuation tokens —
+ * `encoding-type=url` URL-encodes Key, Prefix (V2 and uploads), Delimiter, StartAfter,
+ * Marker, NextMarker (V1), KeyMarker/NextKeyMarker (uploads) and CommonPrefixes — never continuation tokens —
  * and echoes `<EncodingType>url</EncodingType>`. When the client did not ask for it but a
  * string cannot be carried by XML 1.0 (a key with U+001F, say), the whole response is
  * URL-encoded and says so: the document stays parseable and the key stays exact (see
@@ -92,10 +92,13 @@ export interface ListObjectsV1Data {
   encodingType?: EncodingType;
 }
 
-/** `ListBucketResult` for ListObjects (V1). Pure. */
+/**
+ * `ListBucketResult` for ListObjects (V1). Pure. The `<Prefix>` is echoed as sent, never
+ * URL-encoded: botocore, which always asks V1 listings for `encoding-type=url`, decodes
+ * Marker, NextMarker, Delimiter and keys but not V1's Prefix, because S3 does not encode it.
+ */
 export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
   const { encodingType, encode } = chooseEncoding(r.encodingType, [
-    r.prefix,
     r.marker,
     r.delimiter,
     r.nextMarker,
@@ -106,7 +109,7 @@ export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
     s3Root(
       'ListBucketResult',
       leaf('Name', r.bucket),
-      leaf('Prefix', encode(r.prefix)),
+      leaf('Prefix', replaceUnsafeXmlChars(r.prefix)),
       leaf('Marker', encode(r.marker)),
       leaf('NextMarker', maybe(encode, r.nextMarker)),
       leaf('MaxKeys', r.maxKeys),

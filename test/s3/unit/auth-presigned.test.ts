@@ -133,12 +133,16 @@ describe('SigV4 presigned URLs', () => {
     const req = await presign({ method: 'GET', path: '/b/k', expiresIn: 604800 });
     verifyRequest({ ...req, now: at(604800_000) }, lookup);
     expectS3Error(() => verifyRequest({ ...req, now: at(604801_000) }, lookup), 'AccessDenied');
-    for (const bad of ['604801', '0', 'abc', '-5']) {
+    // Out of range is 403 AccessDenied (as S3 answers it); unparseable is 400.
+    for (const [bad, code] of [
+      ['604801', 'AccessDenied'],
+      ['0', 'AccessDenied'],
+      ['-5', 'AccessDenied'],
+      ['abc', 'AuthorizationQueryParametersError'],
+      ['1.5', 'AuthorizationQueryParametersError'],
+    ] as const) {
       const rawTarget = req.rawTarget.replace('X-Amz-Expires=604800', `X-Amz-Expires=${bad}`);
-      expectS3Error(
-        () => verifyRequest({ ...req, rawTarget, now: at(0) }, lookup),
-        'AuthorizationQueryParametersError'
-      );
+      expectS3Error(() => verifyRequest({ ...req, rawTarget, now: at(0) }, lookup), code);
     }
   });
 
@@ -259,6 +263,24 @@ describe('SigV2 presigned URLs', () => {
         ),
       'SignatureDoesNotMatch'
     );
+  });
+
+  it('a URL valid for more than 7 days from now is refused for every method (year 3000 included)', () => {
+    const now = new Date(1900000000_000);
+    const week = 7 * 24 * 3600;
+    for (const method of ['GET', 'PUT', 'DELETE', 'HEAD']) {
+      for (const [expires, ok] of [
+        [1900000000 + week, true],
+        [1900000000 + week + 1, false],
+        [32503680000, false], // 3000-01-01
+      ] as const) {
+        const sig = sigV2Reference(TEST_CREDS.secretAccessKey, method, expires, '/b/k');
+        const rawTarget = `/b/k?AWSAccessKeyId=${TEST_CREDS.accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(sig)}`;
+        const run = () => verifyRequest({ method, rawTarget, headers: { host: HOST }, now }, lookup);
+        if (ok) expect(run().accessKeyId).toBe(TEST_CREDS.accessKeyId);
+        else expectS3Error(run, 'AccessDenied');
+      }
+    }
   });
 
   it('missing parameters, bad Expires and unknown keys are refused', () => {

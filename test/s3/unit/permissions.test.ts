@@ -28,8 +28,8 @@ const OPS = Object.keys(NEEDS) as Operation[];
 const MUTATES = (op: Operation) => /^(Put|Delete|Create|Upload|Complete|Abort|Copy)/.test(op);
 
 describe('the permission table', () => {
-  it('makes only the CORS preflight public', () => {
-    expect(OPS.filter((op) => NEEDS[op] === 'public')).toEqual(['CorsPreflight']);
+  it('makes only the CORS preflight and POST Object public (a form is authorized by its handler, as a PutObject of its signer)', () => {
+    expect(OPS.filter((op) => NEEDS[op] === 'public').sort()).toEqual(['CorsPreflight', 'PostObject']);
   });
 
   it('never lets read (or less) change state', () => {
@@ -98,6 +98,8 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetBucketOwnershipControls: { op: 'GetBucketOwnershipControls', bucket: b },
     PutBucketOwnershipControls: { op: 'PutBucketOwnershipControls', bucket: b },
     DeleteBucketOwnershipControls: { op: 'DeleteBucketOwnershipControls', bucket: b },
+    GetObjectAttributes: { op: 'GetObjectAttributes', ...K },
+    PostObject: { op: 'PostObject', bucket: b },
   };
   return all[op];
 }
@@ -166,7 +168,7 @@ describe('authorizeEndpoint', () => {
 
   it('anonymous and unknown keys: only the preflight', async () => {
     for (const principal of [null, 'AKUNKNOWN']) {
-      for (const op of OPS) expect(await verdict(sample(op, B, SRC), principal), op).toBe(op === 'CorsPreflight' ? 'allow' : 'AccessDenied');
+      for (const op of OPS) expect(await verdict(sample(op, B, SRC), principal), op).toBe(NEEDS[op] === 'public' ? 'allow' : 'AccessDenied');
     }
   });
 
