@@ -47,6 +47,7 @@ import { startServer, type RunningServer } from '../../src/server/server.js';
 import { removeDataDir } from './harness.js';
 import { run } from './support/run-cli.js';
 import { bytesOf, createS3Client, failure, WireLog } from './support/sdk-v3-client.js';
+import { formBody, postForm } from './support/post-form.js';
 
 const MAIN = { accessKeyId: 'ACMAINACCESSKEY00001', secretAccessKey: 'access-control-main-secret-0000000000001' };
 const ALT = { accessKeyId: 'ACALTACCESSKEY000002', secretAccessKey: 'access-control-alt-secret-00000000000002' };
@@ -473,6 +474,37 @@ describe('Block Public Access', () => {
     await main.send(new PutPublicAccessBlockCommand({ Bucket: b, PublicAccessBlockConfiguration: { RestrictPublicBuckets: true } }));
     expect((await anon('GET', `/${b}/k`)).status).toBe(403);
     expect(await bytesOf((await main.send(new GetObjectCommand({ Bucket: b, Key: 'k' }))).Body)).toEqual(Buffer.from('k'));
+  });
+});
+
+describe('POST Object (browser forms) under ACLs, policies and Block Public Access', () => {
+  it('an anonymous form writes into a public-read-write bucket; its acl field is the object\'s ACL, under BlockPublicAcls and policy conditions', async () => {
+    const b = await newBucket('postacl', 'public-read-write');
+    const post = (fields: Record<string, string>) => postForm(`${server.url}/${b}`, formBody(fields, { data: Buffer.from(`form ${fields.key}`) }));
+    expect((await post({ key: 'open', acl: 'public-read' })).status).toBe(204);
+    expect(await (await anon('GET', `/${b}/open`)).text()).toBe('form open');
+    expect((await post({ key: 'closed' })).status).toBe(204);
+    expect((await anon('GET', `/${b}/closed`)).status).toBe(403);
+    // A policy condition on s3:x-amz-acl reads the form's acl field.
+    await main.send(
+      new PutBucketPolicyCommand({
+        Bucket: b,
+        Policy: policyOf([{ Effect: 'Deny', Principal: '*', Action: 's3:PutObject', Resource: `arn:aws:s3:::${b}/*`, Condition: { StringEquals: { 's3:x-amz-acl': 'public-read-write' } } }]),
+      })
+    );
+    const denied = await post({ key: 'rw', acl: 'public-read-write' });
+    expect(denied.status, denied.text).toBe(403);
+    expect(await exists(b, 'rw')).toBe(false);
+    // BlockPublicAcls refuses a public acl field, and nothing is written.
+    await main.send(new PutPublicAccessBlockCommand({ Bucket: b, PublicAccessBlockConfiguration: { BlockPublicAcls: true } }));
+    const blocked = await post({ key: 'blocked', acl: 'public-read' });
+    expect(blocked.status, blocked.text).toBe(403);
+    expect(await exists(b, 'blocked')).toBe(false);
+    expect((await post({ key: 'still-fine', acl: 'private' })).status).toBe(204);
+    // Grants to other users in a form are refused like the headers.
+    const granted = await post({ key: 'granted', 'x-amz-grant-read': 'id=x' });
+    expect(granted.status).toBe(501);
+    expect(await exists(b, 'granted')).toBe(false);
   });
 });
 
