@@ -23,11 +23,11 @@ import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { checkSseHeaders } from './sse.js';
 import { sendEmpty, sendError } from './respond.js';
+import type { Endpoint } from './router/endpoint.js';
+import { checkHeaderSection } from './header-limits.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
-import type { Endpoint } from './router/endpoint.js';
-import { checkHeaderSection } from './header-limits.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -61,7 +61,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     const authenticate = () =>
       verifyRequest(
         { method: r.method, rawTarget: r.rawTarget, headers: r.headers, now: new Date() },
-        (id) => deps.keys.get(id),
+        (id) => deps.secrets.get(id),
         { ...(deps.region ? { region: deps.region } : {}), ...(deps.baseDomain ? { baseDomain: deps.baseDomain } : {}) }
       );
     const routeIt = () => route({ method: r.method, rawTarget: r.rawTarget, host: r.headers.host, headers: r.headers }, deps.baseDomain ? { baseDomain: deps.baseDomain } : {});

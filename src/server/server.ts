@@ -172,9 +172,6 @@ export async function startServer(
   server.requestTimeout = 0; // large uploads may take long; stalled bodies are cut by the guard
   server.setTimeout(SOCKET_IDLE_MS);
   const tracker = trackRequests(server);
-  // `Expect: 100-continue` is answered once the request is authorized (s3/expect-continue.ts),
-  // so a refused client never sends its body; Node would otherwise send 100 at once.
-  server.on('checkContinue', (req, res) => server.emit('request', req, res));
   if (config.metricsListen) {
     try {
       metricsListener = await startMetricsListener(config.metricsListen.host, config.metricsListen.port, metrics, config.metricsToken);

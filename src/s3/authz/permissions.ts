@@ -43,7 +43,11 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   GetObject: 'read',
   HeadObject: 'read',
   GetObjectTagging: 'read',
+  GetObjectAttributes: 'read',
   PutObject: 'write',
+  // A form upload: app.ts lets it through to its handler, which authorizes the form's signer
+  // as a PutObject of the form's key; the entry says what it is, should anything ask.
+  PostObject: 'write',
   DeleteObject: 'write',
   DeleteObjects: 'write',
   CopyObject: 'write',
@@ -55,10 +59,6 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   PutObjectTagging: 'write',
   DeleteObjectTagging: 'write',
   GetObjectAcl: 'read',
-  GetObjectAttributes: 'read',
-  // A browser form carries its credentials in its fields: its handler authorizes the form's
-  // signer (or anonymous) as a PutObject once it has read them.
-  PostObject: 'public',
   PutObjectAcl: 'write',
   // Access configuration of the bucket itself.
   GetBucketAcl: 'owner',

@@ -178,8 +178,9 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   DeleteObjectTagging: object('DeleteObjectTagging'),
   GetObjectAcl: object('GetObjectAcl', 'READ_ACP'),
   GetObjectAttributes: object('GetObjectAttributes', 'READ'),
-  // Authorized by its handler as a PutObject of the form's signer, with the form's fields.
-  PostObject: { scope: 'none' },
+  // Authorized by its handler as a PutObject of the form's key, with the form's fields; as
+  // an endpoint of its own (should anything ask) a write into the bucket.
+  PostObject: bucket('PutObject', 'WRITE'),
   PutObjectAcl: object('PutObjectAcl', 'WRITE_ACP'),
 };
 
