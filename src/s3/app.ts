@@ -3,8 +3,8 @@
  *
  *   /health (anonymous GET), /metrics (bearer token) | admin API (/_strata/admin/, admin keys)
  *   | CORS preflight (OPTIONS, no auth)
- *   -> authenticate (SigV4 header / presigned / SigV2 presigned; a POST Object form is
- *      authenticated by its handler, from the form's own fields)
+ *   -> authenticate (SigV4 header / presigned / SigV2 presigned / none: anonymous; a POST
+ *      Object form is authenticated by its handler, from the form's own fields)
  *   -> route the raw request-target to an Endpoint -> dispatch -> respond
  *
  * and then logs one structured line and records metrics. Handlers write to Node's

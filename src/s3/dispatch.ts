@@ -9,6 +9,8 @@ import * as list from './ops/list.js';
 import * as mp from './ops/multipart.js';
 import { handleCopyObject } from './ops/copy.js';
 import * as tagging from './ops/tagging.js';
+import * as acl from './ops/acl.js';
+import * as policy from './ops/policy.js';
 import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
 import { handleGetObjectAttributes } from './ops/attributes.js';
@@ -80,6 +82,34 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return tagging.handlePutObjectTagging(r, e);
     case 'DeleteObjectTagging':
       return tagging.handleDeleteObjectTagging(r, e);
+    case 'GetBucketAcl':
+      return acl.handleGetBucketAcl(r, e);
+    case 'PutBucketAcl':
+      return acl.handlePutBucketAcl(r, e);
+    case 'GetObjectAcl':
+      return acl.handleGetObjectAcl(r, e);
+    case 'PutObjectAcl':
+      return acl.handlePutObjectAcl(r, e);
+    case 'GetBucketPolicy':
+      return policy.handleGetBucketPolicy(r, e);
+    case 'PutBucketPolicy':
+      return policy.handlePutBucketPolicy(r, e);
+    case 'DeleteBucketPolicy':
+      return policy.handleDeleteBucketPolicy(r, e);
+    case 'GetBucketPolicyStatus':
+      return policy.handleGetBucketPolicyStatus(r, e);
+    case 'GetPublicAccessBlock':
+      return policy.handleGetPublicAccessBlock(r, e);
+    case 'PutPublicAccessBlock':
+      return policy.handlePutPublicAccessBlock(r, e);
+    case 'DeletePublicAccessBlock':
+      return policy.handleDeletePublicAccessBlock(r, e);
+    case 'GetBucketOwnershipControls':
+      return acl.handleGetBucketOwnershipControls(r, e);
+    case 'PutBucketOwnershipControls':
+      return acl.handlePutBucketOwnershipControls(r, e);
+    case 'DeleteBucketOwnershipControls':
+      return acl.handleDeleteBucketOwnershipControls(r, e);
     case 'CorsPreflight':
       return handlePreflight(r, e.bucket);
     default: {

@@ -11,6 +11,7 @@ import { replaceUnsafeXmlChars, escapeXmlText } from './xml/escape.js';
 
 /** Every error code Strata emits, with its HTTP status and S3's default message. */
 export const CODE_STATUS = {
+  AccessControlListNotSupported: [400, 'The bucket does not allow ACLs'],
   AccessDenied: [403, 'Access Denied'],
   AccessForbidden: [403, 'CORSResponse: This CORS request is not allowed.'],
   AuthorizationHeaderMalformed: [400, 'The authorization header is malformed.'],
@@ -47,6 +48,10 @@ export const CODE_STATUS = {
   InternalError: [500, 'We encountered an internal error. Please try again.'],
   InvalidAccessKeyId: [403, 'The AWS Access Key Id you provided does not exist in our records.'],
   InvalidArgument: [400, 'Invalid Argument'],
+  InvalidBucketAclWithObjectOwnership: [
+    400,
+    "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting",
+  ],
   InvalidBucketName: [400, 'The specified bucket is not valid.'],
   InvalidBucketState: [409, 'The request is not valid with the current state of the bucket.'],
   InvalidDigest: [400, 'The Content-MD5 you specified is not valid.'],
@@ -76,6 +81,11 @@ export const CODE_STATUS = {
   InvalidToken: [400, 'The provided token is malformed or otherwise invalid.'],
   InvalidURI: [400, "Couldn't parse the specified URI."],
   KeyTooLongError: [400, 'Your key is too long'],
+  MalformedACLError: [
+    400,
+    'The XML you provided was not well-formed or did not validate against our published schema.',
+  ],
+  MalformedPolicy: [400, "Policies must be valid JSON and the first byte must be '{'"],
   MalformedXML: [
     400,
     'The XML you provided was not well-formed or did not validate against our published schema',
@@ -95,9 +105,11 @@ export const CODE_STATUS = {
   MissingRequestBodyError: [400, 'Request Body is empty'],
   MissingSecurityHeader: [400, 'Your request is missing a required header.'],
   NoSuchBucket: [404, 'The specified bucket does not exist'],
+  NoSuchBucketPolicy: [404, 'The bucket policy does not exist'],
   NoSuchCORSConfiguration: [404, 'The CORS configuration does not exist'],
   NoSuchKey: [404, 'The specified key does not exist.'],
   NoSuchLifecycleConfiguration: [404, 'The lifecycle configuration does not exist'],
+  NoSuchPublicAccessBlockConfiguration: [404, 'The public access block configuration was not found'],
   NoSuchTagSet: [404, 'The TagSet does not exist'],
   NoSuchUpload: [
     404,
@@ -110,6 +122,7 @@ export const CODE_STATUS = {
     404,
     'Object Lock configuration does not exist for this bucket',
   ],
+  OwnershipControlsNotFoundError: [404, 'The bucket ownership controls were not found'],
   OperationAborted: [
     409,
     'A conflicting conditional operation is currently in progress against this resource. Try again.',
@@ -136,6 +149,10 @@ export const CODE_STATUS = {
   SlowDown: [503, 'Please reduce your request rate.'],
   TooManyBuckets: [400, 'You have attempted to create more buckets than allowed'],
   UnexpectedContent: [400, 'This request does not support content'],
+  UnresolvableGrantByEmailAddress: [
+    400,
+    'The email address you provided does not match any account on record.',
+  ],
   XAmzContentSHA256Mismatch: [
     400,
     "The provided 'x-amz-content-sha256' header does not match what was computed.",

@@ -11,6 +11,11 @@ import type { RequestContext } from './context.js';
 import { validateTags } from './xml/index.js';
 import type { ResponseOverrides } from './router/endpoint.js';
 import { S3Error } from './errors.js';
+import { requestedAcl } from './authz/acl.js';
+import { checkAclAllowed } from './authz/acl-ownership.js';
+import { objectAccessFor } from './authz/acl-object.js';
+import { bucketSettings } from './authz/policy-settings.js';
+import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
 import { metadataValueIn, metadataValueOut } from './header-text.js';
 import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
 
@@ -61,13 +66,18 @@ export function storedContentEncoding(value: string): string | undefined {
 
 /**
  * The metadata a write request carries in its headers (or a POST form's fields, which
- * have no header section to bound them). Throws S3Error `MetadataTooLarge` past
- * {@link MAX_USER_METADATA_BYTES} of x-amz-meta-* names and values, and
- * `RequestHeaderSectionTooLarge` when everything stored (standard headers, Content-Type
- * and user metadata) passes {@link MAX_REQUEST_HEADER_BYTES}: no header is stored beyond
- * what S3 accepts in one request. Pure.
+ * have no header section to bound them), its canned ACL included (as `access`, without an
+ * owner: see {@link metadataFromRequest}). Throws S3Error `NotImplemented` for headers
+ * asking for what Strata does not do (Object Lock settings, ACL grants to other users)
+ * before anything is written; `MetadataTooLarge` past {@link MAX_USER_METADATA_BYTES} of
+ * x-amz-meta-* names and values, and `RequestHeaderSectionTooLarge` when everything stored
+ * (standard headers, Content-Type and user metadata) passes {@link MAX_REQUEST_HEADER_BYTES}:
+ * no header is stored beyond what S3 accepts in one request; the x-amz-tagging / x-amz-acl
+ * errors. Pure.
  */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
+  refuseHeaders(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
+  const acl = requestedAcl(h);
   const system: Record<string, string> = {};
   for (const name of SYSTEM_HEADERS) {
     const v = h[name];
@@ -97,6 +107,26 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
     throw new S3Error('RequestHeaderSectionTooLarge', undefined, { MaxSizeAllowed: MAX_REQUEST_HEADER_BYTES });
   }
   if (h['x-amz-tagging'] !== undefined) meta.tags = tagsFromQueryString(h['x-amz-tagging']);
+  if (acl !== undefined && acl !== 'private') meta.access = { acl };
+  return meta;
+}
+
+/**
+ * {@link metadataFromHeaders} (of `headers`: the request's, or a POST form's fields) for
+ * request `r` writing into `bucket`: the object is owned by
+ * the requesting key (recorded only when that is not the bucket owner; the bucket's Object
+ * Ownership may give it to the bucket owner) with the requested canned ACL. Same errors, and
+ * `AccessControlListNotSupported` for an ACL on a bucket with ACLs disabled.
+ */
+export function metadataFromRequest(r: RequestContext, bucket: string, headers: Record<string, string | undefined> = r.headers): ObjectMetadata {
+  const meta = metadataFromHeaders(headers);
+  const principal = r.auth?.accessKeyId ?? null;
+  const acl = requestedAcl(headers);
+  const settings = bucketSettings(r.store, bucket);
+  checkAclAllowed(settings?.ownership, acl, 'object');
+  const access = objectAccessFor(principal, settings?.owner, acl, settings?.ownership);
+  if (access) meta.access = access;
+  else delete meta.access;
   return meta;
 }
 

@@ -16,7 +16,7 @@ export function ownerInfo(r: RequestContext, id: string): OwnerInfo {
 /** The requesting key as an owner (anonymous requests: 'strata'). */
 export function ownerOf(r: RequestContext): OwnerInfo {
   const id = r.auth?.accessKeyId;
-  return id === undefined ? { id: 'strata', displayName: 'strata' } : ownerInfo(r, id);
+  return id === undefined || id === null ? { id: 'strata', displayName: 'strata' } : ownerInfo(r, id);
 }
 
 /** The owner of `bucket` (its creating key), or the requesting key when the bucket has none. */

@@ -66,6 +66,39 @@ function notImplemented(subresource: string, level: 'bucket' | 'object'): S3Erro
   );
 }
 
+function methodNotAllowed(method: string, resourceType: 'BUCKET' | 'OBJECT'): S3Error {
+  return new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: resourceType });
+}
+
+/** Access-control sub-resources of a bucket (acl, policy, policyStatus, ownershipControls, publicAccessBlock). */
+function routeBucketAccess(method: string, bucket: string, q: QueryParams): Endpoint | undefined {
+  if (q.has('acl')) {
+    if (method === 'GET') return { op: 'GetBucketAcl', bucket };
+    if (method === 'PUT') return { op: 'PutBucketAcl', bucket };
+    throw methodNotAllowed(method, 'BUCKET');
+  }
+  if (q.has('policyStatus')) {
+    if (method === 'GET') return { op: 'GetBucketPolicyStatus', bucket };
+    throw methodNotAllowed(method, 'BUCKET');
+  }
+  if (q.has('policy')) {
+    if (method === 'GET') return { op: 'GetBucketPolicy', bucket };
+    if (method === 'PUT') return { op: 'PutBucketPolicy', bucket };
+    return { op: 'DeleteBucketPolicy', bucket };
+  }
+  if (q.has('ownershipControls')) {
+    if (method === 'GET') return { op: 'GetBucketOwnershipControls', bucket };
+    if (method === 'PUT') return { op: 'PutBucketOwnershipControls', bucket };
+    return { op: 'DeleteBucketOwnershipControls', bucket };
+  }
+  if (q.has('publicAccessBlock')) {
+    if (method === 'GET') return { op: 'GetPublicAccessBlock', bucket };
+    if (method === 'PUT') return { op: 'PutPublicAccessBlock', bucket };
+    return { op: 'DeletePublicAccessBlock', bucket };
+  }
+  return undefined;
+}
+
 /**
  * Routes a request. Pure. Throws S3Error: `MethodNotAllowed` (unknown method, or a method
  * the resource does not support), `NotImplemented` (recognised but unsupported
@@ -147,6 +180,8 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   }
   // Buckets are never versioned (yet): reading the status is answered (unversioned), setting it is not.
   if (q.has('versioning') && method === 'GET') return { op: 'GetBucketVersioning', bucket };
+  const access = routeBucketAccess(method, bucket, q);
+  if (access) return access;
   const unsupported = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'bucket');
   if (method === 'PUT') return { op: 'CreateBucket', bucket };
@@ -223,6 +258,12 @@ function routeObject(
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');
   const k = { bucket, key };
+  if (q.has('acl')) {
+    if (method !== 'GET' && method !== 'PUT') throw methodNotAllowed(method, 'OBJECT');
+    requireNoVersion(q);
+    return { op: method === 'GET' ? 'GetObjectAcl' : 'PutObjectAcl', ...k };
+  }
+
   switch (method) {
     case 'GET':
     case 'HEAD': {

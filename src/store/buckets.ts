@@ -20,11 +20,16 @@ const noSuchBucket = (name: string) =>
 
 /**
  * Creates `name`, owned by access key `owner` when given (recorded in the same commit, see
- * keys.ts). Throws StoreError 'InvalidBucketName'; for an existing bucket
- * 'BucketAlreadyOwnedByYou' when `owner` owns it (or no owner is given), else
- * 'BucketAlreadyExists'.
+ * keys.ts), with the configuration blobs `configs` (e.g. its ACL) set in that commit too.
+ * Throws StoreError 'InvalidBucketName'; for an existing bucket 'BucketAlreadyOwnedByYou'
+ * when `owner` owns it (or no owner is given), else 'BucketAlreadyExists'.
  */
-export async function createBucket(repo: Repository, name: string, owner?: string): Promise<BucketInfo> {
+export async function createBucket(
+  repo: Repository,
+  name: string,
+  owner?: string,
+  configs: ReadonlyArray<readonly [string, Uint8Array]> = []
+): Promise<BucketInfo> {
   checkBucketName(name);
   return repo.run(async (tx) => {
     if (tx.bucket(name)) {
@@ -41,6 +46,7 @@ export async function createBucket(repo: Repository, name: string, owner?: strin
     }
     tx.createBucket(name, newId(8), tx.time);
     if (owner !== undefined) stageOwner(tx, name, owner);
+    for (const [config, value] of configs) tx.setConfig(name, config, value);
     return { name, created: tx.time };
   });
 }

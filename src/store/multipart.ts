@@ -91,6 +91,7 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   if (opts.contentType !== undefined) record.contentType = opts.contentType;
   if (opts.checksumAlgorithm) record.checksumAlgorithm = opts.checksumAlgorithm;
   if (opts.encryption) record.encryption = uploadEnvelope(opts.encryption);
+  if (opts.access) record.access = opts.access;
   const cap = repo.maxUploadsPerBucket;
   return repo.run(async (tx) => {
     tx.requireBucket(bucket);

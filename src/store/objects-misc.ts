@@ -9,7 +9,7 @@ import { copyNeedsReencryption, copyWithReencryption } from './objects-copy-encr
 import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
 import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
-import { encodeVersions, TOMBSTONE, type ObjectVersion } from './records.js';
+import { encodeVersions, TOMBSTONE, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 
@@ -92,6 +92,8 @@ export interface CopyOptions {
   encryption?: EncryptionRequest;
   /** The request named the destination's encryption itself (a copy onto itself is then a change). */
   encryptionExplicit?: boolean;
+  /** The copy's owner and ACL (never the source's: S3 gives a copy the request's ACL). */
+  access?: ObjectAccess;
 }
 
 const COPY_SELF =
@@ -133,7 +135,13 @@ export async function copyObject(
   const metaOf = (source: ObjectVersion) => {
     const meta = replace ? opts.metadata ?? { system: {}, userMetadata: {} } : source;
     const tags = opts.taggingDirective === 'REPLACE' ? opts.tags ?? {} : source.tags;
-    return { ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}), system: meta.system, userMetadata: meta.userMetadata, tags };
+    return {
+      ...(meta.contentType !== undefined ? { contentType: meta.contentType } : {}),
+      system: meta.system,
+      userMetadata: meta.userMetadata,
+      tags,
+      ...(opts.access ? { access: opts.access } : {}),
+    };
   };
   if (reencrypt) {
     const decrypt = bodyDecryptor(look, opts.sourceKeys);
@@ -169,6 +177,24 @@ export async function copyObject(
   // A shared SSE-C body keeps its sealed checksums; the answer shows them (same key).
   const key = stored.encryption?.sealedChecksums ? bodyDecryptor(stored, opts.sourceKeys, false)?.dataKey : undefined;
   return key ? unsealVersionChecksums(stored, key) : stored;
+}
+
+/**
+ * Sets the canned ACL of the live version (same version id, same body, same owner); the
+ * name is the S3 layer's to validate. Throws StoreError NoSuchBucket / NoSuchKey.
+ */
+export async function putObjectAcl(repo: Repository, bucket: string, key: string, acl: string): Promise<string> {
+  return repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    const v = await currentVersion(tx, bucket, key);
+    if (!v) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
+    const { access: old, ...rest } = v;
+    const owner = old?.owner;
+    // The defaults (bucket owner, private) are stored as nothing.
+    const access: ObjectAccess | undefined = owner === undefined && acl === 'private' ? undefined : owner === undefined ? { acl } : { owner, acl };
+    tx.put(bucket, key, encodeVersions([access ? { ...rest, access } : rest]));
+    return v.versionId;
+  });
 }
 
 /** The tags of the live version. */

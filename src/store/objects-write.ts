@@ -14,7 +14,7 @@ import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
-import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectVersion } from './records.js';
+import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
@@ -31,6 +31,8 @@ export interface ObjectMetadata {
   system?: Record<string, string>;
   userMetadata?: Record<string, string>;
   tags?: Record<string, string>;
+  /** Owner and canned ACL, when not the defaults (bucket owner, private). */
+  access?: ObjectAccess;
 }
 
 export interface PutOptions extends ObjectMetadata, ClaimOptions {
@@ -84,6 +86,7 @@ export function makeVersion(
   };
   if (meta.contentType !== undefined) v.contentType = meta.contentType;
   if (checksums) v.checksums = checksums;
+  if (meta.access) v.access = meta.access;
   return v;
 }
 

@@ -48,6 +48,17 @@ export interface PartInfo {
   checksums: Partial<Record<ChecksumName, Uint8Array>>;
 }
 
+/**
+ * Who owns an object and its canned ACL (flag 8). Absent: the bucket owner owns it and the
+ * ACL is private, which is what most objects are, so they pay nothing for it.
+ */
+export interface ObjectAccess {
+  /** The access key that wrote the object, when it is not the bucket owner. */
+  owner?: string;
+  /** A canned ACL name (the S3 layer validates it; an unknown name reads as private). */
+  acl: string;
+}
+
 export interface ObjectVersion {
   versionId: string;
   deleteMarker: boolean;
@@ -70,14 +81,17 @@ export interface ObjectVersion {
   parts?: PartInfo[];
   /** Encrypted at rest (SSE-S3 / SSE-C): the wrapped data key and the body's streams. */
   encryption?: ObjectEncryption;
+  /** Owner and canned ACL when not the defaults (flag 8). */
+  access?: ObjectAccess;
 }
 
 const FLAG_DELETE = 1;
 const FLAG_CHECKSUMS = 2;
 const FLAG_PARTS = 4;
-/** Bit 8 is reserved for access control (owner / canned ACL). */
+/** Access control: owner / canned ACL. */
+const FLAG_ACCESS = 8;
 const FLAG_SSE = 16;
-const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_SSE;
+const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE;
 const LOC_EMPTY = 0;
 const LOC_PACK = 1;
 const LOC_CHUNKS = 2;
@@ -102,7 +116,11 @@ function readDigests(r: ByteReader): Partial<Record<ChecksumName, Uint8Array>> {
 
 function writeVersion(w: ByteWriter, v: ObjectVersion): void {
   const flags =
-    (v.deleteMarker ? FLAG_DELETE : 0) | (v.checksums ? FLAG_CHECKSUMS : 0) | (v.parts ? FLAG_PARTS : 0) | (v.encryption ? FLAG_SSE : 0);
+    (v.deleteMarker ? FLAG_DELETE : 0) |
+    (v.checksums ? FLAG_CHECKSUMS : 0) |
+    (v.parts ? FLAG_PARTS : 0) |
+    (v.access ? FLAG_ACCESS : 0) |
+    (v.encryption ? FLAG_SSE : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
   w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
@@ -127,6 +145,7 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
     }
   }
   if (v.encryption) writeObjectEncryption(w, v.encryption);
+  if (v.access) w.optString(v.access.owner).string(v.access.acl);
 }
 
 function readVersion(r: ByteReader): ObjectVersion {
@@ -176,6 +195,11 @@ function readVersion(r: ByteReader): ObjectVersion {
     for (let i = 0; i < n; i++) v.parts.push({ number: r.varint(), size: r.varint(), md5: r.raw(16).slice(), checksums: readDigests(r) });
   }
   if (flags & FLAG_SSE) v.encryption = readObjectEncryption(r);
+  if (flags & FLAG_ACCESS) {
+    const owner = r.optString();
+    const acl = r.string();
+    v.access = owner === undefined ? { acl } : { owner, acl };
+  }
   return v;
 }
 

@@ -40,9 +40,12 @@ export class Store {
   }
 
   // Buckets
-  /** See buckets.createBucket: `owner` (an access key id) is recorded in the same commit. */
-  createBucket(name: string, owner?: string): Promise<buckets.BucketInfo> {
-    return buckets.createBucket(this.repo, name, owner);
+  /**
+   * See buckets.createBucket: `owner` (an access key id) and `configs` are recorded in the
+   * commit that creates the bucket.
+   */
+  createBucket(name: string, owner?: string, configs?: ReadonlyArray<readonly [string, Uint8Array]>): Promise<buckets.BucketInfo> {
+    return buckets.createBucket(this.repo, name, owner, configs);
   }
   deleteBucket(name: string): Promise<void> {
     return buckets.deleteBucket(this.repo, name);
@@ -95,6 +98,10 @@ export class Store {
   }
   putObjectTagging(bucket: string, key: string, tags: Record<string, string>): Promise<string> {
     return misc.putObjectTagging(this.repo, bucket, key, tags);
+  }
+  /** Sets the live version's canned ACL (see objects-misc.putObjectAcl). */
+  putObjectAcl(bucket: string, key: string, acl: string): Promise<string> {
+    return misc.putObjectAcl(this.repo, bucket, key, acl);
   }
 
   // Multipart

@@ -10,7 +10,7 @@ import { mergeSources } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
 import { blobError } from './body-reader.js';
 import { prefixSuccessor } from './list.js';
-import type { ChecksumName, ChecksumType } from './records.js';
+import type { ChecksumName, ChecksumType, ObjectAccess } from './records.js';
 import { decodeUpload, type UploadRecord } from './uploads.js';
 import { openUpload, requireBucketState } from './multipart.js';
 import { StoreError } from './errors.js';
@@ -67,6 +67,8 @@ export interface ListedUpload {
   initiated: number;
   checksumAlgorithm?: ChecksumName;
   checksumType?: ChecksumType;
+  /** Owner and ACL the completed object will have (the initiator, when not the bucket owner). */
+  access?: ObjectAccess;
 }
 
 export interface ListUploadsOptions {
@@ -168,6 +170,7 @@ export async function listMultipartUploads(repo: Repository, bucket: string, opt
         u.checksumAlgorithm = rec.checksumAlgorithm;
         u.checksumType = rec.checksumType;
       }
+      if (rec.access) u.access = rec.access;
       result.uploads.push(u);
       last = { key: p.key, uploadId: p.uploadId };
       it.seek(afterUpload(p));

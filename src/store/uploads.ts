@@ -9,9 +9,22 @@
  */
 import { createHash } from 'node:crypto';
 import { ByteReader, ByteWriter } from './binary.js';
-import { CHECKSUM_NAMES, decodeVersion, encodeVersion, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion } from './records.js';
+import {
+  CHECKSUM_NAMES,
+  decodeVersion,
+  encodeVersion,
+  type ChecksumName,
+  type ChecksumType,
+  type ChunkRef,
+  type ObjectAccess,
+  type ObjectVersion,
+} from './records.js';
 import { StoreError } from './errors.js';
 import { readEnvelope, STREAM_ID_BYTES, writeEnvelope, type KeyEnvelope } from './crypto/envelope.js';
+
+/** Tags of the optional trailing fields of an upload record. */
+const TRAILER_ENCRYPTION = 1;
+const TRAILER_ACCESS = 2;
 
 export interface UploadRecord {
   key: string;
@@ -25,6 +38,8 @@ export interface UploadRecord {
   checksumType: ChecksumType;
   /** Encrypted uploads (SSE-S3 / SSE-C): the upload's wrapped data key, shared by its parts. */
   encryption?: KeyEnvelope;
+  /** Owner and canned ACL the completed object gets (see ObjectVersion.access). */
+  access?: ObjectAccess;
 }
 
 export interface PartRecord {
@@ -45,8 +60,10 @@ export function encodeUpload(u: UploadRecord): Uint8Array {
   w.stringMap(u.system).stringMap(u.userMetadata).stringMap(u.tags);
   w.u8(u.checksumAlgorithm ? CHECKSUM_NAMES.indexOf(u.checksumAlgorithm) + 1 : 0);
   w.u8(u.checksumType === 'COMPOSITE' ? 1 : 0);
-  // Optional trailing field (absent in records written before encryption existed).
-  if (u.encryption) writeEnvelope(w.u8(1), u.encryption);
+  // Optional trailing fields, each tagged and only when present (records written before a
+  // field existed still decode): 1 encryption, 2 access (owner / canned ACL), in that order.
+  if (u.encryption) writeEnvelope(w.u8(TRAILER_ENCRYPTION), u.encryption);
+  if (u.access) w.u8(TRAILER_ACCESS).optString(u.access.owner).string(u.access.acl);
   return w.finish();
 }
 
@@ -66,9 +83,17 @@ export function decodeUpload(bytes: Uint8Array): UploadRecord {
   if (alg > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `upload record: checksum algorithm ${alg}`);
   if (alg) u.checksumAlgorithm = CHECKSUM_NAMES[alg - 1];
   u.checksumType = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
-  if (r.remaining > 0) {
-    if (r.u8() !== 1) throw new StoreError('Corrupt', 'upload record: unknown trailing field');
-    u.encryption = readEnvelope(r);
+  let last = 0;
+  while (r.remaining > 0) {
+    const tag = r.u8();
+    if (tag <= last) throw new StoreError('Corrupt', `upload record: trailing field ${tag} out of order`);
+    last = tag;
+    if (tag === TRAILER_ENCRYPTION) u.encryption = readEnvelope(r);
+    else if (tag === TRAILER_ACCESS) {
+      const owner = r.optString();
+      const acl = r.string();
+      u.access = owner === undefined ? { acl } : { owner, acl };
+    } else throw new StoreError('Corrupt', `upload record: unknown trailing field ${tag}`);
   }
   r.end();
   return u;

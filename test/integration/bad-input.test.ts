@@ -203,6 +203,18 @@ describe('malformed XML bodies', () => {
       },
     },
     {
+      name: 'PutPublicAccessBlock',
+      valid: '<PublicAccessBlockConfiguration><BlockPublicAcls>true</BlockPublicAcls></PublicAccessBlockConfiguration>',
+      make: (body) => ({ method: 'PUT', path: `/${BUCKET}`, query: { publicAccessBlock: '' }, body }),
+      after: async () => expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { publicAccessBlock: '' } }), 404, 'NoSuchPublicAccessBlockConfiguration'),
+    },
+    {
+      name: 'PutBucketOwnershipControls',
+      valid: '<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>',
+      make: (body) => ({ method: 'PUT', path: `/${BUCKET}`, query: { ownershipControls: '' }, body }),
+      after: async () => expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { ownershipControls: '' } }), 404, 'OwnershipControlsNotFoundError'),
+    },
+    {
       name: 'CreateBucket',
       valid: '<CreateBucketConfiguration><LocationConstraint>us-east-1</LocationConstraint></CreateBucketConfiguration>',
       make: (body) => ({ method: 'PUT', path: '/bad-input-new', body }),
@@ -692,12 +704,12 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
   });
 
   it('unsupported sub-resources -> 501 NotImplemented as XML, and they do not act as the plain operation', async () => {
-    for (const sub of ['versioning', 'policy', 'lifecycle', 'acl', 'website', 'replication']) {
+    for (const sub of ['versioning', 'logging', 'lifecycle', 'notification', 'website', 'replication']) {
       for (const method of sub === 'versioning' ? ['PUT', 'DELETE'] : ['GET', 'PUT', 'DELETE']) {
         expectError(await call({ method, path: `/${BUCKET}`, query: { [sub]: '' } }), 501, 'NotImplemented');
       }
     }
-    for (const sub of ['acl', 'retention', 'legal-hold', 'torrent']) {
+    for (const sub of ['restore', 'retention', 'legal-hold', 'torrent']) {
       expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 501, 'NotImplemented');
       expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { [sub]: '' }, body: Buffer.from('<x/>') }), 501, 'NotImplemented');
     }
@@ -811,4 +823,95 @@ describe('clients that disconnect mid-upload', () => {
       ]);
     });
   }
+});
+
+// ---------------------------------------------------------------------------------------
+describe('headers and documents asking for what Strata does not do (issue 8, section 2)', () => {
+  const LOCK: Record<string, string>[] = [
+    { 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' },
+    { 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' },
+    { 'x-amz-object-lock-legal-hold': 'ON' },
+  ];
+  const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
+  const body = Buffer.from('must not be stored');
+
+  it('Object Lock headers on PutObject, CopyObject, CreateMultipartUpload -> 501, nothing stored', async () => {
+    for (const [i, headers] of LOCK.entries()) {
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-put-${i}`, body, headers }), 501, 'NotImplemented');
+      await expectAbsent(BUCKET, `lock-put-${i}`);
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-copy-${i}`, headers: { ...headers, 'x-amz-copy-source': `/${BUCKET}/keep/small` } }), 501, 'NotImplemented');
+      await expectAbsent(BUCKET, `lock-copy-${i}`);
+      expectError(await call({ method: 'POST', path: `/${BUCKET}/lock-mpu-${i}`, query: { uploads: '' }, headers }), 501, 'NotImplemented');
+    }
+    const uploads = await call({ method: 'GET', path: `/${BUCKET}`, query: { uploads: '', prefix: 'lock-' } });
+    expect(uploads.text).not.toContain('<Upload>');
+  });
+
+  it('ACL grants to other users (x-amz-grant-*) on every write -> 501, nothing stored', async () => {
+    for (const h of GRANTS) {
+      const headers = { [h]: 'id=SOMEONEELSE' };
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/grant-put`, body, headers }), 501, 'NotImplemented');
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/grant-copy`, headers: { ...headers, 'x-amz-copy-source': `/${BUCKET}/keep/small` } }), 501, 'NotImplemented');
+      expectError(await call({ method: 'POST', path: `/${BUCKET}/grant-mpu`, query: { uploads: '' }, headers }), 501, 'NotImplemented');
+      expectError(await call({ method: 'PUT', path: '/bad-input-granted', headers }), 501, 'NotImplemented');
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { acl: '' }, headers }), 501, 'NotImplemented');
+    }
+    for (const key of ['grant-put', 'grant-copy']) await expectAbsent(BUCKET, key);
+    expect((await call({ method: 'HEAD', path: '/bad-input-granted' })).status).toBe(404);
+    // Canned ACLs of AWS services, unknown ones, and canned plus explicit grants.
+    expectError(await call({ method: 'PUT', path: `/${BUCKET}/acl-exec`, body, headers: { 'x-amz-acl': 'aws-exec-read' } }), 501, 'NotImplemented');
+    expectError(await call({ method: 'PUT', path: `/${BUCKET}/acl-bogus`, body, headers: { 'x-amz-acl': 'world-writable' } }), 400, 'InvalidArgument');
+    expectError(await call({ method: 'PUT', path: `/${BUCKET}/acl-both`, body, headers: { 'x-amz-acl': 'private', 'x-amz-grant-read': 'id=X' } }), 400, 'InvalidRequest');
+    for (const key of ['acl-exec', 'acl-bogus', 'acl-both']) await expectAbsent(BUCKET, key);
+  });
+
+  it('CreateBucket asking for Object Lock -> 501, an unknown Object Ownership -> 400, no bucket', async () => {
+    for (const headers of [{ 'x-amz-bucket-object-lock-enabled': 'true' }, { 'x-amz-bucket-object-lock-enabled': 'TRUE' }]) {
+      expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers }), 501, 'NotImplemented');
+      expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
+    }
+    expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers: { 'x-amz-object-ownership': 'Nobody' } }), 400, 'InvalidArgument');
+    expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
+  });
+
+  it('hostile bucket policies -> 400 MalformedPolicy, none stored', async () => {
+    const policies = [
+      '',
+      '{"Statement":',
+      '{"Version":"2012-10-17","Statement":[{"Effect":"Deny","Effect":"Allow","Principal":"*","Action":"s3:*","Resource":"*"}]}',
+      '{"Statement":' + '['.repeat(5000) + ']'.repeat(5000) + '}',
+      JSON.stringify({ Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*`, Condition: { ArnLike: { 'aws:SourceArn': '*' } } }] }),
+      Buffer.from(randomBytes(300, 11)).toString('latin1'),
+    ];
+    for (const p of policies) {
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}`, query: { policy: '' }, body: Buffer.from(p, 'latin1') }), 400, 'MalformedPolicy');
+      expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { policy: '' } }), 404, 'NoSuchBucketPolicy');
+    }
+    const huge = JSON.stringify({ Statement: [{ Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: `arn:aws:s3:::${BUCKET}/*` }] }) + ' '.repeat(30 * 1024);
+    expectError(await call({ method: 'PUT', path: `/${BUCKET}`, query: { policy: '' }, body: Buffer.from(huge) }), 400, 'MalformedPolicy');
+    expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { policy: '' } }), 404, 'NoSuchBucketPolicy');
+  });
+
+  it('ACL documents: malformed -> MalformedACLError, other grantees -> 501/400, the ACL unchanged', async () => {
+    const wrap = (grants: string) => `<AccessControlPolicy><Owner><ID>${ACCESS_KEY}</ID></Owner><AccessControlList>${grants}</AccessControlList></AccessControlPolicy>`;
+    const grant = (grantee: string, perm: string) => `<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ${grantee}</Grantee><Permission>${perm}</Permission></Grant>`;
+    const owner = grant(`xsi:type="CanonicalUser"><ID>${ACCESS_KEY}</ID>`, 'FULL_CONTROL');
+    const cases: [string, number, string][] = [
+      ['<AccessControlPolicy>', 400, 'MalformedACLError'],
+      [wrap(grant('xsi:type="CanonicalUser"><ID>x</ID>', 'EVERYTHING')), 400, 'MalformedACLError'],
+      [wrap(owner + grant('xsi:type="CanonicalUser"><ID>NOSUCHKEY</ID>', 'READ')), 400, 'InvalidArgument'],
+      [wrap(owner + grant('xsi:type="AmazonCustomerByEmail"><EmailAddress>a@b.c</EmailAddress>', 'READ')), 400, 'UnresolvableGrantByEmailAddress'],
+      [wrap(owner + grant('xsi:type="Group"><URI>http://acs.amazonaws.com/groups/s3/LogDelivery</URI>', 'WRITE')), 501, 'NotImplemented'],
+      [wrap(''), 501, 'NotImplemented'],
+    ];
+    for (const [doc, status, code] of cases) {
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}`, query: { acl: '' }, body: Buffer.from(doc) }), status, code);
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { acl: '' }, body: Buffer.from(doc) }), status, code);
+    }
+    for (const path of [`/${BUCKET}`, `/${BUCKET}/keep/small`]) {
+      const acl = await call({ method: 'GET', path, query: { acl: '' } });
+      expect(acl.status).toBe(200);
+      expect(acl.text.match(/<Grant>/g)).toHaveLength(1);
+    }
+  });
 });

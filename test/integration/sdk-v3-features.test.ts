@@ -25,7 +25,7 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutBucketCorsCommand,
-  PutBucketPolicyCommand,
+  PutBucketWebsiteCommand,
   PutObjectCommand,
   PutObjectTaggingCommand,
 } from '@aws-sdk/client-s3';
@@ -360,16 +360,15 @@ describe('CORS', () => {
 });
 
 describe('unsupported operations', () => {
-  it('PutBucketVersioning and PutBucketPolicy are 501 NotImplemented', async () => {
+  it('PutBucketVersioning and PutBucketWebsite are 501 NotImplemented', async () => {
     const b = await newBucket('unsupported');
     expect(
       await failure(s3.send(new PutBucketVersioningCommand({ Bucket: b, VersioningConfiguration: { Status: 'Enabled' } })))
     ).toMatchObject({ name: 'NotImplemented', status: 501 });
     // Nothing changed: the bucket still reads as never versioned.
     expect((await s3.send(new GetBucketVersioningCommand({ Bucket: b }))).Status).toBeUndefined();
-    const policy = JSON.stringify({ Version: '2012-10-17', Statement: [] });
     expect(
-      await failure(s3.send(new PutBucketPolicyCommand({ Bucket: b, Policy: policy })))
+      await failure(s3.send(new PutBucketWebsiteCommand({ Bucket: b, WebsiteConfiguration: { IndexDocument: { Suffix: 'index.html' } } })))
     ).toMatchObject({ name: 'NotImplemented', status: 501 });
   });
 });

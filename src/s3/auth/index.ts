@@ -11,9 +11,10 @@ import { SIGV4_ALGORITHM, verifyHeaderV4 } from './header-v4.js';
 import { verifyPresignedV4 } from './presigned-v4.js';
 import { verifySigV2Query } from './sigv2-query.js';
 import { readTarget } from './target.js';
-import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
+import { anonymousPayload } from './payload.js';
+import type { AnonymousAuth, AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
 
-export type { AuthRequest, AuthResult, PayloadMode, SecretLookup, VerifyOptions } from './types.js';
+export type { AnonymousAuth, AuthRequest, AuthResult, PayloadMode, SecretLookup, SignedAuth, VerifyOptions } from './types.js';
 export {
   classifyPayloadHash,
   STREAMING_SIGNED,
@@ -28,9 +29,10 @@ const V2_QUERY_PARAMS = ['AWSAccessKeyId', 'Signature'];
 
 /**
  * Authenticates `req`. Pure apart from the SigV4 signing-key cache; `lookup` is called at
- * most once. Throws S3Error:
- * - `AccessDenied`: no authentication at all (anonymous), an expired or not-yet-valid
- *   presigned URL, an unsigned `x-amz-*` header, no valid date;
+ * most once. A request with no authentication at all is anonymous (`accessKeyId: null`):
+ * authorization decides whether it may proceed. Throws S3Error:
+ * - `AccessDenied`: an expired or not-yet-valid presigned URL, an unsigned `x-amz-*` header,
+ *   no valid date, an anonymous request with a streaming-signed body;
  * - `InvalidArgument`: more than one mechanism (header and query), a bad
  *   `x-amz-content-sha256`;
  * - `InvalidRequest`: header auth without `x-amz-content-sha256`, SigV2 header auth;
@@ -59,7 +61,16 @@ export function verifyRequest(
         'query string parameter or the Authorization header should be specified',
       { ArgumentName: 'Authorization', ArgumentValue: authorization ?? '' }
     );
-  if (mechanisms === 0) throw new S3Error('AccessDenied');
+  if (mechanisms === 0) {
+    const anonymous: AnonymousAuth = {
+      accessKeyId: null,
+      region: options.region ?? 'us-east-1',
+      signatureVersion: null,
+      form: 'anonymous',
+      payload: anonymousPayload(req.headers['x-amz-content-sha256']),
+    };
+    return anonymous;
+  }
 
   if (authorization === undefined) {
     return V4_QUERY_PARAMS.some((p) => names.has(p))

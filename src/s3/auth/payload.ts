@@ -6,6 +6,7 @@
  * streaming forms are recognised and answered `NotImplemented`.
  */
 import { S3Error } from '../errors.js';
+import type { PayloadMode } from './types.js';
 
 export const STREAMING_SIGNED = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD';
 export const STREAMING_SIGNED_TRAILER = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER';
@@ -20,6 +21,27 @@ export type PayloadKind =
   | { kind: 'unsigned' }
   | { kind: 'streaming-signed'; trailer: boolean }
   | { kind: 'streaming-unsigned-trailer' };
+
+/**
+ * The body contract of an anonymous request: a hex `x-amz-content-sha256` is still checked
+ * (the client asked for it), an unsigned body is taken as it is, and a body that claims
+ * chunk signatures is refused (nothing could verify them). Pure. Throws S3Error
+ * `AccessDenied` for streaming-signed bodies, and what {@link classifyPayloadHash} throws.
+ */
+export function anonymousPayload(value: string | undefined): PayloadMode {
+  if (value === undefined) return { mode: 'unsigned' };
+  const kind = classifyPayloadHash(value);
+  switch (kind.kind) {
+    case 'sha256':
+      return { mode: 'sha256', hex: kind.hex };
+    case 'unsigned':
+      return { mode: 'unsigned' };
+    case 'streaming-unsigned-trailer':
+      return { mode: 'streaming-unsigned-trailer' };
+    case 'streaming-signed':
+      throw new S3Error('AccessDenied', 'A signed streaming body needs a signed request');
+  }
+}
 
 /**
  * Classifies an `x-amz-content-sha256` value. Pure. Throws S3Error `NotImplemented` for the

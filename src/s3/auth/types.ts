@@ -58,7 +58,8 @@ export type PayloadMode =
     }
   | { mode: 'streaming-unsigned-trailer' };
 
-export interface AuthResult {
+/** A request signed by an access key. */
+export interface SignedAuth {
   accessKeyId: string;
   /** The region of the credential scope (SigV4), or the configured/default one (SigV2). */
   region: string;
@@ -67,3 +68,18 @@ export interface AuthResult {
   form: 'header' | 'presigned' | 'post-form';
   payload: PayloadMode;
 }
+
+/**
+ * A request carrying no authentication at all. It is not refused here: authorization
+ * decides (a public-read object, a policy allowing everyone), and refuses it otherwise.
+ */
+export interface AnonymousAuth {
+  accessKeyId: null;
+  /** The configured region, or us-east-1. */
+  region: string;
+  signatureVersion: null;
+  form: 'anonymous';
+  payload: PayloadMode;
+}
+
+export type AuthResult = SignedAuth | AnonymousAuth;

@@ -58,6 +58,21 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   AbortMultipartUpload: 'write',
   PutObjectTagging: 'write',
   DeleteObjectTagging: 'write',
+  GetObjectAcl: 'read',
+  PutObjectAcl: 'write',
+  // Access configuration of the bucket itself.
+  GetBucketAcl: 'owner',
+  PutBucketAcl: 'owner',
+  GetBucketPolicy: 'owner',
+  PutBucketPolicy: 'owner',
+  DeleteBucketPolicy: 'owner',
+  GetBucketPolicyStatus: 'owner',
+  GetPublicAccessBlock: 'owner',
+  PutPublicAccessBlock: 'owner',
+  DeletePublicAccessBlock: 'owner',
+  GetBucketOwnershipControls: 'owner',
+  PutBucketOwnershipControls: 'owner',
+  DeleteBucketOwnershipControls: 'owner',
 };
 
 /** Whether `need` is satisfied per bucket (by the owner, a grant, or an admin key). */

@@ -20,6 +20,11 @@ import { S3Error } from '../errors.js';
 import { ownerOf } from '../owner.js';
 import { keyOf, keySeesBucket } from '../authz/grants.js';
 import { isStoreError } from '../../store/errors.js';
+import { requestedAcl, type CannedAcl } from '../authz/acl.js';
+import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/subresources.js';
+import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
+import { setBucketAcl, setOwnership } from './acl.js';
+import { encodeOwnership, ownershipHeader, OWNERSHIP_CONFIG, type ObjectOwnership } from '../authz/acl-ownership.js';
 import { pageBuckets } from '../bucket-page.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
@@ -44,16 +49,46 @@ export async function handleListBuckets(r: RequestContext, e: Op<'ListBuckets'>)
   );
 }
 
+/**
+ * Applies what a re-create of one's own bucket asks for, in an order where each step is
+ * valid: leaving BucketOwnerEnforced before setting an ACL; making the ACL private (the only
+ * kind it may be, checked before) before enforcing.
+ */
+async function reapply(r: RequestContext, bucket: string, acl: CannedAcl | undefined, ownership: ObjectOwnership | undefined): Promise<void> {
+  if (ownership === 'BucketOwnerEnforced') {
+    if (acl !== undefined) await r.store.putBucketConfig(bucket, ACL_CONFIG, null);
+    await setOwnership(r, bucket, ownership);
+    return;
+  }
+  if (ownership !== undefined) await setOwnership(r, bucket, ownership);
+  if (acl !== undefined) await setBucketAcl(r, bucket, acl);
+}
+
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
+  refuseHeaders(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, r.headers);
+  const acl = requestedAcl(r.headers);
+  const ownership = ownershipHeader(r.headers);
+  // ACLs disabled from the start: only ACLs that say nothing more are accepted (as S3).
+  if (ownership === 'BucketOwnerEnforced' && acl !== undefined && acl !== 'private' && acl !== 'bucket-owner-full-control') {
+    throw new S3Error('InvalidBucketAclWithObjectOwnership');
+  }
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
-  // The creating key owns the bucket (recorded in the creating commit).
+  // The creating key owns the bucket; it, the ACL and the Object Ownership are recorded in
+  // the creating commit (bucket-owner-* mean private on a bucket).
+  const stored = acl === undefined || acl.startsWith('bucket-owner-') ? null : encodeBucketAcl(acl);
+  const configs: [string, Uint8Array][] = [];
+  if (stored) configs.push([ACL_CONFIG, stored]);
+  if (ownership) configs.push([OWNERSHIP_CONFIG, encodeOwnership(ownership)]);
   try {
-    await r.store.createBucket(e.bucket, r.auth!.accessKeyId);
+    await r.store.createBucket(e.bucket, r.auth?.accessKeyId ?? undefined, configs);
   } catch (err) {
     // Re-creating a bucket you own: S3 in us-east-1 (the region Strata reports unless
     // --region names another) answers 200 and changes nothing; every other region answers
     // 409 BucketAlreadyOwnedByYou. Another owner's bucket is always BucketAlreadyExists.
     if (!(isStoreError(err, 'BucketAlreadyOwnedByYou') && regionOf(r) === 'us-east-1')) throw err;
+    // ...except an ACL (S3 resets a re-created bucket's ACL) or an Object Ownership the
+    // request names: applied, never ignored (under the bucket's Block Public Access).
+    await reapply(r, e.bucket, acl, ownership);
   }
   sendEmpty(r, 200, { location: `/${e.bucket}` });
 }

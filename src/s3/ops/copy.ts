@@ -4,7 +4,7 @@
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
-import { metadataFromHeaders } from '../object-headers.js';
+import { metadataFromRequest } from '../object-headers.js';
 import { readConditions, writeConditions } from '../conditions.js';
 import { sendXml } from '../respond.js';
 import { renderCopyObjectResult } from '../xml/index.js';
@@ -29,7 +29,8 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
     metadataDirective: directive(h['x-amz-metadata-directive'], 'x-amz-metadata-directive'),
     taggingDirective: directive(h['x-amz-tagging-directive'], 'x-amz-tagging-directive'),
   };
-  const meta = metadataFromHeaders(h);
+  const meta = metadataFromRequest(r, e.bucket);
+  if (meta.access) opts.access = meta.access;
   if (opts.metadataDirective === 'REPLACE') {
     opts.metadata = { system: meta.system ?? {}, userMetadata: meta.userMetadata ?? {} };
     if (meta.contentType !== undefined) opts.metadata.contentType = meta.contentType;

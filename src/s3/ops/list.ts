@@ -12,15 +12,17 @@ import {
 } from '../xml/index.js';
 import { etagOf } from '../../store/records.js';
 import type { ListEntry } from '../../store/list.js';
-import { bucketOwnerInfo } from '../owner.js';
+import { objectOwners } from '../authz/acl-object.js';
+import type { ObjectAccess } from '../../store/records.js';
 import type { OwnerInfo } from '../xml/owner.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
-function listed(e: ListEntry, owner: OwnerInfo | undefined): ListedObject {
+/** `owner` (undefined: owners not listed) names each object's owner (acl-object.ts). */
+function listed(e: ListEntry, owner: ((access: ObjectAccess | undefined) => OwnerInfo) | undefined): ListedObject {
   const v = e.version;
   const o: ListedObject = { key: e.key, lastModified: new Date(v.lastModified), etag: etagOf(v), size: v.size };
-  if (owner) o.owner = owner;
+  if (owner) o.owner = owner(v.access);
   if (v.checksums) {
     o.checksumAlgorithms = [v.checksums.primary.toUpperCase()];
     o.checksumType = v.checksums.type;
@@ -36,7 +38,7 @@ export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>)
     ...(p.marker ? { startAfter: p.marker } : {}),
     maxKeys: p.maxKeys,
   });
-  const owner = bucketOwnerInfo(r, e.bucket);
+  const owner = objectOwners(r, e.bucket);
   const out: Parameters<typeof renderListObjectsV1Result>[0] = {
     bucket: e.bucket,
     prefix: p.prefix,
@@ -62,7 +64,7 @@ export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV
     ...(p.continuationToken ? { continuationToken: p.continuationToken } : {}),
     maxKeys: p.maxKeys,
   });
-  const owner = p.fetchOwner ? bucketOwnerInfo(r, e.bucket) : undefined;
+  const owner = p.fetchOwner ? objectOwners(r, e.bucket) : undefined;
   const out: Parameters<typeof renderListObjectsV2Result>[0] = {
     bucket: e.bucket,
     prefix: p.prefix,
@@ -89,22 +91,25 @@ export async function handleListMultipartUploads(r: RequestContext, e: Op<'ListM
     ...(p.uploadIdMarker ? { uploadIdMarker: p.uploadIdMarker } : {}),
     maxUploads: p.maxUploads,
   });
-  const owner = bucketOwnerInfo(r, e.bucket);
+  const owner = objectOwners(r, e.bucket);
   const out: Parameters<typeof renderListMultipartUploadsResult>[0] = {
     bucket: e.bucket,
     keyMarker: p.keyMarker,
     uploadIdMarker: p.uploadIdMarker,
     maxUploads: p.maxUploads,
     isTruncated: res.isTruncated,
-    uploads: res.uploads.map((u) => ({
-      key: u.key,
-      uploadId: u.uploadId,
-      initiated: new Date(u.initiated),
-      initiator: owner,
-      owner,
-      ...(u.checksumAlgorithm ? { checksumAlgorithm: u.checksumAlgorithm.toUpperCase() } : {}),
-      ...(u.checksumType && u.checksumAlgorithm ? { checksumType: u.checksumType } : {}),
-    })),
+    uploads: res.uploads.map((u) => {
+      const who = owner(u.access);
+      return {
+        key: u.key,
+        uploadId: u.uploadId,
+        initiated: new Date(u.initiated),
+        initiator: who,
+        owner: who,
+        ...(u.checksumAlgorithm ? { checksumAlgorithm: u.checksumAlgorithm.toUpperCase() } : {}),
+        ...(u.checksumType && u.checksumAlgorithm ? { checksumType: u.checksumType } : {}),
+      };
+    }),
     commonPrefixes: res.commonPrefixes,
     prefix: p.prefix,
   };

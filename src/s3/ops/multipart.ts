@@ -5,7 +5,7 @@
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { checksumName, requestBody } from '../body.js';
-import { metadataFromHeaders } from '../object-headers.js';
+import { metadataFromRequest } from '../object-headers.js';
 import { readConditions, writeConditions } from '../conditions.js';
 import { sendEmpty, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
@@ -18,7 +18,7 @@ import {
   type ChecksumValues,
 } from '../xml/index.js';
 import { S3Error } from '../errors.js';
-import { ownerOf } from '../owner.js';
+import { objectOwners } from '../authz/acl-object.js';
 import { CHECKSUM_NAMES, etagOf, type ChecksumName, type ChecksumType, type ObjectVersion } from '../../store/records.js';
 import { StoreError } from '../../store/errors.js';
 import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
@@ -39,7 +39,7 @@ function checksumType(v: string | undefined): ChecksumType | undefined {
 }
 
 export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'CreateMultipartUpload'>): Promise<void> {
-  const opts: Parameters<typeof r.store.createMultipartUpload>[2] = metadataFromHeaders(r.headers);
+  const opts: Parameters<typeof r.store.createMultipartUpload>[2] = metadataFromRequest(r, e.bucket);
   const alg = checksumName(r.headers['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
   const type = checksumType(r.headers['x-amz-checksum-type']);
   if (alg) opts.checksumAlgorithm = alg;
@@ -147,7 +147,8 @@ export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'Abort
 
 export async function handleListParts(r: RequestContext, e: Op<'ListParts'>): Promise<void> {
   const res = await r.store.listParts(e.bucket, e.key, e.uploadId, { maxParts: e.params.maxParts, partNumberMarker: e.params.partNumberMarker });
-  const owner = ownerOf(r);
+  // The upload's owner: its initiator (or the bucket owner, as the completed object will be).
+  const owner = objectOwners(r, e.bucket)(res.upload.access);
   const out: Parameters<typeof renderListPartsResult>[0] = {
     bucket: e.bucket,
     key: e.key,

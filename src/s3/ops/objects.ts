@@ -4,7 +4,7 @@
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { requestBodyMaybeSized, type MaybeSizedBody } from '../body.js';
-import { metadataFromHeaders, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
+import { metadataFromRequest, objectHeaders, quotedEtag, validatorHeaders } from '../object-headers.js';
 import { readConditions, readRange, writeConditions } from '../conditions.js';
 import { sendEmpty, sendError, sendStream, sendXml } from '../respond.js';
 import { readBody } from '../read-body.js';
@@ -12,6 +12,7 @@ import { parseDelete, renderDeleteResult, MAX_XML_BODY_BYTES, type DeleteErrorEn
 import { StoreError } from '../../store/errors.js';
 import { s3ErrorOf } from '../store-errors.js';
 import { S3Error } from '../errors.js';
+import { refusedDeletes } from '../authorize.js';
 import type { ChecksumName, ObjectVersion } from '../../store/records.js';
 import type { PutOptions, PutResult } from '../../store/objects-write.js';
 import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
@@ -51,7 +52,8 @@ export async function putFromHeaders(
   body: MaybeSizedBody,
   bounds: WriteBounds = {}
 ): Promise<{ result: PutResult; enc: WriteEncryption }> {
-  const meta = metadataFromHeaders(h);
+  // Metadata, the canned ACL and the object's owner (the ACL checks read `h` too).
+  const meta = metadataFromRequest(r, bucket, h);
   const enc = writeEncryption(r, bucket, h);
   const claims: ClaimOptions = {};
   if (body.claims) claims.claims = body.claims;
@@ -124,12 +126,18 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const bytes = await readBody(r, MAX_XML_BODY_BYTES);
   if (!hasDigest) throw new S3Error('InvalidRequest', 'Missing required header for this request: Content-MD5 or x-amz-checksum-*');
   const req = parseDelete(bytes);
+  // Each key is authorized on its own (a policy may allow or deny some keys only).
+  const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
+  const allowed = req.objects.filter((o) => !refused.has(o.key));
   // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
-  const results = await r.store.deleteObjects(e.bucket, req.objects);
+  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed) : [];
   const deleted: DeletedEntry[] = [];
   const errors: DeleteErrorEntry[] = [];
+  for (const o of req.objects) {
+    if (refused.has(o.key)) errors.push({ key: o.key, ...(o.versionId !== undefined && { versionId: o.versionId }), code: 'AccessDenied', message: 'Access Denied' });
+  }
   results.forEach((x, i) => {
-    const versionId = req.objects[i]!.versionId;
+    const versionId = allowed[i]!.versionId;
     if (!x.error) {
       deleted.push({ key: x.key, ...(versionId !== undefined && { versionId }) });
       return;

@@ -156,8 +156,10 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
     const key = objectKey(fields, file);
     r.key = key;
     const bounds = applyPolicy(signer, fields, e.bucket, key);
-    await authorizeEndpoint(r, { op: 'PutObject', bucket: e.bucket, key }, signer.kind === 'signed' ? signer.accessKeyId : null);
     const h = headersFromFields(fields);
+    // Authorized as a PutObject of the signer, with the form's fields standing for the
+    // headers (its acl, tagging, conditions: what bucket policies and Block Public Access read).
+    await authorizeEndpoint(r, { op: 'PutObject', bucket: e.bucket, key }, signer.kind === 'signed' ? signer.accessKeyId : null, { headers: h });
     const { checksums, checksumAlgorithm } = checksumHeaders(h);
     const body: MaybeSizedBody = { body: form.fileBody(), claims: { checksums } };
     // The object's checksum algorithm: the one announced, else the one claimed.

@@ -93,6 +93,18 @@ export type Endpoint =
   | ({ op: 'GetBucketCors' } & B)
   | ({ op: 'PutBucketCors' } & B)
   | ({ op: 'DeleteBucketCors' } & B)
+  | ({ op: 'GetBucketAcl' } & B)
+  | ({ op: 'PutBucketAcl' } & B)
+  | ({ op: 'GetBucketPolicy' } & B)
+  | ({ op: 'PutBucketPolicy' } & B)
+  | ({ op: 'DeleteBucketPolicy' } & B)
+  | ({ op: 'GetBucketPolicyStatus' } & B)
+  | ({ op: 'GetPublicAccessBlock' } & B)
+  | ({ op: 'PutPublicAccessBlock' } & B)
+  | ({ op: 'DeletePublicAccessBlock' } & B)
+  | ({ op: 'GetBucketOwnershipControls' } & B)
+  | ({ op: 'PutBucketOwnershipControls' } & B)
+  | ({ op: 'DeleteBucketOwnershipControls' } & B)
   | ({ op: 'GetBucketEncryption' } & B)
   | ({ op: 'PutBucketEncryption' } & B)
   | ({ op: 'DeleteBucketEncryption' } & B)
@@ -112,6 +124,8 @@ export type Endpoint =
   | ({ op: 'GetObjectTagging' } & K)
   | ({ op: 'PutObjectTagging' } & K)
   | ({ op: 'DeleteObjectTagging' } & K)
+  | ({ op: 'GetObjectAcl' } & K)
+  | ({ op: 'PutObjectAcl' } & K)
   | { op: 'CorsPreflight'; bucket?: string; key?: string };
 
 /** Every operation name. */

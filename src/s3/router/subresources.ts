@@ -5,10 +5,11 @@
  * not return the object. Names are S3's query parameters (API reference, one per operation).
  */
 
+import { S3Error } from '../errors.js';
+
 /** Bucket-level sub-resources (a bucket with no key). `tagging` here is bucket tagging. */
 export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'accelerate',
-  'acl',
   'analytics',
   'intelligent-tiering',
   'inventory',
@@ -19,10 +20,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'metrics',
   'notification',
   'object-lock',
-  'ownershipControls',
-  'policy',
-  'policyStatus',
-  'publicAccessBlock',
   'replication',
   'requestPayment',
   'session',
@@ -34,7 +31,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
 
 /** Object-level sub-resources (`tagging` and GET `attributes` on objects are implemented). */
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
-  'acl',
   'legal-hold',
   'renameObject',
   'restore',
@@ -42,6 +38,32 @@ export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'select',
   'torrent',
 ]);
+
+/**
+ * Request headers that ask for a feature Strata does not implement, by the operations they
+ * would change: answering 200 while ignoring them would tell the client it got what it asked
+ * for (an object under retention, a bucket with Object Lock).
+ */
+export const CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED: readonly string[] = ['x-amz-bucket-object-lock-enabled'];
+export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
+  'x-amz-object-lock-mode',
+  'x-amz-object-lock-retain-until-date',
+  'x-amz-object-lock-legal-hold',
+];
+
+/**
+ * Throws S3Error `NotImplemented` naming the first header of `names` the request carries.
+ * `x-amz-bucket-object-lock-enabled: false` asks for nothing and is not refused. Handlers
+ * call it after authorization and before anything is read or written.
+ */
+export function refuseHeaders(names: readonly string[], headers: Readonly<Record<string, string | undefined>>): void {
+  for (const n of names) {
+    const v = headers[n];
+    if (v === undefined) continue;
+    if (n === 'x-amz-bucket-object-lock-enabled' && v.trim().toLowerCase() === 'false') continue;
+    throw new S3Error('NotImplemented', `The header ${n} asks for a feature that is not implemented`);
+  }
+}
 
 /** The first name of `names` found in `set`, or undefined. */
 export function firstIn(set: ReadonlySet<string>, names: Iterable<string>): string | undefined {

@@ -346,11 +346,18 @@ describe('other failures', () => {
     expect(err.detail.AWSAccessKeyId).toBe('AKIDUNKNOWN');
   });
 
-  it('no authentication at all is AccessDenied', () => {
+  it('no authentication at all is anonymous (authorization decides), its body contract kept', () => {
+    const anon = verify({ method: 'GET', rawTarget: '/bucket/k', headers: { host: 'h' } });
+    expect(anon).toMatchObject({ accessKeyId: null, form: 'anonymous', signatureVersion: null, payload: { mode: 'unsigned' } });
+    const hex = 'a'.repeat(64);
+    expect(verify({ method: 'PUT', rawTarget: '/b/k', headers: { host: 'h', 'x-amz-content-sha256': hex } }).payload).toEqual({ mode: 'sha256', hex });
+    expect(verify({ method: 'PUT', rawTarget: '/b/k', headers: { host: 'h', 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } }).payload).toEqual({ mode: 'unsigned' });
+    // Chunk signatures need a signature to chain from: an anonymous request cannot have one.
     expectS3Error(
-      () => verify({ method: 'GET', rawTarget: '/bucket/k', headers: { host: 'h' } }),
+      () => verify({ method: 'PUT', rawTarget: '/b/k', headers: { host: 'h', 'x-amz-content-sha256': 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD' } }),
       'AccessDenied'
     );
+    expectS3Error(() => verify({ method: 'PUT', rawTarget: '/b/k', headers: { host: 'h', 'x-amz-content-sha256': 'nonsense' } }), 'InvalidArgument');
   });
 
   it('header and query authentication together is InvalidArgument', async () => {

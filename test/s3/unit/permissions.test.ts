@@ -36,12 +36,15 @@ describe('the permission table', () => {
     for (const op of OPS.filter(MUTATES)) expect(['write', 'owner', 'create-bucket', 'admin'], op).toContain(NEEDS[op]);
   });
 
+  /** Bucket configuration: CORS, encryption, ACL, policy, Block Public Access, Object Ownership. */
+  const CONFIG = /Cors$|Encryption$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
+
   it('reserves bucket configuration and deletion to owner', () => {
-    for (const op of OPS.filter((o) => /Cors$|Encryption$|^DeleteBucket$/.test(o))) expect(NEEDS[op], op).toBe('owner');
+    for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
   });
 
   it('lets read do every object and listing read', () => {
-    for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !/Cors$|Encryption$|^ListBuckets$/.test(o))) expect(NEEDS[op], op).toBe('read');
+    for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !CONFIG.test(o) && o !== 'ListBuckets')) expect(NEEDS[op], op).toBe('read');
   });
 });
 
@@ -83,6 +86,20 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     PutObjectTagging: { op: 'PutObjectTagging', ...K },
     DeleteObjectTagging: { op: 'DeleteObjectTagging', ...K },
     CorsPreflight: { op: 'CorsPreflight', bucket: b },
+    GetBucketAcl: { op: 'GetBucketAcl', bucket: b },
+    PutBucketAcl: { op: 'PutBucketAcl', bucket: b },
+    GetObjectAcl: { op: 'GetObjectAcl', ...K },
+    PutObjectAcl: { op: 'PutObjectAcl', ...K },
+    GetBucketPolicy: { op: 'GetBucketPolicy', bucket: b },
+    PutBucketPolicy: { op: 'PutBucketPolicy', bucket: b },
+    DeleteBucketPolicy: { op: 'DeleteBucketPolicy', bucket: b },
+    GetBucketPolicyStatus: { op: 'GetBucketPolicyStatus', bucket: b },
+    GetPublicAccessBlock: { op: 'GetPublicAccessBlock', bucket: b },
+    PutPublicAccessBlock: { op: 'PutPublicAccessBlock', bucket: b },
+    DeletePublicAccessBlock: { op: 'DeletePublicAccessBlock', bucket: b },
+    GetBucketOwnershipControls: { op: 'GetBucketOwnershipControls', bucket: b },
+    PutBucketOwnershipControls: { op: 'PutBucketOwnershipControls', bucket: b },
+    DeleteBucketOwnershipControls: { op: 'DeleteBucketOwnershipControls', bucket: b },
   };
   return all[op];
 }
@@ -109,6 +126,7 @@ describe('authorizeEndpoint', () => {
     }
     await keys.change('AKOWNER', 'grant', { bucket: SRC, read: true });
     const deps = { store, keys, secrets: keys } as unknown as ServerDeps;
+    // Buckets here have no policy and private ACLs: the key's rights decide alone.
     r = { deps, store, headers: {} } as unknown as RequestContext;
   });
 

@@ -211,6 +211,25 @@ const TABLE: Row[] = [
   ['GET', '/bkt/k?tagging', { op: 'GetObjectTagging', ...K }],
   ['PUT', '/bkt/k?tagging=', { op: 'PutObjectTagging', ...K }],
   ['DELETE', '/bkt/k?tagging', { op: 'DeleteObjectTagging', ...K }],
+  // access control
+  ['GET', '/bkt?acl', { op: 'GetBucketAcl', bucket: 'bkt' }],
+  ['PUT', '/bkt?acl=', { op: 'PutBucketAcl', bucket: 'bkt' }],
+  ['GET', '/bkt/k?acl', { op: 'GetObjectAcl', ...K }],
+  ['PUT', '/bkt/k?acl', { op: 'PutObjectAcl', ...K }],
+  ['GET', '/bkt/k?acl&versionId=null', { op: 'GetObjectAcl', ...K }],
+  ['GET', '/bkt?policy', { op: 'GetBucketPolicy', bucket: 'bkt' }],
+  ['PUT', '/bkt?policy', { op: 'PutBucketPolicy', bucket: 'bkt' }],
+  ['DELETE', '/bkt?policy', { op: 'DeleteBucketPolicy', bucket: 'bkt' }],
+  ['GET', '/bkt?policyStatus', { op: 'GetBucketPolicyStatus', bucket: 'bkt' }],
+  ['GET', '/bkt?publicAccessBlock', { op: 'GetPublicAccessBlock', bucket: 'bkt' }],
+  ['PUT', '/bkt?publicAccessBlock', { op: 'PutPublicAccessBlock', bucket: 'bkt' }],
+  ['DELETE', '/bkt?publicAccessBlock', { op: 'DeletePublicAccessBlock', bucket: 'bkt' }],
+  ['GET', '/bkt?ownershipControls', { op: 'GetBucketOwnershipControls', bucket: 'bkt' }],
+  ['PUT', '/bkt?ownershipControls', { op: 'PutBucketOwnershipControls', bucket: 'bkt' }],
+  ['DELETE', '/bkt?ownershipControls', { op: 'DeleteBucketOwnershipControls', bucket: 'bkt' }],
+  ['GET', '/?acl', { op: 'GetBucketAcl', bucket: 'mybucket' }, {}, 'mybucket.s3.example.test'],
+  // Object Lock and grant headers are refused by the handlers, after authorization.
+  ['PUT', '/bkt', { op: 'CreateBucket', bucket: 'bkt' }, { 'x-amz-bucket-object-lock-enabled': 'true' }],
   // absolute-form and asterisk-form targets
   ['GET', 'http://127.0.0.1:9000/bkt/k', { op: 'GetObject', ...K, overrides: {} }],
   ['OPTIONS', '*', { op: 'CorsPreflight' }],
@@ -307,6 +326,11 @@ describe('MethodNotAllowed', () => {
     for (const method of ['PUT', 'POST', 'DELETE', 'HEAD'])
       expectS3Error(() => r(method, '/'), 'MethodNotAllowed');
     expectS3Error(() => r('POST', '/bkt/k'), 'MethodNotAllowed');
+    expectS3Error(() => r('DELETE', '/bkt?acl'), 'MethodNotAllowed');
+    expectS3Error(() => r('PUT', '/bkt?policyStatus'), 'MethodNotAllowed');
+    expectS3Error(() => r('DELETE', '/bkt/k?acl'), 'MethodNotAllowed');
+    expectS3Error(() => r('POST', '/bkt/k?acl'), 'MethodNotAllowed');
+    expectS3Error(() => r('PUT', '/bkt/k?acl&versionId=v1'), 'NotImplemented');
   });
 });
 
