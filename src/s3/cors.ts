@@ -70,5 +70,6 @@ export function applyCors(r: RequestContext, bucket: string | undefined): void {
     return;
   }
   const rule = rules && matchRule(rules, origin, r.method, []);
-  if (rule) Object.assign(r.baseHeaders, allowOrigin(rule, origin));
+  // S3 names the rule's methods on actual requests too, not only on preflights.
+  if (rule) Object.assign(r.baseHeaders, allowOrigin(rule, origin), { 'access-control-allow-methods': rule.allowedMethods.join(', ') });
 }

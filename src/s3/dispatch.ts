@@ -13,7 +13,7 @@ import * as acl from './ops/acl.js';
 import * as policy from './ops/policy.js';
 import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
-import { handleGetObjectAttributes } from './ops/attributes.js';
+import { handleGetObjectAttributes, handleGetObjectTorrent } from './ops/attributes.js';
 import { handlePostObject } from './post-object/handler.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
@@ -36,6 +36,12 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return buckets.handlePutBucketCors(r, e);
     case 'DeleteBucketCors':
       return buckets.handleDeleteBucketCors(r, e);
+    case 'GetBucketTagging':
+      return tagging.handleGetBucketTagging(r, e);
+    case 'PutBucketTagging':
+      return tagging.handlePutBucketTagging(r, e);
+    case 'DeleteBucketTagging':
+      return tagging.handleDeleteBucketTagging(r, e);
     case 'GetBucketEncryption':
       return encryption.handleGetBucketEncryption(r, e);
     case 'PutBucketEncryption':
@@ -74,6 +80,8 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return mp.handleListParts(r, e);
     case 'GetObjectAttributes':
       return handleGetObjectAttributes(r, e);
+    case 'GetObjectTorrent':
+      return handleGetObjectTorrent(r, e);
     case 'PostObject':
       return handlePostObject(r, e);
     case 'GetObjectTagging':

@@ -173,6 +173,11 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     if (method === 'PUT') return { op: 'PutBucketCors', bucket };
     return { op: 'DeleteBucketCors', bucket };
   }
+  if (q.has('tagging')) {
+    if (method === 'GET') return { op: 'GetBucketTagging', bucket };
+    if (method === 'PUT') return { op: 'PutBucketTagging', bucket };
+    return { op: 'DeleteBucketTagging', bucket };
+  }
   if (q.has('encryption') && method !== 'POST') {
     if (method === 'GET') return { op: 'GetBucketEncryption', bucket };
     if (method === 'PUT') return { op: 'PutBucketEncryption', bucket };
@@ -254,6 +259,12 @@ function routeObject(
     if (method !== 'GET') throw notImplemented('attributes', 'object');
     requireNoVersion(q);
     return { op: 'GetObjectAttributes', bucket, key };
+  }
+  if (q.has('torrent') && method === 'GET') {
+    // GetObjectTorrent: the object must exist (404 otherwise, as S3 answers); serving
+    // BitTorrent files is not implemented (its handler answers 501 for an existing object).
+    requireNoVersion(q);
+    return { op: 'GetObjectTorrent', bucket, key };
   }
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');

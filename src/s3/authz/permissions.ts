@@ -33,6 +33,9 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   GetBucketCors: 'owner',
   PutBucketCors: 'owner',
   DeleteBucketCors: 'owner',
+  GetBucketTagging: 'read',
+  PutBucketTagging: 'owner',
+  DeleteBucketTagging: 'owner',
   GetBucketEncryption: 'owner',
   PutBucketEncryption: 'owner',
   DeleteBucketEncryption: 'owner',
@@ -44,6 +47,7 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   HeadObject: 'read',
   GetObjectTagging: 'read',
   GetObjectAttributes: 'read',
+  GetObjectTorrent: 'read',
   PutObject: 'write',
   // A form upload: app.ts lets it through to its handler, which authorizes the form's signer
   // as a PutObject of the form's key; the entry says what it is, should anything ask.

@@ -147,6 +147,9 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   GetBucketCors: bucket('GetBucketCORS'),
   PutBucketCors: bucket('PutBucketCORS'),
   DeleteBucketCors: bucket('PutBucketCORS'),
+  GetBucketTagging: bucket('GetBucketTagging'),
+  PutBucketTagging: bucket('PutBucketTagging'),
+  DeleteBucketTagging: bucket('PutBucketTagging'),
   GetBucketEncryption: bucket('GetEncryptionConfiguration'),
   PutBucketEncryption: bucket('PutEncryptionConfiguration'),
   DeleteBucketEncryption: bucket('PutEncryptionConfiguration'),
@@ -178,6 +181,7 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   DeleteObjectTagging: object('DeleteObjectTagging'),
   GetObjectAcl: object('GetObjectAcl', 'READ_ACP'),
   GetObjectAttributes: object('GetObjectAttributes', 'READ'),
+  GetObjectTorrent: object('GetObjectTorrent', 'READ'),
   // Authorized by its handler as a PutObject of the form's key, with the form's fields; as
   // an endpoint of its own (should anything ask) a write into the bucket.
   PostObject: bucket('PutObject', 'WRITE'),

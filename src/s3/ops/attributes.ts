@@ -17,6 +17,7 @@ import { checksumLeaves, el, leaf, s3Root, xmlDocument, type ChecksumValues, typ
 import { etagOf, type ObjectVersion } from '../../store/records.js';
 import { versionChecksums } from './multipart.js';
 import { MAX_LIST_ENTRIES } from '../limits.js';
+import { encryptionHeaders, readKeys } from '../sse.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -109,6 +110,20 @@ export async function handleGetObjectAttributes(r: RequestContext, e: Op<'GetObj
   const want = parseObjectAttributes(r.headers['x-amz-object-attributes']);
   const maxParts = Math.min(intHeader(r.headers, 'x-amz-max-parts', MAX_LIST_ENTRIES), MAX_LIST_ENTRIES);
   const marker = intHeader(r.headers, 'x-amz-part-number-marker', 0);
-  const v = await r.store.version(e.bucket, e.key);
-  sendXml(r, 200, renderObjectAttributes(v, want, maxParts, marker), { 'last-modified': new Date(v.lastModified).toUTCString() });
+  // An SSE-C object's attributes (its checksums among them) go only to the key's holder.
+  const { keys, customer } = readKeys(r);
+  const v = (await r.store.headObject(e.bucket, e.key, { keys })).version;
+  sendXml(r, 200, renderObjectAttributes(v, want, maxParts, marker), {
+    'last-modified': new Date(v.lastModified).toUTCString(),
+    ...encryptionHeaders(v.encryption?.mode, customer),
+  });
+}
+
+/**
+ * GetObjectTorrent: answers 404 for a missing object (after the same key checks as a HEAD)
+ * and 501 NotImplemented for an existing one: Strata serves no BitTorrent files.
+ */
+export async function handleGetObjectTorrent(r: RequestContext, e: Op<'GetObjectTorrent'>): Promise<void> {
+  await r.store.headObject(e.bucket, e.key, { keys: readKeys(r).keys });
+  throw new S3Error('NotImplemented', 'GetObjectTorrent is not implemented');
 }

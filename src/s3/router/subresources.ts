@@ -23,7 +23,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'replication',
   'requestPayment',
   'session',
-  'tagging',
   'versioning',
   'versions',
   'website',

@@ -290,10 +290,14 @@ describe('NotImplemented', () => {
   }
   for (const sub of OBJECT_NOT_IMPLEMENTED) {
     it(`object ?${sub}`, () => {
-      for (const method of ['GET', 'PUT', 'POST', 'DELETE'])
+      // GET ?torrent routes to GetObjectTorrent (404 for a missing object, then 501).
+      for (const method of sub === 'torrent' ? ['PUT', 'POST', 'DELETE'] : ['GET', 'PUT', 'POST', 'DELETE'])
         expectS3Error(() => r(method, `/bkt/k?${sub}`), 'NotImplemented');
     });
   }
+  it('object GET ?torrent is GetObjectTorrent', () => {
+    expect(r('GET', '/bkt/dir/k?torrent')).toEqual({ op: 'GetObjectTorrent', bucket: 'bkt', key: 'dir/k' });
+  });
   it('object ?attributes: GET is GetObjectAttributes, other methods are not implemented', () => {
     expect(r('GET', '/bkt/dir/k?attributes')).toEqual({ op: 'GetObjectAttributes', bucket: 'bkt', key: 'dir/k' });
     for (const method of ['PUT', 'POST', 'DELETE', 'HEAD'])
