@@ -69,7 +69,10 @@ export function applyCors(r: RequestContext, bucket: string | undefined): void {
   } catch {
     return;
   }
-  const rule = rules && matchRule(rules, origin, r.method, []);
+  // An actual request that names the method it stands for (Access-Control-Request-Method,
+  // as browsers' preflights do) is matched as that method, as S3 answers such requests.
+  const method = r.headers['access-control-request-method']?.trim().toUpperCase() || r.method;
+  const rule = rules && matchRule(rules, origin, method, []);
   // S3 names the rule's methods on actual requests too, not only on preflights.
   if (rule) Object.assign(r.baseHeaders, allowOrigin(rule, origin), { 'access-control-allow-methods': rule.allowedMethods.join(', ') });
 }

@@ -13,7 +13,8 @@ import * as acl from './ops/acl.js';
 import * as policy from './ops/policy.js';
 import * as encryption from './ops/encryption.js';
 import { handlePreflight } from './cors.js';
-import { handleGetObjectAttributes, handleGetObjectTorrent } from './ops/attributes.js';
+import { handleGetObjectAttributes } from './ops/attributes.js';
+import { handleGetObjectTorrent } from './ops/torrent.js';
 import { handlePostObject } from './post-object/handler.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * Smaller S3 behaviours through the AWS SDK v3 against a real server: bucket tagging
  * (Get/Put/DeleteBucketTagging, S3's tag rules, 404 NoSuchTagSet), GetObjectTorrent (404 for
- * a missing object, 501 for an existing one), GetObjectAttributes of an SSE-C object (only
+ * a missing object, a BitTorrent metainfo file for an existing one, none for SSE-C), GetObjectAttributes of an SSE-C object (only
  * with its key), and the Access-Control-Allow-Methods header on an actual CORS request.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +20,8 @@ import {
 import { startTestServer, type TestServer } from './harness.js';
 import { createS3Client, failure, WireLog } from './support/sdk-v3-client.js';
 import { randomBytes } from '../support/random.js';
+import { createHash } from 'node:crypto';
+import { bencode, pieceHashes, TORRENT_PIECE_BYTES } from '../../src/s3/ops/torrent.js';
 
 const B = 'extras';
 let s: TestServer;
@@ -74,10 +76,38 @@ describe('bucket tagging', () => {
 });
 
 describe('GetObjectTorrent', () => {
-  it('is 404 NoSuchKey for a missing object and 501 for an existing one', async () => {
+  it('is 404 NoSuchKey for a missing object', async () => {
     expect(await failure(s3.send(new GetObjectTorrentCommand({ Bucket: B, Key: 'missing' })))).toMatchObject({ name: 'NoSuchKey', status: 404 });
-    await s3.send(new PutObjectCommand({ Bucket: B, Key: 'present', Body: 'x' }));
-    expect(await failure(s3.send(new GetObjectTorrentCommand({ Bucket: B, Key: 'present' })))).toMatchObject({ name: 'NotImplemented', status: 501 });
+  });
+
+  it('describes an existing object: its length, 256 KiB pieces hashed with SHA-1, a web seed', async () => {
+    const data = randomBytes(3 * 256 * 1024 + 1234, 11);
+    await s3.send(new PutObjectCommand({ Bucket: B, Key: 'dir/film.mpg', Body: data }));
+    const got = await s3.send(new GetObjectTorrentCommand({ Bucket: B, Key: 'dir/film.mpg' }));
+    const bytes = Buffer.from(await got.Body!.transformToByteArray());
+    const expected = bencode({
+      info: { length: data.length, name: 'film.mpg', 'piece length': TORRENT_PIECE_BYTES, pieces: await pieceHashes([data]) },
+      'url-list': [`${s.url}/${B}/dir/film.mpg`],
+      'created by': 'Strata',
+    });
+    expect(bytes.equals(expected)).toBe(true);
+    // Four pieces (three full, one of 1234 bytes), each the SHA-1 of its slice.
+    const pieces = Buffer.concat([0, 1, 2, 3].map((i) => createHash('sha1').update(data.subarray(i * 262144, (i + 1) * 262144)).digest()));
+    expect(bytes.includes(Buffer.concat([Buffer.from(`6:pieces${pieces.length}:`), pieces]))).toBe(true);
+  });
+
+  it('refuses an SSE-C object even with its key', async () => {
+    const key = Buffer.from(randomBytes(32, 12)).toString('base64');
+    const ssec = { SSECustomerAlgorithm: 'AES256', SSECustomerKey: key };
+    await s3.send(new PutObjectCommand({ Bucket: B, Key: 'sealed', Body: 'x', ...ssec }));
+    expect(await failure(s3.send(new GetObjectTorrentCommand({ Bucket: B, Key: 'sealed' })))).toMatchObject({ status: 400 });
+  });
+});
+
+describe('bencode', () => {
+  it('encodes BEP 3 values with dictionary keys in byte order', () => {
+    expect(bencode({ b: 'x', a: 1, list: [-3, 'é', new Uint8Array([0, 255])] }).toString('latin1')).toBe('d1:ai1e1:b1:x4:listli-3e2:\xc3\xa92:\x00\xffee');
+    expect(() => bencode(1.5)).toThrow(RangeError);
   });
 });
 

@@ -118,12 +118,3 @@ export async function handleGetObjectAttributes(r: RequestContext, e: Op<'GetObj
     ...encryptionHeaders(v.encryption?.mode, customer),
   });
 }
-
-/**
- * GetObjectTorrent: answers 404 for a missing object (after the same key checks as a HEAD)
- * and 501 NotImplemented for an existing one: Strata serves no BitTorrent files.
- */
-export async function handleGetObjectTorrent(r: RequestContext, e: Op<'GetObjectTorrent'>): Promise<void> {
-  await r.store.headObject(e.bucket, e.key, { keys: readKeys(r).keys });
-  throw new S3Error('NotImplemented', 'GetObjectTorrent is not implemented');
-}
