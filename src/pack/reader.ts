@@ -16,6 +16,11 @@ export interface EntryExpectation {
   index?: number;
   /** Body length the index recorded (checked when present). */
   length?: number;
+  /**
+   * The caller authenticates the body itself (an AEAD tag over it, e.g. an encrypted
+   * segment), so the body's CRC32C is not computed: the header is still checked in full.
+   */
+  authenticated?: boolean;
   flavor?: Flavor;
 }
 
@@ -27,7 +32,8 @@ export function entryRange(ref: Pick<PackEntryRef, 'offset' | 'length'>): { star
 /**
  * Verifies `bytes` = one entry header + body (exactly what `entryRange` names) and returns
  * the body, a view into `bytes`. Throws PackError on a wrong pack/index, a length that does
- * not match, a truncated read or a CRC mismatch.
+ * not match, a truncated read or a CRC mismatch (unless `expect.authenticated`: then the
+ * caller must authenticate the body before using it).
  */
 export function readEntry(bytes: Uint8Array, expect: EntryExpectation): Uint8Array {
   if (bytes.length < ENTRY_HEADER_SIZE) {
@@ -44,7 +50,7 @@ export function readEntry(bytes: Uint8Array, expect: EntryExpectation): Uint8Arr
     throw new PackError('ERR_PACK_TRUNCATED', `entry ${h.index}: ${bytes.length - ENTRY_HEADER_SIZE} of ${h.length} body bytes`);
   }
   const body = bytes.subarray(ENTRY_HEADER_SIZE, ENTRY_HEADER_SIZE + h.length);
-  if (kernel.crc32c(body) !== h.crc) {
+  if (!expect.authenticated && kernel.crc32c(body) !== h.crc) {
     throw new PackError('ERR_PACK_CHECKSUM', `entry ${h.index}: body checksum mismatch (corrupted bytes)`);
   }
   return body;

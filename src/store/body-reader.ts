@@ -1,9 +1,9 @@
 /**
  * @module Reads object bodies back: a packed body with one ranged read, a carrier segment
  * by segment. Every byte is checked (entry CRC32C) before it is yielded, so a corrupted
- * blob ends the stream with an error instead of wrong bytes. Encrypted bodies are opened
- * segment by segment after that check (authenticated: a tampered or misplaced segment
- * fails), and only the segments a range touches are fetched and opened.
+ * blob ends the stream with an error instead of wrong bytes. Encrypted carrier segments are
+ * checked by their GCM tag instead (authenticated: a tampered or misplaced segment fails, so
+ * the CRC would add nothing), and only the segments a range touches are fetched and opened.
  */
 import type { Provider } from '../provider/provider.js';
 import { getBytes, ProviderError } from '../provider/provider.js';
@@ -50,6 +50,9 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
   // segment are full, so entry i starts at PACK_HEADER_SIZE + i * (header + stored segment).
   // A sealed segment is its plaintext plus a tag: `over` bytes per entry.
   const over = open ? SEGMENT_TAG_BYTES : 0;
+  // An encrypted segment is authenticated by its GCM tag when opened (a flipped bit fails
+  // there), which makes the entry's CRC32C redundant: it is not computed.
+  const authenticated = open !== undefined;
   const s0 = Math.floor(from / c.segment);
   const s1 = Math.floor(to / c.segment);
   const lenOf = (i: number) => Math.min(c.segment, c.size - i * c.segment) + over;
@@ -76,7 +79,7 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         const at = offsetOf(i) - start;
         let body: Uint8Array;
         try {
-          body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i) });
+          body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i), authenticated });
           if (open) body = open(i, body);
         } catch (err) {
           throw blobError(err, c.blob);
@@ -108,7 +111,7 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         p += take;
         if (have < buf.length) continue;
         if (seg > s1) throw new StoreError('Corrupt', `${c.blob}: provider returned bytes past the range`);
-        let body = readEntry(buf, { tag: c.tag, index: seg, length: lenOf(seg) });
+        let body = readEntry(buf, { tag: c.tag, index: seg, length: lenOf(seg), authenticated });
         if (open) body = open(seg, body);
         yield slice(seg, body);
         seg++;

@@ -93,6 +93,23 @@ describe.each(FLAVORS)('pack framing (%s)', (flavor) => {
     }
   });
 
+  it('an authenticated read skips only the body CRC: the header is still checked in full', () => {
+    const pack = encodePack([randomBytes(4096, 9), randomBytes(100, 10)], { flavor });
+    const blob = concatPack(pack);
+    const { start, end } = entryRange(pack.entries[0]!);
+    const flipped = blob.slice(start, end + 1);
+    flipped[ENTRY_HEADER_SIZE + 100]! ^= 0x01;
+    // The caller authenticates the body itself (an AEAD tag), so a flipped body byte passes here...
+    expect(readEntry(flipped, { tag: pack.tag, index: 0, length: 4096, authenticated: true, flavor })[100]).toBe(flipped[ENTRY_HEADER_SIZE + 100]);
+    expect(codeOf(() => readEntry(flipped, { tag: pack.tag, index: 0, length: 4096, flavor }))).toBe('ERR_PACK_CHECKSUM');
+    // ...but a wrong pack, index, length or truncation is still refused.
+    const intact = blob.slice(start, end + 1);
+    expect(codeOf(() => readEntry(intact, { tag: pack.tag ^ 1, index: 0, authenticated: true, flavor }))).not.toBe('no error');
+    expect(codeOf(() => readEntry(intact, { tag: pack.tag, index: 1, authenticated: true, flavor }))).not.toBe('no error');
+    expect(codeOf(() => readEntry(intact, { tag: pack.tag, index: 0, length: 4095, authenticated: true, flavor }))).toBe('ERR_PACK_MISMATCH');
+    expect(codeOf(() => readEntry(intact.subarray(0, intact.length - 1), { tag: pack.tag, index: 0, authenticated: true, flavor }))).toBe('ERR_PACK_TRUNCATED');
+  });
+
   it('refuses a read of another pack or another entry', () => {
     const a = encodePack([randomBytes(10, 1), randomBytes(10, 2)], { flavor });
     const b = encodePack([randomBytes(10, 1)], { flavor });
