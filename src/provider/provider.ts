@@ -96,8 +96,11 @@ export interface Provider {
   /**
    * Optional fast path for small reads: the bytes of `key` in `range`, whole. Same errors
    * as get(). Providers that can (fs: one positional read) implement it; getBytes uses it.
+   * `into`, when given and at least as long as the range, may receive the bytes (the result
+   * is then a view of it): a caller that consumes the bytes at once reuses one buffer
+   * instead of allocating per read. Providers may ignore it.
    */
-  read?(key: string, range?: ByteRange): Promise<Uint8Array>;
+  read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array>;
 }
 
 export type ProviderErrorCode =

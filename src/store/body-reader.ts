@@ -64,13 +64,17 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
   if (provider.read) {
     // Positional reads of a few segments at a time, each segment verified before use.
     const per = Math.max(1, Math.floor(READ_SPAN_BYTES / (ENTRY_HEADER_SIZE + c.segment)));
+    // Decrypted segments are copies, so the stored bytes are consumed at once: one scratch
+    // buffer serves every read of this chunk (plain segments are yielded as views instead).
+    let scratch: Uint8Array | undefined;
     for (let seg = s0; seg <= s1; seg += per) {
       const last = Math.min(s1, seg + per - 1);
       const start = offsetOf(seg);
       const end = offsetOf(last) + ENTRY_HEADER_SIZE + lenOf(last) - 1;
       let bytes: Uint8Array;
       try {
-        bytes = await provider.read(c.blob, { start, end });
+        if (open) scratch ??= new Uint8Array(Math.min(end - start + 1, per * (ENTRY_HEADER_SIZE + c.segment + over)));
+        bytes = await provider.read(c.blob, { start, end }, scratch);
         if (bytes.length !== end - start + 1) throw new StoreError('Corrupt', `${c.blob}: short read of its segments`);
       } catch (err) {
         throw blobError(err, c.blob);

@@ -221,6 +221,19 @@ describe('fs read() fast path', () => {
       expect(Buffer.from(await p.read!('k/blob', { start: 10 }))).toEqual(a.subarray(10));
       expect(Buffer.from(await p.read!('k/blob', { start: 10, end: 1000 }))).toEqual(a.subarray(10));
       await expectCode(p.read!('k/blob', { start: 16 }), 'InvalidRange');
+      // A caller's buffer, when large enough, receives the bytes (the result is a view of it).
+      const into = new Uint8Array(8).fill(0xee);
+      const got = await p.read!('k/blob', { start: 2, end: 5 }, into);
+      expect(Buffer.from(got)).toEqual(a.subarray(2, 6));
+      expect(got.buffer).toBe(into.buffer);
+      expect(Buffer.from(into.subarray(0, 4))).toEqual(a.subarray(2, 6));
+      expect(into[4]).toBe(0xee);
+      // Too small: ignored, a new buffer is returned and the caller's is untouched.
+      const small = new Uint8Array(2).fill(0xee);
+      const whole = await p.read!('k/blob', undefined, small);
+      expect(Buffer.from(whole)).toEqual(a);
+      expect(whole.buffer).not.toBe(small.buffer);
+      expect([...small]).toEqual([0xee, 0xee]);
       // Replace: a cached handle on the old file must not be used.
       const b = Buffer.from('ZYXWVUTSRQPONMLKJIHGFEDCBA');
       await p.put('k/blob', b);

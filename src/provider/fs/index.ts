@@ -290,12 +290,12 @@ export class FsProvider implements Provider {
    * ProviderError 'NotFound' / 'InvalidRange' like get(). In exclusive mode the file
    * handle is cached, so a hot blob costs one pread per call.
    */
-  async read(key: string, range?: ByteRange): Promise<Uint8Array> {
+  async read(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array> {
     this.#checkOpen();
     const { file } = this.#locate(key);
     const readAt = async (handle: FileHandle, size: number): Promise<Uint8Array> => {
       const { start, length } = resolveRange(size, range, key);
-      const out = Buffer.allocUnsafe(length);
+      const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
       let off = 0;
       while (off < length) {
         const { bytesRead } = await handle.read(out, off, length - off, HEADER_BYTES + start + off);
