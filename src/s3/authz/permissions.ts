@@ -8,6 +8,7 @@
  *                  read before working (location, versioning state)
  *   write          the bucket's `write` flag: create, overwrite and delete objects, uploads
  *   owner          the bucket's `owner` flag: the bucket itself (configuration, deletion)
+ *                  and who may access its objects (PutObjectAcl)
  *   admin          admin keys only
  *
  * The bucket's owner (the key that created it) and admin keys hold every bucket
@@ -63,7 +64,10 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   PutObjectTagging: 'write',
   DeleteObjectTagging: 'write',
   GetObjectAcl: 'read',
-  PutObjectAcl: 'write',
+  // Who may read an object is access configuration, not a write: a key holding only write
+  // could otherwise make any object (e.g. authenticated-read) readable to itself. The
+  // object's writer still may, through its own FULL_CONTROL grant (authz/acl.ts).
+  PutObjectAcl: 'owner',
   // Access configuration of the bucket itself.
   GetBucketAcl: 'owner',
   PutBucketAcl: 'owner',

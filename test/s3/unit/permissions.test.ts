@@ -43,6 +43,12 @@ describe('the permission table', () => {
     for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
   });
 
+  it('reserves changing who may read an object (PutObjectAcl) to owner', () => {
+    // Regression: with PutObjectAcl at `write`, a write-only key set authenticated-read on
+    // objects others wrote and then read them through the ACL.
+    expect(NEEDS.PutObjectAcl).toBe('owner');
+  });
+
   it('lets read do every object and listing read', () => {
     for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !CONFIG.test(o) && o !== 'ListBuckets')) expect(NEEDS[op], op).toBe('read');
   });
