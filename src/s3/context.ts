@@ -69,9 +69,15 @@ export class RequestContext {
 
   #query?: Map<string, string>;
 
-  /** Decoded query parameters (last value wins). */
+  /**
+   * Decoded query parameters; a repeated parameter keeps its FIRST value, as the router's
+   * (router/params.ts): what a policy condition reads (s3:prefix) must be what the handler uses.
+   */
   get query(): Map<string, string> {
-    this.#query ??= new Map(parseQueryPairs(splitTarget(this.rawTarget).rawQuery));
+    if (!this.#query) {
+      this.#query = new Map();
+      for (const [k, v] of parseQueryPairs(splitTarget(this.rawTarget).rawQuery)) if (!this.#query.has(k)) this.#query.set(k, v);
+    }
     return this.#query;
   }
 
