@@ -12,7 +12,13 @@
  *                  CanonicalizedAmzHeaders CanonicalizedResource
  *   CanonicalizedAmzHeaders = for each x-amz-* header, sorted: name:trimmed-value \n
  *   CanonicalizedResource   = [/bucket when virtual-hosted] + raw path +
- *                             [? sorted sub-resources, values percent-decoded]
+ *                             [? sorted sub-resources, names and values decoded]
+ *
+ * A query parameter left out of the signature must not be able to change what the request
+ * does (a URL presigned for PutObject turned into PutObjectAcl by appending `?acl`): every
+ * parameter the router dispatches on is a signed sub-resource here, S3's list plus the
+ * sub-resources S3 added since (which it serves with SigV4 only), and parameter names are
+ * decoded exactly as the router decodes them (`?%61cl` is `acl` to both).
  *
  * The payload is not signed. A URL may not stay valid for more than 7 days from the moment
  * it is used (SigV4's bound; SigV2 URLs name only their end).
@@ -23,6 +29,7 @@ import { signaturesEqual } from '../../sigv4/hash.js';
 import { S3Error } from '../errors.js';
 import { MAX_PRESIGNED_EXPIRES_SECONDS } from '../limits.js';
 import { bucketFromHost } from '../router/virtual-host.js';
+import { BUCKET_NOT_IMPLEMENTED, OBJECT_NOT_IMPLEMENTED } from '../router/subresources.js';
 import { queryParam, type ReadTarget } from './target.js';
 import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
 import { secretOf } from './v4-core.js';
@@ -32,7 +39,8 @@ const DEFAULT_REGION = 'us-east-1';
 
 /**
  * Query parameters that are part of the SigV2 CanonicalizedResource: S3's sub-resources and
- * the response-header overrides (the list botocore signs).
+ * the response-header overrides (the list botocore signs), and every other sub-resource the
+ * router reads (see the module header).
  */
 export const SIGV2_SUBRESOURCES: ReadonlySet<string> = new Set([
   'accelerate',
@@ -70,21 +78,36 @@ export const SIGV2_SUBRESOURCES: ReadonlySet<string> = new Set([
   'versioning',
   'versions',
   'website',
+  // Sub-resources the router also dispatches on (S3 signs them with SigV4 only): left
+  // unsigned, they would turn a URL presigned for one operation into another.
+  'attributes',
+  'encryption',
+  'ownershipControls',
+  'policyStatus',
+  'publicAccessBlock',
+  ...BUCKET_NOT_IMPLEMENTED,
+  ...OBJECT_NOT_IMPLEMENTED,
 ]);
 
-/** The CanonicalizedResource of a SigV2 request. Throws S3Error `InvalidURI` on bad escapes. */
+/**
+ * The CanonicalizedResource of a SigV2 request. Names and values are decoded as the router
+ * decodes them (form decoding: `+` is a space), so what is signed is what is used. Throws
+ * S3Error `InvalidURI` on bad escapes.
+ */
 export function sigV2Resource(target: ReadTarget, virtualHostBucket: string | undefined): string {
   const subresources: [string, string][] = [];
   for (const part of target.rawQuery.split('&')) {
+    if (part === '') continue;
     const eq = part.indexOf('=');
-    const name = eq < 0 ? part : part.slice(0, eq);
-    if (!SIGV2_SUBRESOURCES.has(name)) continue;
+    let name: string;
     let value: string;
     try {
-      value = eq < 0 ? '' : '=' + percentDecode(part.slice(eq + 1));
+      name = percentDecode(eq < 0 ? part : part.slice(0, eq), true);
+      value = eq < 0 ? '' : '=' + percentDecode(part.slice(eq + 1), true);
     } catch {
       throw new S3Error('InvalidURI');
     }
+    if (!SIGV2_SUBRESOURCES.has(name)) continue;
     subresources.push([name, name + value]);
   }
   subresources.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

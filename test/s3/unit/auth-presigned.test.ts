@@ -4,8 +4,14 @@
  * URLs (AWS's published example and an independent reference of the documented algorithm).
  */
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { verifyRequest } from '../../../src/s3/auth/index.js';
+import { SIGV2_SUBRESOURCES, sigV2Resource, verifyRequest } from '../../../src/s3/auth/index.js';
+import { readTarget } from '../../../src/s3/auth/target.js';
+import { route } from '../../../src/s3/router.js';
+import { NEEDS } from '../../../src/s3/authz/permissions.js';
+import { ACCESS_RULES } from '../../../src/s3/authz/policy-actions.js';
+import { BUCKET_NOT_IMPLEMENTED, OBJECT_NOT_IMPLEMENTED } from '../../../src/s3/router/subresources.js';
 import {
   AWS_EXAMPLE,
   expectS3Error,
@@ -281,6 +287,64 @@ describe('SigV2 presigned URLs', () => {
         else expectS3Error(run, 'AccessDenied');
       }
     }
+  });
+
+  /** What a request may do once routed: the permission and policy action it needs ('refused': the router refuses it). */
+  function needOf(method: string, target: string): string {
+    try {
+      const e = route({ method, rawTarget: target, headers: { host: HOST } });
+      const rule = ACCESS_RULES[e.op];
+      return `${NEEDS[e.op]} ${'action' in rule ? rule.action : ''}`;
+    } catch {
+      return 'refused';
+    }
+  }
+
+  it('no query parameter left out of the signature changes what the request may do', () => {
+    // Regression: `encryption`, `publicAccessBlock`, `ownershipControls`, `policyStatus` and
+    // `attributes` were not signed, so a URL presigned for GET /bucket (ListObjects) also
+    // read the bucket's access configuration, and PUT/DELETE URLs changed it.
+    const source = ['../../../src/s3/router.ts', '../../../src/s3/router/params.ts'].map((f) => readFileSync(new URL(f, import.meta.url), 'utf8')).join('\n');
+    const names = new Set([...source.matchAll(/q\.(?:has|get)\('([^']+)'\)/g)].map((m) => m[1]!));
+    for (const n of [...BUCKET_NOT_IMPLEMENTED, ...OBJECT_NOT_IMPLEMENTED]) names.add(n);
+    expect(names.size).toBeGreaterThan(20);
+    const unsigned: string[] = [];
+    for (const name of names) {
+      for (const method of ['GET', 'HEAD', 'PUT', 'POST', 'DELETE']) {
+        for (const path of ['/', '/bkt', '/bkt/k']) {
+          for (const base of ['', 'uploadId=u', 'partNumber=1', 'uploadId=u&partNumber=1', 'uploads']) {
+            for (const value of ['', '=', '=1', '=2', '=url']) {
+              const without = needOf(method, base ? `${path}?${base}` : path);
+              const withIt = needOf(method, `${path}?${base ? `${base}&` : ''}${name}${value}`);
+              if (withIt !== 'refused' && withIt !== without && !SIGV2_SUBRESOURCES.has(name)) unsigned.push(`${method} ${path}?${base}&${name}${value}: ${without} -> ${withIt}`);
+            }
+          }
+        }
+      }
+    }
+    expect(unsigned).toEqual([]);
+  });
+
+  it('sub-resource names are decoded as the router decodes them: an escaped name is still signed', () => {
+    // Regression: names were compared undecoded, so `?%61cl` (the router's `acl`) was left
+    // out of the signature and a URL presigned for PutObject could set the object's ACL.
+    for (const name of SIGV2_SUBRESOURCES) {
+      const escaped = `%${name.charCodeAt(0).toString(16).toUpperCase()}${name.slice(1)}`;
+      expect(sigV2Resource(readTarget(`/b/k?${escaped}=v&x-id=Op`), undefined), name).toBe(`/b/k?${name}=v`);
+    }
+    const expires = 1900000000;
+    const now = new Date((expires - 100) * 1000);
+    const sig = sigV2Reference(TEST_CREDS.secretAccessKey, 'PUT', expires, '/bucket/k');
+    const auth = `AWSAccessKeyId=${TEST_CREDS.accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(sig)}`;
+    verifyRequest({ method: 'PUT', rawTarget: `/bucket/k?${auth}`, headers: { host: HOST }, now }, lookup);
+    for (const extra of ['acl', '%61cl', '%61cl=', 'tagging', '%74agging', 'publicAccessBlock', 'encryption', 'attributes', 'ownershipControls']) {
+      expectS3Error(() => verifyRequest({ method: 'PUT', rawTarget: `/bucket/k?${extra}&${auth}`, headers: { host: HOST }, now }, lookup), 'SignatureDoesNotMatch');
+    }
+    // A value signed as `a+b` (sent %2B) cannot be replayed as a raw `+`, which the router reads as a space.
+    const withPlus = sigV2Reference(TEST_CREDS.secretAccessKey, 'PUT', expires, '/bucket/k?partNumber=1&uploadId=a+b');
+    const plusAuth = `AWSAccessKeyId=${TEST_CREDS.accessKeyId}&Expires=${expires}&Signature=${encodeURIComponent(withPlus)}`;
+    verifyRequest({ method: 'PUT', rawTarget: `/bucket/k?partNumber=1&uploadId=a%2Bb&${plusAuth}`, headers: { host: HOST }, now }, lookup);
+    expectS3Error(() => verifyRequest({ method: 'PUT', rawTarget: `/bucket/k?partNumber=1&uploadId=a+b&${plusAuth}`, headers: { host: HOST }, now }, lookup), 'SignatureDoesNotMatch');
   });
 
   it('missing parameters, bad Expires and unknown keys are refused', () => {
