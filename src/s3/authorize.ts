@@ -22,6 +22,7 @@
  * `x-amz-source-expected-bucket-owner` for a copy's source) is refused unless that key owns
  * the bucket. Handlers that authorize another resource (a POST Object form's signer, each
  * key of a DeleteObjects) call {@link authorizeEndpoint} with the endpoint that describes it.
+ * Anonymous GET/HEAD Object may not use the `response-*` overrides (S3: signed requests only).
  */
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
@@ -35,12 +36,25 @@ export type Principal = string | null;
 
 /**
  * Resolves when `principal` may perform `e`; throws S3Error `AccessDenied` otherwise, or
- * `NoSuchBucket` when the bucket the operation needs does not exist. Reads
+ * `NoSuchBucket` when the bucket the operation needs does not exist, or `InvalidRequest`
+ * for an anonymous GET/HEAD Object with `response-*` overrides. Reads
  * server state only (keys, bucket owners and settings, and the stored object when a policy
  * condition or an object ACL needs it); changes nothing.
  */
 export async function authorizeEndpoint(r: RequestContext, e: Endpoint, principal: Principal, opts: AuthorizeOptions = {}): Promise<void> {
-  return authorize(r, e, principal, 'x-amz-expected-bucket-owner', opts.headers ?? r.headers);
+  await authorize(r, e, principal, 'x-amz-expected-bucket-owner', opts.headers ?? r.headers);
+  refuseAnonymousOverrides(e, principal);
+}
+
+/**
+ * S3 serves the `response-*` overrides (Content-Type, Content-Disposition...) only to signed
+ * requests: anyone could otherwise link to a public object served as, say, text/html from
+ * this server's origin. Checked once access is granted, so a refused client learns nothing
+ * more. Throws S3Error `InvalidRequest`.
+ */
+function refuseAnonymousOverrides(e: Endpoint, principal: Principal): void {
+  if (principal !== null || (e.op !== 'GetObject' && e.op !== 'HeadObject')) return;
+  if (Object.keys(e.overrides).length > 0) throw new S3Error('InvalidRequest', 'Request specific response headers cannot be used for anonymous GET requests.');
 }
 
 export interface AuthorizeOptions {
