@@ -1,7 +1,8 @@
 /**
  * @module Bootstrap access keys at start-up. Keys live in the repository (store/keys.ts);
  * what the environment or the config file names is ENSURED there: created if absent (admin
- * unless the entry says `"admin": false`), its secret checked if present. Without given
+ * unless the entry says `"admin": false`), its secret checked if present, never re-created
+ * once deleted (a warning says so). Without given
  * credentials, a local data directory keeps today's behaviour: the first start of an empty
  * repository generates an admin pair, stores it next to the data (mode 0600) and prints it
  * once; later starts ensure that pair.
@@ -15,7 +16,7 @@ import { checkKeyId, checkKeyName, checkSecret } from '../store/keys-record.js';
 export const CREDENTIALS_FILE = 'strata-credentials.json';
 
 export interface BootstrapResult {
-  /** The keys ensured, in the order given (the first is the one a start-up message names). */
+  /** The keys ensured, in the order given (the first is the one a start-up message names); deleted keys left out. */
   list: Credentials[];
   /** A pair was generated on this start (print it once). */
   created: boolean;
@@ -47,12 +48,20 @@ function readPair(file: string): Credentials | undefined {
  */
 export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] | undefined, localDir: string | undefined): Promise<BootstrapResult> {
   const warnings: string[] = [];
-  const ensureAll = async (list: Credentials[]) => {
+  /** Ensures `list`; returns the entries that are keys now (a deleted key is not brought back). */
+  const ensureAll = async (list: Credentials[]): Promise<Credentials[]> => {
+    const live: Credentials[] = [];
     for (const c of list) {
       const options = { admin: c.admin ?? true, ...(c.name !== undefined ? { name: c.name } : {}), ...(c.createBucket !== undefined ? { createBucket: c.createBucket } : {}) };
-      const { differs } = await registry.ensure(c.accessKeyId, c.secretAccessKey, options);
+      const { differs, deleted } = await registry.ensure(c.accessKeyId, c.secretAccessKey, options);
+      if (deleted) {
+        warnings.push(`access key ${c.accessKeyId} was deleted from the repository and is not re-created: remove it from the configuration (or create it again with strata keys create --id ${c.accessKeyId})`);
+        continue;
+      }
+      live.push(c);
       if (differs.length) warnings.push(`access key ${c.accessKeyId}: the configured ${differs.join(', ')} differ(s) from the repository's, which stays in force (change it with strata keys grant/revoke)`);
     }
+    return live;
   };
   if (given?.length) {
     // All entries are checked before the first is stored: a bad one changes nothing.
@@ -61,8 +70,7 @@ export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] 
       checkSecret(c.secretAccessKey);
       if (c.name !== undefined) checkKeyName(c.name);
     }
-    await ensureAll(given);
-    return { list: given, created: false, warnings };
+    return { list: await ensureAll(given), created: false, warnings };
   }
   const haveKeys = registry.store.listKeys().length > 0;
   if (!localDir) {
@@ -72,8 +80,8 @@ export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] 
   const file = join(localDir, CREDENTIALS_FILE);
   const stored = readPair(file);
   if (stored) {
-    await ensureAll([{ ...stored, admin: true }]);
-    return { list: [stored], created: false, warnings };
+    const live = await ensureAll([{ ...stored, admin: true }]);
+    return { list: live.length ? [stored] : [], created: false, warnings };
   }
   if (haveKeys) return { list: [], created: false, warnings };
   const pair: Credentials = { accessKeyId: generateKeyId(), secretAccessKey: generateSecret() };

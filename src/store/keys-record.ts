@@ -43,6 +43,12 @@ export interface KeyRecord {
   sealed: Uint8Array;
   /** Per-bucket grants, at most one per bucket name. */
   grants: Grant[];
+  /**
+   * A deleted key's tombstone (no secret, no capability, no grant): it authenticates nothing
+   * and is never listed, but it remembers that the id was deleted, so the start-up bootstrap
+   * does not bring the key back from a configuration that still names it (store/keys.ts).
+   */
+  deleted?: true;
 }
 
 /** Errors of key management, each with a stable code (the admin API maps them to HTTP). */
@@ -98,6 +104,7 @@ export function grantFor(key: KeyRecord, name: string, id: string): Grant | unde
 const MAGIC = 0x314b5453; // "STK1"
 const FLAG_ADMIN = 1;
 const FLAG_CREATE_BUCKET = 2;
+const FLAG_DELETED = 4;
 const GRANT_READ = 1;
 const GRANT_WRITE = 2;
 const GRANT_OWNER = 4;
@@ -106,7 +113,7 @@ const GRANT_OWNER = 4;
 export function encodeKeyRecord(k: KeyRecord): Uint8Array {
   const w = new ByteWriter(128 + k.grants.length * 48);
   w.u32(MAGIC).string(k.id).string(k.name).varint(k.created);
-  w.u8((k.admin ? FLAG_ADMIN : 0) | (k.createBucket ? FLAG_CREATE_BUCKET : 0));
+  w.u8((k.admin ? FLAG_ADMIN : 0) | (k.createBucket ? FLAG_CREATE_BUCKET : 0) | (k.deleted ? FLAG_DELETED : 0));
   w.string(k.sealedBy).bytes(k.sealed);
   const grants = [...k.grants].sort((a, b) => (a.bucket < b.bucket ? -1 : a.bucket > b.bucket ? 1 : 0));
   w.varint(grants.length);
@@ -124,7 +131,7 @@ export function decodeKeyRecord(bytes: Uint8Array, what = 'key record'): KeyReco
   const name = r.string();
   const created = r.varint();
   const flags = r.u8();
-  if (flags & ~(FLAG_ADMIN | FLAG_CREATE_BUCKET)) throw new StoreError('Corrupt', `${what}: unknown flags ${flags}`);
+  if (flags & ~(FLAG_ADMIN | FLAG_CREATE_BUCKET | FLAG_DELETED)) throw new StoreError('Corrupt', `${what}: unknown flags ${flags}`);
   const sealedBy = r.string();
   const sealed = new Uint8Array(r.bytes()); // a copy, and a plain Uint8Array whatever the source buffer
   const n = r.varint();
@@ -139,5 +146,16 @@ export function decodeKeyRecord(bytes: Uint8Array, what = 'key record'): KeyReco
   }
   r.end();
   if (!KEY_ID_RE.test(id)) throw new StoreError('Corrupt', `${what}: malformed access key id`);
-  return { id, name, created, admin: !!(flags & FLAG_ADMIN), createBucket: !!(flags & FLAG_CREATE_BUCKET), sealedBy, sealed, grants };
+  const record: KeyRecord = { id, name, created, admin: !!(flags & FLAG_ADMIN), createBucket: !!(flags & FLAG_CREATE_BUCKET), sealedBy, sealed, grants };
+  if (flags & FLAG_DELETED) {
+    // A tombstone holds nothing that could authenticate or authorize.
+    if (flags !== FLAG_DELETED || sealed.length > 0 || grants.length > 0) throw new StoreError('Corrupt', `${what}: a deleted key's tombstone holds capabilities`);
+    record.deleted = true;
+  }
+  return record;
+}
+
+/** The tombstone of key `k`, deleted at `time` (ms): its id and name, nothing else. Pure. */
+export function tombstoneOf(k: Pick<KeyRecord, 'id' | 'name'>, time: number): KeyRecord {
+  return { id: k.id, name: k.name, created: time, admin: false, createBucket: false, sealedBy: '', sealed: new Uint8Array(0), grants: [], deleted: true };
 }

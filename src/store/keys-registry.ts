@@ -9,7 +9,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from './store.js';
-import type { KeyChange } from './keys.js';
+import { isKeyDeleted, type KeyChange } from './keys.js';
 import { checkKeyId, checkKeyName, checkSecret, KeyError, type KeyRecord } from './keys-record.js';
 import type { KeySealer } from './keys-seal.js';
 
@@ -172,11 +172,15 @@ export class KeyRegistry {
   /**
    * Makes sure key `id` exists with `secret` (bootstrap from env/config): creates it with
    * `options` when absent; when present, checks the secret in constant time and leaves the
-   * stored capabilities alone (the repository is the authority once a key exists). Returns
-   * whether it was created, and which of `options`' capabilities differ from the stored
-   * key's. Throws Error when the secrets differ, KeyError for a malformed id/secret/name.
+   * stored capabilities alone (the repository is the authority once a key exists). A key
+   * that was deleted (strata keys delete, the admin API) is NOT re-created: the configuration
+   * naming it is stale, and re-creating it would undo the deletion of, say, a leaked admin
+   * key at the next restart; `deleted` is then true. Returns whether it was created, and
+   * which of `options`' capabilities differ from the stored key's. Throws Error when the
+   * secrets differ, KeyError for a malformed id/secret/name.
    */
-  async ensure(id: string, secret: string, options: Omit<CreateKeyInput, 'id' | 'secret'>): Promise<{ created: boolean; differs: string[] }> {
+  async ensure(id: string, secret: string, options: Omit<CreateKeyInput, 'id' | 'secret'>): Promise<{ created: boolean; differs: string[]; deleted?: true }> {
+    if (isKeyDeleted(this.store.repo, id)) return { created: false, differs: [], deleted: true };
     const existing = this.store.getKey(id);
     if (!existing) {
       await this.create({ ...options, id, secret });

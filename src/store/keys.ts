@@ -7,6 +7,10 @@
  * {@link OWNER_CONFIG} (the access key id), written in the commit that creates the bucket
  * (buckets.ts). Deleting a key clears it from the buckets it owned (they become owned by
  * nobody: admins only), so a later key that reuses the id inherits nothing.
+ *
+ * A deleted key leaves a tombstone (keys-record.ts): readers here never see it as a key, but
+ * the start-up bootstrap does not re-create a deleted key from a configuration that still
+ * names it ({@link isKeyDeleted}); only an explicit create does.
  */
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
@@ -17,6 +21,7 @@ import {
   encodeKeyRecord,
   KeyError,
   MAX_GRANTS_PER_KEY,
+  tombstoneOf,
   type Grant,
   type KeyRecord,
 } from './keys-record.js';
@@ -47,9 +52,15 @@ export interface KeyChange {
 const noSuchKey = (id: string) => new KeyError('NoSuchAccessKey', `no access key ${id}`);
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
+/** Key `id` as `tx` sees it; undefined for a missing or deleted (tombstone) key. */
+function liveKey(tx: Tx, id: string): KeyRecord | undefined {
+  const k = tx.key(id);
+  return k?.deleted ? undefined : k;
+}
+
 /** Throws KeyError 'LastAdmin' unless a key other than `id` is admin (nobody could manage keys over HTTP). */
 function keepAnAdmin(tx: Tx, id: string): void {
-  if (!tx.keyRecords().some((k) => k.admin && k.id !== id)) {
+  if (!tx.keyRecords().some((k) => k.admin && !k.deleted && k.id !== id)) {
     throw new KeyError('LastAdmin', `access key ${id} is the last admin key: make another key admin first`);
   }
 }
@@ -64,14 +75,15 @@ function liveGrants(tx: Tx, grants: readonly Grant[]): Grant[] {
 }
 
 /**
- * Creates a key. Throws KeyError 'AccessKeyExists' when the id is taken, 'InvalidKeyInput'
+ * Creates a key (also over the tombstone of a deleted key with that id: an explicit
+ * re-creation). Throws KeyError 'AccessKeyExists' when the id is taken, 'InvalidKeyInput'
  * for a malformed id or name. Commits one mutation; returns the stored record.
  */
 export async function createKey(repo: Repository, k: NewKey): Promise<KeyRecord> {
   checkKeyId(k.id);
   checkKeyName(k.name);
   return repo.run(async (tx) => {
-    if (tx.key(k.id)) throw new KeyError('AccessKeyExists', `access key ${k.id} already exists`);
+    if (liveKey(tx, k.id)) throw new KeyError('AccessKeyExists', `access key ${k.id} already exists`);
     const record: KeyRecord = { ...k, created: tx.time, grants: [] };
     stage(tx, record);
     return record;
@@ -94,7 +106,7 @@ export async function changeKey(repo: Repository, id: string, mode: 'grant' | 'r
   if (bucketFlags.length === 0 && change.bucket) throw new KeyError('InvalidKeyInput', `a bucket was named but no read, write or owner flag to ${mode}`);
   const on = mode === 'grant';
   return repo.run(async (tx) => {
-    const current = tx.key(id);
+    const current = liveKey(tx, id);
     if (!current) throw noSuchKey(id);
     const next: KeyRecord = { ...current, grants: liveGrants(tx, current.grants).map((g) => ({ ...g })) };
     for (const f of keyFlags) next[f] = on;
@@ -113,30 +125,36 @@ export async function changeKey(repo: Repository, id: string, mode: 'grant' | 'r
 }
 
 /**
- * Deletes key `id` and clears it as the owner of the buckets it owned. Throws KeyError
- * 'NoSuchAccessKey', 'LastAdmin' (the only admin key). Returns the deleted record and the
- * buckets it owned.
+ * Deletes key `id` (leaving its tombstone) and clears it as the owner of the buckets it
+ * owned. Throws KeyError 'NoSuchAccessKey', 'LastAdmin' (the only admin key). Returns the
+ * deleted record and the buckets it owned.
  */
 export async function deleteKey(repo: Repository, id: string): Promise<{ key: KeyRecord; owned: string[] }> {
   return repo.run(async (tx) => {
-    const key = tx.key(id);
+    const key = liveKey(tx, id);
     if (!key) throw noSuchKey(id);
     if (key.admin) keepAnAdmin(tx, id);
     const owned = tx.bucketNames().filter((b) => ownerIn(tx, b) === id).sort();
     for (const b of owned) tx.setConfig(b, OWNER_CONFIG, null);
-    tx.setKey(id, null, null);
+    stage(tx, tombstoneOf(key, tx.time));
     return { key, owned };
   });
 }
 
-/** The committed key `id`, or undefined. Reads memory only. */
+/** The committed key `id`, or undefined (none, or deleted). Reads memory only. */
 export function getKey(repo: Repository, id: string): KeyRecord | undefined {
-  return repo.state.keys.get(id);
+  const k = repo.state.keys.get(id);
+  return k?.deleted ? undefined : k;
 }
 
-/** Every committed key, sorted by id. Reads memory only. */
+/** Whether key `id` was deleted (its tombstone is committed, no key replaced it). Reads memory only. */
+export function isKeyDeleted(repo: Repository, id: string): boolean {
+  return repo.state.keys.get(id)?.deleted === true;
+}
+
+/** Every committed key (tombstones left out), sorted by id. Reads memory only. */
 export function listKeys(repo: Repository): KeyRecord[] {
-  return [...repo.state.keys.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return [...repo.state.keys.values()].filter((k) => !k.deleted).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** The access key id that owns committed bucket `bucket`; undefined for a missing or unowned bucket. */

@@ -82,6 +82,35 @@ describe('bootstrapKeys', () => {
     expect(reg.list()).toHaveLength(1);
   });
 
+  it('never brings back a deleted key, configured or generated (regression: a restart re-created it, admin)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-boot-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const reg = await registry();
+    const first = await bootstrapKeys(reg, undefined, dir);
+    const generated = first.list[0]!;
+    const configured = { accessKeyId: 'BOOTLEAKED001', secretAccessKey: 'boot-leaked-secret-1' };
+    await bootstrapKeys(reg, [configured], undefined);
+    await reg.create({ id: 'NEWADMINKEY01', admin: true });
+    await reg.delete(generated.accessKeyId);
+    await reg.delete(configured.accessKeyId);
+    // The next starts still name both: neither is re-created, each is reported.
+    const fromFile = await bootstrapKeys(reg, undefined, dir);
+    expect(fromFile.list).toEqual([]);
+    expect(fromFile.warnings).toEqual([expect.stringMatching(new RegExp(`access key ${generated.accessKeyId} was deleted from the repository and is not re-created`))]);
+    const fromConfig = await bootstrapKeys(reg, [configured, { accessKeyId: 'BOOTFRESH0002', secretAccessKey: 'boot-fresh-secret-2' }], undefined);
+    expect(fromConfig.list.map((c) => c.accessKeyId)).toEqual(['BOOTFRESH0002']);
+    expect(fromConfig.warnings).toEqual([expect.stringMatching(/access key BOOTLEAKED001 was deleted/)]);
+    for (const id of [generated.accessKeyId, configured.accessKeyId]) {
+      expect(reg.key(id), id).toBeUndefined();
+      expect(reg.get(id), id).toBeUndefined();
+    }
+    expect(reg.list().map((k) => k.id)).toEqual(['BOOTFRESH0002', 'NEWADMINKEY01']);
+    // An explicit create may reuse the id (a new secret, no capability carried over).
+    const again = await reg.create({ id: configured.accessKeyId });
+    expect(again.record.admin).toBe(false);
+    expect(reg.get(configured.accessKeyId)).toBe(again.secret);
+  });
+
   it('does not generate a pair when the repository already holds keys', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strata-boot-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));

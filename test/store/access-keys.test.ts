@@ -21,6 +21,7 @@ import {
   grantFor,
   KeyError,
   MAX_GRANTS_PER_KEY,
+  tombstoneOf,
   type KeyRecord,
 } from '../../src/store/keys-record.js';
 import { createSealer } from '../../src/store/keys-seal.js';
@@ -68,6 +69,8 @@ describe('keys in the repository', () => {
         await store.changeKey('AKCAROL03', 'revoke', { admin: true });
         await store.deleteKey('AKBOB0002');
         const expected = store.listKeys();
+        expect(store.getKey('AKBOB0002')).toBeUndefined();
+        expect(store.repo.state.keys.get('AKBOB0002')?.deleted).toBe(true);
         expect(expected.map((k) => k.id)).toEqual(['AKALICE01', 'AKCAROL03']);
         const carol = store.getKey('AKCAROL03')!;
         expect(carol.grants).toEqual([{ bucket: 'kb-two', bucketId: expect.any(String), read: true, write: false, owner: false }]);
@@ -80,6 +83,8 @@ describe('keys in the repository', () => {
         // Replay only (no checkpoint was written).
         store = await Store.open(await reopen());
         expect(store.listKeys()).toEqual(expected);
+        expect(store.getKey('AKBOB0002')).toBeUndefined();
+        expect(store.repo.state.keys.get('AKBOB0002')?.deleted).toBe(true);
         expect(store.bucketOwner('kb-one')).toBe('AKALICE01');
         await store.checkpoint();
         await store.close();
@@ -88,6 +93,7 @@ describe('keys in the repository', () => {
         store = await Store.open(await reopen());
         expect(store.repo.seq).toBe(store.repo.rootSeq);
         expect(store.listKeys()).toEqual(expected);
+        expect(store.repo.state.keys.get('AKBOB0002')?.deleted).toBe(true);
         expect(store.bucketOwner('kb-one')).toBe('AKALICE01');
         const opened = store.listKeys().map((k) => sealer.open(k.id, k.sealed));
         expect(opened).toEqual(['secret-of-AKALICE01-0123456789', 'secret-of-AKCAROL03-0123456789']);
@@ -111,6 +117,29 @@ describe('keys in the repository', () => {
     expect(await code(store.createKey(newKey('AKNAME001', { name: 'x'.repeat(129) })))).toBe('InvalidKeyInput');
     expect(await code(store.createKey(newKey('AKNAME002', { name: 'tab\there' })))).toBe('InvalidKeyInput');
     expect(store.listKeys().map((k) => k.id)).toEqual(['AKDUP0001']);
+    await store.close();
+  });
+
+  it('a deleted key leaves a tombstone: no key, no secret, refused by every change, replaced only by a create', async () => {
+    const store = await Store.open(await createMemoryProvider({}));
+    await store.createKey(newKey('AKADMIN01', { admin: true }));
+    await store.createKey(newKey('AKGONE001', { admin: true }));
+    await store.createBucket('kb-tomb', 'AKGONE001');
+    await store.changeKey('AKGONE001', 'grant', { bucket: 'kb-tomb', read: true });
+    await store.deleteKey('AKGONE001');
+    const tomb = store.repo.state.keys.get('AKGONE001')!;
+    expect(tomb).toMatchObject({ id: 'AKGONE001', deleted: true, admin: false, createBucket: false, grants: [] });
+    expect(tomb.sealed).toHaveLength(0);
+    expect(store.getKey('AKGONE001')).toBeUndefined();
+    expect(store.listKeys().map((k) => k.id)).toEqual(['AKADMIN01']);
+    expect(await code(store.deleteKey('AKGONE001'))).toBe('NoSuchAccessKey');
+    expect(await code(store.changeKey('AKGONE001', 'grant', { admin: true }))).toBe('NoSuchAccessKey');
+    // The tombstone never counts as the other admin.
+    expect(await code(store.deleteKey('AKADMIN01'))).toBe('LastAdmin');
+    await store.createKey(newKey('AKGONE001'));
+    expect(store.getKey('AKGONE001')).toMatchObject({ admin: false, grants: [] });
+    expect(store.getKey('AKGONE001')!.deleted).toBeUndefined();
+    expect(store.bucketOwner('kb-tomb')).toBeUndefined();
     await store.close();
   });
 
@@ -249,6 +278,19 @@ describe('key record codec', () => {
       } catch (err) {
         expect(err).toBeInstanceOf(StoreError);
       }
+    }
+  });
+
+  it('a tombstone round-trips; one carrying a secret, a capability or a grant is Corrupt', () => {
+    const tomb = tombstoneOf(sample, 1_800_000_000_000);
+    expect(decodeKeyRecord(encodeKeyRecord(tomb))).toEqual(tomb);
+    for (const bad of [
+      { ...tomb, admin: true },
+      { ...tomb, createBucket: true },
+      { ...tomb, sealed: new Uint8Array([1]) },
+      { ...tomb, grants: [sample.grants[0]!] },
+    ]) {
+      expect(() => decodeKeyRecord(encodeKeyRecord(bad))).toThrow(/tombstone holds capabilities/);
     }
   });
 
