@@ -192,10 +192,13 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
 const OBJECT_WRITES: ReadonlySet<Operation> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload']);
 
 /**
- * The further actions a write needs for what its headers ask (S3: setting an ACL with the
- * object needs s3:PutObjectAcl, setting tags needs s3:PutObjectTagging). Pure.
+ * The further actions a request needs beyond its operation's own: a write for what its
+ * headers ask (S3: setting an ACL with the object needs s3:PutObjectAcl, setting tags
+ * needs s3:PutObjectTagging); GetObjectAttributes also s3:GetObject (S3 needs both, so a
+ * policy denying GetObject also hides the object's size and checksums). Pure.
  */
 export function extraActions(e: Endpoint, headers: Readonly<Record<string, string | undefined>>): string[] {
+  if (e.op === 'GetObjectAttributes') return ['s3:GetObject'];
   if (!OBJECT_WRITES.has(e.op)) return [];
   const out: string[] = [];
   if (headers['x-amz-acl'] !== undefined || Object.keys(headers).some((h) => h.startsWith('x-amz-grant-'))) out.push('s3:PutObjectAcl');

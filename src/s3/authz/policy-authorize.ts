@@ -13,8 +13,8 @@
  *      reading it; AllUsers/AuthenticatedUsers grants count for nothing under
  *      IgnorePublicAcls, and every ACL under the BucketOwnerEnforced Object Ownership);
  *   5. otherwise 403 AccessDenied.
- * A GET or HEAD of a key that does not exist answers 404 only to whom may list the bucket
- * (with that key as s3:prefix), 403 to everyone else, as S3 does.
+ * A GET, HEAD or GetObjectAttributes of a key that does not exist answers 404 only to whom
+ * may list the bucket (with that key as s3:prefix), 403 to everyone else, as S3 does.
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -40,6 +40,8 @@ export interface KeyRights {
 /** Canned ACL values S3 counts as public. */
 const PUBLIC_CANNED = new Set(['public-read', 'public-read-write', 'authenticated-read']);
 const OBJECT_WRITES = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload']);
+/** Reads that S3 answers 404 for a missing key only to whom may list the bucket (API reference of each). */
+const READS_OBJECT: ReadonlySet<string> = new Set(['GetObject', 'HeadObject', 'GetObjectAttributes']);
 
 const denied = () => new S3Error('AccessDenied');
 
@@ -160,7 +162,7 @@ export async function authorizeBucketAccess(
   // An ACL grants the operation itself; setting the new object's own ACL or tags comes with
   // writing it (the writer owns what it writes). Denies were refused above.
   if (!allowed && rule.acl) allowed = await d.aclAllows(rule.acl.on, rule.acl.permission);
-  if ((e.op === 'GetObject' || e.op === 'HeadObject') && !rights.granted && (await d.object()) === null) {
+  if (READS_OBJECT.has(e.op) && !rights.granted && (await d.object()) === null) {
     // Missing key: 404 to whom may list the bucket, 403 to everyone else.
     if (await d.mayList(e.key)) return;
     throw denied();

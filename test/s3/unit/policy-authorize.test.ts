@@ -137,6 +137,28 @@ describe('missing keys, unknown values, batches, forms', () => {
     expect(await verdict(get(b, 'missing'), READER)).toBe('allow');
   });
 
+  it('GetObjectAttributes: the 404-or-403 rule of GET, and s3:GetObject as well as s3:GetObjectAttributes', async () => {
+    // Regression: a key allowed GetObjectAttributes but not ListBucket learned which keys
+    // exist (404 against 403), and a Deny on s3:GetObject left sizes and checksums readable.
+    const attrs = (b: string, key: string): Endpoint => ({ op: 'GetObjectAttributes', bucket: b, key });
+    const b = await bucket(
+      {
+        [POLICY_CONFIG]: policy([
+          { Effect: 'Allow', Principal: { AWS: OTHER }, Action: ['s3:GetObject', 's3:GetObjectAttributes'], Resource: `arn:aws:s3:::pa-${n + 1}/*` },
+          { Effect: 'Allow', Principal: '*', Action: 's3:GetObjectAttributes', Resource: `arn:aws:s3:::pa-${n + 1}/*` },
+          { Effect: 'Deny', Principal: { AWS: READER }, Action: 's3:GetObject', Resource: `arn:aws:s3:::pa-${n + 1}/denied` },
+        ]),
+      },
+      { present: {}, denied: {} }
+    );
+    expect(await verdict(attrs(b, 'present'), OTHER)).toBe('allow');
+    expect(await verdict(attrs(b, 'missing'), OTHER)).toBe('AccessDenied');
+    expect(await verdict(attrs(b, 'present'), null)).toBe('AccessDenied');
+    expect(await verdict(attrs(b, 'denied'), READER)).toBe('AccessDenied');
+    expect(await verdict(attrs(b, 'present'), READER)).toBe('allow');
+    expect(await verdict(attrs(b, 'missing'), READER)).toBe('allow');
+  });
+
   it('tags a condition cannot know yet (PutObjectTagging bodies): the Deny applies, the Allow does not', async () => {
     const b = await bucket(
       {
