@@ -164,7 +164,7 @@ export async function authorizeBucketAccess(
   if (!allowed && rule.acl) allowed = await d.aclAllows(rule.acl.on, rule.acl.permission);
   if (READS_OBJECT.has(e.op) && !rights.granted && (await d.object()) === null) {
     // Missing key: 404 to whom may list the bucket, 403 to everyone else.
-    if (await d.mayList(e.key)) return;
+    if (await d.mayList((e as { key: string }).key)) return;
     throw denied();
   }
   if (!allowed) throw denied();
