@@ -14,7 +14,10 @@
  * - anonymous GETs could override the response headers (`response-content-type=text/html`)
  *   of public objects, which S3 serves to signed requests only;
  * - a deleted key (here: the generated admin key) came back, admin, at the next restart
- *   because the start-up bootstrap re-created it from the credentials file.
+ *   because the start-up bootstrap re-created it from the credentials file;
+ * - POST Object fields kept surrounding whitespace (` public-read` passed a policy denying
+ *   s3:x-amz-acl public-read, yet stored public-read) and control characters (a CR/LF in
+ *   Content-Disposition was stored, and every GET of the object then failed).
  *
  * Each refused request is also checked for having changed nothing.
  */
@@ -202,6 +205,50 @@ describe('response header overrides need a signed request', () => {
     expect([res.status, res.headers.get('content-type')]).toEqual([200, 'text/html']);
     const sdk = await admin.send(new GetObjectCommand({ Bucket: B, Key: 'page', ResponseContentDisposition: 'attachment' }));
     expect(sdk.ContentDisposition).toBe('attachment');
+  });
+});
+
+describe('POST Object fields are read as the headers they stand for', () => {
+  const B = 'ar-post';
+  /** A multipart/form-data body: `fields` in order, then the file. */
+  const form = (fields: [string, string][], file: string) => {
+    const boundary = '----strata-review';
+    let body = '';
+    for (const [k, v] of fields) body += `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`;
+    body += `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="f.txt"\r\nContent-Type: text/plain\r\n\r\n${file}\r\n--${boundary}--\r\n`;
+    return { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body };
+  };
+  const codeOf = async (res: Response) => [res.status, (await res.text()).match(/<Code>(\w+)<\/Code>/)?.[1]];
+
+  beforeAll(async () => {
+    await admin.send(new CreateBucketCommand({ Bucket: B }));
+    const statements = [
+      { Effect: 'Allow', Principal: '*', Action: ['s3:PutObject', 's3:PutObjectAcl'], Resource: `arn:aws:s3:::${B}/*` },
+      { Effect: 'Deny', Principal: '*', Action: 's3:PutObject', Resource: `arn:aws:s3:::${B}/*`, Condition: { StringEquals: { 's3:x-amz-acl': 'public-read' } } },
+    ];
+    await admin.send(new PutBucketPolicyCommand({ Bucket: B, Policy: JSON.stringify({ Version: '2012-10-17', Statement: statements }) }));
+  });
+
+  it('a Deny on s3:x-amz-acl holds whatever whitespace surrounds the acl field', async () => {
+    for (const acl of ['public-read', ' public-read', 'public-read ', '\tpublic-read\t']) {
+      const res = await fetch(`${s.url}/${B}`, form([['key', 'opened'], ['acl', acl]], 'should not be stored'));
+      expect(await codeOf(res), JSON.stringify(acl)).toEqual([403, 'AccessDenied']);
+    }
+    expect((await failure(admin.send(new GetObjectCommand({ Bucket: B, Key: 'opened' })))).name).toBe('NoSuchKey');
+    const ok = await fetch(`${s.url}/${B}`, form([['key', 'closed'], ['acl', ' private ']], 'stored'));
+    expect(ok.status).toBe(204);
+    expect(await aclOf(B, 'closed')).toEqual([`${ACCESS_KEY}:FULL_CONTROL`]);
+  });
+
+  it('a control character in a field that becomes a header is refused before anything is stored', async () => {
+    for (const [name, value] of [
+      ['Content-Disposition', 'attachment\r\nx-injected: 1'],
+      ['x-amz-meta-note', 'two\nlines'],
+    ]) {
+      const res = await fetch(`${s.url}/${B}`, form([['key', 'broken'], [name!, value!]], 'should not be stored'));
+      expect(await codeOf(res), name).toEqual([400, 'InvalidArgument']);
+    }
+    expect((await failure(admin.send(new GetObjectCommand({ Bucket: B, Key: 'broken' })))).name).toBe('NoSuchKey');
   });
 });
 

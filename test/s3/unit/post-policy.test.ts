@@ -11,12 +11,14 @@
  * failed condition. Form signatures verify for SigV4 (HMAC-SHA256 with the scoped key, hex)
  * and SigV2 (HMAC-SHA1, base64) computed here with node:crypto; a wrong signature, an
  * unknown key, a missing field, a bad scope or algorithm are each refused with S3's code;
- * a form without any authentication field is anonymous.
+ * a form without any authentication field is anonymous. Form fields become header values
+ * exactly as Node would deliver headers (whitespace trimmed, no control characters).
  */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { checkPolicy, contentLengthRange, parsePolicy } from '../../../src/s3/post-object/policy.js';
 import { verifyFormSignature } from '../../../src/s3/post-object/signature.js';
+import { headersFromFields } from '../../../src/s3/post-object/fields.js';
 import { S3Error } from '../../../src/s3/errors.js';
 
 const b64 = (o: unknown) => Buffer.from(typeof o === 'string' ? o : JSON.stringify(o)).toString('base64');
@@ -172,5 +174,37 @@ describe('verifyFormSignature', () => {
     for (const [f, want] of cases) expect(code(() => verifyFormSignature(f, lookup, undefined)), JSON.stringify([...f])).toBe(want);
     // A strict region refuses another region's scope.
     expect(code(() => verifyFormSignature(v4(), lookup, 'us-east-1'))).toBe('InvalidArgument');
+  });
+});
+
+describe('headersFromFields', () => {
+  it('reads values as Node reads header values: surrounding spaces and tabs dropped, UTF-8 bytes one per character', () => {
+    // Regression: `acl = "public-read "` passed a bucket policy denying s3:x-amz-acl
+    // public-read (the condition saw the space) while the ACL stored was public-read.
+    const h = headersFromFields(
+      new Map([
+        ['acl', ' public-read\t'],
+        ['x-amz-meta-name', '  naïve  '],
+        ['content-type', '\ttext/plain '],
+        ['key', ' not a header '],
+      ])
+    );
+    expect(h).toEqual({ 'x-amz-acl': 'public-read', 'x-amz-meta-name': Buffer.from('naïve', 'utf8').toString('latin1'), 'content-type': 'text/plain' });
+  });
+
+  it('refuses a control character no header could carry, in any field that becomes a header', () => {
+    // Regression: a CR/LF in Content-Disposition or metadata was stored, and every GET of the
+    // object then failed (500): a header value cannot hold it.
+    for (const [name, value] of [
+      ['content-disposition', 'attachment\r\nx-evil: 1'],
+      ['x-amz-meta-a', 'line\nbreak'],
+      ['acl', 'private\u0000'],
+      ['cache-control', 'no\u007fcache'],
+      ['x-amz-server-side-encryption', 'AES256\r'],
+    ]) {
+      expect(code(() => headersFromFields(new Map([[name!, value!]]))), name).toBe('InvalidArgument');
+    }
+    // Fields that are not headers are not judged here (the key has its own rules).
+    expect(headersFromFields(new Map([['key', 'a\nb']]))).toEqual({});
   });
 });
