@@ -79,8 +79,13 @@ export function metadataValueIn(value: string): string {
   return decodeEncodedWords(headerText(value));
 }
 
-/** A stored user metadata value as S3 returns it: as is if US-ASCII, else one RFC 2047 B word. Pure. */
+/**
+ * A stored user metadata value as S3 returns it: as is if printable US-ASCII, else one RFC
+ * 2047 B word. Control characters count as not printable: an encoded word on the way in
+ * may decode to a CR or LF, which no response header can carry (every GET and HEAD of the
+ * object failed with 500). Pure.
+ */
 export function metadataValueOut(value: string): string {
-  if (/^[\x00-\x7f]*$/.test(value)) return value;
+  if (/^[\x20-\x7e\t]*$/.test(value)) return value;
   return `=?UTF-8?B?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }

@@ -17,7 +17,9 @@
  *   because the start-up bootstrap re-created it from the credentials file;
  * - POST Object fields kept surrounding whitespace (` public-read` passed a policy denying
  *   s3:x-amz-acl public-read, yet stored public-read) and control characters (a CR/LF in
- *   Content-Disposition was stored, and every GET of the object then failed).
+ *   Content-Disposition was stored, and every GET of the object then failed);
+ * - user metadata sent as an RFC 2047 word decoding to CR/LF was returned raw, so every GET
+ *   and HEAD of the object failed with 500.
  *
  * Each refused request is also checked for having changed nothing.
  */
@@ -249,6 +251,19 @@ describe('POST Object fields are read as the headers they stand for', () => {
       expect(await codeOf(res), name).toEqual([400, 'InvalidArgument']);
     }
     expect((await failure(admin.send(new GetObjectCommand({ Bucket: B, Key: 'broken' })))).name).toBe('NoSuchKey');
+  });
+});
+
+describe('metadata a writer stores never breaks reads of the object', () => {
+  it('an encoded word decoding to CR/LF comes back encoded, GET and HEAD answer 200', async () => {
+    const B = 'ar-meta';
+    await admin.send(new CreateBucketCommand({ Bucket: B }));
+    await grant(BOB.accessKeyId, { bucket: B, write: true });
+    // A write-only key poisons an object it may overwrite; readers must still read it.
+    await bob.send(new PutObjectCommand({ Bucket: B, Key: 'k', Body: 'readable', Metadata: { note: '=?UTF-8?B?YQ0KYg==?=' } }));
+    const got = await admin.send(new GetObjectCommand({ Bucket: B, Key: 'k' }));
+    expect(got.Metadata).toEqual({ note: '=?UTF-8?B?YQ0KYg==?=' });
+    expect(await bytesOf(got.Body)).toEqual(Buffer.from('readable'));
   });
 });
 

@@ -65,6 +65,17 @@ describe('user metadata text', () => {
     expect(metadataValueOut('é')).toBe('=?UTF-8?B?w6k=?=');
     expect(decodeEncodedWords(metadataValueOut('日本語 😀'))).toBe('日本語 😀');
   });
+
+  it('returns control characters a header cannot carry as an encoded word (regression: GET/HEAD answered 500)', () => {
+    const stored = metadataValueIn('=?UTF-8?B?YQ0KYg==?=');
+    expect(stored).toBe('a\r\nb');
+    for (const v of [stored, 'nul\u0000', 'del\u007f', 'bell\u0007']) {
+      const out = metadataValueOut(v);
+      expect(out, JSON.stringify(v)).toMatch(/^=\?UTF-8\?B\?[A-Za-z0-9+/=]*\?=$/);
+      expect(decodeEncodedWords(out)).toBe(v);
+    }
+    expect(metadataValueOut('tab\tkept')).toBe('tab\tkept');
+  });
 });
 
 describe('Content-Encoding', () => {
