@@ -32,6 +32,7 @@ import {
   CreateBucketCommand,
   GetObjectAclCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   ListBucketsCommand,
   PutBucketPolicyCommand,
   PutObjectAclCommand,
@@ -264,6 +265,7 @@ describe('metadata a writer stores never breaks reads of the object', () => {
     const got = await admin.send(new GetObjectCommand({ Bucket: B, Key: 'k' }));
     expect(got.Metadata).toEqual({ note: '=?UTF-8?B?YQ0KYg==?=' });
     expect(await bytesOf(got.Body)).toEqual(Buffer.from('readable'));
+    expect((await admin.send(new HeadObjectCommand({ Bucket: B, Key: 'k' }))).Metadata).toEqual({ note: '=?UTF-8?B?YQ0KYg==?=' });
   });
 });
 
