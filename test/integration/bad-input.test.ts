@@ -710,9 +710,14 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
       }
     }
     for (const sub of ['restore', 'retention', 'legal-hold', 'torrent']) {
-      expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 501, 'NotImplemented');
+      // GET ?torrent is GetObjectTorrent (a BitTorrent file, never the object's bytes).
+      if (sub !== 'torrent') expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 501, 'NotImplemented');
       expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { [sub]: '' }, body: Buffer.from('<x/>') }), 501, 'NotImplemented');
     }
+    const torrent = await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { torrent: '' } });
+    expect(torrent.status).toBe(200);
+    expect(torrent.headers['content-type']).toBe('application/x-bittorrent');
+    expect(Buffer.from(torrent.body).subarray(0, 1).toString()).toBe('d');
     // PUT /bucket?versioning on a new name must not have created it.
     expectError(await call({ method: 'PUT', path: '/bad-input-ver', query: { versioning: '' } }), 501, 'NotImplemented');
     expect((await call({ method: 'HEAD', path: '/bad-input-ver' })).status).toBe(404);
