@@ -184,7 +184,7 @@ describe('object write headers that cannot be honoured', () => {
 
 describe('preconditions an operation does not evaluate are 501, the write not done', () => {
   it('DeleteObject: x-amz-if-match-size, x-amz-if-match-last-modified-time, If-None-Match, If-Unmodified-Since', async () => {
-    for (const h of [
+    for (const h of <Record<string, string>[]>[
       { 'x-amz-if-match-size': '1' },
       { 'x-amz-if-match-last-modified-time': new Date(0).toUTCString() },
       { 'if-none-match': '*' },
@@ -317,7 +317,8 @@ describe('SSE-C: nothing is answered without the key', () => {
   it('a conditional HEAD/GET of an SSE-C object without the key is 400, never a 304 carrying its validators', async () => {
     const put = await call({ method: 'PUT', path: `/${BUCKET}/secret`, headers: ssec(), body: Buffer.from('secret') });
     const etag = String(put.headers.etag);
-    for (const cond of [{ 'if-none-match': '*' }, { 'if-none-match': etag }, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() }]) {
+    const conds: Record<string, string>[] = [{ 'if-none-match': '*' }, { 'if-none-match': etag }, { 'if-modified-since': new Date(Date.now() + 60_000).toUTCString() }];
+    for (const cond of conds) {
       const head = await call({ method: 'HEAD', path: `/${BUCKET}/secret`, headers: cond });
       expect([head.status, head.headers.etag, head.headers['last-modified']]).toEqual([400, undefined, undefined]);
       const get = await call({ method: 'GET', path: `/${BUCKET}/secret`, headers: cond });
@@ -329,8 +330,9 @@ describe('SSE-C: nothing is answered without the key', () => {
 });
 
 describe('x-amz-* headers carried in a presigned URL query are honoured or refused, never dropped', () => {
-  const presign = (command: Parameters<typeof getSignedUrl>[1], hoistable?: Set<string>) =>
-    getSignedUrl(sdk, command, { expiresIn: 300, ...(hoistable ? { hoistableHeaders: hoistable } : {}) });
+  type Presignable = PutObjectCommand | GetObjectCommand | CopyObjectCommand | UploadPartCopyCommand;
+  const presign = (command: Presignable, hoistable?: Set<string>) =>
+    getSignedUrl(sdk, command as unknown as Parameters<typeof getSignedUrl>[1], { expiresIn: 300, ...(hoistable ? { hoistableHeaders: hoistable } : {}) });
   const put = async (url: string, body: Uint8Array): Promise<Reply> => {
     const res = await request(url, { method: 'PUT', body });
     return { status: res.statusCode, text: await res.body.text(), headers: res.headers };
