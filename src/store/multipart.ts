@@ -130,6 +130,15 @@ export interface PartResult {
   mode?: SseMode;
 }
 
+/**
+ * Stores part `partNumber` of the upload (replacing an earlier one): the body streamed into
+ * carrier chunks, sealed under the upload's data key when it is encrypted, hashed with MD5,
+ * CRC64NVME and the upload's (or the client's) algorithm, claims verified. Nothing is read
+ * before the part number, size, upload, SSE-C key and checksum algorithm are checked.
+ * Throws StoreError InvalidArgument / EntityTooLarge / NoSuchUpload / InvalidRequest (the
+ * upload's key missing or another, or a checksum algorithm other than the upload's) /
+ * BadDigest, and what the body stream throws; chunks written are deleted on failure.
+ */
 export async function uploadPart(
   repo: Repository,
   bucket: string,
@@ -158,6 +167,14 @@ export async function uploadPart(
     const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
     // An encrypted part also holds its sealed segment.
     if (crypt) releaseSealed = repo.budget.reserve(sealedLength(segment));
+    // A part checksummed with another algorithm than the upload's would lack the one its
+    // Complete combines: refused before any byte, as S3 refuses it.
+    if (rec.checksumAlgorithm && opts.checksumAlgorithm && opts.checksumAlgorithm !== rec.checksumAlgorithm) {
+      throw new StoreError(
+        'InvalidRequest',
+        `Checksum Type mismatch occurred, expected checksum Type: ${rec.checksumAlgorithm}, actual checksum Type: ${opts.checksumAlgorithm}`
+      );
+    }
     // Every part is hashed with the upload's algorithm too, even if the client sent none.
     const claimOpts: ClaimOptions = { ...opts };
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
@@ -309,6 +326,13 @@ export async function completeMultipartUpload(
         if (Buffer.from(have).toString('base64') !== b64.trim()) {
           throw new StoreError('InvalidPart', `The ${name.toUpperCase()} of part ${p.partNumber} does not match the uploaded part.`, { detail: { PartNumber: p.partNumber } });
         }
+      }
+      // A part stored without the upload's algorithm (before parts with another one were
+      // refused) cannot be combined: the client must upload it again.
+      if (rec.checksumAlgorithm && !part.values[rec.checksumAlgorithm]) {
+        throw new StoreError('InvalidPart', `Part ${p.partNumber} has no ${rec.checksumAlgorithm.toUpperCase()} checksum, the upload's algorithm: upload it again.`, {
+          detail: { PartNumber: p.partNumber },
+        });
       }
       chosen.push({ number: p.partNumber, part });
     }

@@ -270,6 +270,19 @@ describe('checksum claims nothing would compare are refused', () => {
     expect((await bodyOf('mp-complete')).equals(body)).toBe(true);
   });
 
+  it('UploadPart checksummed with another algorithm than the upload\'s: 400, no part (its Complete failed with a 500)', async () => {
+    const body = Buffer.from(randomBytes(1000, 46));
+    const id = await upload('mp-alg', { 'x-amz-checksum-algorithm': 'CRC32' });
+    const part = (headers: Record<string, string>) => () => call({ method: 'PUT', path: `/${BUCKET}/mp-alg`, query: { partNumber: '1', uploadId: id }, headers, body });
+    await refused(part({ 'x-amz-sdk-checksum-algorithm': 'SHA256', 'x-amz-checksum-sha256': b64('sha256', body) }), 400, 'InvalidRequest');
+    await refused(part({ 'x-amz-checksum-crc64nvme': 'AAAAAAAAAAA=' }), 400, 'InvalidRequest');
+    expect(await partsOf('mp-alg', id)).toBe(0);
+    const ok = await part({ 'x-amz-sdk-checksum-algorithm': 'CRC32' })();
+    expect(ok.status, ok.text).toBe(200);
+    const done = await call({ method: 'POST', path: `/${BUCKET}/mp-alg`, query: { uploadId: id }, body: completeXml([{ n: 1, etag: String(ok.headers.etag) }]) });
+    expect(done.status, done.text).toBe(200);
+  });
+
   it('a retried SSE-C Complete needs the upload key, like the first', async () => {
     const body = Buffer.from(randomBytes(300, 43));
     const id = await upload('mp-ssec', ssec());
