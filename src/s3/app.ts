@@ -22,6 +22,8 @@ import { dispatch } from './dispatch.js';
 import { authorizeEndpoint } from './authorize.js';
 import { applyCors, handlePreflight } from './cors.js';
 import { checkSseHeaders } from './sse.js';
+import { refuseUnhonouredHeaders } from './unhonoured-headers.js';
+import { hoistQueryHeaders } from './query-headers.js';
 import { sendEmpty, sendError } from './respond.js';
 import type { Endpoint } from './router/endpoint.js';
 import { checkHeaderSection } from './header-limits.js';
@@ -76,7 +78,11 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
         endpoint = undefined;
       }
     }
-    if (endpoint?.op !== 'PostObject') r.auth = authenticate();
+    if (endpoint?.op !== 'PostObject') {
+      r.auth = authenticate();
+      // x-amz-* headers a presigned URL carries in its query count as headers (routing too).
+      hoistQueryHeaders(r.rawTarget, r.auth, r.headers);
+    }
     endpoint ??= routeIt();
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
@@ -84,6 +90,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     applyCors(r, r.bucket);
     if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
     checkSseHeaders(r, endpoint);
+    refuseUnhonouredHeaders(r.method, endpoint, r.headers);
     // The body is wanted only now (a POST Object form is authenticated from its body).
     continueIfExpected(r);
     await dispatch(r, endpoint);

@@ -26,6 +26,8 @@ export interface ServerDeps {
   masterKey?: MasterKey;
   /** Bearer token that opens GET /metrics on the S3 port; undefined: /metrics is not served there. */
   metricsToken?: string;
+  /** SSE-C keys are accepted over plain HTTP from other hosts too (see s3/sse-transport.ts). */
+  sseCOverHttp?: boolean;
 }
 
 export class RequestContext {

@@ -18,6 +18,7 @@ import { bucketSettings } from './authz/policy-settings.js';
 import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/subresources.js';
 import { metadataValueIn, metadataValueOut } from './header-text.js';
 import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
+import { checkStorageClass } from './storage-class.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -68,8 +69,9 @@ export function storedContentEncoding(value: string): string | undefined {
  * The metadata a write request carries in its headers (or a POST form's fields, which
  * have no header section to bound them), its canned ACL included (as `access`, without an
  * owner: see {@link metadataFromRequest}). Throws S3Error `NotImplemented` for headers
- * asking for what Strata does not do (Object Lock settings, ACL grants to other users)
- * before anything is written; `MetadataTooLarge` past {@link MAX_USER_METADATA_BYTES} of
+ * asking for what Strata does not do (Object Lock settings, an append offset, ACL grants
+ * to other users, a storage class other than STANDARD) before anything is written
+ * (`InvalidStorageClass` for a class S3 does not know); `MetadataTooLarge` past {@link MAX_USER_METADATA_BYTES} of
  * x-amz-meta-* names and values, and `RequestHeaderSectionTooLarge` when everything stored
  * (standard headers, Content-Type and user metadata) passes {@link MAX_REQUEST_HEADER_BYTES}:
  * no header is stored beyond what S3 accepts in one request; the x-amz-tagging / x-amz-acl
@@ -77,6 +79,7 @@ export function storedContentEncoding(value: string): string | undefined {
  */
 export function metadataFromHeaders(h: Record<string, string | undefined>): ObjectMetadata {
   refuseHeaders(OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, h);
+  checkStorageClass(h);
   const acl = requestedAcl(h);
   const system: Record<string, string> = {};
   for (const name of SYSTEM_HEADERS) {

@@ -165,6 +165,9 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   if (method === 'OPTIONS') return { op: 'CorsPreflight', bucket };
   if (method === 'POST') {
     if (q.has('delete')) return { op: 'DeleteObjects', bucket };
+    // POST ?metadataTable, ?metadataConfiguration...: never mistaken for a form upload.
+    const unsupportedPost = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
+    if (unsupportedPost !== undefined) throw notImplemented(unsupportedPost, 'bucket');
     // A browser form upload: authenticated by its own form fields (see src/s3/post-object).
     return { op: 'PostObject', bucket };
   }

@@ -15,6 +15,7 @@ import { deriveKey, type MasterKey } from '../server/master-key.js';
 import type { EncryptionRequest, KeyRing, SseMode } from '../store/crypto/envelope.js';
 import { customerKeyFrom, hasAny, SSE_WRITE_HEADERS, writeSseFrom, type CustomerKey } from './sse-headers.js';
 import { bucketDefaultEncryption } from './sse-config.js';
+import { requireSecureKeyTransport } from './sse-transport.js';
 
 /** The HKDF purpose of the SSE-S3 root key (changing it orphans every SSE-S3 object). */
 export const SSE_S3_PURPOSE = 'strata/sse-s3/v1';
@@ -59,11 +60,15 @@ export interface WriteEncryption {
  * `bucket`: its SSE headers, else the bucket's default encryption, else none. Reads only
  * headers (`h`: the request's, or a POST Object form's fields as headers) and the bucket's
  * configuration (NoSuchBucket if the bucket is missing). Throws what `writeSseFrom`
- * throws, and NotImplemented for SSE-S3 without a master key.
+ * throws, NotImplemented for SSE-S3 without a master key, and InvalidRequest for an SSE-C
+ * key sent in the clear (sse-transport.ts).
  */
 export function writeEncryption(r: RequestContext, bucket: string, h: Readonly<Record<string, string | undefined>> = r.headers): WriteEncryption {
   const asked = writeSseFrom(h);
-  if (asked.kind === 'sse-c') return { request: { mode: 'sse-c', root: asked.customer.key }, explicit: true, customer: asked.customer };
+  if (asked.kind === 'sse-c') {
+    requireSecureKeyTransport(r);
+    return { request: { mode: 'sse-c', root: asked.customer.key }, explicit: true, customer: asked.customer };
+  }
   if (asked.kind === 'sse-s3') return { request: sseS3Request(r), explicit: true };
   return bucketDefaultEncryption(r, bucket) ? { request: sseS3Request(r), explicit: false } : { explicit: false };
 }
@@ -71,10 +76,12 @@ export function writeEncryption(r: RequestContext, bucket: string, h: Readonly<R
 /**
  * The keys a read (or a part upload) may open objects with: the server's SSE-S3 root when
  * there is one, and the customer key the request carries under `prefix` (validated; see
- * customerKeyFrom). Returns the parsed customer key too, for the response headers.
+ * customerKeyFrom; refused in the clear, see sse-transport.ts). Returns the parsed customer
+ * key too, for the response headers.
  */
 export function readKeys(r: RequestContext, prefix?: string): { keys: KeyRing; customer?: CustomerKey } {
   const customer = customerKeyFrom(r.headers, prefix);
+  if (customer) requireSecureKeyTransport(r);
   const keys: KeyRing = {};
   const root = sseS3Root(r);
   if (root) keys.sseS3 = root;

@@ -17,6 +17,7 @@ import { readConfigFile } from './config-file.js';
 import { credentialsFromEnv, parseCredentialList, type Credentials } from './config-credentials.js';
 import {
   OptionError,
+  booleanType,
   durationType,
   enumType,
   integerType,
@@ -49,6 +50,8 @@ export interface ServerConfig {
   /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
   tlsCert?: string;
   tlsKey?: string;
+  /** Accept SSE-C keys over plain HTTP from other hosts (behind a TLS-terminating proxy). */
+  sseCOverHttp?: boolean;
   /** How long a shutdown waits for requests in flight before cutting them, ms. */
   shutdownTimeout?: number;
   /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused. */
@@ -215,6 +218,14 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     env: 'STRATA_TLS_KEY',
     type: pathType('<file>'),
     help: 'PEM private key of --tls-cert',
+  }),
+  opt({
+    name: 'sse-c-over-http',
+    key: 'sseCOverHttp',
+    env: 'STRATA_SSE_C_OVER_HTTP',
+    type: booleanType(),
+    default: false,
+    help: 'accept SSE-C keys over plain HTTP from other hosts (only behind a TLS-terminating proxy; loopback always may)',
   }),
   opt({
     name: 'shutdown-timeout',

@@ -164,6 +164,7 @@ export async function startServer(
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
+  if (config.sseCOverHttp) deps.sseCOverHttp = true;
   const app = createApp(deps);
   const server = listener.server;
   // Expect: 100-continue is answered by the app once the request is authenticated and

@@ -135,7 +135,8 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
  * range), verified, and decrypted by `decrypt` when the body is encrypted (the cache only
  * ever holds what is stored, so an encrypted body is opened again on every read). Throws
  * StoreError 'Corrupt' / 'MissingBlob' naming the blob; 'Corrupt' also when a segment
- * fails authentication.
+ * fails authentication, and before any byte when the location does not hold exactly
+ * `size` bytes.
  */
 export async function* readBody(
   provider: Provider,
@@ -145,7 +146,8 @@ export async function* readBody(
   cache?: BodyCache,
   decrypt?: BodyDecryptor
 ): AsyncGenerator<Uint8Array> {
-  if (size === 0 || loc.kind === 'empty') return;
+  if (size === 0) return;
+  if (loc.kind === 'empty') throw new StoreError('Corrupt', `a ${size}-byte object has no body`);
   const r = range ?? { start: 0, end: size - 1 };
   if (loc.kind === 'pack') {
     const key = BodyCache.key(loc.blob, loc.offset);
@@ -161,6 +163,8 @@ export async function* readBody(
       cache?.set(key, body);
     }
     if (!decrypt) {
+      // A record whose entry is shorter than the object would serve a short body.
+      if (body.length !== size) throw new StoreError('Corrupt', `${loc.blob}: entry ${loc.index} holds ${body.length} bytes, the object ${size}`);
       yield body.subarray(r.start, r.end + 1);
       return;
     }
@@ -173,6 +177,16 @@ export async function* readBody(
     yield plain;
     return;
   }
+  // The chunks must hold exactly the object: fewer bytes would end the response early
+  // without an error (a client holding the connection for the rest), more would be ignored.
+  let held = 0;
+  for (const c of loc.chunks) {
+    if (!(Number.isSafeInteger(c.size) && c.size > 0 && Number.isSafeInteger(c.segment) && c.segment > 0)) {
+      throw new StoreError('Corrupt', `${c.blob}: chunk of ${c.size} bytes in ${c.segment}-byte segments`);
+    }
+    held += c.size;
+  }
+  if (held !== size) throw new StoreError('Corrupt', `the chunks of a ${size}-byte object hold ${held} bytes`);
   let base = 0;
   for (const c of loc.chunks) {
     const lo = Math.max(r.start, base);

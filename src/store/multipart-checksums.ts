@@ -45,6 +45,12 @@ export function combineParts(alg: Crc, parts: readonly PartRecord[]): Uint8Array
   return fromBig(BigInt(acc >>> 0), 4);
 }
 
+/**
+ * The completed object's ETag digest and checksums from its parts (upload `rec`), checked
+ * against the whole-object `claims` of the Complete request. Pure. Throws StoreError
+ * InvalidRequest (a checksum type other than the upload's, a claim in an algorithm the
+ * upload did not compute), BadDigest (a claim that does not match).
+ */
 export function composeChecksums(
   rec: UploadRecord,
   parts: readonly PartRecord[],
@@ -69,12 +75,31 @@ export function composeChecksums(
     values[primary] = combineParts(primary, parts);
     out = { type: 'FULL_OBJECT', primary, values };
   }
+  checkObjectClaims(out, claims);
+  return { md5: md5.digest(), checksums: out };
+}
+
+/**
+ * Checks the whole-object `claims` of a Complete request against the object's `checksums`
+ * (a COMPOSITE value may be claimed with or without its "-N"). Pure. Throws StoreError
+ * InvalidRequest for a claim in an algorithm that was not computed (it cannot be checked),
+ * BadDigest for one that does not match.
+ */
+export function checkObjectClaims(checksums: NonNullable<ObjectVersion['checksums']>, claims: Partial<Record<ChecksumName, string>> | undefined): void {
+  const { values, primary } = checksums;
   for (const [name, b64] of Object.entries(claims ?? {}) as [ChecksumName, string][]) {
     const mine = values[name];
-    const text = mine ? Buffer.from(mine).toString('base64') + (out.type === 'COMPOSITE' && name === primary ? `-${parts.length}` : '') : undefined;
-    if (text !== undefined && b64.trim() !== text && b64.trim() !== text.replace(/-\d+$/, '')) {
+    // A claim in an algorithm the upload did not compute cannot be checked: refused, not
+    // passed as if it had been.
+    if (!mine) {
+      throw new StoreError(
+        'InvalidRequest',
+        `The ${name.toUpperCase()} of the object cannot be verified: the upload computes ${primary.toUpperCase()} (name that algorithm at CreateMultipartUpload).`
+      );
+    }
+    const text = Buffer.from(mine).toString('base64') + (checksums.type === 'COMPOSITE' && name === primary ? `-${checksums.parts ?? 0}` : '');
+    if (b64.trim() !== text && b64.trim() !== text.replace(/-\d+$/, '')) {
       throw new StoreError('BadDigest', `The ${name.toUpperCase()} you specified did not match the calculated checksum.`);
     }
   }
-  return { md5: md5.digest(), checksums: out };
 }

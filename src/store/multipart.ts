@@ -31,7 +31,7 @@ import {
   type UploadRecord,
 } from './uploads.js';
 import { encodeVersions, type ChecksumName, type ChecksumType, type ChunkRef, type ObjectVersion, type PartInfo } from './records.js';
-import { composeChecksums } from './multipart-checksums.js';
+import { checkObjectClaims, composeChecksums } from './multipart-checksums.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 import { COMPLETION_PREFIX, completionKey, makeUploadId, partKey, uploadKey, type UploadRef } from './upload-keys.js';
@@ -130,6 +130,15 @@ export interface PartResult {
   mode?: SseMode;
 }
 
+/**
+ * Stores part `partNumber` of the upload (replacing an earlier one): the body streamed into
+ * carrier chunks, sealed under the upload's data key when it is encrypted, hashed with MD5,
+ * CRC64NVME and the upload's (or the client's) algorithm, claims verified. Nothing is read
+ * before the part number, size, upload, SSE-C key and checksum algorithm are checked.
+ * Throws StoreError InvalidArgument / EntityTooLarge / NoSuchUpload / InvalidRequest (the
+ * upload's key missing or another, or a checksum algorithm other than the upload's) /
+ * BadDigest, and what the body stream throws; chunks written are deleted on failure.
+ */
 export async function uploadPart(
   repo: Repository,
   bucket: string,
@@ -158,6 +167,14 @@ export async function uploadPart(
     const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
     // An encrypted part also holds its sealed segment.
     if (crypt) releaseSealed = repo.budget.reserve(sealedLength(segment));
+    // A part checksummed with another algorithm than the upload's would lack the one its
+    // Complete combines: refused before any byte, as S3 refuses it.
+    if (rec.checksumAlgorithm && opts.checksumAlgorithm && opts.checksumAlgorithm !== rec.checksumAlgorithm) {
+      throw new StoreError(
+        'InvalidRequest',
+        `Checksum Type mismatch occurred, expected checksum Type: ${rec.checksumAlgorithm}, actual checksum Type: ${opts.checksumAlgorithm}`
+      );
+    }
     // Every part is hashed with the upload's algorithm too, even if the client sent none.
     const claimOpts: ClaimOptions = { ...opts };
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
@@ -202,6 +219,43 @@ export interface CompletePart {
   checksums?: Partial<Record<ChecksumName, string>>;
 }
 
+export interface CompleteOptions {
+  conditions?: WriteConditions;
+  /** The whole object's checksums as the client claims them (x-amz-checksum-*). */
+  claims?: Partial<Record<ChecksumName, string>>;
+  checksumType?: ChecksumType;
+  keys?: KeyRing;
+  /** The object size the client expects (x-amz-mp-object-size), bytes. */
+  expectedSize?: number;
+}
+
+/** Throws StoreError InvalidRequest when the completed object is not `expected` bytes long. */
+function checkExpectedSize(size: number, expected: number | undefined): void {
+  if (expected !== undefined && size !== expected) {
+    throw new StoreError('InvalidRequest', `The parts hold ${size} bytes, not the ${expected} of x-amz-mp-object-size.`);
+  }
+}
+
+/**
+ * The answer to a Complete repeated after it succeeded (`v`: the version it wrote, as its
+ * completion record keeps it), checked as the first one was: an SSE-C upload's key (its
+ * checksums, sealed, are answered only to that key's holder), the expected size, the
+ * checksum type and the whole-object claims. Nothing is written either way. Throws what
+ * uploadDataKey, checkExpectedSize and checkObjectClaims throw; InvalidRequest for
+ * another checksum type.
+ */
+function retriedCompletion(v: ObjectVersion, opts: CompleteOptions): ObjectVersion {
+  const dataKey = uploadDataKey(v.encryption, opts.keys);
+  checkExpectedSize(v.size, opts.expectedSize);
+  if (opts.checksumType && v.checksums && opts.checksumType !== v.checksums.type) {
+    throw new StoreError('InvalidRequest', `The upload was created using the ${v.checksums.type} checksum mode. The complete request must use the same checksum mode.`);
+  }
+  const sealed = v.encryption?.sealedChecksums;
+  const out: ObjectVersion = sealed && dataKey && v.checksums ? { ...v, checksums: { ...v.checksums, values: openDigests(dataKey, sealed)[0] ?? {} } } : v;
+  if (out.checksums) checkObjectClaims(out.checksums, opts.claims);
+  return out;
+}
+
 const normEtag = (e: string) => e.trim().replace(/&quot;|&#34;/g, '"').replace(/^"+|"+$/g, '').toLowerCase();
 
 /**
@@ -210,8 +264,10 @@ const normEtag = (e: string) => e.trim().replace(/&quot;|&#34;/g, '"').replace(/
  * order (metadata only), ends the upload and keeps a completion record. A Complete of an
  * upload already completed with the same part list answers with the version it wrote then
  * (an SDK retrying after a lost response); with a different list it is InvalidPart. Throws
- * StoreError InvalidPartOrder / InvalidPart / EntityTooSmall / NoSuchUpload /
- * PreconditionFailed / BadDigest / MalformedXML / NoSuchBucket.
+ * StoreError InvalidPartOrder / InvalidPart (also for a part checksum in an algorithm
+ * the part was not hashed with) / EntityTooSmall / NoSuchUpload / PreconditionFailed /
+ * BadDigest / InvalidRequest (a size other than `expectedSize`, see composeChecksums) /
+ * MalformedXML / NoSuchBucket.
  */
 export async function completeMultipartUpload(
   repo: Repository,
@@ -219,7 +275,7 @@ export async function completeMultipartUpload(
   key: string,
   uploadId: string,
   parts: readonly CompletePart[],
-  opts: { conditions?: WriteConditions; claims?: Partial<Record<ChecksumName, string>>; checksumType?: ChecksumType; keys?: KeyRing } = {}
+  opts: CompleteOptions = {}
 ): Promise<ObjectVersion> {
   const state = requireBucketState(repo, bucket);
   if (parts.length === 0) throw new StoreError('MalformedXML', 'You must specify at least one part');
@@ -240,7 +296,7 @@ export async function completeMultipartUpload(
       if (Buffer.compare(c.partsDigest, digest) !== 0) {
         throw new StoreError('InvalidPart', 'This multipart upload was already completed with a different list of parts.', { detail: { UploadId: uploadId } });
       }
-      return { version: c.version, retry: true };
+      return { version: retriedCompletion(c.version, opts), retry: true };
     }
     const rec = decodeUpload(raw);
     if (rec.key !== key) throw noSuchUpload(uploadId);
@@ -261,9 +317,22 @@ export async function completeMultipartUpload(
       }
       for (const [name, b64] of Object.entries(p.checksums ?? {}) as [ChecksumName, string][]) {
         const have = part.values[name];
-        if (have && Buffer.from(have).toString('base64') !== b64.trim()) {
+        // A part checksum in an algorithm the part was not hashed with cannot be checked.
+        if (!have) {
+          throw new StoreError('InvalidPart', `Part ${p.partNumber} has no ${name.toUpperCase()} checksum to compare: it was not uploaded with that algorithm.`, {
+            detail: { PartNumber: p.partNumber },
+          });
+        }
+        if (Buffer.from(have).toString('base64') !== b64.trim()) {
           throw new StoreError('InvalidPart', `The ${name.toUpperCase()} of part ${p.partNumber} does not match the uploaded part.`, { detail: { PartNumber: p.partNumber } });
         }
+      }
+      // A part stored without the upload's algorithm (before parts with another one were
+      // refused) cannot be combined: the client must upload it again.
+      if (rec.checksumAlgorithm && !part.values[rec.checksumAlgorithm]) {
+        throw new StoreError('InvalidPart', `Part ${p.partNumber} has no ${rec.checksumAlgorithm.toUpperCase()} checksum, the upload's algorithm: upload it again.`, {
+          detail: { PartNumber: p.partNumber },
+        });
       }
       chosen.push({ number: p.partNumber, part });
     }
@@ -277,6 +346,7 @@ export async function completeMultipartUpload(
     checkWrite(await currentVersion(tx, bucket, key), opts.conditions);
     const { md5, checksums } = composeChecksums(rec, chosen.map((c) => c.part), opts.checksumType, opts.claims);
     const size = chosen.reduce((n, c) => n + c.part.size, 0);
+    checkExpectedSize(size, opts.expectedSize);
     const version = makeVersion(
       tx,
       rec,

@@ -14,7 +14,7 @@ import { putObject, type ObjectMetadata } from './objects-write.js';
 import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { unwrapDataKey, type EncryptionRequest } from './crypto/envelope.js';
 import type { WriteConditions } from './conditions.js';
-import type { ObjectVersion } from './records.js';
+import type { ChecksumName, ObjectVersion } from './records.js';
 
 /** Whether copying `source` to a destination encrypted as `dest` (undefined: plaintext) must rewrite the body. Pure. */
 export function copyNeedsReencryption(source: ObjectVersion, dest: EncryptionRequest | undefined): boolean {
@@ -27,7 +27,8 @@ export function copyNeedsReencryption(source: ObjectVersion, dest: EncryptionReq
 
 /**
  * Writes `source`'s body (decrypted by `decrypt`, or as stored when plaintext) to
- * dst.bucket/dst.key as a new single-part object encrypted per `encryption`, with `meta`.
+ * dst.bucket/dst.key as a new single-part object encrypted per `encryption`, with `meta`,
+ * hashed with `checksumAlgorithm` (default: the source's primary algorithm).
  * Throws what putObject throws (NoSuchBucket, PreconditionFailed, SlowDown, ...) and
  * StoreError 'Corrupt' if a source segment fails to verify; nothing is committed then.
  */
@@ -37,10 +38,10 @@ export async function copyWithReencryption(
   decrypt: BodyDecryptor | undefined,
   dst: { bucket: string; key: string },
   meta: ObjectMetadata,
-  opts: { encryption?: EncryptionRequest; conditions?: WriteConditions }
+  opts: { encryption?: EncryptionRequest; conditions?: WriteConditions; checksumAlgorithm?: ChecksumName }
 ): Promise<ObjectVersion> {
   const body = readBody(repo.provider, source.location, source.size, undefined, repo.bodies, decrypt);
-  const primary = source.checksums?.primary;
+  const primary = opts.checksumAlgorithm ?? source.checksums?.primary;
   const res = await putObject(repo, dst.bucket, dst.key, body, {
     ...meta,
     size: source.size,

@@ -9,7 +9,7 @@ import { copyNeedsReencryption, copyWithReencryption } from './objects-copy-encr
 import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
 import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
-import { encodeVersions, TOMBSTONE, type ObjectAccess, type ObjectVersion } from './records.js';
+import { encodeVersions, TOMBSTONE, type ChecksumName, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 
@@ -94,6 +94,17 @@ export interface CopyOptions {
   encryptionExplicit?: boolean;
   /** The copy's owner and ACL (never the source's: S3 gives a copy the request's ACL). */
   access?: ObjectAccess;
+  /** The checksum algorithm the copy must carry (x-amz-checksum-algorithm); default: the source's. */
+  checksumAlgorithm?: ChecksumName;
+}
+
+/**
+ * Whether a copy asking for checksum `alg` can keep the source's checksums: the source
+ * carries a full-object `alg` as its primary one. Otherwise the body is read and hashed
+ * again. Pure.
+ */
+export function copyKeepsChecksum(source: ObjectVersion, alg: ChecksumName | undefined): boolean {
+  return alg === undefined || (source.checksums?.type === 'FULL_OBJECT' && source.checksums.primary === alg);
 }
 
 const COPY_SELF =
@@ -110,9 +121,10 @@ function checkSourceConditions(source: ObjectVersion, conditions: ReadConditions
 }
 
 /**
- * Copies the live source version to `dstKey`. When the encryption stays the same the new
- * version points at the same body (no byte is copied); otherwise the body is re-encrypted
- * (see objects-copy-encrypted.ts). Source preconditions -> 'PreconditionFailed'; an SSE-C
+ * Copies the live source version to `dstKey`. When the encryption stays the same (and the
+ * source carries the checksum asked for) the new version points at the same body (no byte
+ * is copied); otherwise the body is written again, re-encrypted and re-hashed (see
+ * objects-copy-encrypted.ts). Source preconditions -> 'PreconditionFailed'; an SSE-C
  * source without its key -> 'InvalidRequest', with another key -> 'AccessDenied'; copying
  * an object onto itself without changing anything -> 'InvalidRequest' (as S3 does).
  */
@@ -129,7 +141,10 @@ export async function copyObject(
   const self = src.bucket === dst.bucket && src.key === dst.key;
   const look = await liveVersion(repo, src.bucket, src.key);
   if (!repo.state.buckets.has(dst.bucket)) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: dst.bucket } });
-  const reencrypt = copyNeedsReencryption(look, opts.encryption);
+  // The body is written again when its encryption changes or the copy asks for a checksum
+  // the source does not carry (never a copy claiming a checksum nobody computed).
+  const rewrite = (v: ObjectVersion) => copyNeedsReencryption(v, opts.encryption) || !copyKeepsChecksum(v, opts.checksumAlgorithm);
+  const reencrypt = rewrite(look);
   if (self && !changesMeta && !reencrypt) throw new StoreError('InvalidRequest', COPY_SELF);
   checkSourceConditions(look, opts.sourceConditions);
   const metaOf = (source: ObjectVersion) => {
@@ -157,7 +172,7 @@ export async function copyObject(
     checkSourceConditions(source, opts.sourceConditions);
     if (source.versionId !== look.versionId) {
       // Overwritten since the look: it must still be shareable, and opened by the same key.
-      if (copyNeedsReencryption(source, opts.encryption)) {
+      if (rewrite(source)) {
         throw new StoreError('ConditionalRequestConflict', 'The copy source changed during the copy; retry the request.');
       }
       bodyDecryptor(source, opts.sourceKeys, false);

@@ -108,26 +108,22 @@ async function resolve(
   body: boolean
 ): Promise<{ out: GetResult; decrypt: BodyDecryptor | undefined }> {
   const version = await liveVersion(repo, bucket, key);
-  checkRead(version, opts.conditions);
   const out: GetResult = { version, body: emptyBody() };
-  applyRange(out, opts);
-  // After the part/range checks, as S3 orders them: a part past the end is InvalidPart
-  // even without the object's key.
+  // A part past the end is InvalidPart even without the object's key, as S3 orders it.
+  const part = opts.partNumber !== undefined ? partRange(version, opts.partNumber) : undefined;
+  // The key before the preconditions: a 304 carries the validators (ETag, Last-Modified),
+  // and an SSE-C object's are answered only to the holder of its key.
   const decrypt = bodyDecryptor(version, opts.keys, body);
+  checkRead(version, opts.conditions);
+  if (part) {
+    if (part.range) out.range = part.range;
+    if (part.partsCount) out.partsCount = part.partsCount;
+  } else if (opts.range) {
+    out.range = resolveRange(opts.range, version.size);
+  }
   // The key holder sees an SSE-C object's checksums (sealed at rest).
   if (decrypt) out.version = unsealVersionChecksums(version, decrypt.dataKey);
   return { out, decrypt };
-}
-
-function applyRange(out: GetResult, opts: GetOptions): void {
-  const v = out.version;
-  if (opts.partNumber !== undefined) {
-    const p = partRange(v, opts.partNumber);
-    if (p.range) out.range = p.range;
-    if (p.partsCount) out.partsCount = p.partsCount;
-  } else if (opts.range) {
-    out.range = resolveRange(opts.range, v.size);
-  }
 }
 
 async function* emptyBody(): AsyncGenerator<Uint8Array> {}

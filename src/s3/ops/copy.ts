@@ -1,6 +1,8 @@
 /**
- * @module CopyObject: a new version pointing at the source's body (no byte is copied),
- * with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-* conditions.
+ * @module CopyObject: a new version pointing at the source's body (no byte is copied, unless
+ * the encryption changes or x-amz-checksum-algorithm names a checksum the source does not
+ * carry), with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-*
+ * conditions.
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -14,6 +16,7 @@ import type { CopyOptions } from '../../store/objects-misc.js';
 import { versionChecksums } from './multipart.js';
 import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
 import { COPY_SOURCE_CUSTOMER_PREFIX } from '../sse-headers.js';
+import { checksumName } from '../body.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -36,6 +39,9 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
     if (meta.contentType !== undefined) opts.metadata.contentType = meta.contentType;
   }
   if (opts.taggingDirective === 'REPLACE') opts.tags = meta.tags ?? {};
+  // A checksum algorithm the source does not carry makes the store hash the body again.
+  const alg = checksumName(h['x-amz-checksum-algorithm'], 'x-amz-checksum-algorithm');
+  if (alg) opts.checksumAlgorithm = alg;
   const src = readConditions(h, 'x-amz-copy-source-');
   if (src) opts.sourceConditions = src;
   const dst = writeConditions(h);

@@ -105,9 +105,24 @@ export function versionChecksums(v: ObjectVersion): { checksums: ChecksumValues;
   return { checksums: { [c.primary]: text }, checksumType: c.type };
 }
 
+/**
+ * `x-amz-mp-object-size`: the object size a Complete expects, or undefined. Throws S3Error
+ * InvalidArgument for anything but a decimal byte count. Pure.
+ */
+export function expectedObjectSize(h: Record<string, string | undefined>): number | undefined {
+  const raw = h['x-amz-mp-object-size'];
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (!/^[0-9]{1,16}$/.test(v) || !Number.isSafeInteger(Number(v))) {
+    throw new S3Error('InvalidArgument', 'x-amz-mp-object-size must be the object size in bytes', { ArgumentName: 'x-amz-mp-object-size', ArgumentValue: raw.slice(0, 64) });
+  }
+  return Number(v);
+}
+
 export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'CompleteMultipartUpload'>): Promise<void> {
   // SSE-C headers are validated before the body is read (the store checks the key itself).
   const { keys, customer } = readKeys(r);
+  const expectedSize = expectedObjectSize(r.headers);
   // x-amz-checksum-<alg> on Complete is the object's checksum (checked by the store below).
   const doc = parseCompleteMultipartUpload(await readBody(r, MAX_COMPLETE_BODY_BYTES, { objectChecksumHeaders: true }));
   const claims: Partial<Record<ChecksumName, string>> = {};
@@ -116,6 +131,8 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     if (v !== undefined) claims[n] = v;
   }
   const opts: NonNullable<Parameters<typeof r.store.completeMultipartUpload>[4]> = { claims, keys };
+  // Compared with the parts' total inside the commit: a mismatch completes nothing.
+  if (expectedSize !== undefined) opts.expectedSize = expectedSize;
   const cond = writeConditions(r.headers);
   if (cond) opts.conditions = cond;
   const type = checksumType(r.headers['x-amz-checksum-type']);

@@ -9,13 +9,17 @@ import { S3Error } from '../errors.js';
 
 /** Bucket-level sub-resources (a bucket with no key). `tagging` here is bucket tagging. */
 export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
+  'abac',
   'accelerate',
   'analytics',
   'intelligent-tiering',
   'inventory',
   'lifecycle',
   'logging',
+  'metadataAnnotationTable',
   'metadataConfiguration',
+  'metadataInventoryTable',
+  'metadataJournalTable',
   'metadataTable',
   'metrics',
   'notification',
@@ -28,8 +32,15 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'website',
 ]);
 
-/** Object-level sub-resources (`tagging` and GET `attributes` on objects are implemented). */
+/**
+ * Object-level sub-resources (`tagging` and GET `attributes` on objects are implemented).
+ * `encryption` on an object is UpdateObjectEncryption (PUT) and `annotation` the object
+ * annotations (PUT/GET/DELETE): unlisted, a PUT would overwrite the object with the
+ * request's XML and a DELETE delete it.
+ */
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
+  'annotation',
+  'encryption',
   'legal-hold',
   'renameObject',
   'restore',
@@ -48,6 +59,8 @@ export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
   'x-amz-object-lock-mode',
   'x-amz-object-lock-retain-until-date',
   'x-amz-object-lock-legal-hold',
+  // An append (S3 Express): ignored, the PUT would replace the object with the appended bytes.
+  'x-amz-write-offset-bytes',
 ];
 
 /**

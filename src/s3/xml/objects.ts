@@ -7,6 +7,7 @@ import { el, leaf, quoteEtag, s3Root, xmlDocument } from './build.js';
 import { checksumLeaves, type ChecksumType, type ChecksumValues } from './checksums.js';
 import { replaceUnsafeXmlChars as safe } from './escape.js';
 import { malformedXml } from './parse.js';
+import { S3Error } from '../errors.js';
 import { booleanLeaf, childrenNamed, leafText, parseRoot, requiredLeafText } from './read.js';
 
 export interface ObjectToDelete {
@@ -28,7 +29,9 @@ export interface DeleteRequest {
  * Parses a DeleteObjects (`POST ?delete`) body. Pure. Throws S3Error `MalformedXML` for a
  * document that is not `<Delete>`, has no `<Object>`, more than {@link MAX_DELETE_OBJECTS},
  * an Object without `<Key>`, or a Quiet that is not true/false; `MaxMessageLengthExceeded`
- * for a body over 1 MiB.
+ * for a body over 1 MiB; `NotImplemented` for an Object conditioned on its `<Size>` or
+ * `<LastModifiedTime>` (S3 Express conditions, not evaluated here: ignoring them would
+ * delete unconditionally).
  */
 export function parseDelete(body: string | Uint8Array): DeleteRequest {
   const root = parseRoot(body, 'Delete');
@@ -42,6 +45,11 @@ export function parseDelete(body: string | Uint8Array): DeleteRequest {
     if (versionId) entry.versionId = versionId;
     const etag = leafText(o, 'ETag')?.trim();
     if (etag) entry.etag = etag;
+    for (const condition of ['Size', 'LastModifiedTime']) {
+      if (leafText(o, condition) !== undefined) {
+        throw new S3Error('NotImplemented', `Deleting on the condition of an object's <${condition}> is not supported: nothing was deleted.`);
+      }
+    }
     return entry;
   });
   return { objects, quiet: booleanLeaf(root, 'Quiet', false) };
