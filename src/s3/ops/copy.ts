@@ -4,7 +4,7 @@
  * carry), with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-*
  * conditions.
  */
-import { copySourceVersionHeader, versionIdHeader } from './versions.js';
+import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { metadataFromRequest } from '../object-headers.js';
@@ -59,7 +59,7 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
   if (checksumType) out.checksumType = checksumType;
   sendXml(r, 200, renderCopyObjectResult(out), {
     ...encryptionHeaders(v.encryption?.mode, enc.customer),
-    ...versionIdHeader(r, e.bucket, v.versionId),
+    ...writtenVersionHeader(v.versionId),
     ...copySourceVersionHeader(r, e.source, v.copySourceVersionId),
   });
 }

@@ -2,7 +2,7 @@
  * @module Multipart operations: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts.
  */
-import { copySourceVersionHeader, versionIdHeader } from './versions.js';
+import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { checksumName, requestBody } from '../body.js';
@@ -163,7 +163,7 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     checksums,
   };
   if (ct) out.checksumType = ct;
-  sendXml(r, 200, renderCompleteMultipartUploadResult(out), { ...encryptionHeaders(v.encryption?.mode, customer), ...versionIdHeader(r, e.bucket, v.versionId) });
+  sendXml(r, 200, renderCompleteMultipartUploadResult(out), { ...encryptionHeaders(v.encryption?.mode, customer), ...writtenVersionHeader(v.versionId) });
 }
 
 export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'AbortMultipartUpload'>): Promise<void> {

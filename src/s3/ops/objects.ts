@@ -1,7 +1,7 @@
 /**
  * @module Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects.
  */
-import { versionIdHeader } from './versions.js';
+import { versionIdHeader, writtenVersionHeader } from './versions.js';
 import type { DeleteOptions } from '../../store/objects-misc.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -79,7 +79,7 @@ export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Pr
   const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
     etag: `"${result.etag}"`,
-    ...versionIdHeader(r, e.bucket, result.versionId),
+    ...writtenVersionHeader(result.versionId),
     ...checksumEcho(result.version, body.checksumAlgorithm),
     ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
   });
@@ -132,7 +132,7 @@ export async function handleDeleteObject(r: RequestContext, e: Op<'DeleteObject'
   const res = await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined, opts);
   const headers: Record<string, string> = {};
   if (res.versionId !== undefined) Object.assign(headers, versionIdHeader(r, e.bucket, res.versionId, e.versionId !== undefined));
-  if (res.deleteMarker) headers['x-amz-delete-marker'] = 'true';
+  headers['x-amz-delete-marker'] = res.deleteMarker ? 'true' : 'false';
   sendEmpty(r, 204, headers);
 }
 

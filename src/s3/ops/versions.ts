@@ -24,6 +24,14 @@ export function versionIdHeader(r: RequestContext, bucket: string, versionId: st
   return { 'x-amz-version-id': versionId };
 }
 
+/**
+ * The `x-amz-version-id` of a write's answer (PUT, COPY, Complete): the new version's id;
+ * none for a null write (never versioned or Suspended), as S3 answers.
+ */
+export function writtenVersionHeader(versionId: string): Record<string, string> {
+  return versionId === 'null' ? {} : { 'x-amz-version-id': versionId };
+}
+
 /** `x-amz-copy-source-version-id`: the source version copied, when its bucket is versioned or the source named one. */
 export function copySourceVersionHeader(r: RequestContext, source: { bucket: string; versionId?: string }, copied: string): Record<string, string> {
   return versionIdHeader(r, source.bucket, copied, source.versionId !== undefined)['x-amz-version-id'] !== undefined
