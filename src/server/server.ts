@@ -6,7 +6,7 @@
  */
 import { getRequestListener } from '@hono/node-server';
 import { openStore, localDirectory } from '../store/open.js';
-import type { Store } from '../store/store.js';
+import type { Store, StoreOptions } from '../store/store.js';
 import { createApp } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
 import { bootstrapKeys, type BootstrapResult } from './credentials.js';
@@ -60,6 +60,9 @@ export async function startServer(
     write?: (line: string) => void;
     /** Human-readable progress of long work (a shutdown waiting for uploads), whatever --log says. */
     notify?: (message: string) => void;
+    /** Repository tuning for an embedding program (checkpoint and compaction thresholds, cache
+     * sizes); not a command-line option: the defaults are what a server wants. */
+    store?: Pick<StoreOptions, 'checkpointEvery' | 'overlayBytes' | 'maxRuns' | 'blockCacheBytes' | 'bodyCacheBytes'>;
   } = {}
 ): Promise<RunningServer> {
   config = { ...DEFAULTS, ...config };
@@ -90,6 +93,7 @@ export async function startServer(
   const opening = performance.now();
   try {
     store = await openStore(config.data, {
+      ...options.store,
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       log: (event, fields) => log.info(event, fields),

@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { startServer, type RunningServer } from '../../src/server/server.js';
 import type { ServerConfig } from '../../src/server/config.js';
 
+type StartOptions = NonNullable<Parameters<typeof startServer>[1]>;
+
 export const ACCESS_KEY = 'STRATATESTACCESSKEY1';
 export const SECRET_KEY = 'strata-test-secret-key-0123456789abcdef';
 export const REGION = 'us-east-1';
@@ -46,7 +48,16 @@ export interface TestServer {
  * e.g. bun) instead of starting it in this process. `config` adds options to an in-process server.
  */
 export async function startTestServer(
-  opts: { child?: boolean; runtime?: string; dataDir?: string; env?: Record<string, string>; baseDomain?: string; config?: Partial<ServerConfig> } = {}
+  opts: {
+    child?: boolean;
+    runtime?: string;
+    dataDir?: string;
+    env?: Record<string, string>;
+    baseDomain?: string;
+    config?: Partial<ServerConfig>;
+    /** Repository tuning of an in-process server (startServer's `store`). */
+    store?: StartOptions['store'];
+  } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
   const ownsDir = opts.dataDir === undefined;
@@ -63,7 +74,7 @@ export async function startTestServer(
         ...(opts.baseDomain ? { baseDomain: opts.baseDomain } : {}),
         ...opts.config,
       },
-      { write: (line) => logs.push(line) }
+      { write: (line) => logs.push(line), ...(opts.store ? { store: opts.store } : {}) }
     );
     return {
       url: server.url,
