@@ -11,7 +11,7 @@
  */
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
-import { mergeSources } from './index/merge.js';
+import { mergeSources, type SortedSource } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
 import { decodeEntry } from './version-log.js';
 import { comparePositions, logKey, logKeyEnd, NULL_VERSION_ID, parseLogKey, parseVersionId, type Position } from './version-id.js';
@@ -127,14 +127,18 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
       const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
       if (cut >= 0) {
         const cp = key.slice(0, cut + delimiter.length);
-        if (count === maxKeys) {
-          result.isTruncated = true;
-          break;
-        }
-        result.commonPrefixes.push(cp);
-        count++;
-        last = { key: cp };
         const next = keyAfterPrefix(escapePrefix(cp));
+        // Only what S3 shows makes a common prefix: history alone (absences, removed
+        // versions, replaced nulls) under it does not.
+        if (await anyVisible(sources, r.value.key, next, neverVersioned, bucket)) {
+          if (count === maxKeys) {
+            result.isTruncated = true;
+            break;
+          }
+          result.commonPrefixes.push(cp);
+          count++;
+          last = { key: cp };
+        }
         if (next === undefined) break;
         it.seek(next, true);
         continue;
@@ -174,6 +178,36 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
     if (last.versionId !== undefined) result.nextVersionIdMarker = last.versionId;
   }
   return result;
+}
+
+/**
+ * Whether the log between `from` (a log key, inclusive) and `end` (exclusive; undefined: the
+ * end of the log) holds a version or delete marker S3 shows. Stops at the first one; a
+ * range of history only (the common prefix of deleted keys) is walked to its end, skipping
+ * a key's replaced null writes with one seek in a never-versioned bucket.
+ */
+async function anyVisible(sources: readonly SortedSource[], from: string, end: string | undefined, neverVersioned: boolean, bucket: string): Promise<boolean> {
+  const it = mergeSources(sources, { key: from, inclusive: true });
+  let current: { key: string; filter: VisibilityFilter } | undefined;
+  try {
+    for (;;) {
+      let r;
+      try {
+        r = await it.next();
+      } catch (err) {
+        throw blobError(err, `bucket ${bucket} version log`);
+      }
+      if (r.done || (end !== undefined && compareKeys(r.value.key, end) >= 0)) return false;
+      const parsed = parseLogKey(r.value.key);
+      if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(r.value.key)} is malformed`);
+      if (current?.key !== parsed.key) current = { key: parsed.key, filter: new VisibilityFilter() };
+      const entry = decodeEntry(r.value.value, `version log entry of ${bucket}/${parsed.key}`);
+      if (current.filter.next({ position: parsed.position, entry, bytes: r.value.value })) return true;
+      if (neverVersioned && entry.isNull) it.seek(logKeyEnd(parsed.key), true);
+    }
+  } finally {
+    await it.return();
+  }
 }
 
 /**
