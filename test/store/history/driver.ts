@@ -1,0 +1,202 @@
+/**
+ * @module Applies one operation of the model-based history test to a server (through the AWS
+ * SDK v3) and to the model, checking the server's answer against what the model says S3
+ * answers: status, error code, ETag, version ids, x-amz-delete-marker. Throws a Mismatch
+ * naming the operation and the difference.
+ */
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutBucketVersioningCommand,
+  PutObjectCommand,
+  type CopyObjectOutput,
+  type DeleteObjectOutput,
+  type DeleteObjectsOutput,
+  type GetObjectOutput,
+  type HeadObjectOutput,
+  type PutObjectOutput,
+} from '@aws-sdk/client-s3';
+import type { Answer, Probe } from './client.js';
+import { md5Hex, NULL_ID, type BucketModel, type MVersion, type ReadExpect } from './model.js';
+import { bodyOf, describeOp, type Op } from './ops.js';
+
+export class Mismatch extends Error {
+  override readonly name = 'Mismatch';
+}
+
+export function expectEq(what: string, actual: unknown, expected: unknown): void {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  if (a !== e) throw new Mismatch(`${what}: got ${a}, expected ${e}`);
+}
+
+const unquote = (etag: string | undefined) => etag?.replace(/"/g, '');
+
+/** The copy source header value: bucket/key, URL-encoded, with the version. */
+function copySource(bucket: string, key: string, id?: string): string {
+  const path = `${bucket}/${encodeURIComponent(key)}`;
+  return id === undefined ? path : `${path}?versionId=${encodeURIComponent(id)}`;
+}
+
+/** The id a write answered: `null` when the answer carried none (null writes may omit it). */
+function writtenId(model: BucketModel, id: string | undefined): string {
+  if (id === undefined) {
+    if (!model.nullWrites) throw new Mismatch('a write in an Enabled bucket answered no x-amz-version-id');
+    return NULL_ID;
+  }
+  return id;
+}
+
+/** Sends `op`, checks the answer, updates `model`. */
+export async function applyOp(p: Probe, model: BucketModel, op: Op): Promise<void> {
+  try {
+    await apply(p, model, op);
+  } catch (err) {
+    if (err instanceof Mismatch) throw new Mismatch(`${describeOp(op)}: ${err.message}`);
+    throw err;
+  }
+}
+
+async function apply(p: Probe, m: BucketModel, op: Op): Promise<void> {
+  const Bucket = m.name;
+  switch (op.t) {
+    case 'versioning': {
+      const a = await p.call(new PutBucketVersioningCommand({ Bucket, VersioningConfiguration: { Status: op.status } }));
+      expectEq('status', a.status, 200);
+      m.setVersioning(op.status);
+      return;
+    }
+    case 'put': {
+      const a = await p.call<PutObjectOutput>(
+        new PutObjectCommand({ Bucket, Key: op.key, Body: bodyOf(op.content), Metadata: { model: op.meta } })
+      );
+      expectEq('status', a.status, 200);
+      expectEq('ETag', unquote(a.out!.ETag), op.content.md5);
+      m.write(op.key, op.content, op.meta, writtenId(m, a.out!.VersionId));
+      return;
+    }
+    case 'copy': {
+      const src = m.copySource(op.src, op.srcId);
+      const a = await p.call<CopyObjectOutput>(
+        new CopyObjectCommand({
+          Bucket,
+          Key: op.dst,
+          CopySource: copySource(Bucket, op.src, op.srcId),
+          ...(op.replace ? { MetadataDirective: 'REPLACE', Metadata: { model: op.meta } } : {}),
+        })
+      );
+      if (!src.ok) {
+        expectEq('status', a.status, src.status);
+        expectEq('code', a.code, src.code);
+        return;
+      }
+      expectEq('status', a.status, 200);
+      const content = src.version.content!;
+      expectEq('ETag', unquote(a.out!.CopyObjectResult?.ETag), content.md5);
+      if (a.out!.CopySourceVersionId !== undefined) expectEq('CopySourceVersionId', a.out!.CopySourceVersionId, src.version.id);
+      m.write(op.dst, content, op.replace ? op.meta : src.version.meta!, writtenId(m, a.out!.VersionId));
+      return;
+    }
+    case 'delete': {
+      const a = await p.call<DeleteObjectOutput>(new DeleteObjectCommand({ Bucket, Key: op.key }));
+      expectEq('status', a.status, 204);
+      if (m.versioning === 'Unversioned') {
+        expectEq('DeleteMarker', a.out!.DeleteMarker ?? false, false);
+        m.deleteKey(op.key, undefined);
+        return;
+      }
+      expectEq('DeleteMarker', a.out!.DeleteMarker, true);
+      const id = a.out!.VersionId ?? (m.versioning === 'Suspended' ? NULL_ID : undefined);
+      m.deleteKey(op.key, id);
+      return;
+    }
+    case 'deleteVersion': {
+      const a = await p.call<DeleteObjectOutput>(new DeleteObjectCommand({ Bucket, Key: op.key, VersionId: op.id }));
+      expectEq('status', a.status, 204);
+      const removed = m.deleteVersion(op.key, op.id);
+      expectEq('DeleteMarker', a.out!.DeleteMarker ?? false, removed?.marker ?? false);
+      if (a.out!.VersionId !== undefined) expectEq('VersionId', a.out!.VersionId, op.id);
+      return;
+    }
+    case 'deleteObjects':
+      return deleteObjects(p, m, op);
+    case 'read':
+      return checkRead(p, m, op.key, op.id, op.head);
+  }
+}
+
+async function deleteObjects(p: Probe, m: BucketModel, op: Extract<Op, { t: 'deleteObjects' }>): Promise<void> {
+  const a = await p.call<DeleteObjectsOutput>(
+    new DeleteObjectsCommand({
+      Bucket: m.name,
+      Delete: { Objects: op.items.map((i) => ({ Key: i.key, ...(i.id !== undefined ? { VersionId: i.id } : {}) })) },
+    })
+  );
+  expectEq('status', a.status, 200);
+  expectEq('Errors', a.out!.Errors ?? [], []);
+  const deleted = a.out!.Deleted ?? [];
+  expectEq('Deleted count', deleted.length, op.items.length);
+  for (const item of op.items) {
+    const d = deleted.find((x) => x.Key === item.key);
+    if (!d) throw new Mismatch(`no Deleted entry for ${JSON.stringify(item.key)}`);
+    if (item.id !== undefined) {
+      expectEq(`VersionId of ${item.key}`, d.VersionId, item.id);
+      const removed = m.deleteVersion(item.key, item.id);
+      expectEq(`DeleteMarker of ${item.key}`, d.DeleteMarker ?? false, removed?.marker ?? false);
+      if (removed?.marker) expectEq(`DeleteMarkerVersionId of ${item.key}`, d.DeleteMarkerVersionId, item.id);
+      continue;
+    }
+    if (m.versioning === 'Unversioned') {
+      expectEq(`DeleteMarker of ${item.key}`, d.DeleteMarker ?? false, false);
+      m.deleteKey(item.key, undefined);
+      continue;
+    }
+    expectEq(`DeleteMarker of ${item.key}`, d.DeleteMarker, true);
+    m.deleteKey(item.key, d.DeleteMarkerVersionId ?? (m.versioning === 'Suspended' ? NULL_ID : undefined));
+  }
+}
+
+/**
+ * GET or HEAD of `key` (latest, or version `id`) against the model: status, error code, the
+ * delete-marker headers, and for a version its bytes (GET), ETag, size, metadata and id.
+ */
+export async function checkRead(p: Probe, m: BucketModel, key: string, id: string | undefined, head: boolean): Promise<void> {
+  const exp = m.read(key, id);
+  const input = { Bucket: m.name, Key: key, ...(id !== undefined ? { VersionId: id } : {}) };
+  const a: Answer<GetObjectOutput | HeadObjectOutput> = head ? await p.call<HeadObjectOutput>(new HeadObjectCommand(input)) : await p.call<GetObjectOutput>(new GetObjectCommand(input));
+  const where = `${head ? 'HEAD' : 'GET'} ${JSON.stringify(key)}${id !== undefined ? `?versionId=${id}` : ''}`;
+  try {
+    expectEq('status', a.status, exp.status);
+    if (exp.status === 200) await checkVersionAnswer(m, exp.version, a.out!, head, id !== undefined);
+    else checkErrorAnswer(exp, a, head);
+  } catch (err) {
+    if (err instanceof Mismatch) throw new Mismatch(`${where}: ${err.message}`);
+    throw err;
+  }
+}
+
+async function checkVersionAnswer(m: BucketModel, v: MVersion, out: GetObjectOutput | HeadObjectOutput, head: boolean, named: boolean): Promise<void> {
+  const c = v.content!;
+  expectEq('ETag', unquote(out.ETag), c.md5);
+  expectEq('ContentLength', out.ContentLength, c.size);
+  expectEq('metadata', out.Metadata?.model, v.meta);
+  // S3 sends no version id for objects of a bucket that never had versioning (unless named).
+  if (out.VersionId !== undefined || named || m.versioning !== 'Unversioned') expectEq('VersionId', out.VersionId, v.id);
+  if (out.DeleteMarker) throw new Mismatch('a version answered x-amz-delete-marker: true');
+  if (head) return;
+  const body = (out as GetObjectOutput).Body as unknown as { transformToByteArray(): Promise<Uint8Array> };
+  const bytes = await body.transformToByteArray();
+  expectEq('body size', bytes.length, c.size);
+  expectEq('body MD5', md5Hex(bytes), c.md5);
+}
+
+function checkErrorAnswer(exp: Exclude<ReadExpect, { status: 200 }>, a: Answer<unknown>, head: boolean): void {
+  // HEAD answers carry no body: the SDK names the error after the status only.
+  if (!head) expectEq('code', a.code, exp.code);
+  const marker = 'marker' in exp ? exp.marker : undefined;
+  expectEq('x-amz-delete-marker', a.headers['x-amz-delete-marker'] ?? 'absent', marker ? 'true' : 'absent');
+  if (marker && a.headers['x-amz-version-id'] !== undefined) expectEq('x-amz-version-id', a.headers['x-amz-version-id'], marker.id);
+}
