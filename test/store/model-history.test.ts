@@ -19,7 +19,7 @@ import { runSequence } from './history/runner.js';
 import { TINY_STORE } from './history/tiny.js';
 
 const SEEDS = Number(process.env.MODEL_HISTORY_SEEDS ?? 3);
-const OPS = Number(process.env.MODEL_HISTORY_OPS ?? 150);
+const OPS = Number(process.env.MODEL_HISTORY_OPS ?? 120);
 
 let server: TestServer;
 let probe: Probe;

@@ -3,12 +3,13 @@
  * bucket against the model — GetBucketVersioning, ListObjectVersions walked in pages of
  * random small sizes (with and without encoding-type=url, from random key/version-id
  * markers, under a prefix, with a delimiter), ListObjectsV2, and GET/HEAD of every key
- * (latest) and of every version and delete marker by id, plus removed ids.
+ * (latest) and of every version and delete marker by id, plus removed ids; the tags of
+ * one version in three by id.
  */
 import { GetBucketVersioningCommand, type GetBucketVersioningOutput } from '@aws-sdk/client-s3';
 import type { Probe, VersionsPage } from './client.js';
 import { parseObjectsPage, parseVersionsPage } from './client.js';
-import { checkRead, expectEq, Mismatch } from './driver.js';
+import { checkRead, checkTags, expectEq, Mismatch } from './driver.js';
 import { compareUtf8, type BucketModel, type ListedEntry } from './model.js';
 
 /** A listed item: a version/marker, or a common prefix. */
@@ -19,15 +20,15 @@ const PAGE_SIZES = [1, 2, 3, 5, 8, 1000];
 const MAX_PAGE = 1000;
 
 function show(items: readonly Item[]): string[] {
-  return items.map((i) => ('prefix' in i ? `P ${i.prefix}` : `${i.marker ? 'M' : 'V'} ${i.key} ${i.id}${i.isLatest ? ' latest' : ''}${i.md5 ? ` ${i.md5}/${i.size}` : ''}`));
+  return items.map((i) => ('prefix' in i ? `P ${i.prefix}` : `${i.marker ? 'M' : 'V'} ${i.key} ${i.id}${i.isLatest ? ' latest' : ''}${i.etag ? ` ${i.etag}/${i.size}` : ''}`));
 }
 
 /** A page's versions and prefixes in listing order (the XML lists all versions, then the prefixes). */
 function pageItems(page: VersionsPage): Item[] {
   const items: Item[] = page.entries.map((e) => {
     const x: ListedEntry = { key: e.key, id: e.id, isLatest: e.isLatest, marker: e.marker };
-    if (e.md5 !== undefined) {
-      x.md5 = e.md5;
+    if (e.etag !== undefined) {
+      x.etag = e.etag;
       x.size = e.size!;
     }
     return x;
@@ -127,12 +128,12 @@ export async function checkObjectListing(p: Probe, m: BucketModel, maxKeys: numb
     const r = await p.rawGet(m.name, q);
     if (r.status !== 200) throw new Mismatch(`ListObjectsV2: status ${r.status}: ${r.text.slice(0, 300)}`);
     const page = parseObjectsPage(r.text);
-    got.push(...page.keys.map((k) => `${k.key} ${k.md5}/${k.size}`));
+    got.push(...page.keys.map((k) => `${k.key} ${k.etag}/${k.size}`));
     if (!page.isTruncated) break;
     if (page.next === undefined) throw new Mismatch('ListObjectsV2: truncated without NextContinuationToken');
     token = page.next;
   }
-  expectEq(`ListObjectsV2 max-keys ${maxKeys}`, got, m.current().map((c) => `${c.key} ${c.version.content!.md5}/${c.version.content!.size}`));
+  expectEq(`ListObjectsV2 max-keys ${maxKeys}`, got, m.current().map((c) => `${c.key} ${c.version.etag}/${c.version.content!.size}`));
 }
 
 /**
@@ -147,7 +148,10 @@ export async function checkAll(p: Probe, m: BucketModel, keys: readonly string[]
   for (const key of keys) {
     await checkRead(p, m, key, undefined, false);
     await checkRead(p, m, key, undefined, true);
-    for (const ver of m.versionsOf(key)) await checkRead(p, m, key, ver.id, next() % 3 === 0);
+    for (const ver of m.versionsOf(key)) {
+      await checkRead(p, m, key, ver.id, next() % 3 === 0);
+      if (!ver.marker && next() % 3 === 0) await checkTags(p, m, key, ver.id);
+    }
   }
   for (const r of m.removed) {
     const [key, id] = r.split('\0') as [string, string];

@@ -79,8 +79,8 @@ export interface PageEntry {
   key: string;
   id: string;
   isLatest: boolean;
-  /** Hex, unquoted (versions only). */
-  md5?: string;
+  /** Unquoted (versions only). */
+  etag?: string;
   size?: number;
 }
 
@@ -134,7 +134,7 @@ export function parseVersionsPage(xml: string): VersionsPage {
       isLatest: leaf(x, 'IsLatest') === 'true',
     };
     if (!e.marker) {
-      e.md5 = leaf(x, 'ETag')!.replace(/"/g, '');
+      e.etag = leaf(x, 'ETag')!.replace(/"/g, '');
       e.size = Number(leaf(x, 'Size'));
     }
     entries.push(e);
@@ -149,7 +149,7 @@ export function parseVersionsPage(xml: string): VersionsPage {
 }
 
 export interface ObjectsPage {
-  keys: { key: string; md5: string; size: number }[];
+  keys: { key: string; etag: string; size: number }[];
   prefixes: string[];
   isTruncated: boolean;
   next?: string;
@@ -163,7 +163,7 @@ export function parseObjectsPage(xml: string): ObjectsPage {
   const dec = (s: string) => (url ? urlDecode(s) : s);
   const keys = [...xml.matchAll(/<Contents>(.*?)<\/Contents>/gs)].map((m) => ({
     key: dec(leaf(m[1]!, 'Key')!),
-    md5: leaf(m[1]!, 'ETag')!.replace(/"/g, ''),
+    etag: leaf(m[1]!, 'ETag')!.replace(/"/g, ''),
     size: Number(leaf(m[1]!, 'Size')),
   }));
   const prefixes = [...xml.matchAll(/<CommonPrefixes>(.*?)<\/CommonPrefixes>/gs)].map((m) => dec(leaf(m[1]!, 'Prefix')!));

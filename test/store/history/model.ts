@@ -49,6 +49,10 @@ export interface MVersion {
   content?: Content;
   /** x-amz-meta-model of the version (the write that made it; a copy keeps its source's). */
   meta?: string;
+  /** Hex ETag, unquoted: the MD5 of a PUT, `<hex>-<parts>` of a multipart upload, what a copy answered. */
+  etag?: string;
+  /** The value of the version's one tag `t` (PutObjectTagging by versionId; a copy keeps its source's). */
+  tag?: string;
 }
 
 /** One entry of ListObjectVersions as the model expects it. */
@@ -57,7 +61,7 @@ export interface ListedEntry {
   id: string;
   isLatest: boolean;
   marker: boolean;
-  md5?: string;
+  etag?: string;
   size?: number;
 }
 
@@ -129,9 +133,10 @@ export class BucketModel {
    * PUT or COPY of `key` answered with `id` (`null` for a null write). Throws when the id
    * is not what S3 gives in this state (a repeated id, `null` when Enabled, a real id when not).
    */
-  write(key: string, content: Content, meta: string, id: string): MVersion {
+  write(key: string, content: Content, meta: string, id: string, etag = content.md5, tag?: string): MVersion {
     this.#checkNewId(id);
-    const v: MVersion = { id, marker: false, content, meta };
+    const v: MVersion = { id, marker: false, content, meta, etag };
+    if (tag !== undefined) v.tag = tag;
     this.#push(key, v);
     return v;
   }
@@ -197,7 +202,7 @@ export class BucketModel {
       this.versionsOf(key).forEach((v, i) => {
         const e: ListedEntry = { key, id: v.id, isLatest: i === 0, marker: v.marker };
         if (v.content) {
-          e.md5 = v.content.md5;
+          e.etag = v.etag!;
           e.size = v.content.size;
         }
         out.push(e);

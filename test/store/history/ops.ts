@@ -9,6 +9,10 @@ import { md5Hex, NULL_ID, type BucketModel, type Content } from './model.js';
 export type Op =
   | { t: 'versioning'; status: 'Enabled' | 'Suspended' }
   | { t: 'put'; key: string; content: Content; meta: string }
+  /** A one-part multipart upload (CreateMultipartUpload, UploadPart, Complete). */
+  | { t: 'mpu'; key: string; content: Content; meta: string }
+  /** PutObjectTagging (latest, or by versionId): one tag `t` = value. */
+  | { t: 'tag'; key: string; id?: string; value: string }
   /** `replace`: MetadataDirective REPLACE with `meta` (always when copying a key onto itself). */
   | { t: 'copy'; src: string; srcId?: string; dst: string; replace: boolean; meta: string }
   | { t: 'delete'; key: string }
@@ -68,7 +72,13 @@ export function nextOp(next: () => number, model: BucketModel, serial: number, o
   const key = keys[next() % keys.length]!;
   const r = next() % 100;
   if (r < 5) return { t: 'versioning', status: next() % 3 === 0 ? 'Suspended' : 'Enabled' };
-  if (r < 38) return { t: 'put', key, content: contentOf(next(), pickSize(next, o.large ?? false)), meta: `m${serial}` };
+  if (r < 34) return { t: 'put', key, content: contentOf(next(), pickSize(next, o.large ?? false)), meta: `m${serial}` };
+  if (r < 37) return { t: 'mpu', key, content: contentOf(next(), pickSize(next, false)), meta: `u${serial}` };
+  if (r < 41) {
+    const op: Op = { t: 'tag', key, value: `v${serial}` };
+    if (next() % 3 !== 0) op.id = idChoices(model, key, next);
+    return op;
+  }
   if (r < 48) {
     const src = keys[next() % keys.length]!;
     const op: Op = { t: 'copy', src, dst: key, replace: src === key || next() % 3 === 0, meta: `c${serial}` };
@@ -94,6 +104,10 @@ export function describeOp(op: Op): string {
   switch (op.t) {
     case 'put':
       return `PUT ${JSON.stringify(op.key)} (${op.content.size} B, seed ${op.content.seed})`;
+    case 'mpu':
+      return `MPU ${JSON.stringify(op.key)} (${op.content.size} B, seed ${op.content.seed})`;
+    case 'tag':
+      return `PutObjectTagging ${JSON.stringify(op.key)}${op.id ? `?versionId=${op.id}` : ''} t=${op.value}`;
     case 'copy':
       return `COPY ${JSON.stringify(op.src)}${op.srcId ? `?versionId=${op.srcId}` : ''} -> ${JSON.stringify(op.dst)}${op.replace ? ' REPLACE' : ''}`;
     case 'delete':

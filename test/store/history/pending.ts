@@ -39,7 +39,7 @@ export function fire(p: Probe, bucket: string, op: PendingOp): Promise<unknown> 
 }
 
 function show(entries: readonly ListedEntry[]): string {
-  return JSON.stringify(entries.map((e) => `${e.marker ? 'M' : 'V'} ${e.id}${e.isLatest ? ' latest' : ''}${e.md5 ? ` ${e.md5}/${e.size}` : ''}`));
+  return JSON.stringify(entries.map((e) => `${e.marker ? 'M' : 'V'} ${e.id}${e.isLatest ? ' latest' : ''}${e.etag ? ` ${e.etag}/${e.size}` : ''}`));
 }
 
 /**

@@ -50,7 +50,7 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ model: Buc
   const checks = prng(o.seed ^ 0x5bd1e995);
   const keys = o.keys ?? KEYS;
   const stats: RunStats = {
-    ops: { versioning: 0, put: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0 },
+    ops: { versioning: 0, put: 0, mpu: 0, tag: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0 },
     fullChecks: 0,
     entries: 0,
     markers: 0,
