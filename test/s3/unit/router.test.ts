@@ -302,7 +302,8 @@ describe('NotImplemented', () => {
     expect(r('GET', '/bkt/dir/k?attributes')).toEqual({ op: 'GetObjectAttributes', bucket: 'bkt', key: 'dir/k' });
     for (const method of ['PUT', 'POST', 'DELETE', 'HEAD'])
       expectS3Error(() => r(method, '/bkt/k?attributes'), 'NotImplemented');
-    expectS3Error(() => r('GET', '/bkt/k?attributes&versionId=v1'), 'NotImplemented');
+    expectS3Error(() => r('GET', '/bkt/k?attributes&versionId=v1'), 'InvalidArgument');
+    expect(r('GET', '/bkt/k?attributes&versionId=00000000000a000001')).toMatchObject({ op: 'GetObjectAttributes', key: 'k' });
   });
   it('POST to a bucket without ?delete is a POST Object form upload', () => {
     expect(r('POST', '/bkt')).toEqual({ op: 'PostObject', bucket: 'bkt' });
@@ -332,7 +333,7 @@ describe('MethodNotAllowed', () => {
     expectS3Error(() => r('PUT', '/bkt?policyStatus'), 'MethodNotAllowed');
     expectS3Error(() => r('DELETE', '/bkt/k?acl'), 'MethodNotAllowed');
     expectS3Error(() => r('POST', '/bkt/k?acl'), 'MethodNotAllowed');
-    expectS3Error(() => r('PUT', '/bkt/k?acl&versionId=v1'), 'NotImplemented');
+    expectS3Error(() => r('PUT', '/bkt/k?acl&versionId=v1'), 'InvalidArgument');
   });
 });
 
