@@ -65,6 +65,23 @@ export function decodeAnchor(bytes: Uint8Array): Anchor {
   return a;
 }
 
+/** Whether `a` and `b` name the same record (both absent counts as the same). Pure. */
+export function sameRef(a: RecordRef | undefined, b: RecordRef | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.key === b.key && a.offset === b.offset && a.length === b.length && a.hash === b.hash;
+}
+
+/**
+ * Whether two anchors are the same in every field (format, sequence, head, root and the
+ * sequence it covers, time, writer): how a writer recognises its own write read back. Pure.
+ */
+export function sameAnchor(a: Anchor, b: Anchor): boolean {
+  return (
+    a.format === b.format && a.seq === b.seq && sameRef(a.head, b.head) && sameRef(a.root, b.root) &&
+    a.root.seq === b.root.seq && a.time === b.time && a.writer === b.writer
+  );
+}
+
 function isRef(r: unknown): r is RecordRef {
   const x = r as RecordRef;
   return (
