@@ -21,7 +21,7 @@ export interface Anchor {
   head?: RecordRef;
   /** The newest checkpoint and the sequence it covers. */
   root: RecordRef & { seq: number };
-  /** Wall-clock time of the last move, ms. */
+  /** Time of the last move, ms: the wall clock, or the newest commit's time if that is later. */
   time: number;
   /** Random id of the process that wrote it. */
   writer: string;

@@ -14,6 +14,11 @@
  * the repository fences itself: reads go on, writes fail with 'Unsafe' until it is reopened
  * — it never commits on top of a state it is unsure of, and never gives a sequence number
  * the anchor has named to another commit.
+ *
+ * Commit times (a batch's `time`, every object's Last-Modified) strictly increase: each is
+ * the wall clock or 1 ms after the previous commit's, whichever is later, also across a
+ * reopen. So "as of time T" names exactly one prefix of the chain, even when the clock
+ * steps back.
  */
 import type { Provider } from '../provider/provider.js';
 import { ProviderError } from '../provider/provider.js';
@@ -118,6 +123,8 @@ export class Repository {
   readonly #writer = newId(8);
   #seq = 0;
   #head: RecordRef | undefined;
+  /** Time of the newest commit, ms; the next commit's time is later (see module doc). */
+  #time = 0;
   #root: RecordRef & { seq: number };
   #anchorEtag: string;
   #queue: Operation[] = [];
@@ -161,6 +168,9 @@ export class Repository {
     }
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
     const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
+    // Commit times never precede what the repository already recorded (the root and anchor
+    // carry times no earlier than the head commit's), whatever the clock says now.
+    repo.#time = loaded.commits.reduce((t, c) => Math.max(t, c.time), Math.max(loaded.root.time, loaded.anchor.time));
     // Roots and commits written before the uploads keyspace name uploads by id alone: resolve
     // them while replaying, then forget the mapping.
     repo.state.legacyUploads = new Map();
@@ -284,7 +294,8 @@ export class Repository {
    */
   async #startBatch(prev: InFlight | null): Promise<InFlight | null> {
     const seq = (prev?.seq ?? this.#seq) + 1;
-    const batch = new Batch(seq, commitKey(seq), this.now(), prev?.batch);
+    const time = Math.max(this.now(), (prev ? prev.batch.time : this.#time) + 1);
+    const batch = new Batch(seq, commitKey(seq), time, prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
       const op = this.#queue.shift()!;
@@ -323,6 +334,7 @@ export class Repository {
         // Durable from here on, whatever happens next: the sequence is taken for good.
         this.#seq = seq;
         this.#head = ref;
+        this.#time = batch.time;
         this.#applyDurable(seq, batch.mutations);
       } catch (err) {
         const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
@@ -364,7 +376,8 @@ export class Repository {
    * head, so only the whole anchor — root included — tells its write apart from the old one.
    */
   async #moveAnchor(seq: number, head: RecordRef | undefined, root: RecordRef & { seq: number }): Promise<void> {
-    const anchor: Anchor = { format: FORMAT, seq, root, time: this.now(), writer: this.#writer };
+    const time = Math.max(this.now(), this.#time);
+    const anchor: Anchor = { format: FORMAT, seq, root, time, writer: this.#writer };
     if (head) anchor.head = head;
     const conditional = this.provider.capabilities.conditionalWrites;
     try {
@@ -455,7 +468,7 @@ export class Repository {
     }
     const record: RootRecord = {
       seq: this.#seq,
-      time: this.now(),
+      time: Math.max(this.now(), this.#time), // no earlier than the commits it covers
       repositoryId: this.config.repositoryId,
       buckets: [...this.state.buckets.values()].map((b) => ({
         name: b.name,

@@ -7,6 +7,8 @@
  *  - an ambiguous checkpoint anchor write was judged "ours landed" on (seq, head, writer)
  *    alone, which a checkpoint never changes, so memory believed a root the anchor did not
  *    name;
+ *  - commit time was the wall clock at batch creation: equal within a millisecond and going
+ *    backwards with the clock (also across reopen).
  * All run on the real fs provider; faults are injected by a provider wrapper or, for the
  * in-memory apply, by wrapping the state's apply method (the only way such a fault arises is
  * a bug or exhaustion inside this process, which no provider can simulate).
@@ -210,6 +212,53 @@ describe('an ambiguous checkpoint anchor write', () => {
       await put(again, 'k2', 'v2');
       expect((await verifyRepository(again.repo.provider)).problems).toEqual([]);
       await again.close();
+    } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('commit time', () => {
+  const strictlyIncreasing = (times: number[]) => times.every((t, i) => i === 0 || t > times[i - 1]!);
+
+  it('strictly increases when the wall clock stands still or steps back, also across reopen', async () => {
+    let wall = Date.UTC(2026, 5, 1);
+    const now = () => wall;
+    const { cleanup, store, reopen } = await fsStore({ now });
+    try {
+      await put(store, 'a', '1'); // same millisecond as the bucket's creation
+      wall -= 60_000; // NTP steps the clock back a minute
+      await put(store, 'b', '2');
+      // Commits one after another, then concurrent ones, all within one (frozen) millisecond.
+      for (let i = 0; i < 10; i++) await put(store, `seq${i}`, `${i}`);
+      await Promise.all(Array.from({ length: 30 }, (_, i) => put(store, `burst${i}`, `${i}`)));
+      const first = await chainCommits(store.repo.provider);
+      expect(first.length).toBeGreaterThan(13);
+      expect(strictlyIncreasing(first.map((c) => c.time)), first.map((c) => c.time).join(' ')).toBe(true);
+      const b = (await store.headObject(B, 'b')).version.lastModified;
+      expect(b).toBeGreaterThan((await store.headObject(B, 'a')).version.lastModified);
+      wall += 3_600_000; // the clock is ahead again: commits take its time
+      await put(store, 'c', '3');
+      expect((await store.headObject(B, 'c')).version.lastModified).toBe(wall);
+      await store.close();
+
+      // Reopen with the clock a day behind: replayed commits set the floor.
+      wall -= 86_400_000;
+      const again = await reopen({ now });
+      await put(again, 'd', '4');
+      const last = await chainCommits(again.repo.provider);
+      expect(strictlyIncreasing(last.map((c) => c.time))).toBe(true);
+      expect((await again.headObject(B, 'd')).version.lastModified).toBeGreaterThan(wall + 86_400_000);
+      // Reopen right after a checkpoint (nothing to replay): the head commit sets the floor.
+      await again.repo.checkpoint();
+      await again.close();
+      wall -= 86_400_000;
+      const third = await reopen({ now });
+      await put(third, 'e', '5');
+      const all = await chainCommits(third.repo.provider);
+      expect(all.at(-1)!.seq).toBe(third.repo.seq);
+      expect(strictlyIncreasing(all.map((c) => c.time)), all.map((c) => c.time).join(' ')).toBe(true);
+      await third.close();
     } finally {
       cleanup();
     }
