@@ -39,6 +39,8 @@ export type StoreErrorCode =
   | 'AccessDenied'
   | 'KeyUnavailable'
   | 'TooManyUploads'
+  // Versions: an operation a delete marker does not support (GET by its versionId: 405).
+  | 'MethodNotAllowed'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'
