@@ -26,6 +26,8 @@ import { chainCommits, collect, stream, tempDir } from './helpers.js';
 const B = 'safety';
 const text = (s: string) => new TextEncoder().encode(s);
 const put = (store: Store, key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+/** Whether `m` writes object `key` (a plain put, or a version once versioning exists). */
+const writes = (m: Mutation, key: string) => (m.op === 'put' || m.op === 'putVersion') && m.key === key;
 const read = async (store: Store, key: string) => new TextDecoder().decode(await collect((await store.getObject(B, key)).body));
 
 type PutHook = (inner: Provider, ...args: Parameters<Provider['put']>) => Promise<Awaited<ReturnType<Provider['put']>>>;
@@ -78,7 +80,7 @@ describe('an exception after the anchor moved', () => {
       const state = store.repo.state;
       const apply = state.apply.bind(state);
       state.apply = (m: Mutation) => {
-        if (m.op === 'put' && m.key === 'boom') throw new RangeError('injected: applying the commit failed');
+        if (writes(m, 'boom')) throw new RangeError('injected: applying the commit failed');
         apply(m);
       };
       const seq = store.repo.seq;
@@ -101,7 +103,7 @@ describe('an exception after the anchor moved', () => {
       await put(again, 'after', 'new');
       const chain = await chainCommits(again.repo.provider);
       expect(chain.map((c) => c.seq)).toEqual(chain.map((_, i) => i + 1));
-      expect(chain.some((c) => c.mutations.some((m) => m.op === 'put' && m.key === 'boom'))).toBe(true);
+      expect(chain.some((c) => c.mutations.some((m) => writes(m, 'boom')))).toBe(true);
       expect((await verifyRepository(again.repo.provider)).problems).toEqual([]);
       await again.close();
     } finally {
@@ -116,7 +118,7 @@ describe('an exception after the anchor moved', () => {
       const state = store.repo.state;
       const apply = state.apply.bind(state);
       state.apply = (m: Mutation) => {
-        if (m.op === 'put' && m.key === 'a') throw new RangeError('injected: applying the commit failed');
+        if (writes(m, 'a')) throw new RangeError('injected: applying the commit failed');
         apply(m);
       };
       const first = put(store, 'a', 'durable');
