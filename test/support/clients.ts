@@ -53,7 +53,8 @@ export const CLIENTS = {
   rclone: {
     label: 'rclone',
     install: 'apt-get install rclone',
-    enables: 'test/integration/rclone.test.ts: copy, check, sync and purge of a tree',
+    enables:
+      'test/integration/rclone.test.ts: copy, check, sync and purge of a tree; test/integration/versions-clients.test.ts: --s3-versions, --s3-version-at, cleanup-hidden',
     find: () => program('rclone'),
   },
   restic: {
@@ -73,7 +74,8 @@ export const CLIENTS = {
     // PyPI's awscli is v1. Debian's awscli package is v2, whose defaults differ on the wire
     // (CRC64NVME part checksums, ranged downloads without If-Match): the suite asserts v1's.
     install: "pip install 'awscli>=1.37' (v1: Debian's awscli package is v2, which differs)",
-    enables: 'test/integration/aws-cli.test.ts: aws s3 and s3api with the 2025 checksum defaults',
+    enables:
+      'test/integration/aws-cli.test.ts: aws s3 and s3api with the 2025 checksum defaults; test/integration/versions-clients.test.ts: s3api list-object-versions, get-object --version-id',
     find: findAwsCli,
   },
   boto3: {
@@ -81,7 +83,7 @@ export const CLIENTS = {
     install:
       "apt-get install python3-boto3 (Debian 13+; on older systems: pip install 'boto3>=1.36')",
     enables:
-      'test/integration/boto3.test.ts: boto3 with default and when_required checksums; test/integration/surface-boto3.test.ts: presigned POST, metadata, conditional writes, attributes',
+      'test/integration/boto3.test.ts: boto3 with default and when_required checksums; test/integration/surface-boto3.test.ts: presigned POST, metadata, conditional writes, attributes; test/integration/versions-clients.test.ts: versions, restore by copy, version-by-version cleanup',
     find: findBoto3Python,
   },
 } satisfies Record<string, ClientSpec>;
