@@ -48,8 +48,8 @@ const opsOf = (l: Lane) => l.keys * l.rounds;
 
 function lanes(quick: boolean): Lane[] {
   const out: Lane[] = [];
-  for (const mode of MODES) out.push({ mode, keys: 1, rounds: quick ? 200 : 2000 });
-  for (const mode of MODES) out.push({ mode, keys: BATCH, rounds: quick ? 4 : 32 });
+  for (const mode of MODES) out.push({ mode, keys: 1, rounds: quick ? 100 : 500 });
+  for (const mode of MODES) out.push({ mode, keys: BATCH, rounds: quick ? 4 : 16 });
   return out;
 }
 
