@@ -23,7 +23,7 @@ import { KEYS } from './history/ops.js';
 import { fire, pendingOps, resolvePending } from './history/pending.js';
 import { runSequence } from './history/runner.js';
 import { TINY_STORE } from './history/tiny.js';
-import type { BucketModel, ListedEntry } from './history/model.js';
+import type { ListedEntry, World } from './history/model.js';
 
 const SEED = Number(process.env.MODEL_HISTORY_KILL_SEED ?? 77);
 const ITERATIONS = Number(process.env.MODEL_HISTORY_KILLS ?? 3);
@@ -70,7 +70,7 @@ describe('model-based history across kill -9', () => {
     temps.push(cleanup);
     const data = `${dir}/data`;
     const next = prng(SEED);
-    let model: BucketModel | undefined;
+    let world: World | undefined;
     let applied = 0;
     let absent = 0;
     for (let i = 0; i < ITERATIONS; i++) {
@@ -80,12 +80,12 @@ describe('model-based history across kill -9', () => {
         seed: SEED * 1000 + i,
         ops: randInt(next, 40, 90),
         checkEvery: 0,
-        bucket: 'killed-history',
-        ...(model ? { model } : {}),
+        prefix: 'killed-history',
+        ...(world ? { world } : {}),
       });
-      model = run.model;
-      const pending = pendingOps(next, model, KEYS, randInt(next, 1, 4), i);
-      for (const op of pending) void fire(probe, model.name, op);
+      world = run.world;
+      const pending = pendingOps(next, world, KEYS, randInt(next, 1, 4), i);
+      for (const op of pending) void fire(probe, op);
       await sleep(randInt(next, 0, 12));
       expect(await kill(w.child)).toBe('SIGKILL');
       probe.destroy();
@@ -93,12 +93,12 @@ describe('model-based history across kill -9', () => {
       const reopened = await startTestServer({ dataDir: data, config: { log: 'off' }, store: TINY_STORE });
       const check = new Probe(reopened.url);
       try {
-        const listed = (await walkVersions(check, model.name, 1000)) as ListedEntry[];
         for (const op of pending) {
-          if (resolvePending(model, op, listed)) applied++;
+          const listed = (await walkVersions(check, op.bucket, 1000)) as ListedEntry[];
+          if (resolvePending(world.get(op.bucket)!, op, listed)) applied++;
           else absent++;
         }
-        await checkAll(check, model, KEYS, prng(SEED + i));
+        for (const m of world.values()) await checkAll(check, m, KEYS, prng(SEED + i));
       } catch (err) {
         throw new Error(`kill ${i} (seed ${SEED}): ${(err as Error).message}`, { cause: err });
       } finally {
@@ -108,6 +108,6 @@ describe('model-based history across kill -9', () => {
     }
     // The kills landed among writes: some in-flight writes made it, the history grew.
     expect(applied + absent).toBeGreaterThan(0);
-    expect(model!.listVersions().length).toBeGreaterThan(10);
+    expect([...world!.values()].reduce((n, m) => n + m.listVersions().length, 0)).toBeGreaterThan(10);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * Model-based test of S3 versioning (test/store/history/): seeded random sequences of PUT,
- * COPY (latest and by version), DELETE (with and without versionId), DeleteObjects,
- * versioning toggles (never enabled -> Enabled/Suspended) and reads, run against a real
+ * one-part multipart uploads, COPY (latest and by version, within and across two buckets),
+ * PutObjectTagging (latest and by version), DELETE (with and without versionId),
+ * DeleteObjects, versioning toggles (never enabled -> Enabled/Suspended, per bucket) and
+ * reads, run against a real
  * server over HTTP with the AWS SDK v3 and against a small model of S3 written from AWS's
  * documentation. Every answer is checked as it comes; every few operations everything is
  * compared: each version and delete marker by id (GET/HEAD), the latest of each key,

@@ -31,7 +31,7 @@ import {
 } from '@aws-sdk/client-s3';
 import type { Answer, Probe } from './client.js';
 import { createHash } from 'node:crypto';
-import { md5Hex, NULL_ID, type BucketModel, type MVersion, type ReadExpect } from './model.js';
+import { md5Hex, NULL_ID, type BucketModel, type MVersion, type ReadExpect, type World } from './model.js';
 import { bodyOf, describeOp, type Op } from './ops.js';
 
 export class Mismatch extends Error {
@@ -61,17 +61,18 @@ function writtenId(model: BucketModel, id: string | undefined): string {
   return id;
 }
 
-/** Sends `op`, checks the answer, updates `model`. */
-export async function applyOp(p: Probe, model: BucketModel, op: Op): Promise<void> {
+/** Sends `op`, checks the answer, updates the model of its bucket in `world`. */
+export async function applyOp(p: Probe, world: World, op: Op): Promise<void> {
   try {
-    await apply(p, model, op);
+    await apply(p, world, op);
   } catch (err) {
     if (err instanceof Mismatch) throw new Mismatch(`${describeOp(op)}: ${err.message}`);
     throw err;
   }
 }
 
-async function apply(p: Probe, m: BucketModel, op: Op): Promise<void> {
+async function apply(p: Probe, world: World, op: Op): Promise<void> {
+  const m = world.get(op.bucket)!;
   const Bucket = m.name;
   switch (op.t) {
     case 'versioning': {
@@ -110,12 +111,12 @@ async function apply(p: Probe, m: BucketModel, op: Op): Promise<void> {
     case 'tag':
       return putTag(p, m, op);
     case 'copy': {
-      const src = m.copySource(op.src, op.srcId);
+      const src = world.get(op.srcBucket)!.copySource(op.src, op.srcId);
       const a = await p.call<CopyObjectOutput>(
         new CopyObjectCommand({
           Bucket,
           Key: op.dst,
-          CopySource: copySource(Bucket, op.src, op.srcId),
+          CopySource: copySource(op.srcBucket, op.src, op.srcId),
           ...(op.replace ? { MetadataDirective: 'REPLACE', Metadata: { model: op.meta } } : {}),
         })
       );

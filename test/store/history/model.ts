@@ -87,6 +87,9 @@ export function md5Hex(b: Uint8Array): string {
   return createHash('md5').update(b).digest('hex');
 }
 
+/** Every bucket of a run, by name. */
+export type World = Map<string, BucketModel>;
+
 /** One bucket. Mutators take the id the server gave (the model cannot know it in advance). */
 export class BucketModel {
   versioning: Versioning = 'Unversioned';

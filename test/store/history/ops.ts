@@ -4,9 +4,12 @@
  * failing sequence prints as data and replays from its seed.
  */
 import { randomBytes, randInt } from '../../support/random.js';
-import { md5Hex, NULL_ID, type BucketModel, type Content } from './model.js';
+import { md5Hex, NULL_ID, type BucketModel, type Content, type World } from './model.js';
 
-export type Op =
+/** An operation on bucket `bucket` (a copy reads from `srcBucket`). */
+export type Op = { bucket: string } & OpBody;
+
+type OpBody =
   | { t: 'versioning'; status: 'Enabled' | 'Suspended' }
   | { t: 'put'; key: string; content: Content; meta: string }
   /** A one-part multipart upload (CreateMultipartUpload, UploadPart, Complete). */
@@ -14,7 +17,7 @@ export type Op =
   /** PutObjectTagging (latest, or by versionId): one tag `t` = value. */
   | { t: 'tag'; key: string; id?: string; value: string }
   /** `replace`: MetadataDirective REPLACE with `meta` (always when copying a key onto itself). */
-  | { t: 'copy'; src: string; srcId?: string; dst: string; replace: boolean; meta: string }
+  | { t: 'copy'; srcBucket: string; src: string; srcId?: string; dst: string; replace: boolean; meta: string }
   | { t: 'delete'; key: string }
   | { t: 'deleteVersion'; key: string; id: string }
   /** DeleteObjects; keys are distinct (S3 does not define the order of one key's entries). */
@@ -66,8 +69,14 @@ function idChoices(model: BucketModel, key: string, next: () => number): string 
   return others.length > 0 ? others[next() % others.length]! : NULL_ID;
 }
 
-/** The next operation for `model` (read, not changed). */
-export function nextOp(next: () => number, model: BucketModel, serial: number, o: GenOptions = {}): Op {
+/** The next operation on one of `world`'s buckets (read, not changed). */
+export function nextOp(next: () => number, world: World, serial: number, o: GenOptions = {}): Op {
+  const names = [...world.keys()];
+  const bucket = names[next() % names.length]!;
+  return { bucket, ...nextBody(next, world, world.get(bucket)!, serial, o) } as Op;
+}
+
+function nextBody(next: () => number, world: World, model: BucketModel, serial: number, o: GenOptions): OpBody {
   const keys = o.keys ?? KEYS;
   const key = keys[next() % keys.length]!;
   const r = next() % 100;
@@ -75,14 +84,17 @@ export function nextOp(next: () => number, model: BucketModel, serial: number, o
   if (r < 34) return { t: 'put', key, content: contentOf(next(), pickSize(next, o.large ?? false)), meta: `m${serial}` };
   if (r < 37) return { t: 'mpu', key, content: contentOf(next(), pickSize(next, false)), meta: `u${serial}` };
   if (r < 41) {
-    const op: Op = { t: 'tag', key, value: `v${serial}` };
+    const op: OpBody = { t: 'tag', key, value: `v${serial}` };
     if (next() % 3 !== 0) op.id = idChoices(model, key, next);
     return op;
   }
   if (r < 48) {
     const src = keys[next() % keys.length]!;
-    const op: Op = { t: 'copy', src, dst: key, replace: src === key || next() % 3 === 0, meta: `c${serial}` };
-    if (next() % 2 === 0) op.srcId = idChoices(model, src, next);
+    // Half the copies read another bucket (when there is one).
+    const names = [...world.keys()];
+    const from = next() % 2 === 0 ? model : world.get(names[next() % names.length]!)!;
+    const op: OpBody = { t: 'copy', srcBucket: from.name, src, dst: key, replace: (from === model && src === key) || next() % 3 === 0, meta: `c${serial}` };
+    if (next() % 2 === 0) op.srcId = idChoices(from, src, next);
     return op;
   }
   if (r < 62) return { t: 'delete', key };
@@ -94,13 +106,17 @@ export function nextOp(next: () => number, model: BucketModel, serial: number, o
     const picked = [...new Set(Array.from({ length: n }, () => xmlKeys[next() % xmlKeys.length]!))];
     return { t: 'deleteObjects', items: picked.map((k) => (next() % 2 === 0 ? { key: k, id: idChoices(model, k, next) } : { key: k })) };
   }
-  const op: Op = { t: 'read', key, head: next() % 3 === 0 };
+  const op: OpBody = { t: 'read', key, head: next() % 3 === 0 };
   if (next() % 2 === 0) op.id = idChoices(model, key, next);
   return op;
 }
 
 /** A short description for failure messages. */
 export function describeOp(op: Op): string {
+  return `${op.bucket}: ${describeBody(op)}`;
+}
+
+function describeBody(op: Op): string {
   switch (op.t) {
     case 'put':
       return `PUT ${JSON.stringify(op.key)} (${op.content.size} B, seed ${op.content.seed})`;
@@ -109,7 +125,7 @@ export function describeOp(op: Op): string {
     case 'tag':
       return `PutObjectTagging ${JSON.stringify(op.key)}${op.id ? `?versionId=${op.id}` : ''} t=${op.value}`;
     case 'copy':
-      return `COPY ${JSON.stringify(op.src)}${op.srcId ? `?versionId=${op.srcId}` : ''} -> ${JSON.stringify(op.dst)}${op.replace ? ' REPLACE' : ''}`;
+      return `COPY ${op.srcBucket === op.bucket ? '' : `${op.srcBucket}/`}${JSON.stringify(op.src)}${op.srcId ? `?versionId=${op.srcId}` : ''} -> ${JSON.stringify(op.dst)}${op.replace ? ' REPLACE' : ''}`;
     case 'delete':
       return `DELETE ${JSON.stringify(op.key)}`;
     case 'deleteVersion':

@@ -8,29 +8,30 @@
 import { DeleteObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import type { Probe } from './client.js';
 import { Mismatch } from './driver.js';
-import { NULL_ID, type BucketModel, type ListedEntry } from './model.js';
+import { NULL_ID, type BucketModel, type ListedEntry, type World } from './model.js';
 import { bodyOf, contentOf, describeOp, type Op } from './ops.js';
 
 /** The writes that can be in flight: one per key. */
 export type PendingOp = Extract<Op, { t: 'put' } | { t: 'delete' } | { t: 'deleteVersion' }>;
 
-/** Picks up to `n` in-flight writes on distinct keys (ids from the model for version deletes). */
-export function pendingOps(next: () => number, m: BucketModel, keys: readonly string[], n: number, serial: number): PendingOp[] {
-  const free = [...keys];
+/** Picks up to `n` in-flight writes on distinct (bucket, key) pairs (ids from the model for version deletes). */
+export function pendingOps(next: () => number, world: World, keys: readonly string[], n: number, serial: number): PendingOp[] {
+  const free = [...world.keys()].flatMap((bucket) => keys.map((key) => ({ bucket, key })));
   const out: PendingOp[] = [];
   for (let i = 0; i < n && free.length > 0; i++) {
-    const key = free.splice(next() % free.length, 1)[0]!;
+    const { bucket, key } = free.splice(next() % free.length, 1)[0]!;
     const r = next() % 10;
-    const own = m.versionsOf(key);
-    if (r < 6) out.push({ t: 'put', key, content: contentOf(next(), 1 + (next() % 2000)), meta: `k${serial}.${i}` });
-    else if (r < 8 || own.length === 0) out.push({ t: 'delete', key });
-    else out.push({ t: 'deleteVersion', key, id: own[next() % own.length]!.id });
+    const own = world.get(bucket)!.versionsOf(key);
+    if (r < 6) out.push({ bucket, t: 'put', key, content: contentOf(next(), 1 + (next() % 2000)), meta: `k${serial}.${i}` });
+    else if (r < 8 || own.length === 0) out.push({ bucket, t: 'delete', key });
+    else out.push({ bucket, t: 'deleteVersion', key, id: own[next() % own.length]!.id });
   }
   return out;
 }
 
 /** Sends `op` and forgets it (the server is about to be killed). */
-export function fire(p: Probe, bucket: string, op: PendingOp): Promise<unknown> {
+export function fire(p: Probe, op: PendingOp): Promise<unknown> {
+  const bucket = op.bucket;
   const cmd =
     op.t === 'put'
       ? new PutObjectCommand({ Bucket: bucket, Key: op.key, Body: bodyOf(op.content), Metadata: { model: op.meta } })

@@ -8,7 +8,7 @@ import { prng } from '../../support/random.js';
 import type { Probe } from './client.js';
 import { checkAll } from './check.js';
 import { applyOp, expectEq } from './driver.js';
-import { BucketModel } from './model.js';
+import { BucketModel, type World } from './model.js';
 import { describeOp, KEYS, nextOp, type GenOptions, type Op } from './ops.js';
 
 export interface RunOptions extends GenOptions {
@@ -17,9 +17,11 @@ export interface RunOptions extends GenOptions {
   ops: number;
   /** Full comparison after every this many operations and at the end (0: none). */
   checkEvery: number;
-  /** Continue this model (its bucket exists) instead of creating a bucket. */
-  model?: BucketModel;
-  bucket?: string;
+  /** Continue these models (their buckets exist) instead of creating buckets. */
+  world?: World;
+  /** Buckets to create (default 2), named `<prefix>-<n>`. */
+  buckets?: number;
+  prefix?: string;
   /** Called after each acknowledged operation (the kill test counts them). */
   onAck?: (op: Op, n: number) => void;
 }
@@ -28,7 +30,7 @@ export interface RunOptions extends GenOptions {
 export interface RunStats {
   ops: Record<Op['t'], number>;
   fullChecks: number;
-  /** Versions + markers in the model at the end. */
+  /** Versions + markers in the models at the end. */
   entries: number;
   markers: number;
   /** Null versions and markers in the model at the end. */
@@ -39,12 +41,17 @@ export class SequenceFailure extends Error {
   override readonly name = 'SequenceFailure';
 }
 
-/** Creates the bucket (unless continuing a model), runs the sequence; throws SequenceFailure. */
-export async function runSequence(p: Probe, o: RunOptions): Promise<{ model: BucketModel; stats: RunStats }> {
-  const model = o.model ?? new BucketModel(o.bucket ?? `model-${o.seed}`);
-  if (!o.model) {
-    const a = await p.call(new CreateBucketCommand({ Bucket: model.name }));
-    expectEq('CreateBucket status', a.status, 200);
+/** Creates the buckets (unless continuing a world), runs the sequence; throws SequenceFailure. */
+export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: World; stats: RunStats }> {
+  let world = o.world;
+  if (!world) {
+    world = new Map();
+    for (let b = 0; b < (o.buckets ?? 2); b++) {
+      const name = `${o.prefix ?? `model-${o.seed}`}-${b}`;
+      const a = await p.call(new CreateBucketCommand({ Bucket: name }));
+      expectEq(`CreateBucket ${name} status`, a.status, 200);
+      world.set(name, new BucketModel(name));
+    }
   }
   const next = prng(o.seed);
   const checks = prng(o.seed ^ 0x5bd1e995);
@@ -65,9 +72,9 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ model: Buc
     );
   };
   for (let i = 0; i < o.ops; i++) {
-    const op = nextOp(next, model, i, o);
+    const op = nextOp(next, world, i, o);
     try {
-      await applyOp(p, model, op);
+      await applyOp(p, world, op);
     } catch (err) {
       fail(i, err);
     }
@@ -76,19 +83,21 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ model: Buc
     o.onAck?.(op, i);
     if (o.checkEvery > 0 && ((i + 1) % o.checkEvery === 0 || i === o.ops - 1)) {
       try {
-        await checkAll(p, model, keys, checks);
+        for (const m of world.values()) await checkAll(p, m, keys, checks);
       } catch (err) {
         fail(i, new Error(`full check after step ${i}: ${(err as Error).message}`));
       }
       stats.fullChecks++;
     }
   }
-  for (const key of model.keys.keys()) {
-    for (const v of model.versionsOf(key)) {
-      stats.entries++;
-      if (v.marker) stats.markers++;
-      if (v.id === 'null') stats.nulls++;
+  for (const model of world.values()) {
+    for (const key of model.keys.keys()) {
+      for (const v of model.versionsOf(key)) {
+        stats.entries++;
+        if (v.marker) stats.markers++;
+        if (v.id === 'null') stats.nulls++;
+      }
     }
   }
-  return { model, stats };
+  return { world, stats };
 }
