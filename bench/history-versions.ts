@@ -186,7 +186,7 @@ async function measure(t: Target, o: VersionsBenchOptions): Promise<Measured> {
       m.versionPage.push(lms);
       m.checkedPages++;
       if (r % 4 === 0) {
-        const [fms, first] = await timed(() => call(p, t, 'GET', `/${BUCKET}`, { versions: '', 'max-keys': String(PAGE) }));
+        const [fms, first] = await timed(() => call(p, t, 'GET', `/${BUCKET}`, { versions: '', prefix: KEY, 'max-keys': String(PAGE) }));
         checkPage(first.body.toString(), Array.from({ length: Math.min(PAGE, n) }, (_, j) => ids[n - 1 - j]!));
         m.firstPage.push(fms);
         m.checkedPages++;
