@@ -39,6 +39,8 @@ export type StoreErrorCode =
   | 'AccessDenied'
   | 'KeyUnavailable'
   | 'TooManyUploads'
+  // Object Lock: a request the bucket's lock or versioning state does not allow (409).
+  | 'InvalidBucketState'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

@@ -12,6 +12,7 @@ import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from
 import { encodeVersions, TOMBSTONE, type ChecksumName, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
+import type { LockRequest } from './object-lock-config.js';
 
 /** S3 allows at most 1000 keys per DeleteObjects request. */
 export const MAX_DELETE_KEYS = 1000;
@@ -96,6 +97,8 @@ export interface CopyOptions {
   access?: ObjectAccess;
   /** The checksum algorithm the copy must carry (x-amz-checksum-algorithm); default: the source's. */
   checksumAlgorithm?: ChecksumName;
+  /** The copy's Object Lock (never the source's: S3 gives a copy the request's, or the bucket default). */
+  lock?: LockRequest;
 }
 
 /**
@@ -156,6 +159,7 @@ export async function copyObject(
       userMetadata: meta.userMetadata,
       tags,
       ...(opts.access ? { access: opts.access } : {}),
+      ...(opts.lock ? { lock: opts.lock } : {}),
     };
   };
   if (reencrypt) {

@@ -9,6 +9,7 @@
 import { ByteReader, ByteWriter } from './binary.js';
 import { StoreError } from './errors.js';
 import { readObjectEncryption, writeObjectEncryption, type ObjectEncryption } from './crypto/envelope.js';
+import { readObjectLock, writeObjectLock, type ObjectLock } from './object-lock.js';
 
 export const CHECKSUM_NAMES = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
 export type ChecksumName = (typeof CHECKSUM_NAMES)[number];
@@ -83,6 +84,8 @@ export interface ObjectVersion {
   encryption?: ObjectEncryption;
   /** Owner and canned ACL when not the defaults (flag 8). */
   access?: ObjectAccess;
+  /** Object Lock retention and legal hold (flag 32; object-lock.ts). */
+  lock?: ObjectLock;
 }
 
 const FLAG_DELETE = 1;
@@ -91,7 +94,9 @@ const FLAG_PARTS = 4;
 /** Access control: owner / canned ACL. */
 const FLAG_ACCESS = 8;
 const FLAG_SSE = 16;
-const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE;
+/** Object Lock: retention and legal hold. */
+const FLAG_LOCK = 32;
+const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE | FLAG_LOCK;
 const LOC_EMPTY = 0;
 const LOC_PACK = 1;
 const LOC_CHUNKS = 2;
@@ -120,7 +125,8 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
     (v.checksums ? FLAG_CHECKSUMS : 0) |
     (v.parts ? FLAG_PARTS : 0) |
     (v.access ? FLAG_ACCESS : 0) |
-    (v.encryption ? FLAG_SSE : 0);
+    (v.encryption ? FLAG_SSE : 0) |
+    (v.lock ? FLAG_LOCK : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
   w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
@@ -146,6 +152,7 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
   }
   if (v.encryption) writeObjectEncryption(w, v.encryption);
   if (v.access) w.optString(v.access.owner).string(v.access.acl);
+  if (v.lock) writeObjectLock(w, v.lock);
 }
 
 function readVersion(r: ByteReader): ObjectVersion {
@@ -200,6 +207,7 @@ function readVersion(r: ByteReader): ObjectVersion {
     const acl = r.string();
     v.access = owner === undefined ? { acl } : { owner, acl };
   }
+  if (flags & FLAG_LOCK) v.lock = readObjectLock(r);
   return v;
 }
 

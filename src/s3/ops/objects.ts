@@ -18,6 +18,7 @@ import type { PutOptions, PutResult } from '../../store/objects-write.js';
 import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
 import type { ClaimOptions } from '../../store/digest.js';
 import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
+import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } from '../object-lock-headers.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -73,6 +74,8 @@ export async function putFromHeaders(
 }
 
 export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
+  // A body that will be locked must come with a digest (S3 requires it), checked first.
+  requireLockIntegrity(r.headers, lockRequestFromHeaders(r, e.bucket, r.headers), 'Put Object');
   const body = requestBodyMaybeSized(r);
   const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
@@ -107,7 +110,11 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     throw err;
   }
-  const headers = { ...objectHeaders(r, g, e.overrides, e.partNumber), ...encryptionHeaders(g.version.encryption?.mode, customer) };
+  const headers = {
+    ...objectHeaders(r, g, e.overrides, e.partNumber),
+    ...encryptionHeaders(g.version.encryption?.mode, customer),
+    ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
+  };
   await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
 
