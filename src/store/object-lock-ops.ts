@@ -5,70 +5,61 @@
  * commit's time, then rewrites the version's record (same version id, same body).
  */
 import type { Repository } from './repository.js';
-import type { Tx } from './tx.js';
 import { StoreError } from './errors.js';
-import { encodeVersions, type ObjectVersion } from './records.js';
-import { currentVersion } from './objects-write.js';
+import type { ObjectVersion } from './records.js';
 import { liveVersion } from './objects-read.js';
 import { openUpload } from './multipart.js';
 import { checkKey } from './validate.js';
+import { getVersion } from './versions-read.js';
+import { stageUpdateVersion } from './versions-update.js';
 import { assertRetentionChange, checkRetainUntil, withLegalHold, withRetention, type ObjectLock, type Retention } from './object-lock.js';
 import { lockEnabledIn, OBJECT_LOCK_CONFIG } from './object-lock-config.js';
 
 const notLockEnabled = () => new StoreError('InvalidRequest', 'Bucket is missing Object Lock Configuration');
 
-const noSuchVersion = (key: string, versionId: string) =>
-  new StoreError('NoSuchVersion', 'The specified version does not exist.', { detail: { Key: key, VersionId: versionId } });
-
 /**
- * Rewrites the version `versionId` of `key` (undefined: the current one) with `fn`'s result
- * in one commit; `fn` may throw to refuse (nothing is written). Returns the version id.
- * Throws StoreError NoSuchBucket, InvalidRequest (bucket without Object Lock), NoSuchKey,
- * NoSuchVersion.
+ * Rewrites the lock of version `versionId` of `key` (undefined: the current one) with `fn`'s
+ * result (at the commit's time `now`), in one commit (versions-update.ts: same version id,
+ * body and position); `fn` may throw to refuse, and nothing is written. Returns the version
+ * id. Throws StoreError NoSuchBucket, InvalidRequest (bucket without Object Lock), NoSuchKey,
+ * NoSuchVersion, MethodNotAllowed (a delete marker), InvalidArgument (malformed id).
  */
 async function updateLock(
   repo: Repository,
   bucket: string,
   key: string,
   versionId: string | undefined,
-  fn: (v: ObjectVersion, tx: Tx) => ObjectLock | undefined
+  fn: (lock: ObjectLock | undefined, now: number) => ObjectLock | undefined
 ): Promise<string> {
   checkKey(key);
   return repo.run(async (tx) => {
     tx.requireBucket(bucket);
     if (!lockEnabledIn(tx, bucket)) throw notLockEnabled();
-    const v = await currentVersion(tx, bucket, key);
-    if (!v) {
-      if (versionId !== undefined) throw noSuchVersion(key, versionId);
-      throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
-    }
-    if (versionId !== undefined && versionId !== v.versionId) throw noSuchVersion(key, versionId);
-    const { lock: _old, ...rest } = v;
-    const lock = fn(v, tx);
-    tx.put(bucket, key, encodeVersions([lock ? { ...rest, lock } : rest]));
-    return v.versionId;
+    const next = await stageUpdateVersion(tx, bucket, key, versionId, (v) => {
+      const { lock: old, ...rest } = v;
+      const lock = fn(old, tx.time);
+      return lock ? { ...rest, lock } : rest;
+    }, true);
+    return next.versionId;
   });
 }
 
 /**
  * The version `versionId` of `key` (undefined: the current one) of a lock-enabled bucket.
  * Throws StoreError NoSuchBucket, InvalidRequest (bucket without Object Lock), NoSuchKey,
- * NoSuchVersion.
+ * NoSuchVersion, MethodNotAllowed (the version named is a delete marker), InvalidArgument.
  */
 export async function lockedVersion(repo: Repository, bucket: string, key: string, versionId: string | undefined): Promise<ObjectVersion> {
   checkKey(key);
   const b = repo.state.buckets.get(bucket);
   if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
   if (!b.configs.has(OBJECT_LOCK_CONFIG)) throw notLockEnabled();
-  let v: ObjectVersion;
-  try {
-    v = await liveVersion(repo, bucket, key);
-  } catch (err) {
-    if (versionId !== undefined && err instanceof StoreError && err.code === 'NoSuchKey') throw noSuchVersion(key, versionId);
-    throw err;
+  if (versionId === undefined) return liveVersion(repo, bucket, key);
+  const { version } = await getVersion(repo, bucket, key, versionId);
+  if (version.deleteMarker) {
+    throw new StoreError('MethodNotAllowed', 'The specified method is not allowed against this resource.', { detail: { Method: 'GET', ResourceType: 'DeleteMarker' } });
   }
-  if (versionId !== undefined && versionId !== v.versionId) throw noSuchVersion(key, versionId);
-  return v;
+  return version;
 }
 
 /**
@@ -86,10 +77,10 @@ export async function putObjectRetention(
   retention: Retention | undefined,
   opts: { bypassGovernance: boolean }
 ): Promise<string> {
-  return updateLock(repo, bucket, key, versionId, (v, tx) => {
-    if (retention) checkRetainUntil(retention.retainUntil, tx.time);
-    assertRetentionChange(v.lock, retention, { now: tx.time, bypassGovernance: opts.bypassGovernance });
-    return withRetention(v.lock, retention);
+  return updateLock(repo, bucket, key, versionId, (lock, now) => {
+    if (retention) checkRetainUntil(retention.retainUntil, now);
+    assertRetentionChange(lock, retention, { now, bypassGovernance: opts.bypassGovernance });
+    return withRetention(lock, retention);
   });
 }
 
@@ -99,7 +90,7 @@ export async function putObjectRetention(
  * the version id. Errors of {@link lockedVersion}.
  */
 export async function putObjectLegalHold(repo: Repository, bucket: string, key: string, versionId: string | undefined, on: boolean): Promise<string> {
-  return updateLock(repo, bucket, key, versionId, (v) => withLegalHold(v.lock, on));
+  return updateLock(repo, bucket, key, versionId, (lock) => withLegalHold(lock, on));
 }
 
 /**

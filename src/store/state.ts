@@ -14,6 +14,8 @@ import { applyUploadMutation, UploadSpace } from './upload-space.js';
 import { decodeUpload } from './uploads.js';
 import type { UploadRef } from './upload-keys.js';
 import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
+import { namespaceValue, VersionLog } from './version-log.js';
+import { logKey } from './version-id.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -32,6 +34,8 @@ export class BucketState {
   runs: RunHandle[] = [];
   /** Multipart uploads: in progress, their parts, completions, expiry queue. */
   readonly uploads = new UploadSpace();
+  /** Every write of every key, newest first per key (version-log.ts). */
+  readonly versions = new VersionLog();
 
   constructor(name: string, id: string, created: number) {
     this.name = name;
@@ -66,7 +70,7 @@ export class RepoState {
   /** Bytes held by every overlay (what a checkpoint would flush). */
   overlayBytes(): number {
     let n = 0;
-    for (const b of this.buckets.values()) n += b.overlay.bytes + b.uploads.overlay.bytes;
+    for (const b of this.buckets.values()) n += b.overlay.bytes + b.uploads.overlay.bytes + b.versions.overlay.bytes;
     return n;
   }
 
@@ -126,6 +130,15 @@ export class RepoState {
         applyUploadMutation(this.#bucket(m.bucket).uploads, { op: 'closeUpload', bucket: m.bucket, ...ref });
         return;
       }
+      case 'putVersion': {
+        const b = this.#bucket(m.bucket);
+        b.versions.overlay.set(logKey(m.key, m), m.entry);
+        b.overlay.set(m.key, namespaceValue(m.entry));
+        return;
+      }
+      case 'rewriteVersion':
+        this.#bucket(m.bucket).versions.overlay.set(logKey(m.key, m), m.entry);
+        return;
       case 'setKey': {
         if (!m.record) {
           this.keys.delete(m.id);

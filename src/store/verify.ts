@@ -3,7 +3,7 @@
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
  *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
- *   3. every run the newest root names (object index and uploads keyspace): footer, every
+ *   3. every run the newest root names (object index, uploads keyspace, version log): footer, every
  *      block's CRC, key order, every entry decodes;
  *   4. every chunk the live index refers to exists (listed above): object bodies, and the
  *      parts of uploads in progress (verify-uploads.ts); each bucket's upload count matches.
@@ -27,6 +27,7 @@ import { chainUploads, checkUploadEntry, legacyRecordKeys, referLegacyRootParts,
 import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
+import { checkLogEntry } from './version-log-verify.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -92,7 +93,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 1. Anchor, root, chain.
-  let runMetas: { bucket: string; bytes: Uint8Array; uploads: boolean }[] = [];
+  let runMetas: { bucket: string; bytes: Uint8Array; uploads: boolean; versions?: boolean }[] = [];
   let chain: CommitRecord[] = [];
   let root: RootRecord | undefined;
   const referenced = new Map<string, { names: string[]; more: number }>(); // blob -> who refers to it
@@ -112,12 +113,17 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     runMetas = root.buckets.flatMap((b) => [
       ...b.runs.map((bytes) => ({ bucket: b.name, bytes, uploads: false })),
       ...b.uploadRuns.map((bytes) => ({ bucket: b.name, bytes, uploads: true })),
+      ...(b.versionRuns ?? []).map((bytes) => ({ bucket: b.name, bytes, uploads: false, versions: true })),
     ]);
     chain = await loadChain(provider, found.anchor, root);
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
+        if (m.op === 'putVersion' || m.op === 'rewriteVersion') {
+          const v = checkLogEntry(m.entry);
+          if (v) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
+        }
       }
     }
   } catch (err) {
@@ -144,7 +150,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const { bucket, bytes, uploads } of runMetas) {
+  for (const { bucket, bytes, uploads, versions } of runMetas) {
     let key = `(run meta of bucket ${bucket})`;
     try {
       const meta = decodeRunMeta(bytes);
@@ -158,7 +164,10 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
         const batch = r.value;
         for (let i = batch.start; i < batch.keys.length; i++) {
           if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
-          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${batch.keys[i]!}`);
+          else if (versions) {
+            const v = checkLogEntry(batch.valueAt(i), batch.keys[i]!);
+            if (v) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${v.key}`);
+          } else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${batch.keys[i]!}`);
         }
         n += batch.keys.length - batch.start;
       }

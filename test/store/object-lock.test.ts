@@ -255,7 +255,8 @@ describe('store operations', () => {
     await store.putObjectRetention('bkt', 'k', v.versionId, { mode: 'COMPLIANCE', retainUntil: until + 1000 }, { bypassGovernance: true });
     await store.putObjectLegalHold('bkt', 'k', undefined, true);
     await expect(store.putObjectRetention('bkt', 'k', undefined, { mode: 'COMPLIANCE', retainUntil: until }, { bypassGovernance: true })).rejects.toMatchObject({ code: 'AccessDenied' });
-    await expect(store.putObjectLegalHold('bkt', 'k', 'not-a-version', false)).rejects.toMatchObject({ code: 'NoSuchVersion' });
+    await expect(store.putObjectLegalHold('bkt', 'k', '00000000000a000001', false)).rejects.toMatchObject({ code: 'NoSuchVersion' });
+    await expect(store.putObjectLegalHold('bkt', 'k', 'not-a-version', false)).rejects.toMatchObject({ code: 'InvalidArgument' });
     await expect(store.putObjectLegalHold('bkt', 'nokey', undefined, true)).rejects.toMatchObject({ code: 'NoSuchKey' });
     // The body and identity are untouched by lock changes.
     const after = await store.lockedVersion('bkt', 'k', undefined);

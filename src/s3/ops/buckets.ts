@@ -120,10 +120,7 @@ export async function handleGetBucketLocation(r: RequestContext, e: Op<'GetBucke
  */
 export async function handleGetBucketVersioning(r: RequestContext, e: Op<'GetBucketVersioning'>): Promise<void> {
   r.store.headBucket(e.bucket);
-  // Set (Enabled) by CreateBucket with Object Lock, the only way to version a bucket yet.
-  const raw = r.store.getBucketConfig(e.bucket, 'versioning');
-  const status = raw && Buffer.from(raw).toString('utf8');
-  sendXml(r, 200, renderVersioningConfiguration(status === 'Enabled' || status === 'Suspended' ? status : undefined));
+  sendXml(r, 200, renderVersioningConfiguration());
 }
 
 /** The bucket's CORS rules, or undefined when none are configured. */

@@ -1,6 +1,8 @@
 /**
  * @module Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects.
  */
+import { versionIdHeader, writtenVersionHeader } from './versions.js';
+import type { DeleteOptions } from '../../store/objects-misc.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { requestBodyMaybeSized, type MaybeSizedBody } from '../body.js';
@@ -19,6 +21,7 @@ import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
 import type { ClaimOptions } from '../../store/digest.js';
 import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
 import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } from '../object-lock-headers.js';
+import { mayBypassGovernance } from '../authz/bypass-governance.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -80,6 +83,7 @@ export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Pr
   const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
     etag: `"${result.etag}"`,
+    ...writtenVersionHeader(result.versionId),
     ...checksumEcho(result.version, body.checksumAlgorithm),
     ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
   });
@@ -93,6 +97,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   if (cond) opts.conditions = cond;
   if (range) opts.range = range;
   if (e.partNumber !== undefined) opts.partNumber = e.partNumber;
+  if (e.versionId !== undefined) opts.versionId = e.versionId;
   let g;
   try {
     g = head ? await r.store.headObject(e.bucket, e.key, opts) : await r.store.getObject(e.bucket, e.key, opts);
@@ -103,15 +108,16 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     if (err instanceof StoreError && err.code === 'NotModified') {
       // 304 still carries the validators.
-      const v = await r.store.version(e.bucket, e.key);
+      const v = e.versionId === undefined ? await r.store.version(e.bucket, e.key) : (await r.store.getVersion(e.bucket, e.key, e.versionId)).version;
       r.errorCode = 'NotModified';
-      sendEmpty(r, 304, validatorHeaders(v));
+      sendEmpty(r, 304, { ...validatorHeaders(v), ...versionIdHeader(r, e.bucket, v.versionId, e.versionId !== undefined) });
       return;
     }
     throw err;
   }
   const headers = {
     ...objectHeaders(r, g, e.overrides, e.partNumber),
+    ...versionIdHeader(r, e.bucket, g.version.versionId, e.versionId !== undefined),
     ...encryptionHeaders(g.version.encryption?.mode, customer),
     ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
   };
@@ -123,8 +129,17 @@ export const handleHeadObject = (r: RequestContext, e: Op<'HeadObject'>) => get(
 
 export async function handleDeleteObject(r: RequestContext, e: Op<'DeleteObject'>): Promise<void> {
   const cond = writeConditions(r.headers);
-  await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined);
-  sendEmpty(r, 204);
+  const opts: DeleteOptions = {};
+  if (e.versionId !== undefined) opts.versionId = e.versionId;
+  // Only a key allowed s3:BypassGovernanceRetention bypasses (asking is not enough).
+  if (mayBypassGovernance(r, e, e.bucket, e.key, r.auth?.accessKeyId ?? null)) opts.bypassGovernance = true;
+  const me = r.auth?.accessKeyId;
+  if (me && me !== r.store.bucketOwner(e.bucket)) opts.access = { owner: me, acl: 'private' };
+  const res = await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined, opts);
+  const headers: Record<string, string> = {};
+  if (res.versionId !== undefined) Object.assign(headers, versionIdHeader(r, e.bucket, res.versionId, e.versionId !== undefined));
+  headers['x-amz-delete-marker'] = res.deleteMarker ? 'true' : 'false';
+  sendEmpty(r, 204, headers);
 }
 
 export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObjects'>): Promise<void> {
@@ -135,9 +150,16 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const req = parseDelete(bytes);
   // Each key is authorized on its own (a policy may allow or deny some keys only).
   const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
-  const allowed = req.objects.filter((o) => !refused.has(o.key));
+  // Bypassing governance retention is decided per key, as the key's deletion is.
+  const principal = r.auth?.accessKeyId ?? null;
+  const allowed = req.objects
+    .filter((o) => !refused.has(o.key))
+    .map((o) => ({ ...o, bypassGovernance: mayBypassGovernance(r, { op: 'DeleteObject', bucket: e.bucket, key: o.key }, e.bucket, o.key, principal) }));
   // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
-  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed) : [];
+  const me = r.auth?.accessKeyId;
+  const delOpts: Omit<DeleteOptions, 'versionId'> = {};
+  if (me && me !== r.store.bucketOwner(e.bucket)) delOpts.access = { owner: me, acl: 'private' };
+  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed, delOpts) : [];
   const deleted: DeletedEntry[] = [];
   const errors: DeleteErrorEntry[] = [];
   for (const o of req.objects) {
@@ -146,7 +168,18 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   results.forEach((x, i) => {
     const versionId = allowed[i]!.versionId;
     if (!x.error) {
-      deleted.push({ key: x.key, ...(versionId !== undefined && { versionId }) });
+      const d: DeletedEntry = { key: x.key };
+      if (versionId !== undefined) {
+        d.versionId = versionId;
+        if (x.deleteMarker) {
+          d.deleteMarker = true;
+          d.deleteMarkerVersionId = versionId;
+        }
+      } else if (x.deleteMarker && x.versionId !== undefined) {
+        d.deleteMarker = true;
+        d.deleteMarkerVersionId = x.versionId;
+      }
+      deleted.push(d);
       return;
     }
     const s3 = s3ErrorOf(x.error);

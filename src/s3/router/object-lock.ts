@@ -7,17 +7,10 @@
  */
 import { S3Error } from '../errors.js';
 import type { Endpoint } from './endpoint.js';
-import type { QueryParams } from './params.js';
+import { versionIdParam, type QueryParams } from './params.js';
 
 function methodNotAllowed(method: string, resourceType: 'BUCKET' | 'OBJECT'): S3Error {
   return new S3Error('MethodNotAllowed', undefined, { Method: method, ResourceType: resourceType });
-}
-
-/** `versionId`: undefined when absent; InvalidArgument when empty. Pure. */
-export function versionIdParam(q: QueryParams): string | undefined {
-  const v = q.get('versionId');
-  if (v === '') throw new S3Error('InvalidArgument', 'Version id cannot be the empty string', { ArgumentName: 'versionId', ArgumentValue: '' });
-  return v;
 }
 
 /** The bucket's Object Lock endpoint for `q`, or undefined when the request names none. */

@@ -26,8 +26,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'replication',
   'requestPayment',
   'session',
-  'versioning',
-  'versions',
   'website',
 ]);
 

@@ -2,7 +2,7 @@
  * @module Bucket documents: the CreateBucketConfiguration request body and the
  * GetBucketLocation result.
  */
-import { leaf, s3Root, xmlDocument, type Xml } from './build.js';
+import { s3Root, xmlDocument, type Xml } from './build.js';
 import { escapeXmlText } from './escape.js';
 import { leafText, parseRoot } from './read.js';
 
@@ -30,9 +30,9 @@ export function parseCreateBucketConfiguration(
   return location ? { locationConstraint: location } : {};
 }
 
-/** GetBucketVersioning's answer: the Status, none for a bucket that was never versioned. Pure. */
-export function renderVersioningConfiguration(status?: 'Enabled' | 'Suspended'): string {
-  return xmlDocument(s3Root('VersioningConfiguration', leaf('Status', status)));
+/** GetBucketVersioning's answer for a bucket that was never versioned: no Status. Pure. */
+export function renderVersioningConfiguration(): string {
+  return xmlDocument(s3Root('VersioningConfiguration'));
 }
 
 /**
