@@ -11,6 +11,11 @@
  *   included; GOVERNANCE: shortened, removed or turned COMPLIANCE only with the bypass header
  *   from a key allowed s3:BypassGovernanceRetention (admin, owner grant, or a policy Allow),
  *   and a policy Deny takes the bypass away from everyone;
+ * - a locked version is never removed: DELETE ?versionId and DeleteObjects with VersionId are
+ *   403 AccessDenied for COMPLIANCE (everyone, bypass or not) and legal holds; GOVERNANCE yields
+ *   only to the bypass header from an allowed key; DeleteObjects fails the locked keys alone;
+ *   a DELETE without versionId only adds a delete marker; the bucket cannot be deleted nor its
+ *   versioning suspended;
  * - legal holds are set and cleared only by owners (a writer's key cannot lift one);
  * - GET/HEAD show the lock to readers, not to a reader a policy denies s3:GetObjectRetention.
  */
@@ -21,15 +26,20 @@ import {
   CopyObjectCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
+  DeleteBucketCommand,
   DeleteBucketPolicyCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetBucketVersioningCommand,
   GetObjectCommand,
   GetObjectLegalHoldCommand,
   GetObjectLockConfigurationCommand,
   GetObjectRetentionCommand,
   HeadObjectCommand,
+  ListObjectVersionsCommand,
   ListObjectsV2Command,
   PutBucketPolicyCommand,
+  PutBucketVersioningCommand,
   PutObjectCommand,
   PutObjectLegalHoldCommand,
   PutObjectLockConfigurationCommand,
@@ -259,5 +269,92 @@ describe('lock headers on reads', () => {
     expect(await seen()).toEqual([undefined, undefined, 'ON']);
     await admin.send(new PutBucketPolicyCommand({ Bucket: b, Policy: deny('s3:GetObjectLegalHold') }));
     expect(await seen()).toEqual(['GOVERNANCE', until.getTime(), undefined]);
+  });
+});
+
+describe('removing versions', () => {
+  const versionsOf = async (b: string, k: string) =>
+    ((await admin.send(new ListObjectVersionsCommand({ Bucket: b, Prefix: k }))).Versions ?? []).filter((v) => v.Key === k).map((v) => v.VersionId);
+  const removeVersion = (c: S3Client, b: string, k: string, v: string, bypass = false) =>
+    c.send(new DeleteObjectCommand({ Bucket: b, Key: k, VersionId: v, ...(bypass ? { BypassGovernanceRetention: true } : {}) }));
+
+  it('COMPLIANCE: nobody removes the version, with or without bypass; a DELETE without versionId only adds a marker', async () => {
+    const b = await lockedBucket('del-compliance');
+    const put = await writer.send(new PutObjectCommand({ Bucket: b, Key: 'k', Body: 'x', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: new Date(Date.now() + DAY) }));
+    const v = put.VersionId!;
+    for (const c of [admin, keeper, writer]) {
+      for (const bypass of [false, true]) expect(await failure(removeVersion(c, b, 'k', v, bypass))).toMatchObject({ name: 'AccessDenied', status: 403 });
+    }
+    const marker = await writer.send(new DeleteObjectCommand({ Bucket: b, Key: 'k' }));
+    expect(marker.DeleteMarker).toBe(true);
+    expect(await versionsOf(b, 'k')).toEqual([v]);
+    // The marker can go; the object is back, whole.
+    await writer.send(new DeleteObjectCommand({ Bucket: b, Key: 'k', VersionId: marker.VersionId! }));
+    expect((await admin.send(new HeadObjectCommand({ Bucket: b, Key: 'k' }))).VersionId).toBe(v);
+    expect(await name(admin.send(new DeleteBucketCommand({ Bucket: b })))).toBe('BucketNotEmpty');
+    expect(await name(admin.send(new PutBucketVersioningCommand({ Bucket: b, VersioningConfiguration: { Status: 'Suspended' } })))).toBe('InvalidBucketState');
+  });
+
+  it('GOVERNANCE: removed only with the bypass header from a key allowed to bypass', async () => {
+    const b = await lockedBucket('del-governance');
+    await admin.send(new PutObjectLockConfigurationCommand({ Bucket: b, ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: { DefaultRetention: { Mode: 'GOVERNANCE', Days: 1 } } } }));
+    const v = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'k', Body: 'x' }))).VersionId!;
+    expect(await name(removeVersion(admin, b, 'k', v))).toBe('AccessDenied');
+    expect(await name(removeVersion(writer, b, 'k', v, true))).toBe('AccessDenied');
+    expect(await versionsOf(b, 'k')).toEqual([v]);
+    await removeVersion(keeper, b, 'k', v, true);
+    expect(await versionsOf(b, 'k')).toEqual([]);
+  });
+
+  it('legal hold: blocks every removal until cleared, bypass or not', async () => {
+    const b = await lockedBucket('del-hold');
+    const v = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'k', Body: 'x', ObjectLockLegalHoldStatus: 'ON' }))).VersionId!;
+    expect(await name(removeVersion(admin, b, 'k', v, true))).toBe('AccessDenied');
+    await keeper.send(new PutObjectLegalHoldCommand({ Bucket: b, Key: 'k', VersionId: v, LegalHold: { Status: 'OFF' } }));
+    await removeVersion(writer, b, 'k', v);
+    expect(await versionsOf(b, 'k')).toEqual([]);
+  });
+
+  it('DeleteObjects with VersionIds: locked keys fail alone with AccessDenied, the rest are removed; bypass is judged per key', async () => {
+    const b = await lockedBucket('del-multi');
+    const until = new Date(Date.now() + DAY);
+    const gov = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'gov', Body: 'x', ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: until }))).VersionId!;
+    const gov2 = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'keep/gov', Body: 'x', ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: until }))).VersionId!;
+    const comp = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'comp', Body: 'x', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: until }))).VersionId!;
+    const free = (await writer.send(new PutObjectCommand({ Bucket: b, Key: 'free', Body: 'x' }))).VersionId!;
+    const objects = [
+      { Key: 'gov', VersionId: gov },
+      { Key: 'keep/gov', VersionId: gov2 },
+      { Key: 'comp', VersionId: comp },
+      { Key: 'free', VersionId: free },
+    ];
+    const first = await writer.send(new DeleteObjectsCommand({ Bucket: b, Delete: { Objects: objects }, BypassGovernanceRetention: true }));
+    expect((first.Deleted ?? []).map((d) => [d.Key, d.VersionId])).toEqual([['free', free]]);
+    expect((first.Errors ?? []).map((e) => [e.Key, e.VersionId, e.Code])).toEqual([
+      ['gov', gov, 'AccessDenied'],
+      ['keep/gov', gov2, 'AccessDenied'],
+      ['comp', comp, 'AccessDenied'],
+    ]);
+    // The writer gets the bypass for one prefix only; a policy Deny keeps keep/ from everyone.
+    await admin.send(
+      new PutBucketPolicyCommand({
+        Bucket: b,
+        Policy: JSON.stringify({
+          Version: '2012-10-17',
+          Statement: [
+            { Effect: 'Allow', Principal: { AWS: [WRITER.accessKeyId] }, Action: 's3:BypassGovernanceRetention', Resource: `arn:aws:s3:::${b}/*` },
+            { Effect: 'Deny', Principal: '*', Action: 's3:BypassGovernanceRetention', Resource: `arn:aws:s3:::${b}/keep/*` },
+          ],
+        }),
+      })
+    );
+    const second = await writer.send(new DeleteObjectsCommand({ Bucket: b, Delete: { Objects: objects.slice(0, 3) }, BypassGovernanceRetention: true }));
+    expect((second.Deleted ?? []).map((d) => d.Key)).toEqual(['gov']);
+    expect((second.Errors ?? []).map((e) => [e.Key, e.Code])).toEqual([
+      ['keep/gov', 'AccessDenied'],
+      ['comp', 'AccessDenied'],
+    ]);
+    const left = ((await admin.send(new ListObjectVersionsCommand({ Bucket: b }))).Versions ?? []).map((v) => v.Key).sort();
+    expect(left).toEqual(['comp', 'keep/gov']);
   });
 });
