@@ -34,7 +34,7 @@ import { BucketState, RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
@@ -224,7 +224,8 @@ export class Repository {
       bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.count = b.uploadCount;
-      bucket.versions.runs = await Promise.all((b.versionRuns ?? []).map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      // History runs are opened when history is read (or compacted), not to open the repository.
+      bucket.versions.runs = (b.versionRuns ?? []).map((meta) => lazyRunHandle(this.provider, meta, this.cache));
       this.state.buckets.set(b.name, bucket);
     }
     // An STR1 root lists uploads in progress itself: they become keyspace entries, as their

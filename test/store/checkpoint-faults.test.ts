@@ -16,7 +16,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
-import { ProviderError, type Provider } from '../../src/provider/provider.js';
 import { Store } from '../../src/store/store.js';
 import { readAnchor } from '../../src/store/recovery.js';
 import { verifyRepository } from '../../src/store/verify.js';
@@ -24,31 +23,9 @@ import type { RunHandle } from '../../src/store/state.js';
 import { expectBytes } from '../support/bytes.js';
 import { randomBytes } from '../support/random.js';
 import { collect, stream } from './helpers.js';
+import { ObservedProvider } from './observed-provider.js';
 
 const B = 'checkpoints';
-
-/** Fails every get of the blobs in `failing`; everything else passes through. */
-class FailingReads implements Provider {
-  readonly kind = 'failing-reads';
-  readonly failing = new Set<string>();
-  failed = 0;
-  constructor(readonly inner: Provider) {}
-  get capabilities() {
-    return this.inner.capabilities;
-  }
-  async get(...[key, o]: Parameters<Provider['get']>) {
-    if (this.failing.has(key)) {
-      this.failed++;
-      throw new ProviderError('Unavailable', `get ${key}: failed by the test`);
-    }
-    return this.inner.get(key, o);
-  }
-  put = (...a: Parameters<Provider['put']>) => this.inner.put(...a);
-  head = (key: string) => this.inner.head(key);
-  list = (o?: Parameters<Provider['list']>[0]) => this.inner.list(o);
-  delete = (key: string) => this.inner.delete(key);
-  close = async () => undefined;
-}
 
 type Keyspace = 'objects' | 'uploads' | 'versions';
 
@@ -63,7 +40,7 @@ function runsOf(store: Store, keyspace: Keyspace): RunHandle[] {
 describe('a compaction that cannot read its runs', () => {
   it.each<Keyspace>(['objects', 'uploads', 'versions'])('(%s) does not hold back the root; the runs are merged once reads work', async (keyspace) => {
     const inner = await createMemoryProvider();
-    const p = new FailingReads(inner);
+    const p = new ObservedProvider(inner);
     const events: { event: string; fields: Record<string, unknown> }[] = [];
     const store = await Store.open(p, { ...OPTIONS, log: (event, fields) => events.push({ event, fields }) });
     await store.createBucket(B);
