@@ -21,12 +21,15 @@ import { Probe } from './history/client.js';
 import { checkAll, walkVersions } from './history/check.js';
 import { KEYS } from './history/ops.js';
 import { fire, pendingOps, resolvePending } from './history/pending.js';
-import { runSequence } from './history/runner.js';
+import { checkPast, runSequence } from './history/runner.js';
+import type { Timeline } from './history/timeline.js';
 import { TINY_STORE } from './history/tiny.js';
 import type { ListedEntry, World } from './history/model.js';
 
 const SEED = Number(process.env.MODEL_HISTORY_KILL_SEED ?? 77);
 const ITERATIONS = Number(process.env.MODEL_HISTORY_KILLS ?? 3);
+/** Reads as of past moments after each reopen (point-in-time, issue 9). */
+const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
 
 let worker: Awaited<ReturnType<typeof bundleEntry>>;
 const temps: (() => void)[] = [];
@@ -71,7 +74,9 @@ describe('model-based history across kill -9', () => {
     const data = `${dir}/data`;
     const next = prng(SEED);
     let world: World | undefined;
+    let timeline: Timeline | undefined;
     let applied = 0;
+    let asOfChecks = 0;
     let absent = 0;
     for (let i = 0; i < ITERATIONS; i++) {
       const w = await startWorker(data);
@@ -80,11 +85,15 @@ describe('model-based history across kill -9', () => {
         seed: SEED * 1000 + i,
         ops: randInt(next, 40, 90),
         checkEvery: 0,
+        asOf: AS_OF,
         prefix: 'killed-history',
         ...(world ? { world } : {}),
+        ...(timeline ? { timeline } : {}),
       });
       world = run.world;
+      timeline = run.timeline;
       const pending = pendingOps(next, world, KEYS, randInt(next, 1, 4), i);
+      await timeline.beforeWrite();
       for (const op of pending) void fire(probe, op);
       await sleep(randInt(next, 0, 12));
       expect(await kill(w.child)).toBe('SIGKILL');
@@ -98,7 +107,10 @@ describe('model-based history across kill -9', () => {
           if (resolvePending(world.get(op.bucket)!, op, listed)) applied++;
           else absent++;
         }
+        timeline.afterWrite(world);
         for (const m of world.values()) await checkAll(check, m, KEYS, prng(SEED + i));
+        // History survived too: reads as of moments before this kill and earlier ones.
+        if (AS_OF) asOfChecks += await checkPast(check, world, timeline, KEYS, prng(SEED * 7 + i));
       } catch (err) {
         throw new Error(`kill ${i} (seed ${SEED}): ${(err as Error).message}`, { cause: err });
       } finally {
@@ -108,6 +120,7 @@ describe('model-based history across kill -9', () => {
     }
     // The kills landed among writes: some in-flight writes made it, the history grew.
     expect(applied + absent).toBeGreaterThan(0);
+    if (AS_OF) expect(asOfChecks).toBeGreaterThan(0);
     expect([...world!.values()].reduce((n, m) => n + m.listVersions().length, 0)).toBeGreaterThan(10);
   });
 });

@@ -6,11 +6,19 @@
  * (latest) and of every version and delete marker by id, plus removed ids; the tags of
  * one version in three by id.
  */
-import { GetBucketVersioningCommand, type GetBucketVersioningOutput } from '@aws-sdk/client-s3';
+import {
+  GetBucketVersioningCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  type GetBucketVersioningOutput,
+  type GetObjectOutput,
+  type HeadObjectOutput,
+} from '@aws-sdk/client-s3';
 import type { Probe, VersionsPage } from './client.js';
 import { parseObjectsPage, parseVersionsPage } from './client.js';
 import { checkRead, checkTags, expectEq, Mismatch } from './driver.js';
-import { compareUtf8, type BucketModel, type ListedEntry } from './model.js';
+import { compareUtf8, md5Hex, type BucketModel, type ListedEntry } from './model.js';
+import { liveAt, type BucketSnapshot } from './timeline.js';
 
 /** A listed item: a version/marker, or a common prefix. */
 type Item = ListedEntry | { prefix: string };
@@ -156,5 +164,62 @@ export async function checkAll(p: Probe, m: BucketModel, keys: readonly string[]
   for (const r of m.removed) {
     const [key, id] = r.split('\0') as [string, string];
     if (!m.find(key, id)) await checkRead(p, m, key, id, false);
+  }
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** ListObjectsV2 of `bucket` as of `time`, every page (max-keys `maxKeys`): "key etag/size". */
+async function listAsOf(p: Probe, bucket: string, time: number, maxKeys: number): Promise<string[]> {
+  const got: string[] = [];
+  let token: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const q: Record<string, string> = { 'list-type': '2', 'max-keys': String(maxKeys), 'encoding-type': 'url', 'x-strata-as-of': iso(time) };
+    if (token !== undefined) q['continuation-token'] = token;
+    const r = await p.rawGet(bucket, q);
+    if (r.status !== 200) throw new Mismatch(`ListObjectsV2 as of ${iso(time)}: status ${r.status}: ${r.text.slice(0, 300)}`);
+    const page = parseObjectsPage(r.text);
+    got.push(...page.keys.map((k) => `${k.key} ${k.etag}/${k.size}`));
+    if (!page.isTruncated) return got;
+    token = page.next;
+  }
+  throw new Mismatch('ListObjectsV2 as of a time never ends');
+}
+
+/**
+ * Reads `bucket` as of `time` against `then` (the model's snapshot of that moment): the
+ * listing, and a GET or HEAD of every key in `keys` (header or query form at random).
+ * Throws Mismatch.
+ */
+export async function checkAsOf(p: Probe, bucket: string, then: BucketSnapshot, time: number, keys: readonly string[], next: () => number): Promise<void> {
+  const expected = [...then.keys.keys()]
+    .sort(compareUtf8)
+    .flatMap((k) => {
+      const v = liveAt(then, k);
+      return v ? [`${k} ${v.etag}/${v.content!.size}`] : [];
+    });
+  expectEq(`${bucket}: ListObjectsV2 as of ${iso(time)}`, await listAsOf(p, bucket, time, PAGE_SIZES[next() % PAGE_SIZES.length]!), expected);
+  for (const key of keys) {
+    const head = next() % 3 === 0;
+    const form = next() % 2 === 0 ? 'header' : 'query';
+    const input = { Bucket: bucket, Key: key };
+    const a = head
+      ? await p.callAsOf<HeadObjectOutput>(new HeadObjectCommand(input), iso(time), form)
+      : await p.callAsOf<GetObjectOutput>(new GetObjectCommand(input), iso(time), form);
+    const v = liveAt(then, key);
+    const where = `${bucket}: ${head ? 'HEAD' : 'GET'} ${JSON.stringify(key)} as of ${iso(time)} (${form})`;
+    if (!v) {
+      expectEq(`${where}: status`, a.status, 404);
+      continue;
+    }
+    expectEq(`${where}: status`, a.status, 200);
+    const out = a.out!;
+    expectEq(`${where}: ETag`, out.ETag?.replace(/"/g, ''), v.etag);
+    expectEq(`${where}: metadata`, out.Metadata?.model, v.meta);
+    // A read as of a time names the version it served.
+    expectEq(`${where}: VersionId`, out.VersionId, v.id);
+    if (head) continue;
+    const bytes = await ((out as GetObjectOutput).Body as unknown as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+    expectEq(`${where}: body MD5`, md5Hex(bytes), v.content!.md5);
   }
 }

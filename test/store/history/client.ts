@@ -22,26 +22,58 @@ export interface Answer<T> {
 
 type Sendable<T> = Parameters<S3Client['send']>[0] & { readonly __out?: T };
 
+/** How a read names its past time: the signed `x-strata-as-of` header, or the query parameter. */
+export type AsOfForm = 'header' | 'query';
+
 export class Probe {
   readonly sdk: S3Client;
+  /** The same client adding `x-strata-as-of` (this.#asOf) before signing. */
+  readonly #asOfSdk: S3Client;
+  #asOf: { time: string; form: AsOfForm } | undefined;
   readonly #url: URL;
 
   constructor(readonly endpoint: string) {
     this.#url = new URL(endpoint);
-    this.sdk = new S3Client({
+    const config = {
       endpoint,
       region: REGION,
       forcePathStyle: true,
       credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
       maxAttempts: 1,
-    });
+    };
+    this.sdk = new S3Client(config);
+    this.#asOfSdk = new S3Client(config);
+    this.#asOfSdk.middlewareStack.add(
+      (next) => async (args) => {
+        const req = (args as unknown as { request: { headers: Record<string, string>; query: Record<string, string> } }).request;
+        const a = this.#asOf;
+        if (a?.form === 'query') req.query['x-strata-as-of'] = a.time;
+        else if (a) req.headers['x-strata-as-of'] = a.time;
+        return next(args);
+      },
+      { step: 'build', name: 'strataAsOf' }
+    );
+  }
+
+  /** Like call(), as of `time` (RFC 3339), named in `form`. */
+  async callAsOf<T>(cmd: Sendable<T> | { input: unknown }, time: string, form: AsOfForm): Promise<Answer<T>> {
+    this.#asOf = { time, form };
+    try {
+      return await this.#send(this.#asOfSdk, cmd);
+    } finally {
+      this.#asOf = undefined;
+    }
   }
 
   /** Sends `cmd`; never throws for an S3 error answer (only for a transport failure). */
-  async call<T>(cmd: Sendable<T> | { input: unknown }): Promise<Answer<T>> {
+  call<T>(cmd: Sendable<T> | { input: unknown }): Promise<Answer<T>> {
+    return this.#send(this.sdk, cmd);
+  }
+
+  async #send<T>(client: S3Client, cmd: Sendable<T> | { input: unknown }): Promise<Answer<T>> {
     let headers: Record<string, string> = {};
     try {
-      const out = (await this.sdk.send(cmd as never, {})) as T & { $metadata: { httpStatusCode?: number } };
+      const out = (await client.send(cmd as never, {})) as T & { $metadata: { httpStatusCode?: number } };
       // The SDK keeps no raw headers on success: the outputs carry what the test needs.
       return { status: out.$metadata.httpStatusCode ?? 0, headers, out };
     } catch (err) {
@@ -66,6 +98,7 @@ export class Probe {
 
   destroy(): void {
     this.sdk.destroy();
+    this.#asOfSdk.destroy();
   }
 }
 

@@ -1,15 +1,19 @@
 /**
  * @module Runs a seeded sequence of the model-based history test against a server: each
  * operation checked as it is answered, everything compared every `checkEvery` operations and
- * at the end. A failure names the seed, the step and the operations before it, so it replays.
+ * at the end — the present of every bucket, and (`asOf`) reads as of random past moments of
+ * the run and restores to them. A failure names the seed, the step and the operations before
+ * it, so it replays.
  */
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { prng } from '../../support/random.js';
 import type { Probe } from './client.js';
-import { checkAll } from './check.js';
+import { checkAll, checkAsOf } from './check.js';
 import { applyOp, expectEq } from './driver.js';
 import { BucketModel, type World } from './model.js';
 import { describeOp, KEYS, nextOp, type GenOptions, type Op } from './ops.js';
+import { applyRestore, type RestoreOp } from './restore.js';
+import { Timeline } from './timeline.js';
 
 export interface RunOptions extends GenOptions {
   seed: number;
@@ -19,17 +23,23 @@ export interface RunOptions extends GenOptions {
   checkEvery: number;
   /** Continue these models (their buckets exist) instead of creating buckets. */
   world?: World;
+  /** The run's past so far (continuing a world). */
+  timeline?: Timeline;
   /** Buckets to create (default 2), named `<prefix>-<n>`. */
   buckets?: number;
   prefix?: string;
+  /** Reads as of past moments at each full comparison, and restores among the operations. */
+  asOf?: boolean;
   /** Called after each acknowledged operation (the kill test counts them). */
   onAck?: (op: Op, n: number) => void;
 }
 
 /** What a run covered: operations by kind, and how much state the checks compared. */
 export interface RunStats {
-  ops: Record<Op['t'], number>;
+  ops: Record<Op['t'] | 'restore', number>;
   fullChecks: number;
+  /** Buckets read as of a past moment (each: a listing and every key). */
+  asOfChecks: number;
   /** Versions + markers in the models at the end. */
   entries: number;
   markers: number;
@@ -41,24 +51,34 @@ export class SequenceFailure extends Error {
   override readonly name = 'SequenceFailure';
 }
 
-/** Creates the buckets (unless continuing a world), runs the sequence; throws SequenceFailure. */
-export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: World; stats: RunStats }> {
+/** Share of steps (in 1000) that restore a bucket to a past moment, when `asOf`. */
+const RESTORE_PER_MILLE = 25;
+
+/**
+ * Creates the buckets (unless continuing a world), runs the sequence; returns the world and
+ * its timeline for a continuation. Throws SequenceFailure.
+ */
+export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: World; timeline: Timeline; stats: RunStats }> {
+  const timeline = o.timeline ?? new Timeline();
   let world = o.world;
   if (!world) {
     world = new Map();
     for (let b = 0; b < (o.buckets ?? 2); b++) {
       const name = `${o.prefix ?? `model-${o.seed}`}-${b}`;
+      timeline.created.set(name, Date.now());
       const a = await p.call(new CreateBucketCommand({ Bucket: name }));
       expectEq(`CreateBucket ${name} status`, a.status, 200);
       world.set(name, new BucketModel(name));
     }
+    timeline.afterWrite(world);
   }
   const next = prng(o.seed);
   const checks = prng(o.seed ^ 0x5bd1e995);
   const keys = o.keys ?? KEYS;
   const stats: RunStats = {
-    ops: { versioning: 0, put: 0, mpu: 0, tag: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0 },
+    ops: { versioning: 0, put: 0, mpu: 0, tag: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0, restore: 0 },
     fullChecks: 0,
+    asOfChecks: 0,
     entries: 0,
     markers: 0,
     nulls: 0,
@@ -71,19 +91,26 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: Wor
       { cause: err }
     );
   };
+  const names = [...world.keys()];
   for (let i = 0; i < o.ops; i++) {
-    const op = nextOp(next, world, i, o);
+    const restore = o.asOf && next() % 1000 < RESTORE_PER_MILLE ? restoreOp(next, timeline, names) : undefined;
+    const op = restore ? undefined : nextOp(next, world, i, o);
+    const what = restore ? `${restore.bucket}: RESTORE to ${new Date(restore.to).toISOString()} prefix ${JSON.stringify(restore.prefix)}` : describeOp(op!);
     try {
-      await applyOp(p, world, op);
+      if (op?.t !== 'read') await timeline.beforeWrite();
+      if (restore) await applyRestore(p, world.get(restore.bucket)!, restore, timeline.snapshots.find((s) => s.time === restore.to)!.buckets.get(restore.bucket)!);
+      else await applyOp(p, world, op!);
+      if (op?.t !== 'read') timeline.afterWrite(world);
     } catch (err) {
-      fail(i, err);
+      fail(i, new Error(`${what}: ${(err as Error).message}`));
     }
-    done.push(`${i}: ${describeOp(op)}`);
-    stats.ops[op.t]++;
-    o.onAck?.(op, i);
+    done.push(`${i}: ${what}`);
+    stats.ops[restore ? 'restore' : op!.t]++;
+    if (op) o.onAck?.(op, i);
     if (o.checkEvery > 0 && ((i + 1) % o.checkEvery === 0 || i === o.ops - 1)) {
       try {
         for (const m of world.values()) await checkAll(p, m, keys, checks);
+        if (o.asOf) stats.asOfChecks += await checkPast(p, world, timeline, keys, checks);
       } catch (err) {
         fail(i, new Error(`full check after step ${i}: ${(err as Error).message}`));
       }
@@ -99,5 +126,27 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: Wor
       }
     }
   }
-  return { world, stats };
+  return { world, timeline, stats };
+}
+
+/** A restore of a random bucket to a random past moment, whole or under a prefix. */
+function restoreOp(next: () => number, timeline: Timeline, names: readonly string[]): RestoreOp | undefined {
+  const bucket = names[next() % names.length]!;
+  const s = timeline.pick(next, bucket);
+  if (!s) return undefined;
+  return { bucket, to: s.time, prefix: ['', '', 'a/', 'd/'][next() % 4]! };
+}
+
+/** Reads every bucket as of two random past moments; returns how many bucket reads it made. */
+export async function checkPast(p: Probe, world: World, timeline: Timeline, keys: readonly string[], next: () => number): Promise<number> {
+  let n = 0;
+  for (const name of world.keys()) {
+    for (let k = 0; k < 2; k++) {
+      const s = timeline.pick(next, name);
+      if (!s) continue;
+      await checkAsOf(p, name, s.buckets.get(name)!, s.time, keys, next);
+      n++;
+    }
+  }
+  return n;
 }
