@@ -30,6 +30,8 @@ const SEED = Number(process.env.MODEL_HISTORY_KILL_SEED ?? 77);
 const ITERATIONS = Number(process.env.MODEL_HISTORY_KILLS ?? 3);
 /** Reads as of past moments after each reopen (point-in-time, issue 9). */
 const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
+/** Forks (x-strata-fork-source) and whole-bucket deletions among the steps (issue 9). */
+const FORKS = false; // true once forks (i9-forks) are merged
 
 let worker: Awaited<ReturnType<typeof bundleEntry>>;
 const temps: (() => void)[] = [];
@@ -86,6 +88,7 @@ describe('model-based history across kill -9', () => {
         ops: randInt(next, 40, 90),
         checkEvery: 0,
         asOf: AS_OF,
+        forks: FORKS,
         prefix: 'killed-history',
         ...(world ? { world } : {}),
         ...(timeline ? { timeline } : {}),

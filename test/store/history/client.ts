@@ -25,11 +25,17 @@ type Sendable<T> = Parameters<S3Client['send']>[0] & { readonly __out?: T };
 /** How a read names its past time: the signed `x-strata-as-of` header, or the query parameter. */
 export type AsOfForm = 'header' | 'query';
 
+/** Headers and query parameters added to a request before it is signed. */
+interface Extra {
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
 export class Probe {
   readonly sdk: S3Client;
-  /** The same client adding `x-strata-as-of` (this.#asOf) before signing. */
-  readonly #asOfSdk: S3Client;
-  #asOf: { time: string; form: AsOfForm } | undefined;
+  /** The same client adding this.#extra to a request before signing it. */
+  readonly #extraSdk: S3Client;
+  #extra: Extra | undefined;
   readonly #url: URL;
 
   constructor(readonly endpoint: string) {
@@ -42,27 +48,31 @@ export class Probe {
       maxAttempts: 1,
     };
     this.sdk = new S3Client(config);
-    this.#asOfSdk = new S3Client(config);
-    this.#asOfSdk.middlewareStack.add(
+    this.#extraSdk = new S3Client(config);
+    this.#extraSdk.middlewareStack.add(
       (next) => async (args) => {
         const req = (args as unknown as { request: { headers: Record<string, string>; query: Record<string, string> } }).request;
-        const a = this.#asOf;
-        if (a?.form === 'query') req.query['x-strata-as-of'] = a.time;
-        else if (a) req.headers['x-strata-as-of'] = a.time;
+        Object.assign(req.headers, this.#extra?.headers);
+        Object.assign(req.query, this.#extra?.query);
         return next(args);
       },
-      { step: 'build', name: 'strataAsOf' }
+      { step: 'build', name: 'strataExtra' }
     );
   }
 
-  /** Like call(), as of `time` (RFC 3339), named in `form`. */
-  async callAsOf<T>(cmd: Sendable<T> | { input: unknown }, time: string, form: AsOfForm): Promise<Answer<T>> {
-    this.#asOf = { time, form };
+  /** Like call(), with `extra` headers and query parameters signed into the request. */
+  async callWith<T>(cmd: Sendable<T> | { input: unknown }, extra: Extra): Promise<Answer<T>> {
+    this.#extra = extra;
     try {
-      return await this.#send(this.#asOfSdk, cmd);
+      return await this.#send(this.#extraSdk, cmd);
     } finally {
-      this.#asOf = undefined;
+      this.#extra = undefined;
     }
+  }
+
+  /** Like call(), as of `time` (RFC 3339), named in `form`. */
+  callAsOf<T>(cmd: Sendable<T> | { input: unknown }, time: string, form: AsOfForm): Promise<Answer<T>> {
+    return this.callWith(cmd, form === 'query' ? { query: { 'x-strata-as-of': time } } : { headers: { 'x-strata-as-of': time } });
   }
 
   /** Sends `cmd`; never throws for an S3 error answer (only for a transport failure). */
@@ -98,7 +108,7 @@ export class Probe {
 
   destroy(): void {
     this.sdk.destroy();
-    this.#asOfSdk.destroy();
+    this.#extraSdk.destroy();
   }
 }
 

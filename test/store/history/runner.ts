@@ -13,6 +13,7 @@ import { applyOp, expectEq } from './driver.js';
 import { BucketModel, type World } from './model.js';
 import { describeOp, KEYS, nextOp, type GenOptions, type Op } from './ops.js';
 import { applyRestore, type RestoreOp } from './restore.js';
+import { applyBucketOp, describeBucketOp, type BucketOp } from './buckets.js';
 import { Timeline } from './timeline.js';
 
 export interface RunOptions extends GenOptions {
@@ -30,13 +31,15 @@ export interface RunOptions extends GenOptions {
   prefix?: string;
   /** Reads as of past moments at each full comparison, and restores among the operations. */
   asOf?: boolean;
+  /** Forks of buckets (CreateBucket with x-strata-fork-source) and deletions of whole buckets. */
+  forks?: boolean;
   /** Called after each acknowledged operation (the kill test counts them). */
   onAck?: (op: Op, n: number) => void;
 }
 
 /** What a run covered: operations by kind, and how much state the checks compared. */
 export interface RunStats {
-  ops: Record<Op['t'] | 'restore', number>;
+  ops: Record<Op['t'] | 'restore' | BucketOp['t'], number>;
   fullChecks: number;
   /** Buckets read as of a past moment (each: a listing and every key). */
   asOfChecks: number;
@@ -53,6 +56,12 @@ export class SequenceFailure extends Error {
 
 /** Share of steps (in 1000) that restore a bucket to a past moment, when `asOf`. */
 const RESTORE_PER_MILLE = 25;
+/** Share of steps (in 1000) that fork a bucket, and that delete one, when `forks`. */
+const FORK_PER_MILLE = 20;
+const DROP_PER_MILLE = 8;
+/** Forks stop at this many buckets; deletions leave at least MIN_BUCKETS. */
+const MAX_BUCKETS = 5;
+const MIN_BUCKETS = 2;
 
 /**
  * Creates the buckets (unless continuing a world), runs the sequence; returns the world and
@@ -76,7 +85,7 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: Wor
   const checks = prng(o.seed ^ 0x5bd1e995);
   const keys = o.keys ?? KEYS;
   const stats: RunStats = {
-    ops: { versioning: 0, put: 0, mpu: 0, tag: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0, restore: 0 },
+    ops: { versioning: 0, put: 0, mpu: 0, tag: 0, copy: 0, delete: 0, deleteVersion: 0, deleteObjects: 0, read: 0, restore: 0, fork: 0, drop: 0 },
     fullChecks: 0,
     asOfChecks: 0,
     entries: 0,
@@ -91,22 +100,24 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: Wor
       { cause: err }
     );
   };
-  const names = [...world.keys()];
   for (let i = 0; i < o.ops; i++) {
-    const restore = o.asOf && next() % 1000 < RESTORE_PER_MILLE ? restoreOp(next, timeline, names) : undefined;
-    const op = restore ? undefined : nextOp(next, world, i, o);
-    const what = restore ? `${restore.bucket}: RESTORE to ${new Date(restore.to).toISOString()} prefix ${JSON.stringify(restore.prefix)}` : describeOp(op!);
+    const step = nextStep(next, world, timeline, i, o);
+    const what = step.t === 'restore' ? `${step.op.bucket}: RESTORE to ${new Date(step.op.to).toISOString()} prefix ${JSON.stringify(step.op.prefix)}` : step.t === 'bucket' ? describeBucketOp(step.op) : describeOp(step.op);
+    const writes = step.t !== 'op' || step.op.t !== 'read';
     try {
-      if (op?.t !== 'read') await timeline.beforeWrite();
-      if (restore) await applyRestore(p, world.get(restore.bucket)!, restore, timeline.snapshots.find((s) => s.time === restore.to)!.buckets.get(restore.bucket)!);
-      else await applyOp(p, world, op!);
-      if (op?.t !== 'read') timeline.afterWrite(world);
+      if (writes) await timeline.beforeWrite();
+      if (step.t === 'restore') {
+        const then = timeline.snapshots.find((s) => s.time === step.op.to)!.buckets.get(step.op.bucket)!;
+        await applyRestore(p, world.get(step.op.bucket)!, step.op, then);
+      } else if (step.t === 'bucket') await applyBucketOp(p, world, timeline, step.op);
+      else await applyOp(p, world, step.op);
+      if (writes) timeline.afterWrite(world);
     } catch (err) {
       fail(i, new Error(`${what}: ${(err as Error).message}`));
     }
     done.push(`${i}: ${what}`);
-    stats.ops[restore ? 'restore' : op!.t]++;
-    if (op) o.onAck?.(op, i);
+    stats.ops[step.t === 'restore' ? 'restore' : step.op.t]++;
+    if (step.t === 'op') o.onAck?.(step.op, i);
     if (o.checkEvery > 0 && ((i + 1) % o.checkEvery === 0 || i === o.ops - 1)) {
       try {
         for (const m of world.values()) await checkAll(p, m, keys, checks);
@@ -129,12 +140,25 @@ export async function runSequence(p: Probe, o: RunOptions): Promise<{ world: Wor
   return { world, timeline, stats };
 }
 
-/** A restore of a random bucket to a random past moment, whole or under a prefix. */
-function restoreOp(next: () => number, timeline: Timeline, names: readonly string[]): RestoreOp | undefined {
-  const bucket = names[next() % names.length]!;
-  const s = timeline.pick(next, bucket);
-  if (!s) return undefined;
-  return { bucket, to: s.time, prefix: ['', '', 'a/', 'd/'][next() % 4]! };
+type Step = { t: 'op'; op: Op } | { t: 'restore'; op: RestoreOp } | { t: 'bucket'; op: BucketOp };
+
+/** The next step: now and then a restore, a fork or a bucket deletion, else an object operation. */
+function nextStep(next: () => number, world: World, timeline: Timeline, serial: number, o: RunOptions): Step {
+  const names = [...world.keys()];
+  const r = next() % 1000;
+  if (o.asOf && r < RESTORE_PER_MILLE) {
+    const bucket = names[next() % names.length]!;
+    const s = timeline.pick(next, bucket);
+    if (s) return { t: 'restore', op: { bucket, to: s.time, prefix: ['', '', 'a/', 'd/'][next() % 4]! } };
+  }
+  if (o.forks && r >= 500 && r < 500 + FORK_PER_MILLE && names.length < MAX_BUCKETS) {
+    const source = names[next() % names.length]!;
+    return { t: 'bucket', op: { t: 'fork', bucket: `${o.prefix ?? `model-${o.seed}`}-f${o.seed}-${serial}`, source } };
+  }
+  if (o.forks && r >= 600 && r < 600 + DROP_PER_MILLE && names.length > MIN_BUCKETS) {
+    return { t: 'bucket', op: { t: 'drop', bucket: names[next() % names.length]! } };
+  }
+  return { t: 'op', op: nextOp(next, world, serial, o) };
 }
 
 /** Reads every bucket as of two random past moments; returns how many bucket reads it made. */
