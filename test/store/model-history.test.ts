@@ -41,7 +41,7 @@ afterAll(async () => {
 describe('model-based history: S3 versioning against a model of S3', () => {
   const seeds = Array.from({ length: SEEDS }, (_, i) => 9001 + i * 7919);
   it.each(seeds)('seed %i: every version, marker, listing and read matches the model', async (seed) => {
-    const { stats } = await runSequence(probe, { seed, ops: OPS, checkEvery: 25, asOf: AS_OF, forks: FORKS });
+    const { stats } = await runSequence(probe, { seed, ops: OPS, checkEvery: 25, asOf: AS_OF, forks: FORKS, large: true });
     // The sequence really exercised versioning: toggles, markers, removals, copies.
     expect(stats.ops.versioning).toBeGreaterThan(0);
     expect(stats.ops.deleteVersion + stats.ops.deleteObjects).toBeGreaterThan(5);

@@ -228,15 +228,21 @@ async function deleteObjects(p: Probe, m: BucketModel, op: Extract<Op, { t: 'del
 }
 
 /**
- * GET or HEAD of `key` (latest, or version `id`) against the model: status, error code, the
- * delete-marker headers, and for a version its bytes (GET), ETag, size, metadata and id.
+ * GET or HEAD of `key` (latest, or version `id`; a GET of bytes `range` [first, last] when
+ * given) against the model: status, error code, the delete-marker headers, and for a version
+ * its bytes (GET), ETag, size, metadata and id.
  */
-export async function checkRead(p: Probe, m: BucketModel, key: string, id: string | undefined, head: boolean): Promise<void> {
+export async function checkRead(p: Probe, m: BucketModel, key: string, id: string | undefined, head: boolean, range?: [number, number]): Promise<void> {
   const exp = m.read(key, id);
-  const input = { Bucket: m.name, Key: key, ...(id !== undefined ? { VersionId: id } : {}) };
+  const input = { Bucket: m.name, Key: key, ...(id !== undefined ? { VersionId: id } : {}), ...(range && !head ? { Range: `bytes=${range[0]}-${range[1]}` } : {}) };
   const a: Answer<GetObjectOutput | HeadObjectOutput> = head ? await p.call<HeadObjectOutput>(new HeadObjectCommand(input)) : await p.call<GetObjectOutput>(new GetObjectCommand(input));
-  const where = `${head ? 'HEAD' : 'GET'} ${JSON.stringify(key)}${id !== undefined ? `?versionId=${id}` : ''}`;
+  const where = `${head ? 'HEAD' : 'GET'} ${JSON.stringify(key)}${id !== undefined ? `?versionId=${id}` : ''}${range && !head ? ` bytes ${range[0]}-${range[1]}` : ''}`;
   try {
+    if (exp.status === 200 && range && !head) {
+      expectEq('status', a.status, 206);
+      await checkRangeAnswer(exp.version, a.out as GetObjectOutput, range);
+      return;
+    }
     expectEq('status', a.status, exp.status);
     if (exp.status === 200) await checkVersionAnswer(m, exp.version, a.out!, head, id !== undefined);
     else checkErrorAnswer(exp, a, head);
@@ -260,6 +266,15 @@ async function checkVersionAnswer(m: BucketModel, v: MVersion, out: GetObjectOut
   const bytes = await body.transformToByteArray();
   expectEq('body size', bytes.length, c.size);
   expectEq('body MD5', md5Hex(bytes), c.md5);
+}
+
+/** A 206 of bytes [first, last] of version `v`: the slice of its body, and its ETag. */
+async function checkRangeAnswer(v: MVersion, out: GetObjectOutput, [first, last]: [number, number]): Promise<void> {
+  const c = v.content!;
+  expectEq('ETag', unquote(out.ETag), v.etag);
+  expectEq('Content-Range', out.ContentRange, `bytes ${first}-${last}/${c.size}`);
+  const bytes = await (out.Body as unknown as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+  expectEq('range MD5', md5Hex(bytes), md5Hex(bodyOf(c).subarray(first, last + 1)));
 }
 
 function checkErrorAnswer(exp: Exclude<ReadExpect, { status: 200 }>, a: Answer<unknown>, head: boolean): void {
