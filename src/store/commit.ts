@@ -40,7 +40,10 @@ export type Mutation =
   | ({ op: 'dropCompletion'; bucket: string; completed: number } & UploadRef)
   /** Creates, replaces (record) or deletes (null) an access key (keys-record.ts). Repository-wide:
    * `bucket` is always '' (no bucket has that name), which keeps the shared bucket table. */
-  | { op: 'setKey'; bucket: ''; id: string; record: Uint8Array | null };
+  | { op: 'setKey'; bucket: ''; id: string; record: Uint8Array | null }
+  /** Creates `bucket` (id, created as createBucket) reading everything bucket `source` reads
+   * at this point of the chain (fork.ts; keyspace.ts). Its settings follow as setConfig. */
+  | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number };
 
 export interface CommitRecord {
   seq: number;
@@ -64,6 +67,7 @@ const OPS = [
   'closeUpload',
   'dropCompletion',
   'setKey',
+  'forkBucket',
 ] as const;
 
 const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
@@ -132,6 +136,9 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
       case 'setKey':
         w.string(m.id).u8(m.record ? 1 : 0);
         if (m.record) w.bytes(m.record);
+        break;
+      case 'forkBucket':
+        w.string(m.source).string(m.id).varint(m.created);
         break;
     }
   }
@@ -204,6 +211,9 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         mutations.push({ op, bucket, id, record: has ? r.bytes().slice() : null });
         break;
       }
+      case 'forkBucket':
+        mutations.push({ op, bucket, source: r.string(), id: r.string(), created: r.varint() });
+        break;
     }
   }
   r.end();

@@ -39,6 +39,8 @@ export type StoreErrorCode =
   | 'AccessDenied'
   | 'KeyUnavailable'
   | 'TooManyUploads'
+  // A request for what this server does not do yet (S3 501), e.g. a fork as of a past time.
+  | 'NotImplemented'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

@@ -23,7 +23,8 @@ import { encodeCommit, type RecordRef } from './commit.js';
 import { encodeRoot, type RootRecord } from './root.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
-import { BucketState, RepoState } from './state.js';
+import { BucketState, RepoState, type RunHandle } from './state.js';
+import { flushKeyspace } from './keyspace.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
@@ -98,6 +99,8 @@ interface InFlight {
 
 type Operation = {
   run: (tx: Tx) => Promise<unknown>;
+  /** Runs in a batch of its own on committed state (see Batch.alone). */
+  alone: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 };
@@ -196,10 +199,18 @@ export class Repository {
   }
 
   async #restore(root: RootRecord): Promise<void> {
+    // Forks share runs: each run is opened once, whatever number of buckets name it.
+    const opened = new Map<string, Promise<RunHandle>>();
+    const open = (meta: Uint8Array) => {
+      const id = Buffer.from(meta).toString('base64');
+      let h = opened.get(id);
+      if (!h) opened.set(id, (h = openRunHandle(this.provider, meta, this.cache)));
+      return h;
+    };
     for (const b of root.buckets) {
       const bucket = new BucketState(b.name, b.id, b.created);
       for (const [name, value] of b.configs) bucket.configs.set(name, value);
-      bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      bucket.runs = await Promise.all(b.runs.map(open));
       bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.count = b.uploadCount;
       this.state.buckets.set(b.name, bucket);
@@ -218,12 +229,16 @@ export class Repository {
    * holds its mutations is durable and named by the anchor. An op that stages nothing
    * resolves without a commit. Rejects with what `op` threw (its staging is discarded),
    * or with the commit's failure (nothing of the batch became visible).
+   *
+   * `alone`: `op` runs once every earlier commit is applied, as the only operation of its
+   * batch, and later operations are staged only once its commit is applied: it reads (and
+   * what follows it reads) committed state, never staging in flight (a fork needs this).
    */
-  run<T>(op: (tx: Tx) => Promise<T>): Promise<T> {
+  run<T>(op: (tx: Tx) => Promise<T>, opts: { alone?: boolean } = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreError('Closed', 'repository is closed'));
     if (this.#fenced) return Promise.reject(this.#fenced);
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ run: op, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ run: op, alone: opts.alone === true, resolve: resolve as (v: unknown) => void, reject });
       this.#arrival?.();
       this.#kick();
     });
@@ -252,7 +267,7 @@ export class Repository {
           for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
           return;
         }
-        if (this.#queue.length > 0 && !(prev && this.#checkpointDue())) {
+        if (this.#queue.length > 0 && !(prev && this.#holdBehind(prev))) {
           const current = await this.#startBatch(prev);
           if (prev) await prev.done;
           prev = current;
@@ -263,7 +278,7 @@ export class Repository {
           const arrived = new Promise<void>((resolve) => (this.#arrival = resolve));
           const settled = await Promise.race([prev.done.then(() => true), arrived.then(() => false)]);
           this.#arrival = null;
-          if (!settled && !this.#checkpointDue()) continue;
+          if (!settled && !this.#holdBehind(prev)) continue;
           await prev.done;
           prev = null;
         }
@@ -284,8 +299,12 @@ export class Repository {
     const seq = (prev?.seq ?? this.#seq) + 1;
     const batch = new Batch(seq, commitKey(seq), this.now(), prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
+    let taken = 0;
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
+      if (this.#queue[0]!.alone && (prev || taken > 0)) break;
       const op = this.#queue.shift()!;
+      taken++;
+      batch.alone = op.alone;
       const tx = new Tx(this.state, batch);
       try {
         done.push({ op, value: await op.run(tx) });
@@ -293,6 +312,7 @@ export class Repository {
         tx.discard();
         op.reject(err);
       }
+      if (op.alone) break;
     }
     if (batch.mutations.length === 0) {
       // Nothing to write; results still wait for what they read from `prev` to be durable.
@@ -337,7 +357,12 @@ export class Repository {
 
   #checkpointDue(): boolean {
     const o = this.#opts;
-    return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
+    return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery || this.state.flushDue();
+  }
+
+  /** Whether nothing may be staged on top of `prev` until it is applied. */
+  #holdBehind(prev: InFlight): boolean {
+    return this.#checkpointDue() || prev.batch.alone || this.#queue[0]?.alone === true;
   }
 
   /** Compare-and-swaps the anchor to (seq, head, root); resolves ambiguous failures by re-reading it. */
@@ -396,15 +421,11 @@ export class Repository {
 
   async #maybeCheckpoint(force: boolean): Promise<void> {
     const o = this.#opts;
-    const due = this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
+    const due = this.#checkpointDue();
     if (this.#fenced || (!force && !due) || (this.#seq === this.#root.seq && !force)) return;
     const started = performance.now();
     for (const bucket of this.state.buckets.values()) {
-      if (bucket.overlay.size > 0) {
-        const run = await flushOverlay(this.provider, bucket.id, bucket.overlay, this.cache);
-        bucket.runs = [run, ...bucket.runs];
-        bucket.overlay = new SortedMap('overlay');
-      }
+      await flushKeyspace(bucket, (map) => flushOverlay(this.provider, bucket.id, map, this.cache));
       if (bucket.runs.length > o.maxRuns) {
         const t = performance.now();
         const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);

@@ -19,6 +19,7 @@ import type { WriteConditions } from './conditions.js';
 import type { ObjectVersion } from './records.js';
 import * as keys from './keys.js';
 import type { KeyRecord } from './keys-record.js';
+import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -55,6 +56,10 @@ export class Store {
   }
   headBucket(name: string): buckets.BucketInfo {
     return buckets.headBucket(this.repo, name);
+  }
+  /** Forks bucket `source` into the new bucket `name` in O(1) (see fork.ts for what it takes and throws). */
+  forkBucket(source: string, name: string, opts?: ForkOptions): Promise<ForkResult> {
+    return forkBucket(this.repo, source, name, opts);
   }
   getBucketConfig(bucket: string, name: string): Uint8Array | undefined {
     return buckets.getBucketConfig(this.repo, bucket, name);

@@ -1,0 +1,450 @@
+/**
+ * Bucket forks in the store (fork.ts, keyspace.ts): a fork reads exactly what its source read
+ * at the fork's commit — objects in runs, in the overlay, deleted ones, packed, carrier and
+ * multipart bodies — writes and deletes on either side never show on the other, deleting the
+ * source leaves the fork complete, forks of forks work, a checkpoint flushes a shared frozen
+ * overlay into ONE run named by every sharer, and all of it survives a reopen. Also: what a
+ * fork copies (settings but the owner and the policy; no uploads in progress), that it copies
+ * no index entry and writes one commit, how it orders against writes in flight, and its
+ * refusals (bad names, missing source, existing target, itself, a time).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { etagOf, TOMBSTONE } from '../../src/store/records.js';
+import { decodeRoot } from '../../src/store/root.js';
+import { readAnchor } from '../../src/store/recovery.js';
+import { readRecord } from '../../src/store/records-io.js';
+import { verifyRepository } from '../../src/store/verify.js';
+import { parseForkTime } from '../../src/store/fork-at.js';
+import { NOT_COPIED } from '../../src/store/fork.js';
+import type { Provider } from '../../src/provider/provider.js';
+import { CountingProvider } from '../../bench/lib/counting-provider.js';
+import { randomBytes } from '../support/random.js';
+import { expectBytes } from '../support/bytes.js';
+import { collect, makeProvider, stream, type ProviderKind } from './helpers.js';
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+async function open(kind: ProviderKind, options: Parameters<typeof Store.open>[1] = {}) {
+  const p = await makeProvider(kind);
+  cleanups.push(p.cleanup);
+  const counter = new CountingProvider(p.provider);
+  const store = await Store.open(counter, options);
+  return { store, counter, provider: p.provider as Provider, reopen: async () => Store.open(await p.reopen(), options) };
+}
+
+async function put(store: Store, bucket: string, key: string, body: Uint8Array): Promise<string> {
+  return (await store.putObject(bucket, key, stream(body, 100_000), { size: body.length })).etag;
+}
+
+/** Every key of `bucket` with its ETag, through paged listings. */
+async function listing(store: Store, bucket: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let token: string | undefined;
+  for (;;) {
+    const page = await store.listObjects(bucket, { maxKeys: 7, ...(token ? { continuationToken: token } : {}) });
+    for (const e of page.contents) out.set(e.key, etagOf(e.version));
+    if (!page.isTruncated) return out;
+    token = page.nextContinuationToken;
+  }
+}
+
+/** Asserts that `bucket` holds exactly `expected` (key -> body), by listing and by reading each. */
+async function expectContents(store: Store, bucket: string, expected: Map<string, Uint8Array>, label: string): Promise<void> {
+  const listed = await listing(store, bucket);
+  expect([...listed.keys()], `${label}: keys`).toEqual([...expected.keys()].sort());
+  for (const [key, body] of expected) {
+    expectBytes(await collect((await store.getObject(bucket, key)).body), body, `${label}: ${key}`);
+  }
+}
+
+/**
+ * A source bucket with objects in two runs and in the overlay, an overwrite, deletions
+ * shadowing run entries, a carrier body and a completed multipart upload. Returns its model.
+ */
+async function populate(store: Store, bucket: string): Promise<Map<string, Uint8Array>> {
+  const m = new Map<string, Uint8Array>();
+  await store.createBucket(bucket);
+  const write = async (key: string, body: Uint8Array) => {
+    await put(store, bucket, key, body);
+    m.set(key, body);
+  };
+  for (let i = 0; i < 12; i++) await write(`run1/${i}`, randomBytes(100 + i, i + 1));
+  await write('carrier', randomBytes(700 * 1024, 99));
+  await store.checkpoint();
+  for (let i = 0; i < 6; i++) await write(`run2/${i}`, randomBytes(50 + i, i + 100));
+  await write('run1/3', utf8('overwritten in run 2'));
+  await store.checkpoint();
+  for (let i = 0; i < 9; i++) await write(`overlay/${i}`, randomBytes(30 + i, i + 200));
+  await write('run2/0', utf8('overwritten in the overlay'));
+  for (const key of ['run1/0', 'run2/1', 'overlay/8']) {
+    await store.deleteObject(bucket, key);
+    m.delete(key);
+  }
+  const id = await store.createMultipartUpload(bucket, 'multipart');
+  const p1 = randomBytes(5 * 1024 * 1024, 7);
+  const p2 = randomBytes(333, 8);
+  const r1 = await store.uploadPart(bucket, 'multipart', id, 1, stream(p1), { size: p1.length });
+  const r2 = await store.uploadPart(bucket, 'multipart', id, 2, stream(p2), { size: p2.length });
+  await store.completeMultipartUpload(bucket, 'multipart', id, [
+    { partNumber: 1, etag: r1.etag },
+    { partNumber: 2, etag: r2.etag },
+  ]);
+  m.set('multipart', Buffer.concat([p1, p2]));
+  return m;
+}
+
+describe.each(['memory', 'fs'] as const)('forks on %s', (kind) => {
+  it('reads what the source held; writes and deletes on either side never show on the other; both survive reopens', async () => {
+    const { store, reopen } = await open(kind);
+    const src = await populate(store, 'source');
+    const fork = await store.forkBucket('source', 'fork');
+    expect(fork).toMatchObject({ name: 'fork', source: 'source' });
+    const dst = new Map(src);
+    await expectContents(store, 'fork', dst, 'fork right after');
+
+    // Source side: a new key, an overwrite of an overlay key and of a run key, deletions.
+    await put(store, 'source', 'only-in-source', utf8('s'));
+    src.set('only-in-source', utf8('s'));
+    await put(store, 'source', 'overlay/1', utf8('source overwrote'));
+    src.set('overlay/1', utf8('source overwrote'));
+    await put(store, 'source', 'run1/5', utf8('source overwrote a run key'));
+    src.set('run1/5', utf8('source overwrote a run key'));
+    for (const key of ['overlay/2', 'run2/3', 'carrier']) {
+      await store.deleteObject('source', key);
+      src.delete(key);
+    }
+    // Fork side: the same kinds of changes to other keys (and one to the same key).
+    await put(store, 'fork', 'only-in-fork', utf8('f'));
+    dst.set('only-in-fork', utf8('f'));
+    await put(store, 'fork', 'overlay/1', utf8('fork overwrote'));
+    dst.set('overlay/1', utf8('fork overwrote'));
+    for (const key of ['overlay/4', 'run1/7', 'multipart']) {
+      await store.deleteObject('fork', key);
+      dst.delete(key);
+    }
+    await expectContents(store, 'source', src, 'source after both wrote');
+    await expectContents(store, 'fork', dst, 'fork after both wrote');
+
+    await store.close();
+    const replayed = await reopen(); // no checkpoint since the fork: replayed from the chain
+    await expectContents(replayed, 'source', src, 'source replayed');
+    await expectContents(replayed, 'fork', dst, 'fork replayed');
+    await replayed.checkpoint();
+    await replayed.close();
+    const restored = await reopen(); // from a root naming both
+    await expectContents(restored, 'source', src, 'source restored');
+    await expectContents(restored, 'fork', dst, 'fork restored');
+    expect((await verifyRepository(restored.repo.provider)).problems).toEqual([]);
+    await restored.close();
+  });
+
+  it('leaves the fork complete when the source is emptied and deleted, before and after a checkpoint', async () => {
+    const { store, reopen } = await open(kind);
+    const src = await populate(store, 'doomed');
+    await store.forkBucket('doomed', 'survivor');
+    const keys = [...(await listing(store, 'doomed')).keys()];
+    await store.deleteObjects('doomed', keys);
+    await store.deleteBucket('doomed');
+    await expectContents(store, 'survivor', src, 'fork after the source went');
+    await store.checkpoint();
+    await store.close();
+    const again = await reopen();
+    expect(again.listBuckets().map((b) => b.name)).toEqual(['survivor']);
+    await expectContents(again, 'survivor', src, 'fork after reopen');
+    // Every body the fork refers to still exists (nothing deleted a blob it shares).
+    expect((await verifyRepository(again.repo.provider)).problems).toEqual([]);
+    await again.close();
+  });
+
+  it('forks forks, each level isolated, and keeps the deepest when its ancestors are deleted', async () => {
+    const { store, reopen } = await open(kind, { maxRuns: 3 });
+    const a = await populate(store, 'gen-a');
+    await store.forkBucket('gen-a', 'gen-b');
+    const b = new Map(a);
+    await put(store, 'gen-b', 'b-only', utf8('b'));
+    b.set('b-only', utf8('b'));
+    await store.deleteObject('gen-b', 'run2/2');
+    b.delete('run2/2');
+    await put(store, 'gen-a', 'a-only', utf8('a'));
+    a.set('a-only', utf8('a'));
+    await store.checkpoint();
+    await put(store, 'gen-b', 'b-overlay', utf8('b2'));
+    b.set('b-overlay', utf8('b2'));
+    await store.forkBucket('gen-b', 'gen-c');
+    const c = new Map(b);
+    await put(store, 'gen-c', 'run1/1', utf8('c overwrote'));
+    c.set('run1/1', utf8('c overwrote'));
+    await put(store, 'gen-b', 'b-after-c', utf8('b3'));
+    b.set('b-after-c', utf8('b3'));
+    // Enough checkpoints to push every level past maxRuns: compaction rewrites one bucket's
+    // runs without touching the runs its forks share.
+    for (let i = 0; i < 4; i++) {
+      for (const [name, model] of [['gen-a', a], ['gen-b', b], ['gen-c', c]] as const) {
+        await put(store, name, `round/${i}`, utf8(`${name} ${i}`));
+        model.set(`round/${i}`, utf8(`${name} ${i}`));
+      }
+      await store.checkpoint();
+    }
+    expect(store.repo.stats.compactions).toBeGreaterThan(0);
+    await expectContents(store, 'gen-a', a, 'a');
+    await expectContents(store, 'gen-b', b, 'b');
+    await expectContents(store, 'gen-c', c, 'c');
+    for (const name of ['gen-a', 'gen-b']) {
+      await store.deleteObjects(name, [...(await listing(store, name)).keys()]);
+      await store.deleteBucket(name);
+    }
+    await store.close();
+    const again = await reopen();
+    await expectContents(again, 'gen-c', c, 'c alone after reopen');
+    expect((await verifyRepository(again.repo.provider)).problems).toEqual([]);
+    await again.close();
+  });
+});
+
+describe('a fork is O(1): it shares, never copies', () => {
+  it('writes one commit, copies no entry, and shares the frozen overlay and the runs', async () => {
+    const { store, counter } = await open('memory');
+    await store.createBucket('big');
+    for (let i = 0; i < 300; i++) await put(store, 'big', `k/${i}`, utf8(`v${i}`));
+    await store.checkpoint();
+    for (let i = 300; i < 500; i++) await put(store, 'big', `k/${i}`, utf8(`v${i}`));
+    const srcState = store.repo.state.buckets.get('big')!;
+    const overlay = srcState.overlay;
+    const runs = [...srcState.runs];
+    expect(overlay.size).toBe(200);
+    counter.reset();
+    await store.forkBucket('big', 'clone');
+    const c = counter.snapshot();
+    // One commit blob and the anchor; nothing read, no run written.
+    expect(c.byClass.commits?.puts).toBe(1);
+    expect(c.total.puts).toBe(2);
+    expect(c.total.gets).toBe(0);
+    expect(c.byClass.runs).toBeUndefined();
+    const clone = store.repo.state.buckets.get('clone')!;
+    // The very same map (frozen, shared), the very same run handles; fresh empty overlays.
+    expect(clone.frozen.map((l) => l.map)).toEqual([overlay]);
+    expect(clone.frozen[0]).toBe(srcState.frozen[0]);
+    expect(clone.frozen[0]!.map).toBe(overlay);
+    expect(clone.runs.every((r, i) => r === runs[i])).toBe(true);
+    expect(srcState.overlay).not.toBe(overlay);
+    expect(srcState.overlay.size + clone.overlay.size).toBe(0);
+    // The shared layer counts once against the overlay budget.
+    expect(store.repo.state.overlayBytes()).toBe(overlay.bytes);
+    await store.close();
+  });
+
+  it('flushes a shared frozen layer into ONE run at the checkpoint, named by both buckets in the root and opened once on reopen', async () => {
+    const { store, counter, provider, reopen } = await open('fs');
+    await store.createBucket('origin');
+    for (let i = 0; i < 50; i++) await put(store, 'origin', `a/${i}`, utf8(`a${i}`));
+    await store.checkpoint();
+    for (let i = 0; i < 40; i++) await put(store, 'origin', `b/${i}`, utf8(`b${i}`));
+    await store.forkBucket('origin', 'twin');
+    await put(store, 'origin', 'c/origin', utf8('o'));
+    await put(store, 'twin', 'c/twin', utf8('t'));
+    counter.reset();
+    await store.checkpoint();
+    // Runs written: the shared layer once, and each bucket's own overlay.
+    expect(counter.snapshot().byClass.runs?.puts).toBe(3);
+    const o = store.repo.state.buckets.get('origin')!;
+    const t = store.repo.state.buckets.get('twin')!;
+    expect(o.frozen).toEqual([]);
+    expect(t.frozen).toEqual([]);
+    expect(o.runs).toHaveLength(3);
+    expect(t.runs).toHaveLength(3);
+    expect(o.runs[1]).toBe(t.runs[1]); // the shared layer's run
+    expect(o.runs[2]).toBe(t.runs[2]); // the source's older run
+    expect(o.runs[0]).not.toBe(t.runs[0]); // each one's own overlay
+    const found = (await readAnchor(provider))!;
+    const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'));
+    const metas = (name: string) => root.buckets.find((b) => b.name === name)!.runs.map((m) => Buffer.from(m).toString('hex'));
+    expect(metas('origin').slice(1)).toEqual(metas('twin').slice(1));
+    await store.close();
+    const again = await reopen();
+    const o2 = again.repo.state.buckets.get('origin')!;
+    const t2 = again.repo.state.buckets.get('twin')!;
+    expect(o2.runs[1]).toBe(t2.runs[1]);
+    expect(o2.runs[2]).toBe(t2.runs[2]);
+    expect((await listing(again, 'twin')).size).toBe(91);
+    expect((await listing(again, 'origin')).size).toBe(91);
+    await again.close();
+  });
+
+  it('checkpoints once a bucket holds more frozen layers than MAX_FROZEN_LAYERS (forks of a bucket being written)', async () => {
+    const { store } = await open('memory');
+    await store.createBucket('hot');
+    for (let i = 0; i < 12; i++) {
+      await put(store, 'hot', `k/${i}`, utf8(`v${i}`));
+      await store.forkBucket('hot', `hot-fork-${i}`);
+    }
+    expect(store.repo.stats.checkpoints).toBeGreaterThan(0);
+    expect(store.repo.state.buckets.get('hot')!.frozen.length).toBeLessThanOrEqual(9);
+    for (let i = 0; i < 12; i++) expect((await listing(store, `hot-fork-${i}`)).size).toBe(i + 1);
+    await store.close();
+  });
+});
+
+describe('what a fork takes', () => {
+  it('copies every setting but the owner and the policy, applies the caller\'s own over them, and starts with no upload', async () => {
+    const { store } = await open('memory');
+    await store.createBucket('settings', 'KEYONE', [
+      ['cors', utf8('[{"AllowedOrigins":["*"]}]')],
+      ['policy', utf8('{"Statement":[]}')],
+      ['acl', utf8('public-read')],
+      ['encryption', utf8('AES256')],
+      ['tagging', utf8('a=b')],
+      ['versioning', utf8('Enabled')],
+    ]);
+    await put(store, 'settings', 'obj', utf8('x'));
+    const uploadId = await store.createMultipartUpload('settings', 'pending');
+    const part = randomBytes(100, 5);
+    const r = await store.uploadPart('settings', 'pending', uploadId, 1, stream(part), { size: part.length });
+    const res = await store.forkBucket('settings', 'settings-fork', { owner: 'KEYTWO', configs: [['acl', null], ['tagging', utf8('c=d')]] });
+    expect(res.copied).toEqual(['acl', 'cors', 'encryption', 'tagging', 'versioning']);
+    expect([...NOT_COPIED].sort()).toEqual(['owner', 'policy']);
+    const cfg = (name: string) => {
+      const v = store.getBucketConfig('settings-fork', name);
+      return v && new TextDecoder().decode(v);
+    };
+    expect(store.bucketOwner('settings-fork')).toBe('KEYTWO');
+    expect(store.bucketOwner('settings')).toBe('KEYONE');
+    expect(cfg('policy')).toBeUndefined();
+    expect(cfg('acl')).toBeUndefined(); // the caller's null removed the copied one
+    expect(cfg('tagging')).toBe('c=d');
+    expect(cfg('cors')).toBe('[{"AllowedOrigins":["*"]}]');
+    expect(cfg('encryption')).toBe('AES256');
+    expect(cfg('versioning')).toBe('Enabled');
+    // Without an owner the fork belongs to nobody (admin keys only).
+    await store.forkBucket('settings', 'settings-unowned');
+    expect(store.bucketOwner('settings-unowned')).toBeUndefined();
+    // The upload in progress stays the source's: not listed in the fork, completes in the source only.
+    expect((await store.listMultipartUploads('settings-fork')).uploads).toEqual([]);
+    await expect(store.uploadPart('settings-fork', 'pending', uploadId, 2, stream(part), { size: part.length })).rejects.toMatchObject({ code: 'NoSuchUpload' });
+    await store.completeMultipartUpload('settings', 'pending', uploadId, [{ partNumber: 1, etag: r.etag }]);
+    expect([...(await listing(store, 'settings')).keys()]).toEqual(['obj', 'pending']);
+    expect([...(await listing(store, 'settings-fork')).keys()]).toEqual(['obj']);
+    // Settings changed afterwards on either side stay there.
+    await store.putBucketConfig('settings', 'cors', null);
+    expect(cfg('cors')).toBe('[{"AllowedOrigins":["*"]}]');
+    await store.close();
+  });
+
+  it('is ordered with writes: it holds every write acknowledged before it was asked for, none asked for after it resolved, and no later overwrite', async () => {
+    const { store } = await open('fs');
+    await store.createBucket('busy');
+    const before = new Set<string>();
+    const first = Array.from({ length: 120 }, (_, i) =>
+      put(store, 'busy', `k/${i % 60}/${i}`, utf8(`first ${i}`)).then(() => before.add(`k/${i % 60}/${i}`))
+    );
+    await Promise.race(first);
+    const ackedBeforeFork = new Set(before);
+    const fork = store.forkBucket('busy', 'busy-fork');
+    const overwrites = Array.from({ length: 120 }, (_, i) => put(store, 'busy', `k/${i % 60}/${i}`, utf8(`second ${i}`)));
+    await fork;
+    const after = Array.from({ length: 20 }, (_, i) => put(store, 'busy', `late/${i}`, utf8('late')));
+    await Promise.all([...first, ...overwrites, ...after]);
+    expect(ackedBeforeFork.size).toBeGreaterThan(0);
+    const forked = await listing(store, 'busy-fork');
+    for (const key of ackedBeforeFork) expect(forked.has(key), key).toBe(true);
+    for (const key of forked.keys()) {
+      expect(key.startsWith('late/'), key).toBe(false);
+      const body = new TextDecoder().decode(await collect((await store.getObject('busy-fork', key)).body));
+      expect(body.startsWith('first'), `${key}: ${body}`).toBe(true);
+    }
+    // The source took every write, the second round last.
+    const src = await listing(store, 'busy');
+    expect(src.size).toBe(140);
+    const v = new TextDecoder().decode(await collect((await store.getObject('busy', 'k/0/0')).body));
+    expect(v).toBe('second 0');
+    await store.close();
+  });
+
+  it('runs on committed state: operations queued before it are applied when it stages, later ones wait for its commit', async () => {
+    const { store } = await open('memory');
+    await store.createBucket('queue');
+    const seen: string[] = [];
+    const repo = store.repo;
+    // All three queued at once: without `alone` they would share one batch.
+    const a = repo.run(async (tx) => tx.put('queue', 'a', TOMBSTONE));
+    const alone = repo.run(
+      async (tx) => {
+        seen.push(repo.state.buckets.get('queue')!.overlay.has('a') ? 'a applied' : 'a pending');
+        tx.put('queue', 'c', TOMBSTONE);
+      },
+      { alone: true }
+    );
+    const b = repo.run(async () => {
+      seen.push(repo.stats.commits >= 3 ? 'b staged after the commit of alone' : 'b staged early');
+    });
+    await Promise.all([a, alone, b]);
+    expect(seen).toEqual(['a applied', 'b staged after the commit of alone']);
+    await store.close();
+  });
+});
+
+describe('fork refusals', () => {
+  it('answers bad names, a missing source, an existing target, itself and a time with typed errors, changing nothing', async () => {
+    const { store } = await open('memory');
+    await store.createBucket('src-bucket', 'OWNER');
+    await store.createBucket('taken', 'OWNER');
+    await store.createBucket('theirs', 'SOMEONE');
+    const seq = store.repo.seq;
+    await expect(store.forkBucket('src-bucket', 'Bad_Name')).rejects.toMatchObject({ code: 'InvalidBucketName' });
+    await expect(store.forkBucket('src-bucket', 'x'.repeat(64))).rejects.toMatchObject({ code: 'InvalidBucketName' });
+    await expect(store.forkBucket('no-such-bucket', 'new-one')).rejects.toMatchObject({ code: 'NoSuchBucket' });
+    await expect(store.forkBucket('src-bucket', 'src-bucket')).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await expect(store.forkBucket('src-bucket', 'taken', { owner: 'OWNER' })).rejects.toMatchObject({ code: 'BucketAlreadyOwnedByYou' });
+    await expect(store.forkBucket('src-bucket', 'taken')).rejects.toMatchObject({ code: 'BucketAlreadyOwnedByYou' });
+    await expect(store.forkBucket('src-bucket', 'theirs', { owner: 'OWNER' })).rejects.toMatchObject({ code: 'BucketAlreadyExists' });
+    await expect(store.forkBucket('src-bucket', 'new-one', { at: Date.now() - 60_000 })).rejects.toMatchObject({ code: 'NotImplemented' });
+    await expect(store.forkBucket('src-bucket', 'new-one', { at: Date.now() + 3_600_000 })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    await expect(store.forkBucket('src-bucket', 'new-one', { at: Number.NaN })).rejects.toMatchObject({ code: 'InvalidArgument' });
+    expect(store.repo.seq).toBe(seq);
+    expect(store.listBuckets().map((b) => b.name)).toEqual(['src-bucket', 'taken', 'theirs']);
+    // The queue still works after refusals of an `alone` operation.
+    await store.forkBucket('src-bucket', 'new-one');
+    expect(store.listBuckets().map((b) => b.name)).toContain('new-one');
+    await store.close();
+  });
+
+  it('parses RFC 3339 fork times and refuses malformed, truncated, oversized and hostile ones', () => {
+    expect(parseForkTime('2026-03-01T12:00:00Z')).toBe(Date.UTC(2026, 2, 1, 12));
+    expect(parseForkTime('2026-03-01t12:00:00z')).toBe(Date.UTC(2026, 2, 1, 12));
+    expect(parseForkTime('2026-03-01T13:30:00+01:30')).toBe(Date.UTC(2026, 2, 1, 12));
+    expect(parseForkTime('2026-03-01T10:00:00-02:00')).toBe(Date.UTC(2026, 2, 1, 12));
+    expect(parseForkTime('2026-03-01T12:00:00.123456789Z')).toBe(Date.UTC(2026, 2, 1, 12, 0, 0, 123));
+    expect(parseForkTime('2024-02-29T00:00:00Z')).toBe(Date.UTC(2024, 1, 29));
+    for (const bad of [
+      '',
+      '2026-03-01',
+      '2026-03-01T12:00:00', // no offset
+      '2026-03-01 12:00:00Z',
+      '2026-03-01T12:00Z',
+      '2026-3-1T12:00:00Z',
+      '2026-13-01T12:00:00Z',
+      '2026-02-30T12:00:00Z',
+      '2025-02-29T12:00:00Z',
+      '2026-03-01T24:00:00Z',
+      '2026-03-01T12:60:00Z',
+      '2026-03-01T12:00:60Z',
+      '2026-03-01T12:00:00+24:00',
+      '2026-03-01T12:00:00+01:60',
+      '2026-03-01T12:00:00.1234567890Z',
+      '2026-03-01T12:00:00.Z',
+      ' 2026-03-01T12:00:00Z',
+      '2026-03-01T12:00:00Z\n',
+      '１２３４-03-01T12:00:00Z',
+      '2026-03-01T12:00:00Z' + '0'.repeat(100_000),
+      '1772366400',
+      'now',
+    ]) {
+      expect(() => parseForkTime(bad), JSON.stringify(bad.slice(0, 40))).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    }
+  });
+});
