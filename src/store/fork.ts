@@ -89,7 +89,7 @@ export async function forkBucket(repo: Repository, source: string, name: string,
       const copied: string[] = [];
       for (const [config, value] of [...src.state.configs].sort(([a], [b]) => (a < b ? -1 : 1))) {
         if (NOT_COPIED.has(config)) continue;
-        tx.setConfig(name, config, value);
+        tx.setConfig(name, config, value.slice()); // its own bytes: caches key on them (policy-settings.ts)
         copied.push(config);
       }
       if (opts.owner !== undefined) stageOwner(tx, name, opts.owner);
