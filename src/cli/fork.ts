@@ -1,7 +1,7 @@
 /**
  * @module `strata fork SRC DST [--at TIME] [--owner ID]`: forks bucket SRC into the new bucket
  * DST in O(1) (store/fork.ts: every object and every setting but the owner and the policy; no
- * upload in progress). DST keeps SRC's owner unless --owner names another key ('' for none).
+ * upload in progress). DST keeps SRC's owner unless --owner names another key (--no-owner: none).
  *
  * Where it acts, as `strata keys` does: on a stopped local repository directly (its directory
  * lock); while a server holds the lock, through that server's admin API (address in
@@ -36,6 +36,7 @@ interface ForkOptions {
   json?: boolean;
   at?: string;
   owner?: string;
+  noOwner?: boolean;
 }
 
 const opt = <K extends keyof ForkOptions & string>(def: Parameters<typeof defineOption<ForkOptions, K>>[0]) => defineOption<ForkOptions, K>(def);
@@ -49,7 +50,8 @@ const OPTIONS: OptionDef<ForkOptions>[] = [
   opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
   opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
   opt({ name: 'at', key: 'at', type: stringType({ maxLength: 64, placeholder: '<time>' }), help: 'fork SRC as of this RFC 3339 time (needs the version log)', from: once }),
-  opt({ name: 'owner', key: 'owner', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: "access key owning DST (default: SRC's owner; '' for none)", from: once }),
+  opt({ name: 'owner', key: 'owner', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: "access key owning DST (default: SRC's owner)", from: once }),
+  sw('no-owner', 'noOwner', 'DST is owned by no key (admin keys only)'),
   sw('offline', 'offline', 'act on a repository that is not a local directory'),
   sw('json', 'json', 'machine-readable output'),
 ];
@@ -120,7 +122,8 @@ export const forkVerb: Verb = {
   synopsis: 'SRC DST [options]',
   description: `Creates bucket DST as a copy-on-write fork of SRC, whatever its size: DST starts with every
 object and every setting of SRC (not its bucket policy, not its uploads in progress); writes and
-deletes on either side never show on the other. DST keeps SRC's owner unless --owner names another.`,
+deletes on either side never show on the other. DST keeps SRC's owner unless --owner names another
+(--no-owner: none).`,
   options: OPTIONS as readonly OptionDef<never>[],
   positionals: { name: 'SRC DST', min: 2, max: 2 },
   notes: NOTES,
@@ -130,13 +133,15 @@ deletes on either side never show on the other. DST keeps SRC's owner unless --o
 async function runFork(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<number> {
   const o = resolveOptions(OPTIONS, { flags: args.flags, env }) as ForkOptions;
   const [source, target] = args.positionals as [string, string];
+  if (o.noOwner && o.owner !== undefined) throw new UsageError('give --owner or --no-owner, not both');
+  const owner = o.noOwner ? '' : o.owner;
   const progress = (line: string) => process.stderr.write(`fork: ${line}\n`);
   let f: Forker | undefined;
   try {
     f = await forker(o, env, progress);
     progress(`forking ${source} into ${target}${o.at ? ` as of ${o.at}` : ''} (${f.where})`);
     const started = performance.now();
-    const r = await f.fork({ source, target, ...(o.at !== undefined ? { at: o.at } : {}), ...(o.owner !== undefined ? { owner: o.owner } : {}) });
+    const r = await f.fork({ source, target, ...(o.at !== undefined ? { at: o.at } : {}), ...(owner !== undefined ? { owner } : {}) });
     progress(`done in ${(performance.now() - started).toFixed(1)} ms`);
     const text = [
       `forked ${r.source} into ${r.bucket} at ${r.created}`,
