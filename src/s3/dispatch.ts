@@ -16,6 +16,7 @@ import { handlePreflight } from './cors.js';
 import { handleGetObjectAttributes } from './ops/attributes.js';
 import { handleGetObjectTorrent } from './ops/torrent.js';
 import { handlePostObject } from './post-object/handler.js';
+import * as versions from './ops/versions.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
   switch (e.op) {
@@ -30,7 +31,11 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
     case 'GetBucketLocation':
       return buckets.handleGetBucketLocation(r, e);
     case 'GetBucketVersioning':
-      return buckets.handleGetBucketVersioning(r, e);
+      return versions.handleGetBucketVersioning(r, e);
+    case 'PutBucketVersioning':
+      return versions.handlePutBucketVersioning(r, e);
+    case 'ListObjectVersions':
+      return versions.handleListObjectVersions(r, e);
     case 'GetBucketCors':
       return buckets.handleGetBucketCors(r, e);
     case 'PutBucketCors':

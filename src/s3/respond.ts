@@ -6,6 +6,7 @@
  * mid-object), the connection is destroyed: the client sees a short body and fails, it
  * never receives bytes that did not verify.
  */
+import { deleteMarkerOf } from '../store/objects-read.js';
 import type { RequestContext } from './context.js';
 import { renderError, S3Error } from './errors.js';
 import { s3ErrorOf, retryAfterOf } from './store-errors.js';
@@ -115,6 +116,13 @@ export function sendError(r: RequestContext, err: unknown): void {
   if (!r.incoming.complete) headers.connection = 'close';
   const retry = retryAfterOf(err);
   if (retry !== undefined) headers['retry-after'] = retry;
+  // A read that met a delete marker says so (404 for the latest, 405 for one named by id).
+  const marker = deleteMarkerOf(err);
+  if (marker) {
+    headers['x-amz-delete-marker'] = 'true';
+    headers['x-amz-version-id'] = marker.versionId;
+    if (e.code === 'MethodNotAllowed') headers['last-modified'] = new Date(marker.lastModified).toUTCString();
+  }
   if (e.code === 'InvalidRange' && e.detail.ActualObjectSize !== undefined) {
     headers['content-range'] = `bytes */${e.detail.ActualObjectSize}`;
   }

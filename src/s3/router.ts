@@ -22,7 +22,7 @@ import {
   pageSizeParam,
   partNumberParam,
   QueryParams,
-  requireNoVersion,
+  versionIdParam,
   responseOverrides,
   uploadIdParam,
 } from './router/params.js';
@@ -186,8 +186,9 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     if (method === 'PUT') return { op: 'PutBucketEncryption', bucket };
     return { op: 'DeleteBucketEncryption', bucket };
   }
-  // Buckets are never versioned (yet): reading the status is answered (unversioned), setting it is not.
-  if (q.has('versioning') && method === 'GET') return { op: 'GetBucketVersioning', bucket };
+  if (q.has('versioning') && (method === 'GET' || method === 'PUT')) {
+    return { op: method === 'GET' ? 'GetBucketVersioning' : 'PutBucketVersioning', bucket };
+  }
   const access = routeBucketAccess(method, bucket, q);
   if (access) return access;
   const unsupported = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
@@ -208,6 +209,20 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
         keyMarker: q.get('key-marker') ?? '',
         uploadIdMarker: q.get('upload-id-marker') ?? '',
         maxUploads: pageSizeParam(q, 'max-uploads'),
+        ...(encodingType && { encodingType }),
+      },
+    };
+  }
+  if (q.has('versions')) {
+    return {
+      op: 'ListObjectVersions',
+      bucket,
+      params: {
+        prefix: q.get('prefix') ?? '',
+        ...(delimiter !== undefined && { delimiter }),
+        keyMarker: q.get('key-marker') ?? '',
+        versionIdMarker: q.get('version-id-marker') ?? '',
+        maxKeys: pageSizeParam(q, 'max-keys'),
         ...(encodingType && { encodingType }),
       },
     };
@@ -260,22 +275,24 @@ function routeObject(
   if (q.has('attributes')) {
     // GetObjectAttributes; no other method has an `attributes` sub-resource.
     if (method !== 'GET') throw notImplemented('attributes', 'object');
-    requireNoVersion(q);
-    return { op: 'GetObjectAttributes', bucket, key };
+    const versionId = versionIdParam(q);
+    return { op: 'GetObjectAttributes', bucket, key, ...(versionId !== undefined && { versionId }) };
   }
   if (q.has('torrent') && method === 'GET') {
     // GetObjectTorrent: the object must exist (404 otherwise, as S3 answers); serving
     // BitTorrent files is not implemented (its handler answers 501 for an existing object).
-    requireNoVersion(q);
+    versionIdParam(q);
     return { op: 'GetObjectTorrent', bucket, key };
   }
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');
-  const k = { bucket, key };
+  const versionId = q.has('uploadId') ? undefined : versionIdParam(q);
+  // The version an operation names; PUT and POST write new versions and ignore it (as S3).
+  const k = { bucket, key, ...(versionId !== undefined && method !== 'PUT' && method !== 'POST' && { versionId }) };
+  const kv = { bucket, key, ...(versionId !== undefined && { versionId }) };
   if (q.has('acl')) {
     if (method !== 'GET' && method !== 'PUT') throw methodNotAllowed(method, 'OBJECT');
-    requireNoVersion(q);
-    return { op: method === 'GET' ? 'GetObjectAcl' : 'PutObjectAcl', ...k };
+    return method === 'GET' ? { op: 'GetObjectAcl', ...kv } : { op: 'PutObjectAcl', ...kv };
   }
 
   switch (method) {
@@ -292,7 +309,6 @@ function routeObject(
           },
         };
       }
-      requireNoVersion(q);
       if (method === 'GET' && q.has('tagging')) return { op: 'GetObjectTagging', ...k };
       const partNumber = partNumberParam(q);
       if (partNumber !== undefined && headers.range !== undefined)
@@ -309,10 +325,7 @@ function routeObject(
       };
     }
     case 'PUT': {
-      if (q.has('tagging')) {
-        requireNoVersion(q);
-        return { op: 'PutObjectTagging', ...k };
-      }
+      if (q.has('tagging')) return { op: 'PutObjectTagging', ...kv };
       const copySource = headers['x-amz-copy-source'];
       if (q.has('uploadId') || q.has('partNumber')) {
         const partNumber = partNumberParam(q);
@@ -342,7 +355,6 @@ function routeObject(
     case 'DELETE': {
       if (q.has('uploadId'))
         return { op: 'AbortMultipartUpload', ...k, uploadId: uploadIdParam(q) };
-      requireNoVersion(q);
       if (q.has('tagging')) return { op: 'DeleteObjectTagging', ...k };
       return { op: 'DeleteObject', ...k };
     }

@@ -9,6 +9,8 @@ import { newId } from './layout.js';
 import { checkBucketName } from './validate.js';
 import { StoreError } from './errors.js';
 import { ownerIn, stageOwner } from './keys.js';
+import { VERSIONING_CONFIG } from './versioning.js';
+import { hasVisibleVersions } from './versions-list.js';
 
 export interface BucketInfo {
   name: string;
@@ -52,7 +54,8 @@ export async function createBucket(
 }
 
 /**
- * Deletes `name` if it holds no object ('BucketNotEmpty', 'NoSuchBucket'). Multipart uploads
+ * Deletes `name` if it holds no object, and when versioned no version or delete marker either
+ * ('BucketNotEmpty', 'NoSuchBucket'). Its history (version log runs) is not deleted. Multipart uploads
  * still in progress do not keep a bucket alive (as in S3): they go with it, and their parts'
  * chunks are deleted once the deletion is durable (Repository: onBucketDropped).
  */
@@ -74,6 +77,8 @@ export async function deleteBucket(repo: Repository, name: string): Promise<void
         await it.return();
       }
     }
+    // A versioned bucket is not empty while it holds any version or delete marker (S3).
+    if (b.state && tx.config(name, VERSIONING_CONFIG) && (await hasVisibleVersions(b.state))) throw notEmpty();
     tx.deleteBucket(name);
   });
 }

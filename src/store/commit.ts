@@ -41,8 +41,19 @@ export type Mutation =
   /** Creates, replaces (record) or deletes (null) an access key (keys-record.ts). Repository-wide:
    * `bucket` is always '' (no bucket has that name), which keeps the shared bucket table. */
   | { op: 'setKey'; bucket: ''; id: string; record: Uint8Array | null }
+  /**
+   * A new write of `key` (version, delete marker or unversioned delete; version-log.ts entry):
+   * appended to the bucket's version log at (seq, index) and made the key's current state in
+   * the namespace. Its position is the commit's sequence and the mutation's index in it, so
+   * neither is written: encodeCommit checks them, decodeCommit restores them.
+   */
+  | { op: 'putVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
+  /** Replaces the version log entry of `key` at (seq, index) (removal, tags, ACL); the
+   * namespace is left alone (a `put` in the same commit changes it when needed). */
+  | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
   /** Creates `bucket` (id, created as createBucket) reading everything bucket `source` reads
-   * at this point of the chain (fork.ts; keyspace.ts). Its settings follow as setConfig. */
+   * at this point of the chain, its version log included (fork.ts; keyspace.ts). Its settings
+   * follow as setConfig. */
   | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number };
 
 export interface CommitRecord {
@@ -67,6 +78,8 @@ const OPS = [
   'closeUpload',
   'dropCompletion',
   'setKey',
+  'putVersion',
+  'rewriteVersion',
   'forkBucket',
 ] as const;
 
@@ -96,7 +109,7 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
   w.varint(buckets.length);
   for (const b of buckets) w.string(b);
   w.varint(c.mutations.length);
-  for (const m of c.mutations) {
+  for (const [i, m] of c.mutations.entries()) {
     w.u8(OPS.indexOf(m.op)).varint(index.get(m.bucket)!);
     switch (m.op) {
       case 'put':
@@ -136,6 +149,13 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
       case 'setKey':
         w.string(m.id).u8(m.record ? 1 : 0);
         if (m.record) w.bytes(m.record);
+        break;
+      case 'putVersion':
+        if (m.seq !== c.seq || m.index !== i) throw new RangeError(`putVersion at (${m.seq}, ${m.index}) in commit ${c.seq} as mutation ${i}`);
+        w.string(m.key).bytes(m.entry);
+        break;
+      case 'rewriteVersion':
+        w.string(m.key).varint(m.seq).varint(m.index).bytes(m.entry);
         break;
       case 'forkBucket':
         w.string(m.source).string(m.id).varint(m.created);
@@ -211,6 +231,12 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         mutations.push({ op, bucket, id, record: has ? r.bytes().slice() : null });
         break;
       }
+      case 'putVersion':
+        mutations.push({ op, bucket, key: r.string(), seq, index: i, entry: r.bytes().slice() });
+        break;
+      case 'rewriteVersion':
+        mutations.push({ op, bucket, key: r.string(), seq: r.varint(), index: r.varint(), entry: r.bytes().slice() });
+        break;
       case 'forkBucket':
         mutations.push({ op, bucket, source: r.string(), id: r.string(), created: r.varint() });
         break;

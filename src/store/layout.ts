@@ -7,6 +7,7 @@
  *   roots/<seq>-<rand>         a pack of one entry: a checkpoint of the whole catalog
  *   runs/<bucket-id>/<rand>    index runs (sorted key -> version list)
  *   runs/<bucket-id>/u-<rand>  runs of the bucket's uploads keyspace (upload-keys.ts)
+ *   runs/<bucket-id>/v-<rand>  runs of the bucket's version log (version-log.ts)
  *   chunks/<hour><rand>        carrier chunks: packs of fixed-size segments of one body
  *
  * Sequence numbers are zero-padded hex so that names sort in commit order; the random
@@ -53,6 +54,10 @@ export function runKey(bucketId: string): string {
 
 export function uploadRunKey(bucketId: string): string {
   return `runs/${bucketId}/u-${rand()}`;
+}
+
+export function versionRunKey(bucketId: string): string {
+  return `runs/${bucketId}/v-${rand()}`;
 }
 
 /** 7 + 9 + 15 = 31 bytes; the first 16 change once an hour. */

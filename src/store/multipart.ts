@@ -11,6 +11,7 @@
  * the parts a Complete leaves out) are deleted once the commit that orphans them is durable
  * (carrier-reaper.ts).
  */
+import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
@@ -357,9 +358,10 @@ export async function completeMultipartUpload(
     if (rec.encryption) version.encryption = completedEncryption(rec.encryption, chosen.map((c) => c.part));
     // An SSE-C object's checksums are stored sealed, in the object and in the completion record.
     const stored = dataKey ? sealVersionChecksums(version, dataKey) : version;
+    // The new version first: its id is fixed by its position, and the completion keeps it.
+    Object.assign(version, stageVersion(tx, bucket, key, stored));
     const completion = encodeCompletion({ partsDigest: digest, completed: tx.time, version: completionVersion(stored) });
     tx.closeUpload(bucket, ref, { time: tx.time, record: completion });
-    tx.put(bucket, key, encodeVersions([stored]));
     return { version, retry: false };
   });
   if (!outcome.retry) {

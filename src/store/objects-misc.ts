@@ -9,38 +9,85 @@ import { copyNeedsReencryption, copyWithReencryption } from './objects-copy-encr
 import type { EncryptionRequest, KeyRing } from './crypto/envelope.js';
 import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from './conditions.js';
-import { encodeVersions, TOMBSTONE, type ChecksumName, type ObjectAccess, type ObjectVersion } from './records.js';
+import { type ChecksumName, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
+import type { Tx } from './tx.js';
+import { stageDelete, stageVersion } from './versions-write.js';
+import { stageRemoveVersion, type RemoveOptions } from './versions-remove.js';
+import { markerNotAllowed, stageUpdateVersion, updateVersion } from './versions-update.js';
+import { findVersion, getVersion, noSuchVersion } from './versions-read.js';
 
 /** S3 allows at most 1000 keys per DeleteObjects request. */
 export const MAX_DELETE_KEYS = 1000;
 
 export interface DeleteResult {
   key: string;
-  /** False when the key did not exist (S3 still reports success). */
+  /** False when the key (or the version named) did not exist (S3 still reports success). */
   existed: boolean;
+  /** The delete marker made, or the version named. */
+  versionId?: string;
+  /** A delete marker was made, or the version removed was one. */
+  deleteMarker?: boolean;
   error?: StoreError;
 }
 
-/** Deletes `key`; succeeds whether or not it exists (S3 semantics). */
-export async function deleteObject(repo: Repository, bucket: string, key: string, conditions?: WriteConditions): Promise<DeleteResult> {
+/** What DELETE asks besides the key. */
+export interface DeleteOptions {
+  /** Remove this version permanently (versions-remove.ts) instead of deleting the key. */
+  versionId?: string;
+  /** Object lock: x-amz-bypass-governance-retention from a key allowed to bypass. */
+  bypassGovernance?: boolean;
+  /** The owner recorded on a delete marker made (not the bucket owner). */
+  access?: ObjectAccess;
+}
+
+/**
+ * Deletes `key` (S3 semantics: success whether or not it exists): in a versioned bucket a
+ * delete marker, else the key's removal (versions-write.ts stageDelete); with a versionId, the
+ * permanent removal of that version (versions-remove.ts). An If-Match condition is checked
+ * against the current object, or the named version. Throws StoreError 'NoSuchBucket',
+ * 'InvalidArgument' (malformed id), 'PreconditionFailed'.
+ */
+export async function deleteObject(
+  repo: Repository,
+  bucket: string,
+  key: string,
+  conditions?: WriteConditions,
+  opts: DeleteOptions = {}
+): Promise<DeleteResult> {
   checkKey(key);
-  return repo.run(async (tx) => {
-    tx.requireBucket(bucket);
-    const cur = await currentVersion(tx, bucket, key);
-    if (conditions?.ifMatch !== undefined) checkWrite(cur, { ifMatch: conditions.ifMatch });
-    if (cur) tx.put(bucket, key, TOMBSTONE);
-    return { key, existed: !!cur };
-  });
+  return repo.run((tx) => stageDeleteTarget(tx, bucket, { key, ...(opts.versionId !== undefined ? { versionId: opts.versionId } : {}), ...(conditions?.ifMatch !== undefined ? { etag: conditions.ifMatch } : {}) }, opts));
+}
+
+async function stageDeleteTarget(tx: Tx, bucket: string, t: DeleteTarget, opts: DeleteOptions): Promise<DeleteResult> {
+  tx.requireBucket(bucket);
+  if (t.versionId !== undefined) {
+    const removeOpts: RemoveOptions = { ...(opts.bypassGovernance ? { bypassGovernance: true } : {}) };
+    if (t.etag !== undefined) {
+      const etag = t.etag;
+      removeOpts.check = (v) => checkWrite(v.deleteMarker ? undefined : v, { ifMatch: etag });
+    }
+    const out = await stageRemoveVersion(tx, bucket, t.key, t.versionId, removeOpts);
+    if (!out.removed && t.etag !== undefined) checkWrite(undefined, { ifMatch: t.etag });
+    return { key: t.key, existed: out.removed, versionId: t.versionId, deleteMarker: out.deleteMarker };
+  }
+  if (t.etag !== undefined) checkWrite(await currentVersion(tx, bucket, t.key), { ifMatch: t.etag });
+  const out = await stageDelete(tx, bucket, t.key, opts.access);
+  const res: DeleteResult = { key: t.key, existed: out.existed };
+  if (out.marker) {
+    res.deleteMarker = true;
+    res.versionId = out.marker.versionId;
+  }
+  return res;
 }
 
 /** One entry of a DeleteObjects request. */
 export interface DeleteTarget {
   key: string;
-  /** Only the current version may be named, and buckets are unversioned: it is `null`. */
+  /** Remove this version permanently instead of deleting the key. */
   versionId?: string;
-  /** Delete only if the current ETag is this one (conditional delete). */
+  /** Delete only if the current ETag (or the named version's) is this one. */
   etag?: string;
 }
 
@@ -48,12 +95,16 @@ export interface DeleteTarget {
 export const NULL_VERSION_ID = 'null';
 
 /**
- * Deletes up to 1000 keys in one commit; per-key failures are reported, not thrown. A
- * target naming a version other than the current (`null`) one fails with NoSuchVersion
- * and deletes nothing; one with an ETag fails with PreconditionFailed when the current
- * ETag differs, NoSuchKey when there is no current object.
+ * Deletes up to 1000 keys or versions in one commit, each as deleteObject does; per-key
+ * failures are reported, not thrown (a malformed version id: InvalidArgument; an ETag that
+ * does not match: PreconditionFailed; with an ETag and nothing current: NoSuchKey).
  */
-export async function deleteObjects(repo: Repository, bucket: string, targets: readonly (string | DeleteTarget)[]): Promise<DeleteResult[]> {
+export async function deleteObjects(
+  repo: Repository,
+  bucket: string,
+  targets: readonly (string | DeleteTarget)[],
+  opts: Omit<DeleteOptions, 'versionId'> = {}
+): Promise<DeleteResult[]> {
   if (targets.length > MAX_DELETE_KEYS) throw new StoreError('InvalidArgument', `at most ${MAX_DELETE_KEYS} keys per request`);
   return repo.run(async (tx) => {
     tx.requireBucket(bucket);
@@ -62,13 +113,7 @@ export async function deleteObjects(repo: Repository, bucket: string, targets: r
       const t = typeof target === 'string' ? { key: target } : target;
       try {
         checkKey(t.key);
-        if (t.versionId !== undefined && t.versionId !== NULL_VERSION_ID) {
-          throw new StoreError('NoSuchVersion', 'The specified version does not exist.', { detail: { Key: t.key, VersionId: t.versionId } });
-        }
-        const cur = await currentVersion(tx, bucket, t.key);
-        if (t.etag !== undefined) checkWrite(cur, { ifMatch: t.etag });
-        if (cur) tx.put(bucket, t.key, TOMBSTONE);
-        out.push({ key: t.key, existed: !!cur });
+        out.push(await stageDeleteTarget(tx, bucket, t, opts));
       } catch (err) {
         if (!(err instanceof StoreError)) throw err;
         out.push({ key: t.key, existed: false, error: err });
@@ -130,16 +175,16 @@ function checkSourceConditions(source: ObjectVersion, conditions: ReadConditions
  */
 export async function copyObject(
   repo: Repository,
-  src: { bucket: string; key: string },
+  src: { bucket: string; key: string; versionId?: string },
   dst: { bucket: string; key: string },
   opts: CopyOptions = {}
-): Promise<ObjectVersion> {
+): Promise<CopyResult> {
   checkKey(src.key);
   checkKey(dst.key);
   const replace = opts.metadataDirective === 'REPLACE';
   const changesMeta = replace || opts.taggingDirective === 'REPLACE' || opts.encryptionExplicit === true;
-  const self = src.bucket === dst.bucket && src.key === dst.key;
-  const look = await liveVersion(repo, src.bucket, src.key);
+  const self = src.bucket === dst.bucket && src.key === dst.key && src.versionId === undefined;
+  const look = await copySource(repo, src);
   if (!repo.state.buckets.has(dst.bucket)) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: dst.bucket } });
   // The body is written again when its encryption changes or the copy asks for a checksum
   // the source does not carry (never a copy claiming a checksum nobody computed).
@@ -158,17 +203,21 @@ export async function copyObject(
       ...(opts.access ? { access: opts.access } : {}),
     };
   };
+  const sourceVersionId = look.versionId;
   if (reencrypt) {
     const decrypt = bodyDecryptor(look, opts.sourceKeys);
-    return copyWithReencryption(repo, look, decrypt, dst, metaOf(look), opts);
+    return { ...(await copyWithReencryption(repo, look, decrypt, dst, metaOf(look), opts)), copySourceVersionId: sourceVersionId };
   }
   // The source's key is checked even when the body is shared (S3 asks for it).
   bodyDecryptor(look, opts.sourceKeys, false);
   const stored = await repo.run(async (tx) => {
     tx.requireBucket(src.bucket);
     tx.requireBucket(dst.bucket);
-    const source = await currentVersion(tx, src.bucket, src.key);
-    if (!source) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: src.key } });
+    const source = src.versionId === undefined ? await currentVersion(tx, src.bucket, src.key) : (await findVersion(tx.logSources(src.bucket, src.key), src.key, src.versionId))?.entry.record;
+    if (!source) {
+      if (src.versionId !== undefined) throw noSuchVersion(src.key, src.versionId);
+      throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: src.key } });
+    }
     checkSourceConditions(source, opts.sourceConditions);
     if (source.versionId !== look.versionId) {
       // Overwritten since the look: it must still be shareable, and opened by the same key.
@@ -186,44 +235,59 @@ export async function copyObject(
     );
     if (source.parts) version.parts = source.parts;
     if (source.encryption) version.encryption = source.encryption;
-    tx.put(dst.bucket, dst.key, encodeVersions([version]));
+    stageVersion(tx, dst.bucket, dst.key, version);
     return version;
   });
   // A shared SSE-C body keeps its sealed checksums; the answer shows them (same key).
   const key = stored.encryption?.sealedChecksums ? bodyDecryptor(stored, opts.sourceKeys, false)?.dataKey : undefined;
-  return key ? unsealVersionChecksums(stored, key) : stored;
+  return { ...(key ? unsealVersionChecksums(stored, key) : stored), copySourceVersionId: sourceVersionId };
+}
+
+/** A copy's new version, and the S3 id of the source version it copied. */
+export type CopyResult = ObjectVersion & { copySourceVersionId: string };
+
+/**
+ * The version a copy (or UploadPartCopy) reads: the live one, or `src.versionId`. Throws
+ * StoreError 'NoSuchBucket', 'NoSuchKey', 'NoSuchVersion', 'InvalidArgument' (malformed id),
+ * and 'InvalidRequest' for a delete marker named by id (S3 refuses to copy one).
+ */
+export async function copySource(repo: Repository, src: { bucket: string; key: string; versionId?: string }): Promise<ObjectVersion> {
+  if (src.versionId === undefined) return liveVersion(repo, src.bucket, src.key);
+  const { version } = await getVersion(repo, src.bucket, src.key, src.versionId);
+  if (version.deleteMarker) {
+    throw new StoreError('InvalidRequest', 'The source of a copy request may not specifically refer to a delete marker by version id.');
+  }
+  return version;
 }
 
 /**
- * Sets the canned ACL of the live version (same version id, same body, same owner); the
- * name is the S3 layer's to validate. Throws StoreError NoSuchBucket / NoSuchKey.
+ * Sets the canned ACL of the live version, or of `versionId` (same version id, same body,
+ * same owner); the name is the S3 layer's to validate. Returns the version's S3 id. Throws
+ * what versions-update.ts stageUpdateVersion throws (NoSuchBucket, NoSuchKey, NoSuchVersion,
+ * MethodNotAllowed for a delete marker).
  */
-export async function putObjectAcl(repo: Repository, bucket: string, key: string, acl: string): Promise<string> {
+export async function putObjectAcl(repo: Repository, bucket: string, key: string, acl: string, versionId?: string): Promise<string> {
   return repo.run(async (tx) => {
-    tx.requireBucket(bucket);
-    const v = await currentVersion(tx, bucket, key);
-    if (!v) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
-    const { access: old, ...rest } = v;
-    const owner = old?.owner;
-    // The defaults (bucket owner, private) are stored as nothing.
-    const access: ObjectAccess | undefined = owner === undefined && acl === 'private' ? undefined : owner === undefined ? { acl } : { owner, acl };
-    tx.put(bucket, key, encodeVersions([access ? { ...rest, access } : rest]));
+    const v = await stageUpdateVersion(tx, bucket, key, versionId, (old) => {
+      const { access: prev, ...rest } = old;
+      const owner = prev?.owner;
+      // The defaults (bucket owner, private) are stored as nothing.
+      const access: ObjectAccess | undefined = owner === undefined && acl === 'private' ? undefined : owner === undefined ? { acl } : { owner, acl };
+      return access ? { ...rest, access } : rest;
+    });
     return v.versionId;
   });
 }
 
-/** The tags of the live version. */
-export async function getObjectTagging(repo: Repository, bucket: string, key: string): Promise<Record<string, string>> {
-  return (await liveVersion(repo, bucket, key)).tags;
+/** The tags of the live version, or of `versionId` (NoSuchKey / NoSuchVersion; a delete marker: MethodNotAllowed). */
+export async function getObjectTagging(repo: Repository, bucket: string, key: string, versionId?: string): Promise<Record<string, string>> {
+  if (versionId === undefined) return (await liveVersion(repo, bucket, key)).tags;
+  const { version } = await getVersion(repo, bucket, key, versionId);
+  if (version.deleteMarker) throw markerNotAllowed();
+  return version.tags;
 }
 
-/** Replaces the tags of the live version (same version id, same body). */
-export async function putObjectTagging(repo: Repository, bucket: string, key: string, tags: Record<string, string>): Promise<string> {
-  return repo.run(async (tx) => {
-    tx.requireBucket(bucket);
-    const v = await currentVersion(tx, bucket, key);
-    if (!v) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
-    tx.put(bucket, key, encodeVersions([{ ...v, tags }]));
-    return v.versionId;
-  });
+/** Replaces the tags of the live version, or of `versionId` (same version id, same body); returns its S3 id. */
+export async function putObjectTagging(repo: Repository, bucket: string, key: string, tags: Record<string, string>, versionId?: string): Promise<string> {
+  return (await updateVersion(repo, bucket, key, versionId, (v) => ({ ...v, tags }))).versionId;
 }

@@ -10,6 +10,7 @@ import { StoreError } from './errors.js';
 import { openDataKey, type KeyRing } from './crypto/envelope.js';
 import { BodyDecryptor } from './crypto/body-crypto.js';
 import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
+import { getVersion } from './versions-read.js';
 
 /** A byte range as requested: first-last, open-ended (first-), or a suffix (-n). */
 export type RangeRequest = { start: number; end?: number } | { suffix: number };
@@ -21,6 +22,8 @@ export interface GetOptions {
   partNumber?: number;
   /** Keys for an encrypted object: the SSE-S3 root and/or the customer's key (SSE-C). */
   keys?: KeyRing;
+  /** Read this version (`null` included) instead of the live one (versions-read.ts). */
+  versionId?: string;
 }
 
 export interface GetResult {
@@ -32,14 +35,44 @@ export interface GetResult {
   body: AsyncIterable<Uint8Array>;
 }
 
-/** The live version of `key`, or StoreError NoSuchBucket / NoSuchKey. */
+/**
+ * The live version of `key`, or StoreError NoSuchBucket / NoSuchKey. When the key's current
+ * state is a delete marker, the NoSuchKey error carries it (deleteMarkerOf).
+ */
 export async function liveVersion(repo: Repository, bucket: string, key: string): Promise<ObjectVersion> {
   const b = repo.state.buckets.get(bucket);
   if (!b) throw new StoreError('NoSuchBucket', 'The specified bucket does not exist', { detail: { BucketName: bucket } });
   const raw = await b.lookup(key);
   const v = raw ? decodeVersions(raw, `${bucket}/${key}`)[0] : undefined;
-  if (!v || v.deleteMarker) throw new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
+  if (!v || v.deleteMarker) {
+    const err = new StoreError('NoSuchKey', 'The specified key does not exist.', { detail: { Key: key } });
+    if (v) MARKERS.set(err, v);
+    throw err;
+  }
   return v;
+}
+
+/** Delete markers behind NoSuchKey / MethodNotAllowed errors (the S3 layer answers x-amz-delete-marker). */
+const MARKERS = new WeakMap<StoreError, ObjectVersion>();
+
+/** The delete marker an error of a read is about (the key's latest, or the version named), if any. */
+export function deleteMarkerOf(err: unknown): ObjectVersion | undefined {
+  return err instanceof StoreError ? MARKERS.get(err) : undefined;
+}
+
+/**
+ * The version a read serves: the live one, or `versionId` (StoreError NoSuchVersion, and
+ * MethodNotAllowed carrying the marker when it names a delete marker, as S3 answers 405).
+ */
+export async function versionToRead(repo: Repository, bucket: string, key: string, versionId: string | undefined): Promise<ObjectVersion> {
+  if (versionId === undefined) return liveVersion(repo, bucket, key);
+  const { version } = await getVersion(repo, bucket, key, versionId);
+  if (version.deleteMarker) {
+    const err = new StoreError('MethodNotAllowed', 'The specified method is not allowed against this resource.', { detail: { Method: 'GET', ResourceType: 'DeleteMarker' } });
+    MARKERS.set(err, version);
+    throw err;
+  }
+  return version;
 }
 
 /**
@@ -107,7 +140,7 @@ async function resolve(
   opts: GetOptions,
   body: boolean
 ): Promise<{ out: GetResult; decrypt: BodyDecryptor | undefined }> {
-  const version = await liveVersion(repo, bucket, key);
+  const version = await versionToRead(repo, bucket, key, opts.versionId);
   const out: GetResult = { version, body: emptyBody() };
   // A part past the end is InvalidPart even without the object's key, as S3 orders it.
   const part = opts.partNumber !== undefined ? partRange(version, opts.partNumber) : undefined;

@@ -8,13 +8,14 @@
  * Nothing is visible before the commit; a failure at any step leaves no trace except
  * carrier chunks, which are deleted on the way out (best effort; GC reclaims the rest).
  */
+import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
 import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
-import { decodeVersions, encodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
+import { decodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
 import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type EncryptionRequest, type ObjectEncryption } from './crypto/envelope.js';
@@ -51,7 +52,7 @@ export interface PutResult {
   version: ObjectVersion;
 }
 
-/** The current live version of a key inside a transaction (undefined: absent or deleted). */
+/** The current live version of a key inside a transaction (undefined: absent, deleted, or a delete marker). */
 export async function currentVersion(tx: Tx, bucket: string, key: string): Promise<ObjectVersion | undefined> {
   const raw = await tx.get(bucket, key);
   if (!raw) return undefined;
@@ -59,21 +60,18 @@ export async function currentVersion(tx: Tx, bucket: string, key: string): Promi
   return v && !v.deleteMarker ? v : undefined;
 }
 
-/** A new version id: unique per repository, ordered by commit. */
-export function newVersionId(tx: Tx, n: number): string {
-  return `${tx.seq.toString(36)}.${n.toString(36)}.${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
-}
-
-/** Builds the version a PUT/complete/copy writes. */
+/**
+ * Builds the version a PUT/complete/copy writes. Its id is given when it is staged
+ * (versions-write.ts stageVersion), from its position in the commit.
+ */
 export function makeVersion(
   tx: Tx,
   meta: ObjectMetadata,
   body: { size: number; md5: Uint8Array; partCount?: number; location: Location },
-  checksums: ObjectVersion['checksums'],
-  n = 0
+  checksums: ObjectVersion['checksums']
 ): ObjectVersion {
   const v: ObjectVersion = {
-    versionId: newVersionId(tx, n),
+    versionId: '',
     deleteMarker: false,
     size: body.size,
     md5: body.md5,
@@ -191,7 +189,7 @@ export async function commitPut(
     const version = makeVersion(tx, opts, { size: d.size, md5, location }, fullObjectChecksums(d, primary));
     if (enc) version.encryption = enc.streams ? { ...enc.crypt.record(d.size), streams: enc.streams } : enc.crypt.record(d.size);
     // Stored with SSE-C checksum values sealed; answered with them.
-    tx.put(bucket, key, encodeVersions([enc ? sealVersionChecksums(version, enc.crypt.dataKey) : version]));
+    Object.assign(version, stageVersion(tx, bucket, key, enc ? sealVersionChecksums(version, enc.crypt.dataKey) : version));
     return version;
   });
   return { etag: Buffer.from(md5).toString('hex'), versionId: result.versionId, size: d.size, version: result };

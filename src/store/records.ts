@@ -83,6 +83,13 @@ export interface ObjectVersion {
   encryption?: ObjectEncryption;
   /** Owner and canned ACL when not the defaults (flag 8). */
   access?: ObjectAccess;
+  /**
+   * Flag 64 (version log): the version id of this write's position in the version log when
+   * `versionId` is `null` (S3's null version has no id of its own; see version-id.ts). Absent
+   * for a non-null version (its id is its position) and for an object written before the log
+   * existed (its `versionId` reads as `null`).
+   */
+  logId?: string;
 }
 
 const FLAG_DELETE = 1;
@@ -91,7 +98,11 @@ const FLAG_PARTS = 4;
 /** Access control: owner / canned ACL. */
 const FLAG_ACCESS = 8;
 const FLAG_SSE = 16;
-const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE;
+/** Version log: the null version's log position (`logId`). */
+const FLAG_LOG = 64;
+const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE | FLAG_LOG;
+/** Ids written before the version log (`<seq>.<n>.<random>`, base 36) read as S3's `null`. */
+const PRE_LOG_ID_RE = /^[0-9a-z]+\.[0-9a-z]+\.[0-9a-z]+$/;
 const LOC_EMPTY = 0;
 const LOC_PACK = 1;
 const LOC_CHUNKS = 2;
@@ -120,7 +131,8 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
     (v.checksums ? FLAG_CHECKSUMS : 0) |
     (v.parts ? FLAG_PARTS : 0) |
     (v.access ? FLAG_ACCESS : 0) |
-    (v.encryption ? FLAG_SSE : 0);
+    (v.encryption ? FLAG_SSE : 0) |
+    (v.logId !== undefined ? FLAG_LOG : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
   w.stringMap(v.system).stringMap(v.userMetadata).stringMap(v.tags);
@@ -146,6 +158,7 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
   }
   if (v.encryption) writeObjectEncryption(w, v.encryption);
   if (v.access) w.optString(v.access.owner).string(v.access.acl);
+  if (v.logId !== undefined) w.string(v.logId);
 }
 
 function readVersion(r: ByteReader): ObjectVersion {
@@ -153,7 +166,8 @@ function readVersion(r: ByteReader): ObjectVersion {
   if (flags & ~KNOWN_FLAGS) throw new StoreError('Corrupt', `version: flags ${flags}`);
   // Fields are read in wire order into locals so the object is built with its final
   // shape (no `delete`, which would put it into slow dictionary mode).
-  const versionId = r.string();
+  const written = r.string();
+  const versionId = PRE_LOG_ID_RE.test(written) ? 'null' : written;
   const size = r.varint();
   const md5 = r.raw(16).slice();
   const partCount = r.varint();
@@ -200,6 +214,7 @@ function readVersion(r: ByteReader): ObjectVersion {
     const acl = r.string();
     v.access = owner === undefined ? { acl } : { owner, acl };
   }
+  if (flags & FLAG_LOG) v.logId = r.string();
   return v;
 }
 

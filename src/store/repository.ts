@@ -28,7 +28,8 @@ import { flushKeyspace } from './keyspace.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, flushOverlay, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { migrateToVersionLog } from './version-log-migrate.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -85,6 +86,8 @@ export interface RepositoryStats {
   operations: number;
   checkpoints: number;
   compactions: number;
+  /** Compactions of version logs (history), counted apart from the current state's. */
+  logCompactions: number;
   largestBatch: number;
 }
 
@@ -114,7 +117,7 @@ export class Repository {
   /** Deletes the carrier chunks of parts that became unreachable (see carrier-reaper.ts). */
   readonly reaper: CarrierReaper;
   readonly config: RepositoryConfig;
-  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, largestBatch: 0 };
+  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, largestBatch: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
   readonly #writer = newId(8);
   #seq = 0;
@@ -169,7 +172,12 @@ export class Repository {
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
     repo.state.legacyUploads = undefined;
     repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));
-    if (loaded.root.uploads.length > 0) {
+    if (!loaded.root.versionLog) {
+      // Written before the version log: its current objects become their keys' null versions.
+      const buckets = await migrateToVersionLog(repo);
+      repo.log('versions.migrated', { buckets, root: loaded.root.seq });
+      await repo.checkpoint().catch((err) => repo.log('checkpoint.failed', { error: String(err) }));
+    } else if (loaded.root.uploads.length > 0) {
       // Move the migrated uploads out of memory into the keyspace's first run now.
       repo.log('uploads.migrated', { uploads: loaded.root.uploads.length, root: loaded.root.seq });
       await repo.checkpoint().catch((err) => repo.log('checkpoint.failed', { error: String(err) }));
@@ -213,6 +221,7 @@ export class Repository {
       bucket.runs = await Promise.all(b.runs.map(open));
       bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.count = b.uploadCount;
+      bucket.versions.runs = await Promise.all((b.versionRuns ?? []).map(open));
       this.state.buckets.set(b.name, bucket);
     }
     // An STR1 root lists uploads in progress itself: they become keyspace entries, as their
@@ -447,6 +456,22 @@ export class Repository {
         uploads.runs = [merged, ...uploads.runs.slice(n)];
         this.stats.compactions++;
       }
+      const versions = bucket.versions;
+      await flushKeyspace(versions, (map) => flushVersions(this.provider, bucket.id, map, this.cache));
+      const nv = uploadsCompactionSize(versions.runs, o.maxRuns);
+      if (nv > 0) {
+        // History only grows, so its compaction reads the most; a failed one must not keep the
+        // root (and with it the replay length) from advancing: the runs are merged next time.
+        const t = performance.now();
+        try {
+          const merged = await compactVersions(this.provider, bucket.id, versions.runs.slice(0, nv), this.cache);
+          this.log('compaction', { bucket: bucket.name, keyspace: 'versions', runs: nv, of: versions.runs.length, ms: Math.round(performance.now() - t) });
+          versions.runs = [merged, ...versions.runs.slice(nv)];
+          this.stats.logCompactions++;
+        } catch (err) {
+          this.log('compaction.failed', { bucket: bucket.name, keyspace: 'versions', error: String(err) });
+        }
+      }
     }
     const record: RootRecord = {
       seq: this.#seq,
@@ -460,6 +485,7 @@ export class Repository {
         runs: b.runs.map((r) => r.meta),
         uploadRuns: b.uploads.runs.map((r) => r.meta),
         uploadCount: b.uploads.count,
+        versionRuns: b.versions.runs.map((r) => r.meta),
       })),
       uploads: [],
       keys: [...this.state.keys.values()].map((k) => [k.id, encodeKeyRecord(k)]),

@@ -12,6 +12,11 @@
  *
  * Every access key follows the buckets (encoded key records, keys-record.ts): a trailing
  * section, absent from roots written before keys lived in the repository (read as none).
+ *
+ * The version log of every bucket (version-log.ts) follows the keys: for each bucket, in the
+ * order above, its encoded run metadata, newest first. Roots written before the version log
+ * lack the section (`versionLog` false): opening one builds the log from the namespace
+ * (version-log-migrate.ts).
  */
 import { ByteReader, ByteWriter } from './binary.js';
 import { readRef, writeRef, type RecordRef } from './commit.js';
@@ -28,6 +33,8 @@ export interface RootBucket {
   uploadRuns: Uint8Array[];
   /** Uploads in progress in the keyspace (0 in STR1 roots: those are in `uploads`). */
   uploadCount: number;
+  /** Encoded RunMeta of each run of the version log, newest first (absent: none). */
+  versionRuns?: Uint8Array[];
 }
 
 /** An upload in progress as an STR1 root lists it. */
@@ -50,6 +57,8 @@ export interface RootRecord {
   uploads: RootUpload[];
   /** Encoded key records (keys-record.ts), by access key id (absent: none). */
   keys?: [string, Uint8Array][];
+  /** Whether the root has the version log section (false: written before the log existed). */
+  versionLog?: boolean;
 }
 
 const MAGIC_V1 = 0x31525453; // "STR1"
@@ -74,6 +83,12 @@ export function encodeRoot(root: RootRecord): Uint8Array {
   const keys = root.keys ?? [];
   w.varint(keys.length);
   for (const [id, record] of keys) w.string(id).bytes(record);
+  w.varint(root.buckets.length);
+  for (const b of root.buckets) {
+    const runs = b.versionRuns ?? [];
+    w.varint(runs.length);
+    for (const run of runs) w.bytes(run);
+  }
   return w.finish();
 }
 
@@ -108,6 +123,15 @@ export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord 
     root.uploads.push(u);
   }
   if (r.remaining > 0) for (let i = count('keys'); i > 0; i--) root.keys.push([r.string(), r.bytes().slice()]);
+  if (r.remaining > 0) {
+    if (count('version logs') !== root.buckets.length) throw new StoreError('Corrupt', `${what}: version logs do not match its buckets`);
+    for (const b of root.buckets) {
+      const runs: Uint8Array[] = [];
+      for (let j = count('version runs'); j > 0; j--) runs.push(r.bytes().slice());
+      if (runs.length > 0) b.versionRuns = runs;
+    }
+    root.versionLog = true;
+  }
   r.end();
   return root;
 }

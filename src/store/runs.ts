@@ -9,7 +9,7 @@ import { encodeRunMeta, decodeRunMeta } from './index/run-format.js';
 import { compactRuns } from './index/compact.js';
 import type { BlockCache } from './index/block-cache.js';
 import type { SortedMap } from './index/sorted-map.js';
-import { runKey, uploadRunKey } from './layout.js';
+import { runKey, uploadRunKey, versionRunKey } from './layout.js';
 import { isTombstone } from './records.js';
 import { isGone, UPLOAD_PREFIX } from './upload-keys.js';
 import type { RunHandle } from './state.js';
@@ -93,5 +93,35 @@ export function uploadsCompactionSize(runs: readonly RunHandle[], maxRuns: numbe
  */
 export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, all: boolean): Promise<RunHandle> {
   const meta = await compactRuns(provider, uploadRunKey(bucketId), runs.map((r) => r.reader), all ? { keep: uploadsKeep() } : {});
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/** Writes a version log overlay (version-log.ts) as a run of the bucket. */
+export async function flushVersions(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache): Promise<RunHandle> {
+  const meta = await writeRun(provider, versionRunKey(bucketId), overlay.entries());
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
+ * Writes a version log run from sorted entries (the pre-log namespace, version-log-migrate.ts);
+ * undefined when there are none.
+ */
+export async function writeVersionsRun(
+  provider: Provider,
+  bucketId: string,
+  entries: AsyncIterable<[string, Uint8Array]>,
+  cache: BlockCache
+): Promise<RunHandle | undefined> {
+  const meta = await writeRun(provider, versionRunKey(bucketId), entries);
+  if (meta.entryCount === 0) return undefined;
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
+ * Merges the newest `runs` of a bucket's version log (newest first) into one, keeping every
+ * entry (nothing in the log expires yet: each log key's newest value survives).
+ */
+export async function compactVersions(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
+  const meta = await compactRuns(provider, versionRunKey(bucketId), runs.map((r) => r.reader));
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }

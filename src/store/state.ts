@@ -14,6 +14,8 @@ import { applyUploadMutation, UploadSpace } from './upload-space.js';
 import { decodeUpload } from './uploads.js';
 import type { UploadRef } from './upload-keys.js';
 import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
+import { namespaceValue, VersionLog } from './version-log.js';
+import { logKey } from './version-id.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -22,7 +24,10 @@ export interface RunHandle {
   reader: SortedSource & { get(key: string): Promise<Uint8Array | undefined> };
 }
 
-/** A bucket: its object namespace (a Keyspace, keyspace.ts), settings and uploads keyspace. */
+/**
+ * A bucket: its object namespace (a Keyspace, keyspace.ts), settings, uploads keyspace and
+ * version log (a Keyspace too: both fork).
+ */
 export class BucketState implements Keyspace {
   readonly name: string;
   readonly id: string;
@@ -35,6 +40,8 @@ export class BucketState implements Keyspace {
   runs: RunHandle[] = [];
   /** Multipart uploads: in progress, their parts, completions, expiry queue. */
   readonly uploads = new UploadSpace();
+  /** Every write of every key, newest first per key (version-log.ts). */
+  readonly versions = new VersionLog();
 
   constructor(name: string, id: string, created: number) {
     this.name = name;
@@ -70,13 +77,15 @@ export class RepoState {
   overlayBytes(): number {
     let n = 0;
     const seen = new Set<FrozenLayer>();
-    for (const b of this.buckets.values()) n += b.overlay.bytes + frozenBytes(b, seen) + b.uploads.overlay.bytes;
+    for (const b of this.buckets.values()) {
+      n += b.overlay.bytes + frozenBytes(b, seen) + b.uploads.overlay.bytes + b.versions.overlay.bytes + frozenBytes(b.versions, seen);
+    }
     return n;
   }
 
   /** Whether some keyspace has so many frozen layers (forks) that a checkpoint should flush them. */
   flushDue(): boolean {
-    for (const b of this.buckets.values()) if (b.frozen.length > MAX_FROZEN_LAYERS) return true;
+    for (const b of this.buckets.values()) if (b.frozen.length > MAX_FROZEN_LAYERS || b.versions.frozen.length > MAX_FROZEN_LAYERS) return true;
     return false;
   }
 
@@ -105,6 +114,7 @@ export class RepoState {
         const b = new BucketState(m.bucket, m.id, m.created);
         // Every per-bucket keyspace that forks is forked here (uploads in progress do not).
         forkKeyspace(src, b);
+        forkKeyspace(src.versions, b.versions);
         this.buckets.set(m.bucket, b);
         return;
       }
@@ -145,6 +155,15 @@ export class RepoState {
         applyUploadMutation(this.#bucket(m.bucket).uploads, { op: 'closeUpload', bucket: m.bucket, ...ref });
         return;
       }
+      case 'putVersion': {
+        const b = this.#bucket(m.bucket);
+        b.versions.overlay.set(logKey(m.key, m), m.entry);
+        b.overlay.set(m.key, namespaceValue(m.entry));
+        return;
+      }
+      case 'rewriteVersion':
+        this.#bucket(m.bucket).versions.overlay.set(logKey(m.key, m), m.entry);
+        return;
       case 'setKey': {
         if (!m.record) {
           this.keys.delete(m.id);

@@ -19,6 +19,11 @@ import type { WriteConditions } from './conditions.js';
 import type { ObjectVersion } from './records.js';
 import * as keys from './keys.js';
 import type { KeyRecord } from './keys-record.js';
+import { getVersion, versionAt, type PastState } from './versions-read.js';
+import { listVersions, type ListVersionsOptions, type ListVersionsResult } from './versions-list.js';
+import { removeVersion, type RemoveOptions, type RemoveOutcome } from './versions-remove.js';
+import { updateVersion } from './versions-update.js';
+import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
 import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
 
 export type StoreOptions = RepositoryOptions;
@@ -86,27 +91,59 @@ export class Store {
   version(bucket: string, key: string): Promise<ObjectVersion> {
     return liveVersion(this.repo, bucket, key);
   }
-  deleteObject(bucket: string, key: string, conditions?: WriteConditions): Promise<misc.DeleteResult> {
-    return misc.deleteObject(this.repo, bucket, key, conditions);
+  /** DELETE: a delete marker, the key's removal, or (opts.versionId) one version's removal (objects-misc.ts). */
+  deleteObject(bucket: string, key: string, conditions?: WriteConditions, opts?: misc.DeleteOptions): Promise<misc.DeleteResult> {
+    return misc.deleteObject(this.repo, bucket, key, conditions, opts);
   }
-  deleteObjects(bucket: string, targets: readonly (string | misc.DeleteTarget)[]): Promise<misc.DeleteResult[]> {
-    return misc.deleteObjects(this.repo, bucket, targets);
+  deleteObjects(bucket: string, targets: readonly (string | misc.DeleteTarget)[], opts?: Omit<misc.DeleteOptions, 'versionId'>): Promise<misc.DeleteResult[]> {
+    return misc.deleteObjects(this.repo, bucket, targets, opts);
   }
-  copyObject(src: { bucket: string; key: string }, dst: { bucket: string; key: string }, opts?: misc.CopyOptions): Promise<ObjectVersion> {
+  copyObject(src: { bucket: string; key: string; versionId?: string }, dst: { bucket: string; key: string }, opts?: misc.CopyOptions): Promise<misc.CopyResult> {
     return misc.copyObject(this.repo, src, dst, opts);
+  }
+  /** The version a copy reads (the live one, or src.versionId; see objects-misc.copySource). */
+  copySource(src: { bucket: string; key: string; versionId?: string }): Promise<ObjectVersion> {
+    return misc.copySource(this.repo, src);
+  }
+
+  // Versions (versions-*.ts, versioning.ts)
+  getVersioning(bucket: string): VersioningStatus | undefined {
+    return getVersioning(this.repo, bucket);
+  }
+  putVersioning(bucket: string, status: VersioningStatus): Promise<void> {
+    return putVersioning(this.repo, bucket, status);
+  }
+  /** One version or delete marker by id (`null` included), and whether it is the latest. */
+  getVersion(bucket: string, key: string, versionId: string): Promise<{ version: ObjectVersion; isLatest: boolean }> {
+    return getVersion(this.repo, bucket, key, versionId);
+  }
+  listVersions(bucket: string, opts?: ListVersionsOptions): Promise<ListVersionsResult> {
+    return listVersions(this.repo, bucket, opts);
+  }
+  /** The one permanent removal of a version (versions-remove.ts). */
+  removeVersion(bucket: string, key: string, versionId: string, opts?: RemoveOptions): Promise<RemoveOutcome> {
+    return removeVersion(this.repo, bucket, key, versionId, opts);
+  }
+  /** Rewrites one version's record (the current one when versionId is undefined; versions-update.ts). */
+  updateVersion(bucket: string, key: string, versionId: string | undefined, fn: (v: ObjectVersion) => ObjectVersion): Promise<ObjectVersion> {
+    return updateVersion(this.repo, bucket, key, versionId, fn);
+  }
+  /** The write of `key` current at `time` (ms), for point-in-time reads (versions-read.ts versionAt). */
+  versionAt(bucket: string, key: string, time: number): Promise<PastState | undefined> {
+    return versionAt(this.repo, bucket, key, time);
   }
   listObjects(bucket: string, opts?: ListOptions): Promise<ListResult> {
     return listObjects(this.repo, bucket, opts);
   }
-  getObjectTagging(bucket: string, key: string): Promise<Record<string, string>> {
-    return misc.getObjectTagging(this.repo, bucket, key);
+  getObjectTagging(bucket: string, key: string, versionId?: string): Promise<Record<string, string>> {
+    return misc.getObjectTagging(this.repo, bucket, key, versionId);
   }
-  putObjectTagging(bucket: string, key: string, tags: Record<string, string>): Promise<string> {
-    return misc.putObjectTagging(this.repo, bucket, key, tags);
+  putObjectTagging(bucket: string, key: string, tags: Record<string, string>, versionId?: string): Promise<string> {
+    return misc.putObjectTagging(this.repo, bucket, key, tags, versionId);
   }
-  /** Sets the live version's canned ACL (see objects-misc.putObjectAcl). */
-  putObjectAcl(bucket: string, key: string, acl: string): Promise<string> {
-    return misc.putObjectAcl(this.repo, bucket, key, acl);
+  /** Sets the canned ACL of the live version or of `versionId` (see objects-misc.putObjectAcl). */
+  putObjectAcl(bucket: string, key: string, acl: string, versionId?: string): Promise<string> {
+    return misc.putObjectAcl(this.repo, bucket, key, acl, versionId);
   }
 
   // Multipart

@@ -15,6 +15,10 @@ import type { KeyRecord } from './keys-record.js';
 import { StoreError } from './errors.js';
 import { isGone, type UploadRef } from './upload-keys.js';
 import { uploadCountDelta, uploadWrites, type UploadMutation } from './upload-space.js';
+import { SortedMap } from './index/sorted-map.js';
+import type { SortedSource } from './index/merge.js';
+import { logKey, type Position } from './version-id.js';
+import { namespaceValue } from './version-log.js';
 
 const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
 
@@ -43,6 +47,8 @@ export class Batch {
   readonly configs = new Map<string, Uint8Array | null>();
   /** Access keys created or replaced (record) or deleted (null) by this batch. */
   readonly keys = new Map<string, KeyRecord | null>();
+  /** Version log entries staged, by stageKey(bucket id, object key), then log key. */
+  readonly logStaged = new Map<string, Map<string, Uint8Array>>();
   /**
    * The batch in flight before this one (pipelined commit): its staged mutations are not
    * applied yet, so transactions here read through them. Cleared once it is durable.
@@ -136,6 +142,61 @@ export class Tx {
     this.#batch.staged.set(sk, value);
     this.#undo.push(() => (prev ? this.#batch.staged.set(sk, prev) : this.#batch.staged.delete(sk)));
     this.#batch.mutations.push({ op: 'put', bucket, key, value });
+  }
+
+  /** The position the next staged write will have: this batch's sequence, the next mutation index. */
+  nextPosition(): Position {
+    return { seq: this.#batch.seq, index: this.#batch.mutations.length };
+  }
+
+  /**
+   * Stages a new write of `key` (version-log.ts `entry`) at nextPosition(): appended to the
+   * version log and made the key's current state. Returns the position. The caller built
+   * `entry` for that position (its record's id); StoreError 'NoSuchBucket' if the bucket is gone.
+   */
+  putVersion(bucket: string, key: string, entry: Uint8Array): Position {
+    const pos = this.nextPosition();
+    const id = this.requireBucket(bucket).id;
+    const sk = stageKey(bucket, key);
+    const prev = this.#batch.staged.get(sk);
+    this.#batch.staged.set(sk, namespaceValue(entry));
+    this.#undo.push(() => (prev ? this.#batch.staged.set(sk, prev) : this.#batch.staged.delete(sk)));
+    this.#stageLog(id, key, logKey(key, pos), entry);
+    this.#batch.mutations.push({ op: 'putVersion', bucket, key, seq: pos.seq, index: pos.index, entry });
+    return pos;
+  }
+
+  /** Stages replacing the version log entry of `key` at `pos` (the namespace is not touched). */
+  rewriteVersion(bucket: string, key: string, pos: Position, entry: Uint8Array): void {
+    const id = this.requireBucket(bucket).id;
+    this.#stageLog(id, key, logKey(key, pos), entry);
+    this.#batch.mutations.push({ op: 'rewriteVersion', bucket, key, seq: pos.seq, index: pos.index, entry });
+  }
+
+  #stageLog(bucketId: string, key: string, k: string, entry: Uint8Array): void {
+    const b = this.#batch;
+    const sk = stageKey(bucketId, key);
+    let m = b.logStaged.get(sk);
+    if (!m) b.logStaged.set(sk, (m = new Map()));
+    const map = m;
+    const had = map.has(k);
+    const prev = map.get(k);
+    map.set(k, entry);
+    this.#undo.push(() => (had ? map.set(k, prev!) : map.delete(k)));
+  }
+
+  /**
+   * Sources of `key`'s version log entries as this transaction sees them, newest first: what
+   * this batch and the one in flight staged (as one map), then the committed log. Empty for a
+   * missing bucket. The caller merges them (mergeSources) from logKeyStart(key).
+   */
+  logSources(bucket: string, key: string): SortedSource[] {
+    const view = this.bucket(bucket);
+    if (!view) return [];
+    const staged = new SortedMap('staged versions');
+    const sk = stageKey(view.id, key);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [k, v] of b?.logStaged.get(sk) ?? []) staged.set(k, v);
+    return view.state ? [staged, ...view.state.versions.sources()] : [staged];
   }
 
   /** Adds a body to the commit blob and returns where it will be. */

@@ -3,7 +3,7 @@
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
  *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
- *   3. every run the newest root names (object index and uploads keyspace): footer, every
+ *   3. every run the newest root names (object index, uploads keyspace, version log): footer, every
  *      block's CRC, key order, every entry decodes;
  *   4. every chunk the live index refers to exists (listed above): object bodies, and the
  *      parts of uploads in progress (verify-uploads.ts); each bucket's upload count matches.
@@ -27,6 +27,7 @@ import { chainUploads, checkUploadEntry, legacyRecordKeys, referLegacyRootParts,
 import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
+import { checkLogEntry } from './version-log-verify.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -93,7 +94,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
 
   // 1. Anchor, root, chain.
   // A run shared by forks is checked once, its objects named under every bucket sharing it.
-  let runMetas: { buckets: string[]; bytes: Uint8Array; uploads: boolean }[] = [];
+  let runMetas: { buckets: string[]; bytes: Uint8Array; uploads: boolean; versions: boolean }[] = [];
   let chain: CommitRecord[] = [];
   let root: RootRecord | undefined;
   const referenced = new Map<string, { names: string[]; more: number }>(); // blob -> who refers to it
@@ -110,14 +111,15 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.anchorSeq = found.anchor.seq;
     root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
     report.rootSeq = root.seq;
-    const byMeta = new Map<string, { buckets: string[]; bytes: Uint8Array; uploads: boolean }>();
+    const byMeta = new Map<string, { buckets: string[]; bytes: Uint8Array; uploads: boolean; versions: boolean }>();
     for (const b of root.buckets) {
-      for (const [uploads, list] of [[false, b.runs], [true, b.uploadRuns]] as const) {
+      const lists = [['o', b.runs], ['u', b.uploadRuns], ['v', b.versionRuns ?? []]] as const;
+      for (const [kind, list] of lists) {
         for (const bytes of list) {
-          const id = `${uploads ? 'u' : 'o'}${Buffer.from(bytes).toString('base64')}`;
+          const id = `${kind}${Buffer.from(bytes).toString('base64')}`;
           const known = byMeta.get(id);
           if (known) known.buckets.push(b.name);
-          else byMeta.set(id, { buckets: [b.name], bytes, uploads });
+          else byMeta.set(id, { buckets: [b.name], bytes, uploads: kind === 'u', versions: kind === 'v' });
         }
       }
     }
@@ -127,6 +129,10 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     for (const c of chain) {
       for (const m of c.mutations) {
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
+        if (m.op === 'putVersion' || m.op === 'rewriteVersion') {
+          const v = checkLogEntry(m.entry);
+          if (v) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
+        }
       }
     }
   } catch (err) {
@@ -153,7 +159,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const { buckets, bytes, uploads } of runMetas) {
+  for (const { buckets, bytes, uploads, versions } of runMetas) {
     let key = `(run meta of bucket ${buckets[0]})`;
     try {
       const meta = decodeRunMeta(bytes);
@@ -167,7 +173,10 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
         const batch = r.value;
         for (let i = batch.start; i < batch.keys.length; i++) {
           if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
-          else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) for (const bucket of buckets) refer(b, `${bucket}/${batch.keys[i]!}`);
+          else if (versions) {
+            const v = checkLogEntry(batch.valueAt(i), batch.keys[i]!);
+            if (v) for (const b of bodyBlobs(v)) for (const bucket of buckets) refer(b, `${bucket}/${v.key}`);
+          } else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) for (const bucket of buckets) refer(b, `${bucket}/${batch.keys[i]!}`);
         }
         n += batch.keys.length - batch.start;
       }

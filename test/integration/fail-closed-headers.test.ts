@@ -24,16 +24,14 @@
  * budget is back to zero.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { CopyObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, UploadPartCopyCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { randomBytes } from '../support/random.js';
-import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { errorCode, md5Base64, signV4, type WireRequest } from './wire.js';
-import { listFiles } from './support/tree.js';
+import { expectRefused, snapshot } from './support/refusals.js';
 
 const BUCKET = 'fail-closed-headers';
 const CREDS = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
@@ -63,30 +61,10 @@ function call(o: { method: string; path: string; query?: Record<string, string>;
   return send(signV4({ host: new URL(s.url).host, credentials: CREDS, region: REGION, ...o }));
 }
 
-/** Every file under the data directory with its size and mtime: what a write would change. */
-function snapshot(): string[] {
-  return listFiles(s.dataDir).map((f) => {
-    const st = statSync(join(s.dataDir, f));
-    return `${f} ${st.size} ${st.mtimeMs}`;
-  });
-}
-
-async function pendingBytes(): Promise<number> {
-  const text = await (await request(`${s.url}/metrics`, { headers: METRICS_AUTH })).body.text();
-  return Number(/^strata_pending_bytes (\S+)$/m.exec(text)![1]);
-}
-
 /** Runs `act`, expects S3 error `status`/`code` (no body for HEAD) and no change on disk. */
-async function refused(act: () => Promise<Reply>, status: number, code: string, head = false): Promise<Reply> {
-  const before = snapshot();
-  const r = await act();
-  expect(r.status, r.text).toBe(status);
-  if (head) expect(r.text).toBe('');
-  else expect(errorCode(r.text), r.text).toBe(code);
-  expect(snapshot(), 'files under the data directory changed').toEqual(before);
-  expect(await pendingBytes()).toBe(0);
-  return r;
-}
+const refused = (act: () => Promise<Reply>, status: number, code: string, head = false): Promise<Reply> =>
+  expectRefused(s, act, status, code, head);
+const snapshotNow = () => snapshot(s);
 
 async function bodyOf(key: string, headers: Record<string, string> = {}): Promise<Buffer> {
   const signed = signV4({ method: 'GET', path: `/${BUCKET}/${key}`, headers, host: new URL(s.url).host, credentials: CREDS, region: REGION });
@@ -132,9 +110,9 @@ afterAll(async () => {
 });
 
 it('control: an accepted write changes the files under the data directory', async () => {
-  const before = snapshot();
+  const before = snapshotNow();
   expect((await call({ method: 'PUT', path: `/${BUCKET}/control`, headers: { 'x-amz-storage-class': 'STANDARD' }, body: Buffer.from('x') })).status).toBe(200);
-  expect(snapshot()).not.toEqual(before);
+  expect(snapshotNow()).not.toEqual(before);
 });
 
 describe('AWS sub-resources Strata does not implement are 501, never the plain operation', () => {

@@ -9,17 +9,15 @@
  * Requests are signed with our own signer so the checks behind authentication are reached.
  */
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from '../support/random.js';
-import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { errorCode, signV4, type WireRequest } from './wire.js';
-import { listFiles } from './support/tree.js';
+import { expectRefused, snapshot } from './support/refusals.js';
 import { createApp } from '../../src/s3/app.js';
 import { Store } from '../../src/store/store.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
@@ -53,29 +51,10 @@ function call(o: { method: string; path: string; query?: Record<string, string>;
   return send(url, signV4({ host: new URL(url).host, credentials: CREDS, region: REGION, ...o }));
 }
 
-/** Every file under the data directory with its size and mtime: what a write would change. */
-function snapshot(): string[] {
-  return listFiles(s.dataDir).map((f) => {
-    const st = statSync(join(s.dataDir, f));
-    return `${f} ${st.size} ${st.mtimeMs}`;
-  });
-}
-
-async function pendingBytes(): Promise<number> {
-  const text = await (await request(`${s.url}/metrics`, { headers: METRICS_AUTH })).body.text();
-  return Number(/^strata_pending_bytes (\S+)$/m.exec(text)![1]);
-}
-
 /** Runs `act`, expects S3 error `status`/`code` (no body for HEAD) and no change on disk. */
-async function refused(act: () => Promise<Reply>, status: number, code: string, head = false): Promise<void> {
-  const before = snapshot();
-  const r = await act();
-  expect(r.status, r.text).toBe(status);
-  if (head) expect(r.text).toBe('');
-  else expect(errorCode(r.text), r.text).toBe(code);
-  expect(snapshot(), 'files under the data directory changed').toEqual(before);
-  expect(await pendingBytes()).toBe(0);
-}
+const refused = (act: () => Promise<Reply>, status: number, code: string, head = false): Promise<void> =>
+  expectRefused(s, act, status, code, head).then(() => undefined);
+const snapshotNow = () => snapshot(s);
 
 beforeAll(async () => {
   s = await startTestServer();
@@ -89,9 +68,9 @@ afterAll(async () => {
 const BODY = randomBytes(700 * 1024, 9); // a carrier: refusals must come before any chunk is written
 
 it('control: an accepted write does change the files under the data directory', async () => {
-  const before = snapshot();
+  const before = snapshotNow();
   expect((await call({ method: 'PUT', path: `/${BUCKET}/control`, headers: { 'x-amz-server-side-encryption': 'AES256' }, body: BODY })).status).toBe(200);
-  expect(snapshot()).not.toEqual(before);
+  expect(snapshotNow()).not.toEqual(before);
 });
 
 describe('PutObject refuses what it cannot honour, before any byte is stored', () => {

@@ -207,6 +207,72 @@ describe.each(['memory', 'fs'] as const)('forks on %s', (kind) => {
   });
 });
 
+describe.each(['memory', 'fs'] as const)('the version log forks with its bucket, on %s', (kind) => {
+  /** "key versionId latest? marker?" lines of a bucket's ListObjectVersions, all pages. */
+  async function versionLines(store: Store, bucket: string): Promise<string[]> {
+    const out: string[] = [];
+    let keyMarker: string | undefined;
+    let versionIdMarker: string | undefined;
+    for (;;) {
+      const page = await store.listVersions(bucket, { maxKeys: 3, ...(keyMarker ? { keyMarker } : {}), ...(versionIdMarker ? { versionIdMarker } : {}) });
+      for (const v of page.versions) out.push(`${v.key} ${v.versionId}${v.isLatest ? ' latest' : ''}${v.version.deleteMarker ? ' marker' : ''}`);
+      if (!page.isTruncated) return out;
+      keyMarker = page.nextKeyMarker;
+      versionIdMarker = page.nextVersionIdMarker;
+    }
+  }
+
+  it('lists the same versions with the same ids, reads them by id, and diverges both ways afterwards', async () => {
+    const { store, reopen } = await open(kind);
+    const putV = async (bucket: string, key: string, text: string) =>
+      (await store.putObject(bucket, key, stream(utf8(text)), { size: utf8(text).length })).versionId;
+    await store.createBucket('versioned');
+    await put(store, 'versioned', 'before', utf8('null version'));
+    await store.putVersioning('versioned', 'Enabled');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(await putV('versioned', 'doc', `doc v${i}`));
+    await store.checkpoint(); // some history in runs, some in the overlay
+    ids.push(await putV('versioned', 'doc', 'doc v3'));
+    await store.deleteObject('versioned', 'gone');
+    await put(store, 'versioned', 'gone', utf8('gone'));
+    await store.deleteObject('versioned', 'gone'); // a delete marker on top
+    const before = await versionLines(store, 'versioned');
+    await store.forkBucket('versioned', 'versioned-fork');
+    expect(store.getVersioning('versioned-fork')).toBe('Enabled');
+    expect(await versionLines(store, 'versioned-fork')).toEqual(before);
+    for (const [i, id] of ids.entries()) {
+      const got = await store.getObject('versioned-fork', 'doc', { versionId: id });
+      expect(Buffer.from(await collect(got.body)).toString()).toBe(`doc v${i}`);
+    }
+    expect(Buffer.from(await collect((await store.getObject('versioned-fork', 'before', { versionId: 'null' })).body)).toString()).toBe('null version');
+
+    // The fork: a new version, a permanent removal of a shared one. The source: a new version.
+    const forkNew = await putV('versioned-fork', 'doc', 'fork v4');
+    await store.removeVersion('versioned-fork', 'doc', ids[0]!);
+    const srcNew = await putV('versioned', 'doc', 'src v4');
+    const check = async (s: Store) => {
+      const src = await versionLines(s, 'versioned');
+      const fork = await versionLines(s, 'versioned-fork');
+      expect(src.filter((l) => l.startsWith('doc ')).map((l) => l.split(' ')[1])).toEqual([srcNew, ...[...ids].reverse()]);
+      expect(fork.filter((l) => l.startsWith('doc ')).map((l) => l.split(' ')[1])).toEqual([forkNew, ...ids.slice(1).reverse()]);
+      await expect(s.getObject('versioned', 'doc', { versionId: forkNew })).rejects.toMatchObject({ code: 'NoSuchVersion' });
+      await expect(s.getObject('versioned-fork', 'doc', { versionId: srcNew })).rejects.toMatchObject({ code: 'NoSuchVersion' });
+      await expect(s.getObject('versioned-fork', 'doc', { versionId: ids[0]! })).rejects.toMatchObject({ code: 'NoSuchVersion' });
+      expect(Buffer.from(await collect((await s.getObject('versioned', 'doc', { versionId: ids[0]! })).body)).toString()).toBe('doc v0');
+    };
+    await check(store);
+    await store.close();
+    const replayed = await reopen();
+    await check(replayed);
+    await replayed.checkpoint();
+    await replayed.close();
+    const restored = await reopen();
+    await check(restored);
+    expect((await verifyRepository(restored.repo.provider)).problems).toEqual([]);
+    await restored.close();
+  });
+});
+
 describe('a fork is O(1): it shares, never copies', () => {
   it('writes one commit, copies no entry, and shares the frozen overlay and the runs', async () => {
     const { store, counter } = await open('memory');
@@ -217,7 +283,10 @@ describe('a fork is O(1): it shares, never copies', () => {
     const srcState = store.repo.state.buckets.get('big')!;
     const overlay = srcState.overlay;
     const runs = [...srcState.runs];
+    const logOverlay = srcState.versions.overlay;
+    const logRuns = [...srcState.versions.runs];
     expect(overlay.size).toBe(200);
+    expect(logOverlay.size).toBe(200);
     counter.reset();
     await store.forkBucket('big', 'clone');
     const c = counter.snapshot();
@@ -234,8 +303,13 @@ describe('a fork is O(1): it shares, never copies', () => {
     expect(clone.runs.every((r, i) => r === runs[i])).toBe(true);
     expect(srcState.overlay).not.toBe(overlay);
     expect(srcState.overlay.size + clone.overlay.size).toBe(0);
-    // The shared layer counts once against the overlay budget.
-    expect(store.repo.state.overlayBytes()).toBe(overlay.bytes);
+    // The version log is shared the same way.
+    expect(clone.versions.frozen[0]).toBe(srcState.versions.frozen[0]);
+    expect(clone.versions.frozen[0]!.map).toBe(logOverlay);
+    expect(clone.versions.runs.every((r, i) => r === logRuns[i])).toBe(true);
+    expect(clone.versions.overlay.size + srcState.versions.overlay.size).toBe(0);
+    // Shared layers count once against the overlay budget.
+    expect(store.repo.state.overlayBytes()).toBe(overlay.bytes + logOverlay.bytes);
     await store.close();
   });
 
@@ -250,8 +324,9 @@ describe('a fork is O(1): it shares, never copies', () => {
     await put(store, 'twin', 'c/twin', utf8('t'));
     counter.reset();
     await store.checkpoint();
-    // Runs written: the shared layer once, and each bucket's own overlay.
-    expect(counter.snapshot().byClass.runs?.puts).toBe(3);
+    // Runs written, for the object index and for the version log alike: the shared layer once,
+    // and each bucket's own overlay.
+    expect(counter.snapshot().byClass.runs?.puts).toBe(6);
     const o = store.repo.state.buckets.get('origin')!;
     const t = store.repo.state.buckets.get('twin')!;
     expect(o.frozen).toEqual([]);
@@ -261,16 +336,21 @@ describe('a fork is O(1): it shares, never copies', () => {
     expect(o.runs[1]).toBe(t.runs[1]); // the shared layer's run
     expect(o.runs[2]).toBe(t.runs[2]); // the source's older run
     expect(o.runs[0]).not.toBe(t.runs[0]); // each one's own overlay
+    expect(o.versions.runs[1]).toBe(t.versions.runs[1]);
+    expect(o.versions.runs[0]).not.toBe(t.versions.runs[0]);
     const found = (await readAnchor(provider))!;
     const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'));
     const metas = (name: string) => root.buckets.find((b) => b.name === name)!.runs.map((m) => Buffer.from(m).toString('hex'));
     expect(metas('origin').slice(1)).toEqual(metas('twin').slice(1));
+    const logMetas = (name: string) => root.buckets.find((b) => b.name === name)!.versionRuns!.map((m) => Buffer.from(m).toString('hex'));
+    expect(logMetas('origin')[1]).toBe(logMetas('twin')[1]);
     await store.close();
     const again = await reopen();
     const o2 = again.repo.state.buckets.get('origin')!;
     const t2 = again.repo.state.buckets.get('twin')!;
     expect(o2.runs[1]).toBe(t2.runs[1]);
     expect(o2.runs[2]).toBe(t2.runs[2]);
+    expect(o2.versions.runs[1]).toBe(t2.versions.runs[1]);
     expect((await listing(again, 'twin')).size).toBe(91);
     expect((await listing(again, 'origin')).size).toBe(91);
     await again.close();

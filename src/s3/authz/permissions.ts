@@ -31,6 +31,9 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   HeadBucket: 'read',
   GetBucketLocation: 'read',
   GetBucketVersioning: 'read',
+  // Versioning decides whether overwrites and deletes keep what they replace: configuration.
+  PutBucketVersioning: 'owner',
+  ListObjectVersions: 'read',
   GetBucketCors: 'owner',
   PutBucketCors: 'owner',
   DeleteBucketCors: 'owner',

@@ -140,6 +140,8 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   HeadBucket: bucket('ListBucket', 'READ'),
   GetBucketLocation: bucket('GetBucketLocation'),
   GetBucketVersioning: bucket('GetBucketVersioning'),
+  PutBucketVersioning: bucket('PutBucketVersioning'),
+  ListObjectVersions: bucket('ListBucketVersions', 'READ'),
   ListObjects: bucket('ListBucket', 'READ'),
   ListObjectsV2: bucket('ListBucket', 'READ'),
   ListMultipartUploads: bucket('ListBucketMultipartUploads', 'READ'),
@@ -188,6 +190,19 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   PutObjectAcl: object('PutObjectAcl', 'WRITE_ACP'),
 };
 
+/** The action S3 names for an operation on a specific version (`?versionId=`). */
+const VERSION_ACTIONS: Partial<Record<Operation, string>> = {
+  GetObject: 's3:GetObjectVersion',
+  HeadObject: 's3:GetObjectVersion',
+  DeleteObject: 's3:DeleteObjectVersion',
+  GetObjectTagging: 's3:GetObjectVersionTagging',
+  PutObjectTagging: 's3:PutObjectVersionTagging',
+  DeleteObjectTagging: 's3:DeleteObjectVersionTagging',
+  GetObjectAcl: 's3:GetObjectVersionAcl',
+  PutObjectAcl: 's3:PutObjectVersionAcl',
+  GetObjectAttributes: 's3:GetObjectVersionAttributes',
+};
+
 /** Operations that write an object and may carry `x-amz-acl` / `x-amz-tagging` for it. */
 const OBJECT_WRITES: ReadonlySet<Operation> = new Set(['PutObject', 'CopyObject', 'CreateMultipartUpload']);
 
@@ -198,6 +213,9 @@ const OBJECT_WRITES: ReadonlySet<Operation> = new Set(['PutObject', 'CopyObject'
  * policy denying GetObject also hides the object's size and checksums). Pure.
  */
 export function extraActions(e: Endpoint, headers: Readonly<Record<string, string | undefined>>): string[] {
+  // An operation on a named version also needs its version action (s3:GetObjectVersion, ...).
+  const versioned = 'versionId' in e && e.versionId !== undefined ? VERSION_ACTIONS[e.op] : undefined;
+  if (versioned) return e.op === 'GetObjectAttributes' ? ['s3:GetObject', versioned] : [versioned];
   if (e.op === 'GetObjectAttributes') return ['s3:GetObject'];
   if (!OBJECT_WRITES.has(e.op)) return [];
   const out: string[] = [];

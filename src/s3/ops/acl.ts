@@ -8,6 +8,8 @@
  * 501 NotImplemented before anything changes. Block Public Access BlockPublicAcls refuses a
  * public ACL with 403.
  */
+import { versionIdHeader } from './versions.js';
+import type { ObjectVersion } from '../../store/records.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { sendEmpty, sendXml } from '../respond.js';
@@ -113,21 +115,34 @@ export async function handlePutBucketAcl(r: RequestContext, e: Op<'PutBucketAcl'
 
 export async function handleGetObjectAcl(r: RequestContext, e: Op<'GetObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
-  const v = await r.store.version(e.bucket, e.key);
+  const v = await aclVersion(r, e);
   const owner = ownerInfoOf(r, objectOwner(v, s.owner, s.ownership));
   const bucketOwner = s.owner ?? owner.id;
-  sendXml(r, 200, renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v, s.ownership), 'object', owner.id, bucketOwner))));
+  sendXml(
+    r,
+    200,
+    renderAccessControlPolicy(owner, rendered(r, cannedGrants(objectAcl(v, s.ownership), 'object', owner.id, bucketOwner))),
+    versionIdHeader(r, e.bucket, v.versionId, e.versionId !== undefined)
+  );
 }
 
 export async function handlePutObjectAcl(r: RequestContext, e: Op<'PutObjectAcl'>): Promise<void> {
   const s = settingsOf(r, e.bucket);
   if (aclsDisabled(s)) throw aclNotSupported();
-  const v = await r.store.version(e.bucket, e.key);
+  const v = await aclVersion(r, e);
   const owner = ownerInfoOf(r, objectOwner(v, s.owner)).id;
   const acl = await aclOfRequest(r, 'object', owner, s.owner ?? owner);
   if (s.block.blockPublicAcls && isPublicAcl(acl)) throw blockedBy('BlockPublicAcls');
-  await r.store.putObjectAcl(e.bucket, e.key, acl);
-  sendEmpty(r, 200);
+  const id = await r.store.putObjectAcl(e.bucket, e.key, acl, e.versionId);
+  sendEmpty(r, 200, versionIdHeader(r, e.bucket, id, e.versionId !== undefined));
+}
+
+/** The version an object ACL request is about: the live one or `versionId` (a delete marker: 405). */
+async function aclVersion(r: RequestContext, e: { bucket: string; key: string; versionId?: string }): Promise<ObjectVersion> {
+  if (e.versionId === undefined) return r.store.version(e.bucket, e.key);
+  const { version } = await r.store.getVersion(e.bucket, e.key, e.versionId);
+  if (version.deleteMarker) throw new S3Error('MethodNotAllowed', undefined, { Method: r.method, ResourceType: 'DeleteMarker' });
+  return version;
 }
 
 export async function handleGetBucketOwnershipControls(r: RequestContext, e: Op<'GetBucketOwnershipControls'>): Promise<void> {

@@ -9,6 +9,7 @@
  * at least, as S3 does by default since 2024), so parts are always listed, each with the
  * object's checksum algorithm when the part recorded it.
  */
+import { versionIdHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { sendXml } from '../respond.js';
@@ -112,9 +113,10 @@ export async function handleGetObjectAttributes(r: RequestContext, e: Op<'GetObj
   const marker = intHeader(r.headers, 'x-amz-part-number-marker', 0);
   // An SSE-C object's attributes (its checksums among them) go only to the key's holder.
   const { keys, customer } = readKeys(r);
-  const v = (await r.store.headObject(e.bucket, e.key, { keys })).version;
+  const v = (await r.store.headObject(e.bucket, e.key, { keys, ...(e.versionId !== undefined && { versionId: e.versionId }) })).version;
   sendXml(r, 200, renderObjectAttributes(v, want, maxParts, marker), {
     'last-modified': new Date(v.lastModified).toUTCString(),
+    ...versionIdHeader(r, e.bucket, v.versionId, e.versionId !== undefined),
     ...encryptionHeaders(v.encryption?.mode, customer),
   });
 }

@@ -4,6 +4,7 @@
  * carry), with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-*
  * conditions.
  */
+import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { metadataFromRequest } from '../object-headers.js';
@@ -52,9 +53,13 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
   opts.sourceKeys = readKeys(r, COPY_SOURCE_CUSTOMER_PREFIX).keys;
   if (enc.request) opts.encryption = enc.request;
   opts.encryptionExplicit = enc.explicit;
-  const v = await r.store.copyObject({ bucket: e.source.bucket, key: e.source.key }, { bucket: e.bucket, key: e.key }, opts);
+  const v = await r.store.copyObject(e.source, { bucket: e.bucket, key: e.key }, opts);
   const { checksums, checksumType } = versionChecksums(v);
   const out: Parameters<typeof renderCopyObjectResult>[0] = { etag: etagOf(v), lastModified: new Date(v.lastModified), checksums };
   if (checksumType) out.checksumType = checksumType;
-  sendXml(r, 200, renderCopyObjectResult(out), encryptionHeaders(v.encryption?.mode, enc.customer));
+  sendXml(r, 200, renderCopyObjectResult(out), {
+    ...encryptionHeaders(v.encryption?.mode, enc.customer),
+    ...writtenVersionHeader(v.versionId),
+    ...copySourceVersionHeader(r, e.source, v.copySourceVersionId),
+  });
 }

@@ -2,6 +2,7 @@
  * @module Multipart operations: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts.
  */
+import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { checksumName, requestBody } from '../body.js';
@@ -72,6 +73,7 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
   const cond = readConditions(r.headers, 'x-amz-copy-source-');
   if (cond) opts.conditions = cond;
   if (e.sourceRange) opts.range = { start: e.sourceRange.first, end: e.sourceRange.last };
+  if (e.source.versionId !== undefined) opts.versionId = e.source.versionId;
   let g;
   try {
     g = await r.store.getObject(e.source.bucket, e.source.key, opts);
@@ -79,6 +81,10 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
     if (err instanceof StoreError && err.code === 'NotModified') throw new S3Error('PreconditionFailed');
     // A range outside the source object is S3's InvalidRange (as a GET's would be).
     if (err instanceof StoreError && err.code === 'InvalidRange') throw new S3Error('InvalidRange');
+    // A delete marker named by id cannot be a copy source (S3: 400).
+    if (err instanceof StoreError && err.code === 'MethodNotAllowed') {
+      throw new S3Error('InvalidRequest', 'The source of a copy request may not specifically refer to a delete marker by version id.');
+    }
     throw err;
   }
   if (e.sourceRange && g.range && g.range.end !== e.sourceRange.last) {
@@ -89,7 +95,10 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
   const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size, keys: dest.keys });
   const checksums: ChecksumValues = {};
   for (const n of CHECKSUM_NAMES) if (res.values[n]) checksums[n] = b64(res.values[n]!);
-  sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }), encryptionHeaders(res.mode, dest.customer));
+  sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }), {
+    ...encryptionHeaders(res.mode, dest.customer),
+    ...copySourceVersionHeader(r, e.source, g.version.versionId),
+  });
 }
 
 /** Stops a body stream the handler will not read (releases its reader). */
@@ -154,7 +163,7 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     checksums,
   };
   if (ct) out.checksumType = ct;
-  sendXml(r, 200, renderCompleteMultipartUploadResult(out), encryptionHeaders(v.encryption?.mode, customer));
+  sendXml(r, 200, renderCompleteMultipartUploadResult(out), { ...encryptionHeaders(v.encryption?.mode, customer), ...writtenVersionHeader(v.versionId) });
 }
 
 export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'AbortMultipartUpload'>): Promise<void> {

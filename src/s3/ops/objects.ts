@@ -1,6 +1,8 @@
 /**
  * @module Object operations: PutObject, GetObject, HeadObject, DeleteObject, DeleteObjects.
  */
+import { versionIdHeader, writtenVersionHeader } from './versions.js';
+import type { DeleteOptions } from '../../store/objects-misc.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { requestBodyMaybeSized, type MaybeSizedBody } from '../body.js';
@@ -77,6 +79,7 @@ export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Pr
   const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
     etag: `"${result.etag}"`,
+    ...writtenVersionHeader(result.versionId),
     ...checksumEcho(result.version, body.checksumAlgorithm),
     ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
   });
@@ -90,6 +93,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   if (cond) opts.conditions = cond;
   if (range) opts.range = range;
   if (e.partNumber !== undefined) opts.partNumber = e.partNumber;
+  if (e.versionId !== undefined) opts.versionId = e.versionId;
   let g;
   try {
     g = head ? await r.store.headObject(e.bucket, e.key, opts) : await r.store.getObject(e.bucket, e.key, opts);
@@ -100,14 +104,18 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     if (err instanceof StoreError && err.code === 'NotModified') {
       // 304 still carries the validators.
-      const v = await r.store.version(e.bucket, e.key);
+      const v = e.versionId === undefined ? await r.store.version(e.bucket, e.key) : (await r.store.getVersion(e.bucket, e.key, e.versionId)).version;
       r.errorCode = 'NotModified';
-      sendEmpty(r, 304, validatorHeaders(v));
+      sendEmpty(r, 304, { ...validatorHeaders(v), ...versionIdHeader(r, e.bucket, v.versionId, e.versionId !== undefined) });
       return;
     }
     throw err;
   }
-  const headers = { ...objectHeaders(r, g, e.overrides, e.partNumber), ...encryptionHeaders(g.version.encryption?.mode, customer) };
+  const headers = {
+    ...objectHeaders(r, g, e.overrides, e.partNumber),
+    ...versionIdHeader(r, e.bucket, g.version.versionId, e.versionId !== undefined),
+    ...encryptionHeaders(g.version.encryption?.mode, customer),
+  };
   await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
 
@@ -116,8 +124,16 @@ export const handleHeadObject = (r: RequestContext, e: Op<'HeadObject'>) => get(
 
 export async function handleDeleteObject(r: RequestContext, e: Op<'DeleteObject'>): Promise<void> {
   const cond = writeConditions(r.headers);
-  await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined);
-  sendEmpty(r, 204);
+  const opts: DeleteOptions = {};
+  if (e.versionId !== undefined) opts.versionId = e.versionId;
+  if (bypassGovernance(r)) opts.bypassGovernance = true;
+  const me = r.auth?.accessKeyId;
+  if (me && me !== r.store.bucketOwner(e.bucket)) opts.access = { owner: me, acl: 'private' };
+  const res = await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined, opts);
+  const headers: Record<string, string> = {};
+  if (res.versionId !== undefined) Object.assign(headers, versionIdHeader(r, e.bucket, res.versionId, e.versionId !== undefined));
+  headers['x-amz-delete-marker'] = res.deleteMarker ? 'true' : 'false';
+  sendEmpty(r, 204, headers);
 }
 
 export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObjects'>): Promise<void> {
@@ -130,7 +146,11 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
   const allowed = req.objects.filter((o) => !refused.has(o.key));
   // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
-  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed) : [];
+  const me = r.auth?.accessKeyId;
+  const delOpts: Omit<DeleteOptions, 'versionId'> = {};
+  if (bypassGovernance(r)) delOpts.bypassGovernance = true;
+  if (me && me !== r.store.bucketOwner(e.bucket)) delOpts.access = { owner: me, acl: 'private' };
+  const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed, delOpts) : [];
   const deleted: DeletedEntry[] = [];
   const errors: DeleteErrorEntry[] = [];
   for (const o of req.objects) {
@@ -139,13 +159,29 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   results.forEach((x, i) => {
     const versionId = allowed[i]!.versionId;
     if (!x.error) {
-      deleted.push({ key: x.key, ...(versionId !== undefined && { versionId }) });
+      const d: DeletedEntry = { key: x.key };
+      if (versionId !== undefined) {
+        d.versionId = versionId;
+        if (x.deleteMarker) {
+          d.deleteMarker = true;
+          d.deleteMarkerVersionId = versionId;
+        }
+      } else if (x.deleteMarker && x.versionId !== undefined) {
+        d.deleteMarker = true;
+        d.deleteMarkerVersionId = x.versionId;
+      }
+      deleted.push(d);
       return;
     }
     const s3 = s3ErrorOf(x.error);
     errors.push({ key: x.key, ...(versionId !== undefined && { versionId }), code: s3.code, message: s3.message });
   });
   sendXml(r, 200, renderDeleteResult({ deleted: req.quiet ? [] : deleted, errors }));
+}
+
+/** x-amz-bypass-governance-retention: true (object lock; honoured by the store's removal hook). */
+function bypassGovernance(r: RequestContext): boolean {
+  return r.headers['x-amz-bypass-governance-retention']?.trim().toLowerCase() === 'true';
 }
 
 export { quotedEtag, sendError };

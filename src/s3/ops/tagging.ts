@@ -2,6 +2,7 @@
  * @module Tagging: Get/Put/DeleteObjectTagging (tags in the object's version record) and
  * Get/Put/DeleteBucketTagging (the bucket's tag set, kept as its `tagging` configuration).
  */
+import { versionIdHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { sendEmpty, sendXml } from '../respond.js';
@@ -13,19 +14,20 @@ import { S3Error } from '../errors.js';
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
 export async function handleGetObjectTagging(r: RequestContext, e: Op<'GetObjectTagging'>): Promise<void> {
-  const tags = await r.store.getObjectTagging(e.bucket, e.key);
-  sendXml(r, 200, renderTagging(Object.entries(tags).map(([key, value]) => ({ key, value }))));
+  const tags = await r.store.getObjectTagging(e.bucket, e.key, e.versionId);
+  const id = e.versionId ?? (await r.store.version(e.bucket, e.key)).versionId;
+  sendXml(r, 200, renderTagging(Object.entries(tags).map(([key, value]) => ({ key, value }))), versionIdHeader(r, e.bucket, id, e.versionId !== undefined));
 }
 
 export async function handlePutObjectTagging(r: RequestContext, e: Op<'PutObjectTagging'>): Promise<void> {
   const { tags } = parseTagging(await readBody(r, MAX_XML_BODY_BYTES));
-  await r.store.putObjectTagging(e.bucket, e.key, Object.fromEntries(tags.map((t) => [t.key, t.value])));
-  sendEmpty(r, 200);
+  const id = await r.store.putObjectTagging(e.bucket, e.key, Object.fromEntries(tags.map((t) => [t.key, t.value])), e.versionId);
+  sendEmpty(r, 200, versionIdHeader(r, e.bucket, id, e.versionId !== undefined));
 }
 
 export async function handleDeleteObjectTagging(r: RequestContext, e: Op<'DeleteObjectTagging'>): Promise<void> {
-  await r.store.putObjectTagging(e.bucket, e.key, {});
-  sendEmpty(r, 204);
+  const id = await r.store.putObjectTagging(e.bucket, e.key, {}, e.versionId);
+  sendEmpty(r, 204, versionIdHeader(r, e.bucket, id, e.versionId !== undefined));
 }
 
 /** The configuration name a bucket's tag set is stored under (JSON `[{key, value}]`). */

@@ -5,6 +5,7 @@
  * here; `+` stays `+`, as in request paths), optionally followed by `?versionId=…`
  * (a literal `?` in a key arrives as `%3F`).
  */
+import { isVersionId } from '../../store/version-id.js';
 import { parseQueryPairs, percentDecode } from '../../sigv4/raw-target.js';
 import { S3Error } from '../errors.js';
 import { validateBucketName } from './bucket-name.js';
@@ -20,8 +21,8 @@ function invalid(message: string, value: string, name = HEADER): S3Error {
 
 /**
  * Parses an `x-amz-copy-source` value. Pure. Throws S3Error: `InvalidArgument` (no key, bad
- * escapes), `InvalidBucketName`, `KeyTooLongError`, `NotImplemented` (a versionId other
- * than `null`, an access-point ARN).
+ * escapes, a malformed `versionId`), `InvalidBucketName`, `KeyTooLongError`, `NotImplemented`
+ * (an access-point ARN).
  */
 export function parseCopySource(raw: string): CopySource {
   const value = raw.trim();
@@ -45,9 +46,9 @@ export function parseCopySource(raw: string): CopySource {
   }
   validateBucketName(bucket);
   validateKey(key);
-  if (versionId !== undefined && versionId !== 'null')
-    throw new S3Error('NotImplemented', 'Copying a specific object version is not implemented yet');
-  return { bucket, key };
+  if (versionId !== undefined && !isVersionId(versionId))
+    throw new S3Error('InvalidArgument', 'Invalid version id specified', { ArgumentName: 'x-amz-copy-source', ArgumentValue: raw });
+  return versionId !== undefined ? { bucket, key, versionId } : { bucket, key };
 }
 
 /**

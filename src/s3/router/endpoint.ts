@@ -67,6 +67,18 @@ export type ResponseOverrides = Partial<
 export interface CopySource {
   bucket: string;
   key: string;
+  /** `?versionId=` of the source: `null` or a well-formed id. */
+  versionId?: string;
+}
+
+export interface ListObjectVersionsParams {
+  prefix: string;
+  delimiter?: string;
+  keyMarker: string;
+  versionIdMarker: string;
+  /** 0..1000, clamped. */
+  maxKeys: number;
+  encodingType?: EncodingType;
 }
 
 /** An inclusive byte range `bytes=first-last` (x-amz-copy-source-range). */
@@ -76,7 +88,8 @@ export interface ByteRange {
 }
 
 type B = { bucket: string };
-type K = { bucket: string; key: string };
+/** `versionId`: the version an object operation names (absent: the current one). */
+type K = { bucket: string; key: string; versionId?: string };
 type U = { bucket: string; key: string; uploadId: string };
 
 export type Endpoint =
@@ -86,6 +99,8 @@ export type Endpoint =
   | ({ op: 'HeadBucket' } & B)
   | ({ op: 'GetBucketLocation' } & B)
   | ({ op: 'GetBucketVersioning' } & B)
+  | ({ op: 'PutBucketVersioning' } & B)
+  | ({ op: 'ListObjectVersions'; params: ListObjectVersionsParams } & B)
   | ({ op: 'ListObjects'; params: ListObjectsV1Params } & B)
   | ({ op: 'ListObjectsV2'; params: ListObjectsV2Params } & B)
   | ({ op: 'ListMultipartUploads'; params: ListMultipartUploadsParams } & B)

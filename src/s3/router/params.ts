@@ -5,6 +5,7 @@
  * Integer limits follow S3: `max-keys`, `max-parts` and `max-uploads` accept any
  * non-negative integer and are clamped to 1000; non-integers are `InvalidArgument`.
  */
+import { isVersionId } from '../../store/version-id.js';
 import { S3Error } from '../errors.js';
 import { MAX_LIST_ENTRIES, MAX_PART_NUMBER } from '../limits.js';
 import type { EncodingType } from '../xml/listing.js';
@@ -90,13 +91,15 @@ export function booleanParam(q: QueryParams, name: string): boolean {
 }
 
 /**
- * `versionId` on object operations: absent or `null` (the only version of an unversioned
- * object) pass; anything else is `NotImplemented` until versioning exists.
+ * `versionId` on object operations: undefined when absent; `null` or a well-formed id
+ * (store/version-id.ts). An empty or malformed id is 400 InvalidArgument, as S3 answers.
  */
-export function requireNoVersion(q: QueryParams): void {
+export function versionIdParam(q: QueryParams): string | undefined {
   const v = q.get('versionId');
-  if (v !== undefined && v !== 'null')
-    throw new S3Error('NotImplemented', 'Object versions (versionId) are not implemented yet');
+  if (v === undefined) return undefined;
+  if (v === '') throw new S3Error('InvalidArgument', 'Version id cannot be the empty string', { ArgumentName: 'versionId', ArgumentValue: '' });
+  if (!isVersionId(v)) throw new S3Error('InvalidArgument', 'Invalid version id specified', { ArgumentName: 'versionId', ArgumentValue: v });
+  return v;
 }
 
 /** `uploadId`, which must not be empty (an empty id names no upload: `NoSuchUpload`). */

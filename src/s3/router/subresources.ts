@@ -27,8 +27,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'replication',
   'requestPayment',
   'session',
-  'versioning',
-  'versions',
   'website',
 ]);
 

@@ -65,6 +65,8 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     HeadBucket: { op: 'HeadBucket', bucket: b },
     GetBucketLocation: { op: 'GetBucketLocation', bucket: b },
     GetBucketVersioning: { op: 'GetBucketVersioning', bucket: b },
+    PutBucketVersioning: { op: 'PutBucketVersioning', bucket: b },
+    ListObjectVersions: { op: 'ListObjectVersions', bucket: b, params: { prefix: '', keyMarker: '', versionIdMarker: '', maxKeys: 1000 } },
     ListObjects: { op: 'ListObjects', bucket: b, params: { prefix: '', marker: '', maxKeys: 1000 } },
     ListObjectsV2: { op: 'ListObjectsV2', bucket: b, params: { prefix: '', maxKeys: 1000, fetchOwner: false } },
     ListMultipartUploads: { op: 'ListMultipartUploads', bucket: b, params: { prefix: '', keyMarker: '', uploadIdMarker: '', maxUploads: 1000 } },
