@@ -1,15 +1,22 @@
 /**
  * @module Forks as of a past time (`SRC@<RFC 3339 time>`, `strata fork --at`): the time
- * syntax, checked now, and the HOOK that stages such a fork once the version log exists.
+ * syntax, checked now, and the HOOK that stages such a fork once point-in-time reads exist.
  *
- * INTEGRATION HOOK — `stageForkAt`: today it refuses with 'NotImplemented' (S3 501). A fork
- * at time T needs, for every keyspace that forks, the source's state as of T (the newest
- * commit at or before T, inside the bucket's retention window): with the version log that is
- * the version log itself (shared, as forkKeyspace shares it) plus an object namespace that
- * reads "newest version with sequence <= seq(T)" from it. Whoever builds that replaces the
- * body of `stageForkAt` (staging its own mutation, applied deterministically like
- * `forkBucket`) and keeps the refusals: a time after the last commit is "now" only if the
- * caller asked for now; a time outside the window is an error, never a silent "now".
+ * INTEGRATION HOOK — `stageForkAt`: today it refuses with 'NotImplemented' (S3 501). The
+ * version log exists (version-log.ts) and already forks with its bucket (a Keyspace shared by
+ * forkKeyspace), but a fork AS OF time T also needs the source's object namespace as it was
+ * at T, and that in O(1), which needs an as-of view no one has built yet. What wiring it takes:
+ *   1. map T to the newest commit sequence S whose time is <= T (commit time never goes
+ *      backwards) and refuse a T outside the source's retention window (never a silent "now");
+ *   2. stage a new mutation (appended to OPS), e.g. `forkBucketAt {bucket, source, id,
+ *      created, seq: S}`, with the fork's settings as forkBucket does, in this transaction
+ *      (it runs alone in its batch, see Tx.forkBucket);
+ *   3. apply it in state.ts: the fork's version log = forkKeyspace of the source's log with
+ *      the entries positioned after S hidden (a SortedSource filter over the shared layers
+ *      and runs), and its namespace = "newest visible entry <= S per key" derived from that
+ *      log (the as-of LIST/GET view of point-in-time reads), below the fork's own overlays;
+ *   4. encode S per bucket in roots until a compaction has written the fork's own runs.
+ * Keep the refusals below: a future time, a malformed time (parseForkTime).
  */
 import { StoreError } from './errors.js';
 import type { BucketView, Tx } from './tx.js';
@@ -60,13 +67,14 @@ export function checkForkTime(at: number, now: number): void {
 
 /**
  * HOOK: stages the creation of bucket `name` (new `id`) as a fork of `source` as it was at
- * `at` (ms), in transaction `tx` (a batch of its own, see Tx.forkBucket). Until the version
- * log lands it throws StoreError 'NotImplemented' (see the module note for what replaces it).
+ * `at` (ms), in transaction `tx` (a batch of its own, see Tx.forkBucket). Until it is wired
+ * it throws StoreError 'NotImplemented' (see the module note for what replaces it), after
+ * refusing a time in the future ('InvalidArgument').
  */
 export function stageForkAt(tx: Tx, source: BucketView, name: string, _id: string, at: number): void {
   checkForkTime(at, tx.time);
   throw new StoreError(
     'NotImplemented',
-    `forking ${source.name} as of ${new Date(at).toISOString()} into ${name} needs the version log, which this server does not have yet; fork as of now (no @time)`
+    `forking ${source.name} as of ${new Date(at).toISOString()} into ${name} is not implemented yet (it needs point-in-time reads of the version log); fork as of now (no @time)`
   );
 }
