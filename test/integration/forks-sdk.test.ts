@@ -24,8 +24,11 @@ import {
   GetBucketPolicyCommand,
   GetBucketTaggingCommand,
   GetObjectCommand,
+  GetBucketVersioningCommand,
   HeadBucketCommand,
+  ListObjectVersionsCommand,
   ListObjectsV2Command,
+  PutBucketVersioningCommand,
   PutBucketCorsCommand,
   PutBucketPolicyCommand,
   PutBucketTaggingCommand,
@@ -164,6 +167,36 @@ describe('CreateBucket with x-strata-fork-source', () => {
     await alice.send(new DeleteBucketCommand({ Bucket: 'temp-source' }));
     expect((await failure(alice.send(new HeadBucketCommand({ Bucket: 'temp-source' })))).status).toBe(404);
     for (const [key, body] of bodies) expectBytes(await read(alice, 'temp-fork', key), body, `after the source went: ${key}`);
+  });
+
+  it('forks a versioned bucket with its history: same versions and ids, readable by id, then apart', async () => {
+    await alice.send(new CreateBucketCommand({ Bucket: 'versioned-src' }));
+    await alice.send(new PutBucketVersioningCommand({ Bucket: 'versioned-src', VersioningConfiguration: { Status: 'Enabled' } }));
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await alice.send(new PutObjectCommand({ Bucket: 'versioned-src', Key: 'doc', Body: `v${i}` }))).VersionId!);
+    await alice.send(new DeleteObjectCommand({ Bucket: 'versioned-src', Key: 'doc' })); // a delete marker
+    const versions = async (bucket: string) => {
+      const r = await alice.send(new ListObjectVersionsCommand({ Bucket: bucket }));
+      return [...(r.Versions ?? []).map((v) => `${v.Key} ${v.VersionId} ${v.IsLatest}`), ...(r.DeleteMarkers ?? []).map((m) => `marker ${m.Key} ${m.VersionId} ${m.IsLatest}`)];
+    };
+    const before = await versions('versioned-src');
+    expect(before).toHaveLength(4);
+    await forkCreate(alice, 'versioned-fork', 'versioned-src');
+    expect((await alice.send(new GetBucketVersioningCommand({ Bucket: 'versioned-fork' }))).Status).toBe('Enabled');
+    expect(await versions('versioned-fork')).toEqual(before);
+    for (const [i, id] of ids.entries()) {
+      const got = await alice.send(new GetObjectCommand({ Bucket: 'versioned-fork', Key: 'doc', VersionId: id }));
+      expect((await bytesOf(got.Body)).toString()).toBe(`v${i}`);
+    }
+    expect((await failure(read(alice, 'versioned-fork', 'doc'))).name).toBe('NoSuchKey'); // the marker came along
+    const forkV = (await alice.send(new PutObjectCommand({ Bucket: 'versioned-fork', Key: 'doc', Body: 'fork' }))).VersionId!;
+    await alice.send(new DeleteObjectCommand({ Bucket: 'versioned-src', Key: 'doc', VersionId: ids[0] }));
+    expect(await versions('versioned-src')).toHaveLength(3);
+    expect(await versions('versioned-fork')).toHaveLength(5);
+    expect((await read(alice, 'versioned-fork', 'doc')).toString()).toBe('fork');
+    expect((await failure(alice.send(new GetObjectCommand({ Bucket: 'versioned-src', Key: 'doc', VersionId: forkV })))).name).toBe('NoSuchVersion');
+    const old = await alice.send(new GetObjectCommand({ Bucket: 'versioned-fork', Key: 'doc', VersionId: ids[0] }));
+    expect((await bytesOf(old.Body)).toString()).toBe('v0');
   });
 
   it('lets a read grantee fork (the fork is hers) and applies the ACL the request names', async () => {
