@@ -13,7 +13,7 @@
  */
 import { BUCKET, bodyOf, drain, filesystemOf, objectKey, once, openBenchStore, removeDir, tempDir } from './engine-fixture.js';
 import type { Store } from '../src/store/store.js';
-import { forkKeyspace } from '../src/store/keyspace.js';
+import { forkKeyspace, type Keyspace } from '../src/store/keyspace.js';
 import type { RequestCounts } from './lib/counting-provider.js';
 import { table } from './lib/markdown.js';
 import { fmt, median, medianRange } from './lib/stats.js';
@@ -27,10 +27,11 @@ const BATCH = 1000;
 const FORKS = 7;
 /**
  * Objects written after a forced checkpoint, last, so that the first fork finds them all in
- * the overlay: ~28 MiB of the default 32 MiB (an entry of a 32 B key and a 64 B body holds
- * ~370 B of heap), the most unflushed state a fork can meet.
+ * the overlays: ~28 MiB of the default 32 MiB (a put of a 32 B key and a 64 B body holds ~780 B
+ * of heap: ~370 B in the object index overlay, the rest in the version log's), the most
+ * unflushed state a fork can meet.
  */
-const UNFLUSHED = 80_000;
+const UNFLUSHED = 36_000;
 /** Repetitions of the in-memory part of a fork (sharing the keyspace), for its median. */
 const SHARE_REPEATS = 1000;
 /** Puts into the source before each fork, so each fork freezes a non-empty overlay. */
@@ -123,16 +124,17 @@ async function measure(objects: number, log: (m: string) => void): Promise<SizeR
       }
       const src = store.repo.state.buckets.get(BUCKET)!;
       const overlayEntries = src.overlay.size;
-      const overlayMiB = src.overlay.bytes / 2 ** 20;
+      const overlayMiB = (src.overlay.bytes + src.versions.overlay.bytes) / 2 ** 20;
       const runs = src.runs.length;
-      // The in-memory part of a fork, alone: share a keyspace as the source's (a throwaway view
-      // of it, so the source is left as it is).
+      // The in-memory part of a fork, alone: share both keyspaces (object index, version log)
+      // as a fork's commit does, from throwaway views of them, so the source is left as it is.
       const shareUs: number[] = [];
+      const viewOf = (k: Keyspace): Keyspace => ({ overlay: k.overlay, frozen: [...k.frozen], runs: [...k.runs] });
       for (let i = 0; i < SHARE_REPEATS; i++) {
-        const view = { overlay: src.overlay, frozen: [...src.frozen], runs: [...src.runs] };
-        const scratch = { overlay: src.overlay, frozen: [] as typeof src.frozen, runs: [] as typeof src.runs };
+        const [index, log, a, b] = [viewOf(src), viewOf(src.versions), viewOf(src), viewOf(src.versions)];
         const t = performance.now();
-        forkKeyspace(view, scratch);
+        forkKeyspace(index, a);
+        forkKeyspace(log, b);
         shareUs.push((performance.now() - t) * 1000);
       }
       const createMs: number[] = [];
@@ -227,7 +229,7 @@ export async function benchFork(opts: { quick: boolean; log: (m: string) => void
     const gated = r.objects >= 100_000 || opts.quick;
     return [
       fmt(r.objects),
-      `${fmt(r.overlayEntries)} entries, ${fmt(r.overlayMiB, 1)} MiB; ${r.runs} run${r.runs === 1 ? '' : 's'}`,
+      `${fmt(r.overlayEntries)} objects, ${fmt(r.overlayMiB, 1)} MiB; ${r.runs} run${r.runs === 1 ? '' : 's'}`,
       ms(r.forkMs[0]!),
       `${medianRange(r.forkMs, 2)} ms`,
       ms(r.forkOfForkMs),
@@ -261,8 +263,9 @@ export async function benchFork(opts: { quick: boolean; log: (m: string) => void
       'since the last checkpoint, the "Unflushed at the first fork" column). A fork is timed from the call to its ' +
       'durable commit; an empty CreateBucket (same commit path, nothing shared) is the floor. Buckets of 100,000 ' +
       `objects or more get their last ${fmt(UNFLUSHED)} after a checkpoint, so the first fork meets ~28 MiB of ` +
-      'unflushed overlay. "Sharing in memory" is the part of a fork that is not its commit (forkKeyspace: freeze the ' +
-      'overlay, share layers and runs), timed alone.',
+      'unflushed overlays (object index and version log; the runs are the index\'s). "Sharing in memory" is the part ' +
+      'of a fork that is not its commit (forkKeyspace of both keyspaces: freeze the overlay, share layers and runs), ' +
+      'timed alone. "Next checkpoint" flushes the shared layers once, and compacts where a bucket has too many runs.',
     '',
     table(
       ['Objects in the source', 'Unflushed at the first fork', 'First fork', `Forks (median (min–max) of ${FORKS})`, 'Fork of the fork', 'Empty CreateBucket', 'Sharing in memory (median)', 'Provider requests per fork', 'Target', 'Result'],

@@ -6,98 +6,21 @@
  * overlay into ONE run named by every sharer, and all of it survives a reopen. Also: what a
  * fork copies (settings but the owner and the policy; no uploads in progress), that it copies
  * no index entry and writes one commit, how it orders against writes in flight, and its
- * refusals (bad names, missing source, existing target, itself, a time).
+ * refusals (bad names, missing source, existing target, itself, a time). The version log forks
+ * with its bucket. Crashes inside a fork: fork-crash.test.ts; kill -9: fork-kill.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { Store } from '../../src/store/store.js';
-import { etagOf, TOMBSTONE } from '../../src/store/records.js';
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/store.js';
+import { TOMBSTONE } from '../../src/store/records.js';
 import { decodeRoot } from '../../src/store/root.js';
 import { readAnchor } from '../../src/store/recovery.js';
 import { readRecord } from '../../src/store/records-io.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { parseForkTime } from '../../src/store/fork-at.js';
 import { NOT_COPIED } from '../../src/store/fork.js';
-import { ProviderError, type Provider } from '../../src/provider/provider.js';
-import { CountingProvider } from '../../bench/lib/counting-provider.js';
 import { randomBytes } from '../support/random.js';
-import { expectBytes } from '../support/bytes.js';
-import { collect, makeProvider, stream, type ProviderKind } from './helpers.js';
-
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0)) c();
-});
-
-const utf8 = (s: string) => new TextEncoder().encode(s);
-
-async function open(kind: ProviderKind, options: Parameters<typeof Store.open>[1] = {}) {
-  const p = await makeProvider(kind);
-  cleanups.push(p.cleanup);
-  const counter = new CountingProvider(p.provider);
-  const store = await Store.open(counter, options);
-  return { store, counter, provider: p.provider as Provider, reopen: async () => Store.open(await p.reopen(), options) };
-}
-
-async function put(store: Store, bucket: string, key: string, body: Uint8Array): Promise<string> {
-  return (await store.putObject(bucket, key, stream(body, 100_000), { size: body.length })).etag;
-}
-
-/** Every key of `bucket` with its ETag, through paged listings. */
-async function listing(store: Store, bucket: string): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  let token: string | undefined;
-  for (;;) {
-    const page = await store.listObjects(bucket, { maxKeys: 7, ...(token ? { continuationToken: token } : {}) });
-    for (const e of page.contents) out.set(e.key, etagOf(e.version));
-    if (!page.isTruncated) return out;
-    token = page.nextContinuationToken;
-  }
-}
-
-/** Asserts that `bucket` holds exactly `expected` (key -> body), by listing and by reading each. */
-async function expectContents(store: Store, bucket: string, expected: Map<string, Uint8Array>, label: string): Promise<void> {
-  const listed = await listing(store, bucket);
-  expect([...listed.keys()], `${label}: keys`).toEqual([...expected.keys()].sort());
-  for (const [key, body] of expected) {
-    expectBytes(await collect((await store.getObject(bucket, key)).body), body, `${label}: ${key}`);
-  }
-}
-
-/**
- * A source bucket with objects in two runs and in the overlay, an overwrite, deletions
- * shadowing run entries, a carrier body and a completed multipart upload. Returns its model.
- */
-async function populate(store: Store, bucket: string): Promise<Map<string, Uint8Array>> {
-  const m = new Map<string, Uint8Array>();
-  await store.createBucket(bucket);
-  const write = async (key: string, body: Uint8Array) => {
-    await put(store, bucket, key, body);
-    m.set(key, body);
-  };
-  for (let i = 0; i < 12; i++) await write(`run1/${i}`, randomBytes(100 + i, i + 1));
-  await write('carrier', randomBytes(700 * 1024, 99));
-  await store.checkpoint();
-  for (let i = 0; i < 6; i++) await write(`run2/${i}`, randomBytes(50 + i, i + 100));
-  await write('run1/3', utf8('overwritten in run 2'));
-  await store.checkpoint();
-  for (let i = 0; i < 9; i++) await write(`overlay/${i}`, randomBytes(30 + i, i + 200));
-  await write('run2/0', utf8('overwritten in the overlay'));
-  for (const key of ['run1/0', 'run2/1', 'overlay/8']) {
-    await store.deleteObject(bucket, key);
-    m.delete(key);
-  }
-  const id = await store.createMultipartUpload(bucket, 'multipart');
-  const p1 = randomBytes(5 * 1024 * 1024, 7);
-  const p2 = randomBytes(333, 8);
-  const r1 = await store.uploadPart(bucket, 'multipart', id, 1, stream(p1), { size: p1.length });
-  const r2 = await store.uploadPart(bucket, 'multipart', id, 2, stream(p2), { size: p2.length });
-  await store.completeMultipartUpload(bucket, 'multipart', id, [
-    { partNumber: 1, etag: r1.etag },
-    { partNumber: 2, etag: r2.etag },
-  ]);
-  m.set('multipart', Buffer.concat([p1, p2]));
-  return m;
-}
+import { collect, stream } from './helpers.js';
+import { expectContents, listing, open, populate, put, utf8 } from './fork-support.js';
 
 describe.each(['memory', 'fs'] as const)('forks on %s', (kind) => {
   it('reads what the source held; writes and deletes on either side never show on the other; both survive reopens', async () => {
@@ -526,77 +449,5 @@ describe('fork refusals', () => {
     ]) {
       expect(() => parseForkTime(bad), JSON.stringify(bad.slice(0, 40))).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
     }
-  });
-});
-
-/**
- * A provider that "dies" (every later call fails, as if the process were gone) at the first put
- * whose key starts with `prefix` once armed: `before` the put reaches storage, or right `after`.
- */
-function mortal(inner: Provider) {
-  let armed: { prefix: string; when: 'before' | 'after'; skip: number } | undefined;
-  let dead = false;
-  const die = () => {
-    dead = true;
-    return new ProviderError('Unavailable', 'the process died here');
-  };
-  const provider = new Proxy(inner, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function' || prop === 'close') return v;
-      return async (...args: unknown[]) => {
-        if (dead) throw die();
-        const hit = prop === 'put' && armed && String(args[0]).startsWith(armed.prefix) && armed.skip-- === 0;
-        if (hit && armed!.when === 'before') throw die();
-        const out = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        if (hit) throw die();
-        return out;
-      };
-    },
-  });
-  return { provider, arm: (prefix: string, when: 'before' | 'after', skip = 0) => (armed = { prefix, when, skip }), isDead: () => dead };
-}
-
-describe('a crash at each step of a fork leaves no fork or a complete one', () => {
-  const steps = [
-    ['before its commit blob is written', 'commits/', 'before', false],
-    ['after its commit blob, before the anchor names it', 'commits/', 'after', false],
-    ['before the anchor moves', 'anchor', 'before', false],
-    ['once the anchor moved, before memory follows', 'anchor', 'after', true],
-  ] as const;
-  for (const [label, prefix, when, forked] of steps) {
-    it(`crashing ${label}: ${forked ? 'the fork is complete' : 'there is no fork'} after reopening`, async () => {
-      const inner = await (await import('../../src/provider/memory/index.js')).createMemoryProvider({});
-      const m = mortal(inner);
-      const store = await Store.open(m.provider);
-      const src = await populate(store, 'crash-src');
-      m.arm(prefix, when);
-      await expect(store.forkBucket('crash-src', 'crash-fork')).rejects.toThrow();
-      expect(m.isDead()).toBe(true);
-      const again = await Store.open(inner);
-      expect(again.listBuckets().map((b) => b.name)).toEqual(forked ? ['crash-fork', 'crash-src'] : ['crash-src']);
-      await expectContents(again, 'crash-src', src, 'source');
-      if (forked) await expectContents(again, 'crash-fork', src, 'fork');
-      expect((await verifyRepository(inner)).problems).toEqual([]);
-      await again.close();
-    });
-  }
-
-  it('crashing in the checkpoint that flushes the shared layer (one run written of three): both complete after reopening', async () => {
-    const inner = await (await import('../../src/provider/memory/index.js')).createMemoryProvider({});
-    const m = mortal(inner);
-    const store = await Store.open(m.provider);
-    const src = await populate(store, 'flush-src');
-    await store.forkBucket('flush-src', 'flush-fork');
-    await put(store, 'flush-fork', 'fork-own', utf8('own'));
-    m.arm('runs/', 'after', 1);
-    await expect(store.checkpoint()).rejects.toThrow();
-    expect(m.isDead()).toBe(true);
-    const again = await Store.open(inner);
-    await expectContents(again, 'flush-src', src, 'source');
-    await expectContents(again, 'flush-fork', new Map([...src, ['fork-own', utf8('own')]]), 'fork');
-    await again.checkpoint();
-    expect((await verifyRepository(inner)).problems).toEqual([]);
-    await again.close();
   });
 });
