@@ -122,6 +122,17 @@ export async function flushKeyspace(k: Keyspace, write: (map: SortedMap) => Prom
   k.runs = [...runs, ...k.runs];
 }
 
+/**
+ * The keyspaces of `spaces` that share a run or a frozen layer (which becomes a shared run when
+ * flushed) with another one: forks and their sources. Compacting such a keyspace whole would
+ * rewrite what it shares, once per sharer. O(runs + layers).
+ */
+export function sharingKeyspaces(spaces: readonly Keyspace[]): Set<Keyspace> {
+  const uses = new Map<RunHandle | FrozenLayer, number>();
+  for (const k of spaces) for (const x of [...k.runs, ...k.frozen]) uses.set(x, (uses.get(x) ?? 0) + 1);
+  return new Set(spaces.filter((k) => [...k.runs, ...k.frozen].some((x) => uses.get(x)! > 1)));
+}
+
 /** Heap bytes of `k`'s frozen layers not yet in `seen` (which it extends): shared layers count once. */
 export function frozenBytes(k: Keyspace, seen: Set<FrozenLayer>): number {
   let n = 0;

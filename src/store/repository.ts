@@ -24,11 +24,11 @@ import { encodeRoot, type RootRecord } from './root.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
 import { BucketState, RepoState, type RunHandle } from './state.js';
-import { flushKeyspace } from './keyspace.js';
+import { flushKeyspace, sharingKeyspaces } from './keyspace.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { compactAll, compactNewest, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
@@ -433,14 +433,21 @@ export class Repository {
     const due = this.#checkpointDue();
     if (this.#fenced || (!force && !due) || (this.#seq === this.#root.seq && !force)) return;
     const started = performance.now();
+    const sharing = sharingKeyspaces([...this.state.buckets.values()]);
     for (const bucket of this.state.buckets.values()) {
       await flushKeyspace(bucket, (map) => flushOverlay(this.provider, bucket.id, map, this.cache));
       if (bucket.runs.length > o.maxRuns) {
-        const t = performance.now();
-        const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);
-        this.log('compaction', { bucket: bucket.name, runs: bucket.runs.length, ms: Math.round(performance.now() - t) });
-        bucket.runs = [merged];
-        this.stats.compactions++;
+        // A bucket sharing runs with a fork merges its newest runs by size tiers: a full merge
+        // would rewrite the shared index once per sharer (a copy per fork, at every checkpoint).
+        const n = sharing.has(bucket) ? uploadsCompactionSize(bucket.runs, o.maxRuns) : bucket.runs.length;
+        if (n > 0) {
+          const t = performance.now();
+          const all = n === bucket.runs.length;
+          const merged = all ? await compactAll(this.provider, bucket.id, bucket.runs, this.cache) : await compactNewest(this.provider, bucket.id, bucket.runs.slice(0, n), this.cache);
+          this.log('compaction', { bucket: bucket.name, runs: n, of: bucket.runs.length, ms: Math.round(performance.now() - t) });
+          bucket.runs = [merged, ...bucket.runs.slice(n)];
+          this.stats.compactions++;
+        }
       }
       const uploads = bucket.uploads;
       if (uploads.overlay.size > 0) {

@@ -279,6 +279,43 @@ describe('a fork is O(1): it shares, never copies', () => {
     await again.close();
   });
 
+  it('does not rewrite the index it shares at the next checkpoint (a plain bucket in the same state is compacted whole)', async () => {
+    const written: number[] = [];
+    for (const forked of [false, true]) {
+      const { store, counter } = await open('memory', { maxRuns: 3 });
+      await store.createBucket('tiered');
+      for (let r = 0; r < 3; r++) {
+        for (let i = 0; i < 100; i++) await put(store, 'tiered', `r${r}/${i}`, utf8(`v${r}.${i}`));
+        await store.checkpoint();
+      }
+      for (let i = 0; i < 10; i++) await put(store, 'tiered', `late/${i}`, utf8('late'));
+      if (forked) {
+        await store.forkBucket('tiered', 'tiered-fork');
+        await put(store, 'tiered-fork', 'own', utf8('own'));
+      }
+      const compactions = store.repo.stats.compactions;
+      counter.reset();
+      await store.checkpoint();
+      written.push(counter.snapshot().byClass.runs?.bytesPut ?? 0);
+      if (forked) {
+        // Only the shared layer (10 entries) and the fork's own write became runs, plus the
+        // version log's: far less than one 300-entry copy of the index, let alone two.
+        expect(store.repo.stats.compactions).toBe(compactions);
+        expect(store.repo.state.buckets.get('tiered')!.runs).toHaveLength(4);
+        expect(store.repo.state.buckets.get('tiered-fork')!.runs).toHaveLength(5);
+        expect((await listing(store, 'tiered-fork')).size).toBe(311);
+        expect((await listing(store, 'tiered')).size).toBe(310);
+      } else {
+        expect(store.repo.stats.compactions).toBe(compactions + 1);
+        expect(store.repo.state.buckets.get('tiered')!.runs).toHaveLength(1);
+      }
+      await store.close();
+    }
+    // Two buckets' checkpoint without rewriting the shared index writes less than one bucket's
+    // full compaction.
+    expect(written[1]!).toBeLessThan(written[0]!);
+  });
+
   it('checkpoints once a bucket holds more frozen layers than MAX_FROZEN_LAYERS (forks of a bucket being written)', async () => {
     const { store } = await open('memory');
     await store.createBucket('hot');
