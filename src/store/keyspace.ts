@@ -33,6 +33,8 @@ export const MAX_FROZEN_LAYERS = 8;
 /** An overlay that takes no more writes, readable by every keyspace forked from it. */
 export class FrozenLayer {
   readonly map: SortedMap;
+  /** Set once a fork shares it: from then on no keyspace may write into its map again. */
+  shared = false;
   #run: Promise<RunHandle> | undefined;
 
   constructor(map: SortedMap) {
@@ -93,16 +95,19 @@ export async function keyspaceLookup(k: Keyspace, key: string): Promise<Uint8Arr
  */
 export function forkKeyspace(src: Keyspace, dst: Keyspace): void {
   freezeOverlay(src);
+  for (const l of src.frozen) l.shared = true;
   dst.overlay = new SortedMap(src.overlay.name);
   dst.frozen = [...src.frozen];
   dst.runs = [...src.runs];
 }
 
-/** Moves `k`'s overlay, when it holds anything, in front of its frozen layers. */
-function freezeOverlay(k: Keyspace): void {
-  if (k.overlay.size === 0) return;
-  k.frozen = [new FrozenLayer(k.overlay), ...k.frozen];
+/** Moves `k`'s overlay, when it holds anything, in front of its frozen layers; returns that layer. */
+function freezeOverlay(k: Keyspace): FrozenLayer | undefined {
+  if (k.overlay.size === 0) return undefined;
+  const layer = new FrozenLayer(k.overlay);
+  k.frozen = [layer, ...k.frozen];
   k.overlay = new SortedMap(k.overlay.name);
+  return layer;
 }
 
 /**
@@ -110,13 +115,24 @@ function freezeOverlay(k: Keyspace): void {
  * (`write`, once per layer for all its sharers: FrozenLayer.flush), then reads those runs in
  * the layers' place. Writes committed meanwhile go to the new overlay and stay there; layers
  * frozen meanwhile (a fork) stay layers. Rejects with what `write` rejects with, leaving `k`
- * reading the same entries (the layers stay until their runs exist).
+ * reading the same entries (the layers stay until their runs exist; the overlay this call froze
+ * becomes the overlay again when no fork shares it and nothing was written meanwhile, so
+ * failing checkpoints do not pile up layers).
  */
 export async function flushKeyspace(k: Keyspace, write: (map: SortedMap) => Promise<RunHandle>): Promise<void> {
-  freezeOverlay(k);
+  const fresh = freezeOverlay(k);
   const layers = k.frozen;
   if (layers.length === 0) return;
-  const runs = await Promise.all(layers.map((l) => l.flush(write)));
+  let runs: RunHandle[];
+  try {
+    runs = await Promise.all(layers.map((l) => l.flush(write)));
+  } catch (err) {
+    if (fresh && !fresh.shared && k.frozen[0] === fresh && k.overlay.size === 0) {
+      k.frozen = k.frozen.slice(1);
+      k.overlay = fresh.map;
+    }
+    throw err;
+  }
   const flushed = new Set(layers);
   k.frozen = k.frozen.filter((l) => !flushed.has(l));
   k.runs = [...runs, ...k.runs];
