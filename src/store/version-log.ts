@@ -124,7 +124,7 @@ export class VersionLog implements Keyspace {
   overlay = new SortedMap('versions overlay');
   /** Newest first. */
   frozen: FrozenLayer[] = [];
-  /** Newest first. */
+  /** Newest first; each opened on first read (runs.ts lazyRunHandle). */
   runs: RunHandle[] = [];
 
   /** The entry bytes under log key `k`, or undefined. Throws what reading a run throws. */

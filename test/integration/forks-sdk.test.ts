@@ -25,6 +25,8 @@ import {
   GetBucketTaggingCommand,
   GetObjectCommand,
   GetBucketVersioningCommand,
+  GetObjectLockConfigurationCommand,
+  PutObjectLockConfigurationCommand,
   HeadBucketCommand,
   ListObjectVersionsCommand,
   ListObjectsV2Command,
@@ -197,6 +199,36 @@ describe('CreateBucket with x-strata-fork-source', () => {
     expect((await failure(alice.send(new GetObjectCommand({ Bucket: 'versioned-src', Key: 'doc', VersionId: forkV })))).name).toBe('NoSuchVersion');
     const old = await alice.send(new GetObjectCommand({ Bucket: 'versioned-fork', Key: 'doc', VersionId: ids[0] }));
     expect((await bytesOf(old.Body)).toString()).toBe('v0');
+  });
+
+  it('keeps Object Lock: a locked source forks locked (its default and each version\'s retention), and a fork can be asked to be locked', async () => {
+    await alice.send(new CreateBucketCommand({ Bucket: 'locked-src', ObjectLockEnabledForBucket: true }));
+    const rule = { DefaultRetention: { Mode: 'GOVERNANCE' as const, Days: 1 } };
+    await alice.send(new PutObjectLockConfigurationCommand({ Bucket: 'locked-src', ObjectLockConfiguration: { ObjectLockEnabled: 'Enabled', Rule: rule } }));
+    const v = (await alice.send(new PutObjectCommand({ Bucket: 'locked-src', Key: 'k', Body: 'kept', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: new Date(Date.now() + 86_400_000) }))).VersionId!;
+    await forkCreate(alice, 'locked-fork', 'locked-src');
+    const cfg = await alice.send(new GetObjectLockConfigurationCommand({ Bucket: 'locked-fork' }));
+    expect(cfg.ObjectLockConfiguration).toEqual({ ObjectLockEnabled: 'Enabled', Rule: rule });
+    // The version keeps its COMPLIANCE retention in the fork: not even the admin removes it there.
+    for (const c of [alice, admin]) {
+      const f = await failure(c.send(new DeleteObjectCommand({ Bucket: 'locked-fork', Key: 'k', VersionId: v })));
+      expect([f.name, f.status]).toEqual(['AccessDenied', 403]);
+    }
+    expect((await read(alice, 'locked-fork', 'k')).toString()).toBe('kept');
+    // Asked for on a fork of an unlocked bucket: lock and versioning enabled; on a locked one the
+    // copied configuration (its default retention) is kept.
+    const cmd = new CreateBucketCommand({ Bucket: 'lock-asked', ObjectLockEnabledForBucket: true });
+    cmd.middlewareStack.add(
+      ((next: (a: { request: { headers: Record<string, string> } }) => Promise<unknown>) => async (args: { request: { headers: Record<string, string> } }) => {
+        args.request.headers['x-strata-fork-source'] = 'origin';
+        return next(args);
+      }) as never,
+      { step: 'build', name: 'forkHeader' }
+    );
+    await alice.send(cmd);
+    expect((await alice.send(new GetObjectLockConfigurationCommand({ Bucket: 'lock-asked' }))).ObjectLockConfiguration?.ObjectLockEnabled).toBe('Enabled');
+    expect((await alice.send(new GetBucketVersioningCommand({ Bucket: 'lock-asked' }))).Status).toBe('Enabled');
+    expect((await keysOf(alice, 'lock-asked')).sort()).toEqual([...bodies.keys()].sort());
   });
 
   it('lets a read grantee fork (the fork is hers) and applies the ACL the request names', async () => {

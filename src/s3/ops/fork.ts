@@ -20,8 +20,8 @@
  *      it), and is not SRC (400 InvalidRequest);
  *   5. a time: 501 NotImplemented until the version log exists (store/fork-at.ts), 400 for a
  *      time in the future.
- * The caller owns the fork, as with any CreateBucket; the ACL and Object Ownership the request
- * names apply over the copied ones.
+ * The caller owns the fork, as with any CreateBucket; the ACL, Object Ownership and Object Lock
+ * the request names apply over the copied settings (a locked source's fork is locked anyway).
  */
 import type { RequestContext } from '../context.js';
 import { S3Error } from '../errors.js';
@@ -31,6 +31,7 @@ import { ACL_CONFIG, bucketSettings, encodeBucketAcl, POLICY_CONFIG } from '../a
 import { aclNotSupported, encodeOwnership, OWNERSHIP_CONFIG, type ObjectOwnership } from '../authz/acl-ownership.js';
 import { isPublicAcl, type CannedAcl } from '../authz/acl.js';
 import { blockedBy } from '../authz/public-access.js';
+import { lockedBucketConfigs, OBJECT_LOCK_CONFIG } from '../../store/object-lock-config.js';
 import { checkBucketName } from '../../store/validate.js';
 import { parseForkTime } from '../../store/fork-at.js';
 import { isStoreError } from '../../store/errors.js';
@@ -111,6 +112,8 @@ export async function authorizeForkSource(r: RequestContext, source: string): Pr
 export interface RequestedSettings {
   acl?: CannedAcl;
   ownership?: ObjectOwnership;
+  /** x-amz-bucket-object-lock-enabled: true. */
+  lock?: boolean;
 }
 
 /**
@@ -118,7 +121,9 @@ export interface RequestedSettings {
  * copies as PutBucketAcl would be: an ACL under a copied BucketOwnerEnforced is refused
  * (AccessControlListNotSupported), a public one under a copied BlockPublicAcls too (403).
  * Enforcing bucket ownership drops a copied ACL (ACLs no longer apply), and an ACL that is
- * private on a bucket (bucket-owner-*) removes the copied one.
+ * private on a bucket (bucket-owner-*) removes the copied one. Object Lock asked for is
+ * enabled (with versioning) unless the source has it: then its configuration, default
+ * retention included, is what the fork copied.
  */
 function requestedConfigs(r: RequestContext, source: string, req: RequestedSettings): [string, Uint8Array | null][] {
   const s = bucketSettings(r.store, source);
@@ -134,6 +139,7 @@ function requestedConfigs(r: RequestContext, source: string, req: RequestedSetti
     out.push([OWNERSHIP_CONFIG, encodeOwnership(req.ownership)]);
     if (req.ownership === 'BucketOwnerEnforced') out.push([ACL_CONFIG, null]);
   }
+  if (req.lock && !r.store.getBucketConfig(source, OBJECT_LOCK_CONFIG)) out.push(...lockedBucketConfigs());
   return out;
 }
 
