@@ -4,6 +4,8 @@
  *
  *   strata serve   [options]              the S3 server (npm start)
  *   strata verify  [options] [DIR|URL]    check a repository end to end (read-only)
+ *   strata keys    <command> ...          manage access keys
+ *   strata fork    SRC DST [options]      fork a bucket in constant time
  *
  * Every verb answers --help and --version without doing anything else. Exit codes: 0 success,
  * 1 failure, 2 bad command line or configuration (nothing was touched).

@@ -5,6 +5,7 @@
 import { serveVerb } from './serve.js';
 import { verifyVerb } from './verify.js';
 import { keysVerb } from './keys.js';
+import { forkVerb } from './fork.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb];

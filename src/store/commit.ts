@@ -50,7 +50,11 @@ export type Mutation =
   | { op: 'putVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
   /** Replaces the version log entry of `key` at (seq, index) (removal, tags, ACL); the
    * namespace is left alone (a `put` in the same commit changes it when needed). */
-  | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array };
+  | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
+  /** Creates `bucket` (id, created as createBucket) reading everything bucket `source` reads
+   * at this point of the chain, its version log included (fork.ts; keyspace.ts). Its settings
+   * follow as setConfig. */
+  | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number };
 
 export interface CommitRecord {
   seq: number;
@@ -76,6 +80,7 @@ const OPS = [
   'setKey',
   'putVersion',
   'rewriteVersion',
+  'forkBucket',
 ] as const;
 
 const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
@@ -151,6 +156,9 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
       case 'rewriteVersion':
         w.string(m.key).varint(m.seq).varint(m.index).bytes(m.entry);
+        break;
+      case 'forkBucket':
+        w.string(m.source).string(m.id).varint(m.created);
         break;
     }
   }
@@ -228,6 +236,9 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         break;
       case 'rewriteVersion':
         mutations.push({ op, bucket, key: r.string(), seq: r.varint(), index: r.varint(), entry: r.bytes().slice() });
+        break;
+      case 'forkBucket':
+        mutations.push({ op, bucket, source: r.string(), id: r.string(), created: r.varint() });
         break;
     }
   }
