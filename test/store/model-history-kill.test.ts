@@ -31,7 +31,7 @@ const ITERATIONS = Number(process.env.MODEL_HISTORY_KILLS ?? 3);
 /** Reads as of past moments after each reopen (point-in-time, issue 9). */
 const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
 /** Forks (x-strata-fork-source) and whole-bucket deletions among the steps (issue 9). */
-const FORKS = false; // true once forks (i9-forks) are merged
+const FORKS = true;
 
 let worker: Awaited<ReturnType<typeof bundleEntry>>;
 const temps: (() => void)[] = [];

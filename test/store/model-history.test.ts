@@ -3,13 +3,16 @@
  * one-part multipart uploads, COPY (latest and by version, within and across two buckets),
  * PutObjectTagging (latest and by version), DELETE (with and without versionId),
  * DeleteObjects, versioning toggles (never enabled -> Enabled/Suspended, per bucket) and
- * reads, run against a real
- * server over HTTP with the AWS SDK v3 and against a small model of S3 written from AWS's
- * documentation. Every answer is checked as it comes; every few operations everything is
+ * reads, run against a real server over HTTP with the AWS SDK v3 and against a small model
+ * of S3 written from AWS's documentation. Every answer is checked as it comes; every few operations everything is
  * compared: each version and delete marker by id (GET/HEAD), the latest of each key,
  * ListObjectVersions in small pages, from markers, by prefix and delimiter, URL-encoded,
  * and ListObjectsV2. Tiny checkpoint and compaction thresholds make the version log flush
  * and compact many times during a run.
+ *
+ * Now and then a step forks a bucket (CreateBucket with x-strata-fork-source) or deletes a
+ * whole bucket the strict way (every version, then DeleteBucket), so forks of forks and forks
+ * whose source is gone are compared too.
  *
  * A failure prints the seed and the operations before it. MODEL_HISTORY_SEEDS=<n> runs more
  * seeds (a soak); MODEL_HISTORY_OPS=<n> longer sequences.
@@ -25,10 +28,12 @@ const OPS = Number(process.env.MODEL_HISTORY_OPS ?? 120);
 /** Reads as of past moments and restores (point-in-time, issue 9). */
 const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
 /** Forks (x-strata-fork-source) and whole-bucket deletions among the steps (issue 9). */
-const FORKS = false; // true once forks (i9-forks) are merged
+const FORKS = true;
 
 let server: TestServer;
 let probe: Probe;
+/** Steps of every seed, by kind. */
+const totals = new Map<string, number>();
 beforeAll(async () => {
   server = await startTestServer({ config: { log: 'off' }, store: TINY_STORE });
   probe = new Probe(server.url);
@@ -49,9 +54,15 @@ describe('model-based history: S3 versioning against a model of S3', () => {
     expect(stats.fullChecks).toBeGreaterThanOrEqual(Math.floor(OPS / 25));
     expect(stats.entries).toBeGreaterThan(5);
     if (AS_OF) expect(stats.asOfChecks).toBeGreaterThan(4);
+    for (const [k, n] of Object.entries(stats.ops)) totals.set(k, (totals.get(k) ?? 0) + n);
   });
 
-  it('the repository crossed checkpoints and version-log compactions', () => {
+  it('the seeds together forked, deleted and restored buckets; the repository crossed checkpoints and compactions', () => {
+    if (SEEDS >= 3 && FORKS) {
+      expect(totals.get('fork')).toBeGreaterThan(0);
+      expect(totals.get('drop')).toBeGreaterThan(0);
+    }
+    if (SEEDS >= 3 && AS_OF) expect(totals.get('restore')).toBeGreaterThan(0);
     const repo = server.server!.store.repo;
     expect(repo.stats.checkpoints).toBeGreaterThan(10);
     expect(repo.stats.compactions).toBeGreaterThan(0);

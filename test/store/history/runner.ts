@@ -57,8 +57,8 @@ export class SequenceFailure extends Error {
 /** Share of steps (in 1000) that restore a bucket to a past moment, when `asOf`. */
 const RESTORE_PER_MILLE = 25;
 /** Share of steps (in 1000) that fork a bucket, and that delete one, when `forks`. */
-const FORK_PER_MILLE = 20;
-const DROP_PER_MILLE = 8;
+const FORK_PER_MILLE = 25;
+const DROP_PER_MILLE = 15;
 /** Forks stop at this many buckets; deletions leave at least MIN_BUCKETS. */
 const MAX_BUCKETS = 5;
 const MIN_BUCKETS = 2;
