@@ -153,7 +153,11 @@ function nextStep(next: () => number, world: World, timeline: Timeline, serial: 
   }
   if (o.forks && r >= 500 && r < 500 + FORK_PER_MILLE && names.length < MAX_BUCKETS) {
     const source = names[next() % names.length]!;
-    return { t: 'bucket', op: { t: 'fork', bucket: `${o.prefix ?? `model-${o.seed}`}-f${o.seed}-${serial}`, source } };
+    const op: BucketOp = { t: 'fork', bucket: `${o.prefix ?? `model-${o.seed}`}-f${o.seed}-${serial}`, source };
+    // With point-in-time reads, half the forks are as of a past moment of the source.
+    const then = o.asOf && next() % 2 === 0 ? timeline.pick(next, source) : undefined;
+    if (then) op.at = then.time;
+    return { t: 'bucket', op };
   }
   if (o.forks && r >= 600 && r < 600 + DROP_PER_MILLE && names.length > MIN_BUCKETS) {
     return { t: 'bucket', op: { t: 'drop', bucket: names[next() % names.length]! } };
