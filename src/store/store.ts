@@ -24,6 +24,9 @@ import { listVersions, type ListVersionsOptions, type ListVersionsResult } from 
 import { removeVersion, type RemoveOptions, type RemoveOutcome } from './versions-remove.js';
 import { updateVersion } from './versions-update.js';
 import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
+import { getHistoryWindow, putHistoryWindow } from './history-window.js';
+import { stateAsOf, type AsOfState } from './as-of.js';
+import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -129,6 +132,23 @@ export class Store {
   }
   listObjects(bucket: string, opts?: ListOptions): Promise<ListResult> {
     return listObjects(this.repo, bucket, opts);
+  }
+
+  // History (history-window.ts, as-of*.ts)
+  /** The bucket's history window, ms (default 30 days). */
+  getHistoryWindow(bucket: string): number {
+    return getHistoryWindow(this.repo, bucket);
+  }
+  putHistoryWindow(bucket: string, ms: number): Promise<void> {
+    return putHistoryWindow(this.repo, bucket, ms);
+  }
+  /** What `key` was at `at` (ms), inside the history window (as-of.ts). */
+  stateAsOf(bucket: string, key: string, at: number): Promise<AsOfState> {
+    return stateAsOf(this.repo, bucket, key, at);
+  }
+  /** ListObjects as of `opts.at` (as-of-list.ts). */
+  listObjectsAsOf(bucket: string, opts: AsOfListOptions): Promise<ListResult> {
+    return listObjectsAsOf(this.repo, bucket, opts);
   }
   getObjectTagging(bucket: string, key: string, versionId?: string): Promise<Record<string, string>> {
     return misc.getObjectTagging(this.repo, bucket, key, versionId);

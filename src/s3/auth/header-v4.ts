@@ -106,6 +106,7 @@ export function verifyHeaderV4(
     region: credential.region,
     signatureVersion: 4 as const,
     form: 'header' as const,
+    signedHeaders: auth.signedHeaders.split(';'),
   };
   switch (kind.kind) {
     case 'sha256':

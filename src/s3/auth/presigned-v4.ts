@@ -116,6 +116,7 @@ export function verifyPresignedV4(
     region: credential.region,
     signatureVersion: 4,
     form: 'presigned',
+    signedHeaders: signedHeaders.split(';'),
     payload: kind.kind === 'sha256' ? { mode: 'sha256', hex: kind.hex } : { mode: 'unsigned' },
   };
 }

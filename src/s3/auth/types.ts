@@ -67,6 +67,8 @@ export interface SignedAuth {
   /** Which form carried the signature (`post-form`: the fields of a POST Object form). */
   form: 'header' | 'presigned' | 'post-form';
   payload: PayloadMode;
+  /** SigV4 (header and presigned): the lower-case names of the headers the signature covers. */
+  signedHeaders?: readonly string[];
 }
 
 /**
