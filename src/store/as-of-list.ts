@@ -14,7 +14,8 @@
  * than it lists. Two bounds keep a request short whatever the bucket holds:
  *   - commit sequences and commit times rise together (a commit's time never goes back), so
  *     once an entry of sequence s is known to be newer than the time, every entry of sequence
- *     >= s is too: a key's newer entries are skipped with one seek past them (SeqBound);
+ *     >= s is too: a key's newer entries are skipped with one seek past them (past-scan.ts
+ *     SeqBound);
  *   - at most STEP_BUDGET log entries are read per request: when it runs out, the page ends
  *     there, truncated (possibly with fewer keys than asked, possibly none), and its token /
  *     NextMarker resume after the last key examined, as S3 allows.
@@ -23,7 +24,8 @@ import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
 import { decodeEntry, decodeEntryHeader } from './version-log.js';
-import { logKey, logKeyEnd, MAX_INDEX, parseLogKey } from './version-id.js';
+import { logKeyEnd, parseLogKey } from './version-id.js';
+import { SeqBound } from './past-scan.js';
 import { escapePrefix } from './upload-keys.js';
 import { PastFilter, requireBucketState } from './versions-read.js';
 import { checkReadableTime } from './history-window.js';
@@ -45,19 +47,6 @@ export interface AsOfListOptions extends ListOptions {
   at: number;
   /** Log entries to read at most (default STEP_BUDGET; tests lower it). */
   stepBudget?: number;
-}
-
-/**
- * What is known of the sequence of the last commit at or before the time: every sequence
- * >= `newer` is after it. Learned from the entries a listing reads (their sequence and time).
- */
-class SeqBound {
-  newer = Number.POSITIVE_INFINITY;
-
-  learn(seq: number, time: number, at: number): void {
-    // Sequence 0 holds objects written before the version log, at their own times: no bound.
-    if (seq > 0 && time > at && seq < this.newer) this.newer = seq;
-  }
 }
 
 /**
@@ -99,7 +88,7 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
   }
 
   const it = mergeSources(b.versions.sources(), from);
-  const bound = new SeqBound();
+  const bound = new SeqBound(at);
   let steps = 0;
   let count = 0;
   /** Everything up to here has been examined (where a page cut by the budget resumes). */
@@ -137,10 +126,11 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
       steps++;
       const what = `version log entry of ${bucket}/${key}`;
       const head = decodeEntryHeader(r.value.value, what);
-      bound.learn(position.seq, head.time, at);
+      bound.learn(position.seq, head.time);
       if (!current.filter.decides(head)) {
         // Every entry of sequence >= bound.newer is later than the time: skip them at once.
-        if (head.time > at && position.seq > bound.newer) it.seek(logKey(key, { seq: bound.newer - 1, index: MAX_INDEX }), true);
+        const skip = head.time > at ? bound.skipFrom(key, position.seq) : undefined;
+        if (skip) it.seek(skip, true);
         continue;
       }
       const record = head.kind === 'version' ? decodeEntry(r.value.value, what).record : undefined;

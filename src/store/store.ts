@@ -27,6 +27,7 @@ import { getVersioning, putVersioning, type VersioningStatus } from './versionin
 import { getHistoryWindow, putHistoryWindow } from './history-window.js';
 import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
+import { restoreBucket, type RestoreOptions, type RestoreResult } from './restore.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -149,6 +150,10 @@ export class Store {
   /** ListObjects as of `opts.at` (as-of-list.ts). */
   listObjectsAsOf(bucket: string, opts: AsOfListOptions): Promise<ListResult> {
     return listObjectsAsOf(this.repo, bucket, opts);
+  }
+  /** Restores the bucket (or a prefix) to its state at opts.to, as new writes (restore.ts). */
+  restore(bucket: string, opts: RestoreOptions): Promise<RestoreResult> {
+    return restoreBucket(this.repo, bucket, opts);
   }
   getObjectTagging(bucket: string, key: string, versionId?: string): Promise<Record<string, string>> {
     return misc.getObjectTagging(this.repo, bucket, key, versionId);

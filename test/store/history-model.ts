@@ -107,6 +107,12 @@ export class Clock {
     this.t += ms;
     return this.t;
   }
+  /** The time now, where every write so far is visible; then ticks, so later writes are after it. */
+  mark(): number {
+    const t = this.t;
+    this.tick();
+    return t;
+  }
 }
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
