@@ -16,6 +16,7 @@ import { percentDecode, splitTarget } from '../sigv4/raw-target.js';
 import { AdminError, sendJsonError } from './http.js';
 import { continueIfExpected } from '../s3/expect-continue.js';
 import { KEY_ROUTES } from './keys.js';
+import { HISTORY_ROUTES } from './history.js';
 
 /** Every admin path starts with this; the API version follows. */
 export const ADMIN_PREFIX = '/_strata/';
@@ -31,7 +32,7 @@ export interface AdminRoute {
 }
 
 /** Every admin route. */
-const ROUTES: AdminRoute[] = [...KEY_ROUTES];
+const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...HISTORY_ROUTES];
 
 /** Whether `r` is addressed to the admin API (path-style `/_strata/...`, not a virtual-hosted bucket). */
 export function isAdminRequest(r: RequestContext): boolean {

@@ -5,6 +5,8 @@
 import { serveVerb } from './serve.js';
 import { verifyVerb } from './verify.js';
 import { keysVerb } from './keys.js';
+import { historyVerb, historyWindowVerb } from './history.js';
+import { restoreVerb } from './restore.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, historyVerb, historyWindowVerb, restoreVerb];

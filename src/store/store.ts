@@ -28,6 +28,7 @@ import { getHistoryWindow, putHistoryWindow } from './history-window.js';
 import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
 import { restoreBucket, type RestoreOptions, type RestoreResult } from './restore.js';
+import { listHistory, type HistoryOptions, type HistoryPage } from './history.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -150,6 +151,10 @@ export class Store {
   /** ListObjects as of `opts.at` (as-of-list.ts). */
   listObjectsAsOf(bucket: string, opts: AsOfListOptions): Promise<ListResult> {
     return listObjectsAsOf(this.repo, bucket, opts);
+  }
+  /** One page of what changed when in the bucket (history.ts). */
+  listHistory(bucket: string, opts?: HistoryOptions): Promise<HistoryPage> {
+    return listHistory(this.repo, bucket, opts);
   }
   /** Restores the bucket (or a prefix) to its state at opts.to, as new writes (restore.ts). */
   restore(bucket: string, opts: RestoreOptions): Promise<RestoreResult> {
