@@ -21,7 +21,7 @@ export interface Anchor {
   head?: RecordRef;
   /** The newest checkpoint and the sequence it covers. */
   root: RecordRef & { seq: number };
-  /** Wall-clock time of the last move, ms. */
+  /** Time of the last move, ms: the wall clock, or the newest commit's time if that is later. */
   time: number;
   /** Random id of the process that wrote it. */
   writer: string;
@@ -63,6 +63,23 @@ export function decodeAnchor(bytes: Uint8Array): Anchor {
     throw new StoreError('Corrupt', 'anchor check digest does not match its content');
   }
   return a;
+}
+
+/** Whether `a` and `b` name the same record (both absent counts as the same). Pure. */
+export function sameRef(a: RecordRef | undefined, b: RecordRef | undefined): boolean {
+  if (!a || !b) return a === b;
+  return a.key === b.key && a.offset === b.offset && a.length === b.length && a.hash === b.hash;
+}
+
+/**
+ * Whether two anchors are the same in every field (format, sequence, head, root and the
+ * sequence it covers, time, writer): how a writer recognises its own write read back. Pure.
+ */
+export function sameAnchor(a: Anchor, b: Anchor): boolean {
+  return (
+    a.format === b.format && a.seq === b.seq && sameRef(a.head, b.head) && sameRef(a.root, b.root) &&
+    a.root.seq === b.root.seq && a.time === b.time && a.writer === b.writer
+  );
 }
 
 function isRef(r: unknown): r is RecordRef {

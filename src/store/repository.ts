@@ -10,16 +10,23 @@
  * only the commits after it.
  *
  * If the anchor may have moved without us knowing (an ambiguous failure we could not
- * resolve by re-reading it), the repository fences itself: reads go on, writes fail with
- * 'Unsafe' until it is reopened — it never commits on top of a state it is unsure of.
+ * resolve by re-reading it), or memory could not take in a commit the anchor already names,
+ * the repository fences itself: reads go on, writes fail with 'Unsafe' until it is reopened
+ * — it never commits on top of a state it is unsure of, and never gives a sequence number
+ * the anchor has named to another commit.
+ *
+ * Commit times (a batch's `time`, every object's Last-Modified) strictly increase: each is
+ * the wall clock or 1 ms after the previous commit's, whichever is later, also across a
+ * reopen. So "as of time T" names exactly one prefix of the chain, even when the clock
+ * steps back.
  */
 import type { Provider } from '../provider/provider.js';
 import { ProviderError } from '../provider/provider.js';
 import { BlockCache } from './index/block-cache.js';
 import { SortedMap } from './index/sorted-map.js';
 import { ANCHOR_KEY, BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey, newId, rootKey } from './layout.js';
-import { encodeAnchor, FORMAT, type Anchor } from './anchor.js';
-import { encodeCommit, type RecordRef } from './commit.js';
+import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor } from './anchor.js';
+import { encodeCommit, type Mutation, type RecordRef } from './commit.js';
 import { encodeRoot, type RootRecord } from './root.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
@@ -119,6 +126,8 @@ export class Repository {
   readonly #writer = newId(8);
   #seq = 0;
   #head: RecordRef | undefined;
+  /** Time of the newest commit, ms; the next commit's time is later (see module doc). */
+  #time = 0;
   #root: RecordRef & { seq: number };
   #anchorEtag: string;
   #queue: Operation[] = [];
@@ -162,6 +171,9 @@ export class Repository {
     }
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
     const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
+    // Commit times never precede what the repository already recorded (the root and anchor
+    // carry times no earlier than the head commit's), whatever the clock says now.
+    repo.#time = loaded.commits.reduce((t, c) => Math.max(t, c.time), Math.max(loaded.root.time, loaded.anchor.time));
     // Roots and commits written before the uploads keyspace name uploads by id alone: resolve
     // them while replaying, then forget the mapping.
     repo.state.legacyUploads = new Map();
@@ -291,7 +303,8 @@ export class Repository {
    */
   async #startBatch(prev: InFlight | null): Promise<InFlight | null> {
     const seq = (prev?.seq ?? this.#seq) + 1;
-    const batch = new Batch(seq, commitKey(seq), this.now(), prev?.batch);
+    const time = Math.max(this.now(), (prev ? prev.batch.time : this.#time) + 1);
+    const batch = new Batch(seq, commitKey(seq), time, prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
       const op = this.#queue.shift()!;
@@ -323,13 +336,15 @@ export class Repository {
     const finish = async (): Promise<boolean> => {
       try {
         await written;
-        if (prev && !(await prev.done)) throw new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
+        if (prev && !(await prev.done)) throw this.#fenced ?? new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
         batch.prev = undefined; // applied by now: read the state itself (and free it)
         if (this.#fenced) throw this.#fenced;
         await this.#moveAnchor(seq, ref, this.#root);
-        for (const m of batch.mutations) this.state.apply(m);
+        // Durable from here on, whatever happens next: the sequence is taken for good.
         this.#seq = seq;
         this.#head = ref;
+        this.#time = batch.time;
+        this.#applyDurable(seq, batch.mutations);
       } catch (err) {
         const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
         for (const d of done) d.op.reject(e);
@@ -344,14 +359,34 @@ export class Repository {
     return { seq, batch, ref, done: finish() };
   }
 
+  /**
+   * Applies the mutations of commit `seq`, which the anchor already names, to memory. If that
+   * throws, memory holds part of a durable commit: fences (StoreError 'Unsafe', thrown) so
+   * nothing is committed on top of it; reopening replays the commit from storage.
+   */
+  #applyDurable(seq: number, mutations: readonly Mutation[]): void {
+    try {
+      for (const m of mutations) this.state.apply(m);
+    } catch (err) {
+      throw this.#fence(`commit ${seq} is durable but applying it in memory failed (${String(err)}); reopening replays it`, err);
+    }
+  }
+
   #checkpointDue(): boolean {
     const o = this.#opts;
     return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
   }
 
-  /** Compare-and-swaps the anchor to (seq, head, root); resolves ambiguous failures by re-reading it. */
+  /**
+   * Compare-and-swaps the anchor to (seq, head, root). An ambiguous failure is resolved by
+   * reading the anchor back: exactly the anchor we wrote means it landed; the anchor we last
+   * knew (same etag, sequence, head and root) means it did not (StoreError 'Io', nothing
+   * changed); anything else fences (StoreError 'Unsafe'). A checkpoint keeps sequence and
+   * head, so only the whole anchor — root included — tells its write apart from the old one.
+   */
   async #moveAnchor(seq: number, head: RecordRef | undefined, root: RecordRef & { seq: number }): Promise<void> {
-    const anchor: Anchor = { format: FORMAT, seq, root, time: this.now(), writer: this.#writer };
+    const time = Math.max(this.now(), this.#time);
+    const anchor: Anchor = { format: FORMAT, seq, root, time, writer: this.#writer };
     if (head) anchor.head = head;
     const conditional = this.provider.capabilities.conditionalWrites;
     try {
@@ -368,11 +403,15 @@ export class Repository {
       } catch (readErr) {
         throw this.#fence(`anchor update failed and its state cannot be read back: ${String(readErr)}`, err);
       }
-      if (current && current.anchor.seq === seq && current.anchor.writer === this.#writer && current.anchor.head?.hash === head?.hash) {
+      if (current && sameAnchor(current.anchor, anchor)) {
         this.#anchorEtag = current.etag;
         return;
       }
-      if (current && current.anchor.seq === this.#seq && current.etag === this.#anchorEtag) {
+      const known = current?.anchor;
+      if (
+        known && current?.etag === this.#anchorEtag && known.seq === this.#seq &&
+        sameRef(known.head, this.#head) && sameRef(known.root, this.#root) && known.root.seq === this.#root.seq
+      ) {
         throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err });
       }
       throw this.#fence('the anchor is in an unexpected state after a failed update', err);
@@ -458,7 +497,7 @@ export class Repository {
     }
     const record: RootRecord = {
       seq: this.#seq,
-      time: this.now(),
+      time: Math.max(this.now(), this.#time), // no earlier than the commits it covers
       repositoryId: this.config.repositoryId,
       buckets: [...this.state.buckets.values()].map((b) => ({
         name: b.name,

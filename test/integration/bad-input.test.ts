@@ -704,8 +704,8 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
   });
 
   it('unsupported sub-resources -> 501 NotImplemented as XML, and they do not act as the plain operation', async () => {
-    for (const sub of ['versioning', 'logging', 'lifecycle', 'notification', 'website', 'replication']) {
-      for (const method of sub === 'versioning' ? ['PUT', 'DELETE'] : ['GET', 'PUT', 'DELETE']) {
+    for (const sub of ['logging', 'lifecycle', 'notification', 'website', 'replication']) {
+      for (const method of ['GET', 'PUT', 'DELETE']) {
         expectError(await call({ method, path: `/${BUCKET}`, query: { [sub]: '' } }), 501, 'NotImplemented');
       }
     }
@@ -718,9 +718,18 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
     expect(torrent.status).toBe(200);
     expect(torrent.headers['content-type']).toBe('application/x-bittorrent');
     expect(Buffer.from(torrent.body).subarray(0, 1).toString()).toBe('d');
-    // PUT /bucket?versioning on a new name must not have created it.
-    expectError(await call({ method: 'PUT', path: '/bad-input-ver', query: { versioning: '' } }), 501, 'NotImplemented');
+    // PUT /bucket?versioning on a new name must not have created it; bad documents are refused.
+    expectError(await call({ method: 'PUT', path: '/bad-input-ver', query: { versioning: '' }, body: Buffer.from('<VersioningConfiguration><Status>Enabled</Status></VersioningConfiguration>') }), 404, 'NoSuchBucket');
     expect((await call({ method: 'HEAD', path: '/bad-input-ver' })).status).toBe(404);
+    for (const doc of ['', '<VersioningConfiguration/>', '<VersioningConfiguration><Status>On</Status></VersioningConfiguration>', '<VersioningConfiguration><Status>Enabled</Status><Status>Enabled</Status></VersioningConfiguration>', '<VersioningConfiguration><Status>Enabled', '<Other><Status>Enabled</Status></Other>', `<VersioningConfiguration><Status>${'E'.repeat(100_000)}</Status></VersioningConfiguration>`]) {
+      const res = await call({ method: 'PUT', path: `/${BUCKET}`, query: { versioning: '' }, body: Buffer.from(doc) });
+      expect(res.status, doc.slice(0, 80)).toBe(400);
+    }
+    for (const id of ['', 'x', '0'.repeat(17), 'NULL', '../etc']) {
+      expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { versionId: id } }), 400, 'InvalidArgument');
+      expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { versions: '', 'key-marker': 'a', 'version-id-marker': id || 'x' } }), 400, 'InvalidArgument');
+    }
+    expect((await call({ method: 'GET', path: `/${BUCKET}`, query: { versions: '' } })).status).toBe(200);
   });
 });
 

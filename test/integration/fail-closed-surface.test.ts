@@ -176,7 +176,7 @@ describe('listing echoes', () => {
 
 describe('DeleteObjects honours VersionId and ETag', () => {
   it('deletes only what the entry names', async () => {
-    const keys = ['d-ver', 'd-null', 'd-etag-bad', 'd-etag-ok'];
+    const keys = ['d-ver', 'd-bad-ver', 'd-null', 'd-etag-bad', 'd-etag-ok'];
     const etags: Record<string, string> = {};
     for (const k of keys) etags[k] = (await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: k, Body: k }))).ETag!;
     const r = await s3.send(
@@ -184,7 +184,8 @@ describe('DeleteObjects honours VersionId and ETag', () => {
         Bucket: BUCKET,
         Delete: {
           Objects: [
-            { Key: 'd-ver', VersionId: '3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY' },
+            { Key: 'd-ver', VersionId: '0000000fffff000000' },
+            { Key: 'd-bad-ver', VersionId: '3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY' },
             { Key: 'd-null', VersionId: 'null' },
             { Key: 'd-etag-bad', ETag: '"0123456789abcdef0123456789abcdef"' },
             { Key: 'd-etag-ok', ETag: etags['d-etag-ok'] },
@@ -196,13 +197,15 @@ describe('DeleteObjects honours VersionId and ETag', () => {
     expect((r.Deleted ?? []).map((d) => [d.Key, d.VersionId]).sort()).toEqual([
       ['d-etag-ok', undefined],
       ['d-null', 'null'],
+      // A well-formed id no version has: nothing to delete, answered as deleted (as DELETE ?versionId).
+      ['d-ver', '0000000fffff000000'],
     ]);
     expect((r.Errors ?? []).map((e) => [e.Key, e.Code, e.VersionId]).sort()).toEqual([
+      ['d-bad-ver', 'InvalidArgument', '3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY'],
       ['d-etag-bad', 'PreconditionFailed', undefined],
       ['d-missing', 'NoSuchKey', undefined],
-      ['d-ver', 'NoSuchVersion', '3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY'],
     ]);
-    for (const k of ['d-ver', 'd-etag-bad']) expect((await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: k }))).ETag).toBe(etags[k]);
+    for (const k of ['d-ver', 'd-bad-ver', 'd-etag-bad']) expect((await s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: k }))).ETag).toBe(etags[k]);
     for (const k of ['d-null', 'd-etag-ok']) expect((await failure(s3.send(new HeadObjectCommand({ Bucket: BUCKET, Key: k })))).status).toBe(404);
   });
 });

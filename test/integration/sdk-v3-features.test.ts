@@ -360,10 +360,10 @@ describe('CORS', () => {
 });
 
 describe('unsupported operations', () => {
-  it('PutBucketVersioning and PutBucketWebsite are 501 NotImplemented', async () => {
+  it('PutBucketVersioning with MFA Delete and PutBucketWebsite are 501 NotImplemented', async () => {
     const b = await newBucket('unsupported');
     expect(
-      await failure(s3.send(new PutBucketVersioningCommand({ Bucket: b, VersioningConfiguration: { Status: 'Enabled' } })))
+      await failure(s3.send(new PutBucketVersioningCommand({ Bucket: b, MFA: 'serial 123456', VersioningConfiguration: { Status: 'Enabled', MFADelete: 'Enabled' } })))
     ).toMatchObject({ name: 'NotImplemented', status: 501 });
     // Nothing changed: the bucket still reads as never versioned.
     expect((await s3.send(new GetBucketVersioningCommand({ Bucket: b }))).Status).toBeUndefined();

@@ -24,6 +24,8 @@ import {
   DeleteObjectsCommand,
   GetBucketLocationCommand,
   GetBucketVersioningCommand,
+  ListObjectVersionsCommand,
+  CopyObjectCommand,
   PutBucketVersioningCommand,
   GetObjectCommand,
   GetObjectTaggingCommand,
@@ -77,13 +79,31 @@ describe('buckets', () => {
     expect(ver.$metadata.httpStatusCode).toBe(200);
     expect(ver.Status).toBeUndefined();
     expect(ver.MFADelete).toBeUndefined();
-    const enable = await failure(s3.send(new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } })));
-    expect(enable).toMatchObject({ name: 'NotImplemented', status: 501 });
-
-    await s3.send(new PutObjectCommand({ Bucket: name, Key: 'x', Body: 'x' }));
+    // Versioned: upload twice, read each version, a delete marker, restore by copying the old one.
+    await s3.send(new PutBucketVersioningCommand({ Bucket: name, VersioningConfiguration: { Status: 'Enabled' } }));
+    expect((await s3.send(new GetBucketVersioningCommand({ Bucket: name }))).Status).toBe('Enabled');
+    const v1 = (await s3.send(new PutObjectCommand({ Bucket: name, Key: 'x', Body: 'first' }))).VersionId!;
+    const v2 = (await s3.send(new PutObjectCommand({ Bucket: name, Key: 'x', Body: 'second' }))).VersionId!;
+    expect(v1).toMatch(/^[0-9a-f]{18}$/);
+    expect(v2).not.toBe(v1);
+    expect(new TextDecoder().decode(await getBytes(s3, name, 'x', { VersionId: v1 }))).toBe('first');
+    const del = await s3.send(new DeleteObjectCommand({ Bucket: name, Key: 'x' }));
+    expect(del.DeleteMarker).toBe(true);
+    expect(await failure(s3.send(new HeadObjectCommand({ Bucket: name, Key: 'x' })))).toMatchObject({ status: 404 });
+    expect(await failure(s3.send(new HeadObjectCommand({ Bucket: name, Key: 'x', VersionId: del.VersionId! })))).toMatchObject({ status: 405 });
+    const listed = await s3.send(new ListObjectVersionsCommand({ Bucket: name }));
+    expect(listed.Versions?.map((v) => [v.VersionId, v.IsLatest])).toEqual([[v2, false], [v1, false]]);
+    expect(listed.DeleteMarkers?.map((m) => [m.VersionId, m.IsLatest])).toEqual([[del.VersionId, true]]);
+    const restored = await s3.send(new CopyObjectCommand({ Bucket: name, Key: 'x', CopySource: `${name}/x?versionId=${v1}` }));
+    expect(restored.CopySourceVersionId).toBe(v1);
+    expect(new TextDecoder().decode(await getBytes(s3, name, 'x'))).toBe('first');
+    expect(await failure(s3.send(new GetObjectCommand({ Bucket: name, Key: 'x', VersionId: 'not-a-version' })))).toMatchObject({ name: 'InvalidArgument', status: 400 });
     const notEmpty = await failure(s3.send(new DeleteBucketCommand({ Bucket: name })));
     expect(notEmpty).toMatchObject({ name: 'BucketNotEmpty', status: 409 });
-    await s3.send(new DeleteObjectCommand({ Bucket: name, Key: 'x' }));
+    const all = await s3.send(new ListObjectVersionsCommand({ Bucket: name }));
+    for (const v of [...(all.Versions ?? []), ...(all.DeleteMarkers ?? [])]) {
+      await s3.send(new DeleteObjectCommand({ Bucket: name, Key: v.Key!, VersionId: v.VersionId! }));
+    }
     await s3.send(new DeleteBucketCommand({ Bucket: name }));
 
     const gone = await failure(s3.send(new HeadBucketCommand({ Bucket: name })));

@@ -7,7 +7,8 @@
  * DELETE happened for all its keys or none; LIST (paged, through continuation tokens)
  * shows exactly the present keys in UTF-8 byte order with the right sizes and ETags;
  * multipart uploads are open exactly when the log says they must be (and a Complete is
- * atomic with the object it writes); `verifyRepository` is clean. Then it aborts the
+ * atomic with the object it writes); `verifyRepository` is clean; commit times strictly
+ * increase along the chain, across the kill and every reopen. Then it aborts the
  * uploads left open, so the next worker starts from a state the returned model describes.
  */
 import { acquireDirectoryLock } from '../../src/provider/fs/directory-lock.js';
@@ -18,6 +19,13 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { contentBytes, contentId, contentSize, expectedEtag } from './bodies.js';
 import { BUCKET, type Content } from './protocol.js';
 import type { WorkerLog } from './model.js';
+import { chainCommits } from '../store/helpers.js';
+
+/** A commit of the chain: where the next check's walk of commit times starts. */
+export interface ChainMark {
+  seq: number;
+  time: number;
+}
 
 export interface CheckResult {
   /** What every key holds now (the next worker's starting state). */
@@ -27,6 +35,8 @@ export interface CheckResult {
   /** In-flight operations whose outcome cannot be told apart (e.g. deleting an absent key). */
   inflightSame: number;
   verifyClean: boolean;
+  /** The newest commit when the chain was walked (pass it to the next check). */
+  head: ChainMark;
   failures: string[];
 }
 
@@ -68,8 +78,9 @@ function match(legal: Content[], got: { bytes: Uint8Array; etag: string } | null
   });
 }
 
-export async function checkAfterKill(dir: string, keys: readonly string[], log: WorkerLog): Promise<CheckResult> {
-  const r: CheckResult = { state: new Map(), inflightWhole: 0, inflightAbsent: 0, inflightSame: 0, verifyClean: false, failures: [] };
+/** `since`: the head an earlier check walked to; only commits after it are read again. */
+export async function checkAfterKill(dir: string, keys: readonly string[], log: WorkerLog, since: ChainMark = { seq: 0, time: 0 }): Promise<CheckResult> {
+  const r: CheckResult = { state: new Map(), inflightWhole: 0, inflightAbsent: 0, inflightSame: 0, verifyClean: false, head: since, failures: [] };
   const fail = (m: string) => r.failures.push(m);
   const store = await openDirectory(dir);
   try {
@@ -134,6 +145,14 @@ export async function checkAfterKill(dir: string, keys: readonly string[], log: 
     const report = await verifyRepository(store.repo.provider);
     r.verifyClean = report.ok;
     for (const p of report.problems) fail(`verify: ${p.code} ${p.blob}: ${p.message}`);
+    // 6. Commit times strictly increase (the worker's clock is the wall clock; the commits
+    // of earlier workers and of the checks' own reopens are in the chain too).
+    let prev = since;
+    for (const c of await chainCommits(store.repo.provider, since.seq)) {
+      if (c.time <= prev.time) fail(`commit ${c.seq} has time ${c.time}, not after commit ${prev.seq}'s ${prev.time}`);
+      prev = { seq: c.seq, time: c.time };
+    }
+    r.head = prev;
     for (const u of open) await store.abortMultipartUpload(BUCKET, u.key, u.uploadId);
   } finally {
     await store.close();

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { prng, randInt } from '../support/random.js';
-import { checkAfterKill, openDirectory } from './check.js';
+import { checkAfterKill, openDirectory, type ChainMark } from './check.js';
 import { WorkerLog } from './model.js';
 import { BUCKET, type Content, type WorkerConfig, type WorkerStoreOptions } from './protocol.js';
 
@@ -150,6 +150,7 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<Tally> {
   const keys = opts.keys ?? DEFAULT_KEYS;
   const next = prng(opts.seed);
   let state = new Map<string, Content>(keys.map((k) => [k, null]));
+  let head: ChainMark = { seq: 0, time: 0 };
   const t: Tally = { iterations: 0, kills: 0, killsBeforeReady: 0, ackedWrites: 0, ackedReads: 0, inflightWhole: 0, inflightAbsent: 0, inflightSame: 0, checkpoints: 0, compactions: 0, verifyClean: 0, failures: [] };
   for (let i = 0; i < opts.iterations; i++) {
     const started = Date.now();
@@ -169,13 +170,14 @@ export async function runKillSoak(opts: KillSoakOptions): Promise<Tally> {
     const failures = [...log.problems];
     if (!run.killed) failures.push(`worker was not killed (exit ${run.exit}): ${run.stderr.trim()}`);
     if (run.stuck) failures.push(`worker was still running after ${WORKER_LIMIT_MS} ms (ready: ${log.ready})`);
-    const check = await checkAfterKill(dir, keys, log).catch((err: unknown) => {
+    const check = await checkAfterKill(dir, keys, log, head).catch((err: unknown) => {
       failures.push(`reopen/check failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
       return undefined;
     });
     if (check) {
       failures.push(...check.failures);
       state = check.state;
+      head = check.head;
     }
     const r: IterationResult = {
       iteration: i,

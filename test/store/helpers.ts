@@ -5,6 +5,9 @@ import { join } from 'node:path';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import type { Provider } from '../../src/provider/provider.js';
+import { decodeCommit, type CommitRecord } from '../../src/store/commit.js';
+import { readRecord } from '../../src/store/records-io.js';
+import { readAnchor } from '../../src/store/recovery.js';
 
 export function tempDir(label = 'strata'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
@@ -34,4 +37,22 @@ export async function makeProvider(kind: ProviderKind): Promise<{ provider: Prov
   }
   const { dir, cleanup } = tempDir('store');
   return { provider: await createFsProvider({ dir }), reopen: () => createFsProvider({ dir }), cleanup };
+}
+
+/**
+ * The commits of the repository on `provider` after sequence `after` (default: all), oldest
+ * first: the anchor's head and its parents (which cross roots: a root names no commit of its
+ * own). Throws when a parent does not carry the next lower sequence.
+ */
+export async function chainCommits(provider: Provider, after = 0): Promise<CommitRecord[]> {
+  const found = await readAnchor(provider);
+  const out: CommitRecord[] = [];
+  let ref = found?.anchor.head;
+  for (let seq = found?.anchor.seq ?? 0; seq > after && ref; seq--) {
+    const c = decodeCommit(await readRecord(provider, ref, `commit ${seq}`), ref.key);
+    if (c.seq !== seq) throw new Error(`${ref.key} has sequence ${c.seq}, expected ${seq}`);
+    out.push(c);
+    ref = c.parent;
+  }
+  return out.reverse();
 }

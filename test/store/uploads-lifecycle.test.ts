@@ -218,6 +218,11 @@ describe.each(['memory', 'fs'] as const)('uploads on %s', (kind) => {
     const { store, provider, clock, reopen } = await open(kind);
     const t0 = clock.now;
     const old = await store.createMultipartUpload(B, 'old');
+    // Commit times strictly increase, so with the clock standing still `old` began a few ms
+    // after t0 (the repository's creation and the bucket's came first).
+    const oldAt = (await store.listMultipartUploads(B)).uploads[0]!.initiated;
+    expect(oldAt).toBeGreaterThan(t0);
+    expect(oldAt).toBeLessThan(t0 + 10);
     await part(store, 'old', old, 1, 300_000, 51);
     clock.now += DAY;
     const young = await store.createMultipartUpload(B, 'young');
@@ -229,9 +234,9 @@ describe.each(['memory', 'fs'] as const)('uploads on %s', (kind) => {
     const chunksWithOld = await chunks(provider);
     const maxAgeMs = 7 * DAY;
 
-    clock.now = t0 + maxAgeMs; // exactly the age: not yet
+    clock.now = oldAt + maxAgeMs; // exactly the age: not yet
     expect(await store.expireUploads({ maxAgeMs })).toMatchObject({ aborted: 0, completionsDropped: 0 });
-    clock.now = t0 + maxAgeMs + 1;
+    clock.now = oldAt + maxAgeMs + 1;
     expect(await store.expireUploads({ maxAgeMs })).toMatchObject({ aborted: 1, completionsDropped: 0, chunksDeleted: 1, more: false });
     expect((await store.listMultipartUploads(B)).uploads.map((u) => u.uploadId)).toEqual([young]);
     await expect(store.listParts(B, 'old', old)).rejects.toMatchObject({ code: 'NoSuchUpload' });

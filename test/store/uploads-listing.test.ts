@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { compareKeys } from '../../src/store/index/compare.js';
+import { parseUploadId } from '../../src/store/upload-keys.js';
 import { prefixSuccessor } from '../../src/store/list.js';
 import { prng, randInt } from '../support/random.js';
 import { makeProvider, stream } from './helpers.js';
@@ -40,11 +41,17 @@ beforeAll(async () => {
   for (let round = 0; round < 3; round++) {
     for (const key of keys) {
       if (next() % 3 === 0) continue;
-      now += randInt(next, 0, 2); // some uploads share a millisecond: then the id orders them
-      const uploadId = await store.createMultipartUpload(B, key);
-      const m = { key, uploadId, initiated: now };
-      if (next() % 5 === 0) await store.abortMultipartUpload(B, key, uploadId);
-      else live.push(m);
+      now += randInt(next, 0, 2);
+      // Uploads created together share a commit, so a millisecond: then the id orders them.
+      // (Separate commits never share one: commit times strictly increase.)
+      const together = next() % 4 === 0 ? 2 : 1;
+      const ids = await Promise.all(Array.from({ length: together }, () => store.createMultipartUpload(B, key)));
+      for (const uploadId of ids) {
+        const initiated = (parseUploadId(uploadId) as { initiated: number }).initiated;
+        expect(initiated).toBeGreaterThanOrEqual(now);
+        if (next() % 5 === 0) await store.abortMultipartUpload(B, key, uploadId);
+        else live.push({ key, uploadId, initiated });
+      }
     }
     await store.checkpoint();
   }

@@ -23,8 +23,8 @@ export let s3wr: S3Client;
 export const wire = new WireLog();
 export const lastExchange = (pred: (e: Exchange) => boolean) => wire.last(pred);
 
-export async function getBytes(client: S3Client, bucket: string, key: string): Promise<Buffer> {
-  const g = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+export async function getBytes(client: S3Client, bucket: string, key: string, extra: { VersionId?: string } = {}): Promise<Buffer> {
+  const g = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key, ...extra }));
   return bytesOf(g.Body);
 }
 

@@ -187,9 +187,9 @@ describe('object owner and ACL in the records', () => {
       expect(bytes[0]! & 8).toBe(8);
       expect(decodeVersion(bytes)).toEqual(v);
     }
-    // An unknown flag bit is still refused.
+    // An unknown flag bit is still refused (64 is the version log's, 128 nobody's).
     const bytes = encodeVersion(base);
-    bytes[0] = bytes[0]! | 64;
+    bytes[0] = bytes[0]! | 128;
     expect(() => decodeVersion(bytes)).toThrow(/flags/);
   });
 

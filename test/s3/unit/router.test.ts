@@ -28,7 +28,7 @@ const V1 = { prefix: '', marker: '', maxKeys: 1000 };
 const V2 = { prefix: '', maxKeys: 1000, fetchOwner: false };
 const K = { bucket: 'bkt', key: 'k' };
 const COPY = { 'x-amz-copy-source': '/src/dir/a%20b+c?versionId=null' };
-const SOURCE = { bucket: 'src', key: 'dir/a b+c' };
+const SOURCE = { bucket: 'src', key: 'dir/a b+c', versionId: 'null' };
 
 type Row = [
   method: string,
@@ -159,10 +159,10 @@ const TABLE: Row[] = [
       },
     },
   ],
-  ['GET', '/bkt/k?versionId=null', { op: 'GetObject', ...K, overrides: {} }],
+  ['GET', '/bkt/k?versionId=null', { op: 'GetObject', ...K, versionId: 'null', overrides: {} }],
   ['HEAD', '/bkt/k?partNumber=1', { op: 'HeadObject', ...K, partNumber: 1, overrides: {} }],
   ['DELETE', '/bkt/k', { op: 'DeleteObject', ...K }],
-  ['DELETE', '/bkt/k?versionId=null', { op: 'DeleteObject', ...K }],
+  ['DELETE', '/bkt/k?versionId=null', { op: 'DeleteObject', ...K, versionId: 'null' }],
   ['PUT', '/bkt/k', { op: 'CopyObject', ...K, source: SOURCE }, COPY],
   [
     'PUT',
@@ -216,7 +216,7 @@ const TABLE: Row[] = [
   ['PUT', '/bkt?acl=', { op: 'PutBucketAcl', bucket: 'bkt' }],
   ['GET', '/bkt/k?acl', { op: 'GetObjectAcl', ...K }],
   ['PUT', '/bkt/k?acl', { op: 'PutObjectAcl', ...K }],
-  ['GET', '/bkt/k?acl&versionId=null', { op: 'GetObjectAcl', ...K }],
+  ['GET', '/bkt/k?acl&versionId=null', { op: 'GetObjectAcl', ...K, versionId: 'null' }],
   ['GET', '/bkt?policy', { op: 'GetBucketPolicy', bucket: 'bkt' }],
   ['PUT', '/bkt?policy', { op: 'PutBucketPolicy', bucket: 'bkt' }],
   ['DELETE', '/bkt?policy', { op: 'DeleteBucketPolicy', bucket: 'bkt' }],
@@ -302,21 +302,20 @@ describe('NotImplemented', () => {
     expect(r('GET', '/bkt/dir/k?attributes')).toEqual({ op: 'GetObjectAttributes', bucket: 'bkt', key: 'dir/k' });
     for (const method of ['PUT', 'POST', 'DELETE', 'HEAD'])
       expectS3Error(() => r(method, '/bkt/k?attributes'), 'NotImplemented');
-    expectS3Error(() => r('GET', '/bkt/k?attributes&versionId=v1'), 'NotImplemented');
+    expectS3Error(() => r('GET', '/bkt/k?attributes&versionId=v1'), 'InvalidArgument');
+    expect(r('GET', '/bkt/k?attributes&versionId=00000000000a000001')).toMatchObject({ op: 'GetObjectAttributes', key: 'k' });
   });
   it('POST to a bucket without ?delete is a POST Object form upload', () => {
     expect(r('POST', '/bkt')).toEqual({ op: 'PostObject', bucket: 'bkt' });
     expect(r('POST', '/bkt/')).toEqual({ op: 'PostObject', bucket: 'bkt' });
     expect(r('POST', '/bkt?delete')).toEqual({ op: 'DeleteObjects', bucket: 'bkt' });
   });
-  it('versionId other than null', () => {
+  it('a malformed versionId is InvalidArgument (400), a well-formed one is routed', () => {
     for (const method of ['GET', 'HEAD', 'DELETE'])
-      expectS3Error(() => r(method, '/bkt/k?versionId=3HL4kqtJlcpXroDTDmJ'), 'NotImplemented');
-    expectS3Error(() => r('PUT', '/bkt/k?tagging&versionId=v1'), 'NotImplemented');
-    expectS3Error(
-      () => r('PUT', '/bkt/k', { 'x-amz-copy-source': 'src/k?versionId=v1' }),
-      'NotImplemented'
-    );
+      expectS3Error(() => r(method, '/bkt/k?versionId=3HL4kqtJlcpXroDTDmJ'), 'InvalidArgument');
+    expectS3Error(() => r('PUT', '/bkt/k?tagging&versionId=v1'), 'InvalidArgument');
+    expectS3Error(() => r('PUT', '/bkt/k', { 'x-amz-copy-source': 'src/k?versionId=v1' }), 'InvalidArgument');
+    expect(r('GET', '/bkt/k?versionId=00000000000a000001')).toMatchObject({ op: 'GetObject', versionId: '00000000000a000001' });
   });
 });
 
@@ -334,7 +333,7 @@ describe('MethodNotAllowed', () => {
     expectS3Error(() => r('PUT', '/bkt?policyStatus'), 'MethodNotAllowed');
     expectS3Error(() => r('DELETE', '/bkt/k?acl'), 'MethodNotAllowed');
     expectS3Error(() => r('POST', '/bkt/k?acl'), 'MethodNotAllowed');
-    expectS3Error(() => r('PUT', '/bkt/k?acl&versionId=v1'), 'NotImplemented');
+    expectS3Error(() => r('PUT', '/bkt/k?acl&versionId=v1'), 'InvalidArgument');
   });
 });
 
