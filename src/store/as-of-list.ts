@@ -28,7 +28,7 @@ import { logKeyEnd, parseLogKey } from './version-id.js';
 import { SeqBound } from './past-scan.js';
 import { escapePrefix } from './upload-keys.js';
 import { PastFilter, requireBucketState } from './versions-read.js';
-import { checkReadableTime } from './history-window.js';
+import { checkReadableTime, historyNow } from './history-window.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { MAX_KEYS, type ListOptions, type ListResult } from './list.js';
 import { StoreError } from './errors.js';
@@ -57,7 +57,7 @@ export interface AsOfListOptions extends ListOptions {
  */
 export async function listObjectsAsOf(repo: Repository, bucket: string, opts: AsOfListOptions): Promise<ListResult> {
   const b = requireBucketState(repo, bucket);
-  checkReadableTime(b, opts.at, repo.now(), 'x-strata-as-of');
+  checkReadableTime(b, opts.at, historyNow(repo), 'x-strata-as-of');
   const at = opts.at;
   const prefix = opts.prefix ?? '';
   const delimiter = opts.delimiter ?? '';

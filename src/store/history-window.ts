@@ -24,6 +24,15 @@ import { formatTime } from './time-text.js';
 export const HISTORY_CONFIG = 'history';
 
 const DAY_MS = 86_400_000;
+/**
+ * "Now" for history: the wall clock, or the newest commit's time when commits ran ahead of it
+ * (commit times strictly increase by at least 1 ms, so a burst of commits can get ahead of
+ * the clock): every committed write is readable as of now, and a time after now is the future.
+ */
+export function historyNow(repo: Repository): number {
+  return Math.max(repo.now(), repo.lastCommitTime);
+}
+
 /** The window of a bucket that never set one: 30 days, as issue 9 specifies. */
 export const DEFAULT_HISTORY_WINDOW_MS = 30 * DAY_MS;
 /**

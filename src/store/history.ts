@@ -19,7 +19,7 @@ import { decodeEntry } from './version-log.js';
 import { formatVersionId, logKey, logKeyStart, parseLogKey, parseVersionId, VERSION_ID_LENGTH } from './version-id.js';
 import { escapePrefix } from './upload-keys.js';
 import { requireBucketState, s3VersionId } from './versions-read.js';
-import { readableRange, windowOf } from './history-window.js';
+import { historyNow, readableRange, windowOf } from './history-window.js';
 import { etagOf } from './records.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
@@ -109,7 +109,7 @@ export async function listHistory(repo: Repository, bucket: string, opts: Histor
   if (opts.key !== undefined) checkKey(opts.key);
   const prefix = opts.key ?? opts.prefix ?? '';
   if (Buffer.byteLength(prefix, 'utf8') > MAX_KEY_BYTES) throw badArg('prefix', prefix, `longer than a key can be (${MAX_KEY_BYTES} bytes)`);
-  const { from } = readableRange(b, repo.now());
+  const { from } = readableRange(b, historyNow(repo));
   const since = Math.max(from, opts.since ?? from);
   const until = opts.until ?? Number.POSITIVE_INFINITY;
   if (Number.isNaN(since) || Number.isNaN(until) || since > until) throw badArg('since', String(opts.since), 'must be a time not after until');

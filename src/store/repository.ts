@@ -207,6 +207,11 @@ export class Repository {
     return this.#root.seq;
   }
 
+  /** Time of the newest commit, ms (commit times strictly increase; they may run ahead of now()). */
+  get lastCommitTime(): number {
+    return this.#time;
+  }
+
   now(): number {
     return (this.#opts.now ?? Date.now)();
   }

@@ -82,20 +82,20 @@ beforeAll(async () => {
   bob = createS3Client(s.url, wire, { credentials: BOB });
   created = Date.now();
   await admin.send(new CreateBucketCommand({ Bucket: B }));
-  await sleep(5);
+  await sleep(20);
   for (const k of ['a', 'b', 'dir/x', 'dir/y', 'dir/sub/z']) await admin.send(new PutObjectCommand({ Bucket: B, Key: k, Body: `${k} one` }));
-  await sleep(5);
+  await sleep(20);
   t1 = Date.now();
-  await sleep(5);
+  await sleep(20);
   await admin.send(new PutObjectCommand({ Bucket: B, Key: 'a', Body: 'a two' }));
   await admin.send(new DeleteObjectCommand({ Bucket: B, Key: 'b' }));
   await admin.send(new DeleteObjectCommand({ Bucket: B, Key: 'dir/y' }));
   await admin.send(new PutObjectCommand({ Bucket: B, Key: 'c', Body: 'c one' }));
   await admin.send(new PutBucketVersioningCommand({ Bucket: B, VersioningConfiguration: { Status: 'Enabled' } }));
   await admin.send(new DeleteObjectCommand({ Bucket: B, Key: 'dir/x' })); // a delete marker
-  await sleep(5);
+  await sleep(20);
   t2 = Date.now();
-  await sleep(5);
+  await sleep(20);
   await admin.send(new PutObjectCommand({ Bucket: B, Key: 'dir/x', Body: 'dir/x three' }));
 });
 

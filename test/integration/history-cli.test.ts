@@ -44,9 +44,9 @@ beforeAll(async () => {
   const c = createS3Client(s.url, wire);
   await c.send(new CreateBucketCommand({ Bucket: B }));
   for (const k of ['a', 'b', 'logs/1', 'logs/2']) await c.send(new PutObjectCommand({ Bucket: B, Key: k, Body: `${k} then` }));
-  await sleep(10);
+  await sleep(20);
   t1 = new Date().toISOString();
-  await sleep(10);
+  await sleep(20);
   await c.send(new PutObjectCommand({ Bucket: B, Key: 'a', Body: 'a later' }));
   await c.send(new DeleteObjectCommand({ Bucket: B, Key: 'b' }));
   await c.send(new PutObjectCommand({ Bucket: B, Key: 'logs/3', Body: 'logs/3 later' }));

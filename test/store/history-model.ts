@@ -107,10 +107,14 @@ export class Clock {
     this.t += ms;
     return this.t;
   }
-  /** The time now, where every write so far is visible; then ticks, so later writes are after it. */
-  mark(): number {
-    const t = this.t;
-    this.tick();
+  /**
+   * A time at which every write of `store` so far is visible (the clock, or the newest commit's
+   * time if a burst of commits ran ahead of it); then moves the clock past it, so later writes
+   * are after it.
+   */
+  mark(store: Store): number {
+    const t = Math.max(this.t, store.repo.lastCommitTime);
+    this.t = t + 1000;
     return t;
   }
 }
@@ -125,7 +129,7 @@ export async function putText(store: Store, bucket: string, key: string, body: s
 /** One step of a script: what it did, and the time after which its commit is visible. */
 export interface Step {
   what: string;
-  /** The clock when the step's commit was made (the state after it is readable at this time). */
+  /** The time of the step's commit (the state after it is readable from this time on). */
   time: number;
   snapshot: Map<string, string>;
 }
@@ -145,9 +149,9 @@ export async function runScript(
 ): Promise<Step[]> {
   const rnd = seeded(opts.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const steps: Step[] = [{ what: 'start', time: clock.now(), snapshot: model.snapshot() }];
+  const steps: Step[] = [{ what: 'start', time: clock.mark(store), snapshot: model.snapshot() }];
   for (let i = 0; i < opts.count; i++) {
-    const time = clock.tick(opts.tick ?? 1000);
+    clock.tick(opts.tick ?? 1000);
     const key = pick(opts.keys);
     const roll = rnd();
     let what: string;
@@ -176,7 +180,8 @@ export async function runScript(
       what = `put ${key}`;
     }
     const snapshot = model.snapshot();
-    steps.push({ what, time, snapshot });
+    // Its commit's time (an operation that wrote nothing leaves the previous one's).
+    steps.push({ what, time: store.repo.lastCommitTime, snapshot });
     const listed = await store.listObjects(bucket, { maxKeys: 1000 });
     expect(listed.contents.map((c) => c.key), `current state after step ${i} (${what})`).toEqual([...snapshot.keys()]);
   }

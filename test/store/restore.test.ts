@@ -59,7 +59,7 @@ describe.each(['memory', 'fs'] as const)('restore on %s', (kind) => {
     const targets = [0, 5, 17, 30, 44, 59, 60].map((i) => steps[i]!);
     let previous: Step = steps.at(-1)!;
     for (const target of targets) {
-      const beforeTime = clock.mark();
+      const beforeTime = clock.mark(store);
       const before = await ids(store, 'rst');
       const r = await store.restore('rst', { to: target.time });
       const after = await current(store, 'rst');
@@ -89,13 +89,13 @@ describe('restore', () => {
     const { store } = await open('memory', clock);
     await store.createBucket('pfx');
     for (const k of ['logs/1', 'logs/2', 'data/1', 'data/2', 'top']) await putText(store, 'pfx', k, `${k} v1`);
-    const t1 = clock.mark();
+    const t1 = clock.mark(store);
     await putText(store, 'pfx', 'logs/1', 'logs/1 v2');
     await store.deleteObject('pfx', 'logs/2');
     await putText(store, 'pfx', 'logs/3', 'logs/3 new');
     await putText(store, 'pfx', 'data/1', 'data/1 v2');
     await store.deleteObject('pfx', 'top');
-    const t2 = clock.mark();
+    const t2 = clock.mark(store);
     const otherIds = await ids(store, 'pfx');
     clock.tick();
     const r = await store.restore('pfx', { to: t1, prefix: 'logs/' });
@@ -139,7 +139,7 @@ describe('restore', () => {
     await store.createBucket('ver');
     await store.putVersioning('ver', 'Enabled');
     const v1 = await putText(store, 'ver', 'k', 'one');
-    const t1 = clock.mark();
+    const t1 = clock.mark(store);
     const v2 = await putText(store, 'ver', 'k', 'two');
     await putText(store, 'ver', 'later', 'x');
     clock.tick();
@@ -169,7 +169,7 @@ describe('restore', () => {
     await putText(store, 'rmv', 'k', 'kept');
     clock.tick();
     const marker = await store.deleteObject('rmv', 'k');
-    const t = clock.mark();
+    const t = clock.mark(store);
     await store.removeVersion('rmv', 'k', marker.versionId!); // 'kept' is current again
     clock.tick();
     expect(await text((await store.getObject('rmv', 'k')).body)).toBe('kept');
@@ -185,7 +185,7 @@ describe('restore', () => {
     const key = Buffer.from(randomBytes(32, 77));
     const secret = Buffer.from(randomBytes(300_000, 78));
     await store.putObject('ssec', 'enc', stream(secret), { size: secret.length, encryption: { mode: 'sse-c', root: key } });
-    const t = clock.mark();
+    const t = clock.mark(store);
     await putText(store, 'ssec', 'enc', 'plain now');
     clock.tick();
     const r = await store.restore('ssec', { to: t });
@@ -200,7 +200,7 @@ describe('restore', () => {
     const { store } = await open('memory', clock);
     await store.createBucket('bat');
     for (let i = 0; i < 10; i++) await putText(store, 'bat', `k${i}`, `v1 ${i}`);
-    const t = clock.mark();
+    const t = clock.mark(store);
     for (let i = 0; i < 10; i++) if (i !== 4) await putText(store, 'bat', `k${i}`, `v2 ${i}`);
     await putText(store, 'bat', 'new', 'n');
     clock.tick();
