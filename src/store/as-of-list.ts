@@ -14,8 +14,8 @@
  * than it lists. Two bounds keep a request short whatever the bucket holds:
  *   - commit sequences and commit times rise together (a commit's time never goes back), so
  *     once an entry of sequence s is known to be newer than the time, every entry of sequence
- *     >= s is too: a key's newer entries are skipped with one seek past them (past-scan.ts
- *     SeqBound);
+ *     >= s is too: past a few steps, a key's newer entries are skipped with one seek
+ *     (past-scan.ts SeqBound);
  *   - at most STEP_BUDGET log entries are read per request: when it runs out, the page ends
  *     there, truncated (possibly with fewer keys than asked, possibly none), and its token /
  *     NextMarker resume after the last key examined, as S3 allows.
@@ -24,7 +24,7 @@ import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
 import { decodeEntry, decodeEntryHeader } from './version-log.js';
-import { logKeyEnd, parseLogKey } from './version-id.js';
+import { escapeKey, logKeyEnd, logKeyPosition, parseLogKey, VERSION_ID_LENGTH, type Position } from './version-id.js';
 import { SeqBound } from './past-scan.js';
 import { escapePrefix } from './upload-keys.js';
 import { PastFilter, requireBucketState } from './versions-read.js';
@@ -41,6 +41,12 @@ import { blobError } from './body-reader.js';
  * the whole bucket.
  */
 export const STEP_BUDGET = 100_000;
+
+/**
+ * Older entries of a decided key stepped over before seeking past them: a step is much
+ * cheaper than a seek (which repositions every source), and most keys have a few writes.
+ */
+const SKIP_STEPS = 4;
 
 export interface AsOfListOptions extends ListOptions {
   /** The time, ms since the epoch, inside the bucket's history window. */
@@ -95,49 +101,69 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
   let done: ListPosition | undefined;
   /** The last key or common prefix listed (where a full page resumes, as S3's NextMarker). */
   let listed: ListPosition | undefined;
-  let current: { key: string; filter: PastFilter } | undefined;
+  /** The key being examined: its escaped form (its log keys start with it), its filter, and
+   * how many of its entries were stepped over (newer than the time, or older once decided). */
+  let current: { key: string; esc: string; filter: PastFilter; decided: boolean; skipped: number } | undefined;
   try {
     for (;;) {
-      let r;
+      let e;
       try {
-        r = await it.next();
+        // Synchronous while the cursors hold the entries; a read (await) once per block.
+        e = it.nextSync();
+        if (e === undefined) {
+          const r = await it.next();
+          e = r.done ? null : r.value;
+        }
       } catch (err) {
         throw blobError(err, `bucket ${bucket} version log`);
       }
-      if (r.done) break;
-      const parsed = parseLogKey(r.value.key);
-      if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(r.value.key)} is malformed`);
-      const { key, position } = parsed;
-      if (!key.startsWith(prefix)) {
-        if (compareKeys(key, prefix) > 0) break;
+      if (e === null) break;
+      const raw = e.key;
+      const same = current !== undefined && raw.length === current.esc.length + VERSION_ID_LENGTH && raw.startsWith(current.esc);
+      let position: Position | undefined;
+      if (same) {
+        position = logKeyPosition(raw);
+      } else {
+        const parsed = parseLogKey(raw);
+        if (parsed) {
+          if (!parsed.key.startsWith(prefix)) {
+            if (compareKeys(parsed.key, prefix) > 0) break;
+            continue;
+          }
+          // A new key: the previous one is examined (decided, or all its writes were later).
+          if (current) done = { key: current.key, skipPrefix: false };
+          // Out of budget: end the page here, unless `done` would read back as a common
+          // prefix (a V1 marker ending in the delimiter): then one more key is examined.
+          if (steps >= budget && done && (done.skipPrefix || !cpShaped(done.key, prefix, delimiter))) {
+            result.isTruncated = true;
+            break;
+          }
+          current = { key: parsed.key, esc: escapeKey(parsed.key), filter: new PastFilter(at), decided: false, skipped: 0 };
+          position = parsed.position;
+        }
+      }
+      if (!position || !current) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(raw)} is malformed`);
+      steps++;
+      const key = current.key;
+      if (current.decided) {
+        // The rest of a decided key: stepped over while that is cheaper than a seek.
+        if (++current.skipped >= SKIP_STEPS) it.seek(logKeyEnd(key), true);
         continue;
       }
-      if (current?.key !== key) {
-        // A new key: the previous one is examined (decided, or all its writes were later).
-        if (current) done = { key: current.key, skipPrefix: false };
-        // Out of budget: end the page here, unless `done` would read back as a common prefix
-        // (a V1 marker ending in the delimiter): then one more key is examined.
-        if (steps >= budget && done && (done.skipPrefix || !cpShaped(done.key, prefix, delimiter))) {
-          result.isTruncated = true;
-          break;
-        }
-        current = { key, filter: new PastFilter(at) };
-      }
-      steps++;
       const what = `version log entry of ${bucket}/${key}`;
-      const head = decodeEntryHeader(r.value.value, what);
+      const head = decodeEntryHeader(e.value, what);
       bound.learn(position.seq, head.time);
       if (!current.filter.decides(head)) {
-        // Every entry of sequence >= bound.newer is later than the time: skip them at once.
-        const skip = head.time > at ? bound.skipFrom(key, position.seq) : undefined;
+        // Every entry of sequence >= bound.newer is later than the time: past a few of them
+        // (stepping is cheaper than a seek), the rest are skipped at once.
+        const skip = head.time > at && ++current.skipped >= SKIP_STEPS ? bound.skipFrom(key, position.seq) : undefined;
         if (skip) it.seek(skip, true);
         continue;
       }
-      const record = head.kind === 'version' ? decodeEntry(r.value.value, what).record : undefined;
-      if (!record || record.deleteMarker) {
-        it.seek(logKeyEnd(key), true);
-        continue;
-      }
+      current.decided = true;
+      current.skipped = 0;
+      const record = head.kind === 'version' ? decodeEntry(e.value, what).record : undefined;
+      if (!record || record.deleteMarker) continue;
       if (count === maxKeys) {
         result.isTruncated = true;
         done = listed;
@@ -145,18 +171,17 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
       }
       const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
       count++;
-      current = undefined;
       if (cut >= 0) {
         const cp = key.slice(0, cut + delimiter.length);
         result.commonPrefixes.push(cp);
         done = listed = { key: cp, skipPrefix: true };
+        current = undefined;
         const next = keyAfterPrefix(escapePrefix(cp));
         if (next === undefined) break;
         it.seek(next, true);
       } else {
         result.contents.push({ key, version: record });
         done = listed = { key, skipPrefix: false };
-        it.seek(logKeyEnd(key), true);
       }
     }
   } finally {

@@ -11,16 +11,18 @@ import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { mergeSources, type SortedSource } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
-import { decodeEntry, type LogEntry } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, type LogEntry } from './version-log.js';
 import {
   LEGACY_POSITION,
   logKey,
+  logKeyPosition,
   logKeyEnd,
   logKeyStart,
   NULL_VERSION_ID,
   parseLogKey,
   parseVersionId,
   type Position,
+  VERSION_ID_LENGTH,
 } from './version-id.js';
 import type { ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
@@ -226,14 +228,38 @@ export async function versionAt(repo: Repository, bucket: string, key: string, t
   return stateAt(b.versions.sources(), key, time);
 }
 
-/** versionAt over explicit log sources (committed: `bucket.versions.sources()`, or a transaction's). */
+/**
+ * versionAt over explicit log sources (committed: `bucket.versions.sources()`, or a
+ * transaction's). The entries stepped over are decoded only as far as their times and flags.
+ */
 export async function stateAt(sources: readonly SortedSource[], key: string, time: number): Promise<PastState | undefined> {
   const filter = new PastFilter(time);
-  for await (const e of keyEntries(sources, key)) {
-    if (!filter.decides(e.entry)) continue;
-    const out: PastState = { position: e.position, entry: e.entry };
-    if (e.entry.record) out.record = e.entry.record;
-    return out;
+  const start = logKeyStart(key);
+  const it = mergeSources(sources, { key: start, inclusive: true });
+  const what = `version log entry of ${key}`;
+  try {
+    for (;;) {
+      let e;
+      try {
+        e = it.nextSync();
+        if (e === undefined) {
+          const r = await it.next();
+          e = r.done ? null : r.value;
+        }
+      } catch (err) {
+        throw blobError(err, `version log of ${key}`);
+      }
+      if (e === null || e.key.length !== start.length + VERSION_ID_LENGTH || !e.key.startsWith(start)) return undefined;
+      const head = decodeEntryHeader(e.value, what);
+      if (!filter.decides(head)) continue;
+      const position = logKeyPosition(e.key);
+      if (!position) throw new StoreError('Corrupt', `version log key ${JSON.stringify(e.key)} is malformed`);
+      const entry = decodeEntry(e.value.slice(), what);
+      const out: PastState = { position, entry };
+      if (entry.record) out.record = entry.record;
+      return out;
+    }
+  } finally {
+    await it.return();
   }
-  return undefined;
 }
