@@ -16,6 +16,7 @@ import { handlePreflight } from './cors.js';
 import { handleGetObjectAttributes } from './ops/attributes.js';
 import { handleGetObjectTorrent } from './ops/torrent.js';
 import { handlePostObject } from './post-object/handler.js';
+import * as lock from './ops/object-lock.js';
 import * as versions from './ops/versions.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
@@ -124,6 +125,18 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return acl.handlePutBucketOwnershipControls(r, e);
     case 'DeleteBucketOwnershipControls':
       return acl.handleDeleteBucketOwnershipControls(r, e);
+    case 'GetObjectLockConfiguration':
+      return lock.handleGetObjectLockConfiguration(r, e);
+    case 'PutObjectLockConfiguration':
+      return lock.handlePutObjectLockConfiguration(r, e);
+    case 'GetObjectRetention':
+      return lock.handleGetObjectRetention(r, e);
+    case 'PutObjectRetention':
+      return lock.handlePutObjectRetention(r, e);
+    case 'GetObjectLegalHold':
+      return lock.handleGetObjectLegalHold(r, e);
+    case 'PutObjectLegalHold':
+      return lock.handlePutObjectLegalHold(r, e);
     case 'CorsPreflight':
       return handlePreflight(r, e.bucket);
     default: {

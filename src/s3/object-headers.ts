@@ -19,6 +19,7 @@ import { OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from './router/su
 import { metadataValueIn, metadataValueOut } from './header-text.js';
 import { MAX_REQUEST_HEADER_BYTES } from './limits.js';
 import { checkStorageClass } from './storage-class.js';
+import { lockRequestFromHeaders } from './object-lock-headers.js';
 
 /** Standard headers S3 stores with an object and returns on GET/HEAD. */
 export const SYSTEM_HEADERS = ['cache-control', 'content-disposition', 'content-encoding', 'content-language', 'expires', 'x-amz-website-redirect-location'];
@@ -69,7 +70,7 @@ export function storedContentEncoding(value: string): string | undefined {
  * The metadata a write request carries in its headers (or a POST form's fields, which
  * have no header section to bound them), its canned ACL included (as `access`, without an
  * owner: see {@link metadataFromRequest}). Throws S3Error `NotImplemented` for headers
- * asking for what Strata does not do (Object Lock settings, an append offset, ACL grants
+ * asking for what Strata does not do (an append offset, ACL grants
  * to other users, a storage class other than STANDARD) before anything is written
  * (`InvalidStorageClass` for a class S3 does not know); `MetadataTooLarge` past {@link MAX_USER_METADATA_BYTES} of
  * x-amz-meta-* names and values, and `RequestHeaderSectionTooLarge` when everything stored
@@ -118,8 +119,10 @@ export function metadataFromHeaders(h: Record<string, string | undefined>): Obje
  * {@link metadataFromHeaders} (of `headers`: the request's, or a POST form's fields) for
  * request `r` writing into `bucket`: the object is owned by
  * the requesting key (recorded only when that is not the bucket owner; the bucket's Object
- * Ownership may give it to the bucket owner) with the requested canned ACL. Same errors, and
- * `AccessControlListNotSupported` for an ACL on a bucket with ACLs disabled.
+ * Ownership may give it to the bucket owner) with the requested canned ACL, and the Object
+ * Lock it asks for or the bucket's default retention (object-lock-headers.ts). Same errors,
+ * `AccessControlListNotSupported` for an ACL on a bucket with ACLs disabled, and those of
+ * lockRequestFromHeaders.
  */
 export function metadataFromRequest(r: RequestContext, bucket: string, headers: Record<string, string | undefined> = r.headers): ObjectMetadata {
   const meta = metadataFromHeaders(headers);
@@ -130,6 +133,8 @@ export function metadataFromRequest(r: RequestContext, bucket: string, headers: 
   const access = objectAccessFor(principal, settings?.owner, acl, settings?.ownership);
   if (access) meta.access = access;
   else delete meta.access;
+  const lock = lockRequestFromHeaders(r, bucket, headers);
+  if (lock) meta.lock = lock;
   return meta;
 }
 

@@ -28,6 +28,7 @@ import {
 } from './router/params.js';
 import { BUCKET_NOT_IMPLEMENTED, firstIn, OBJECT_NOT_IMPLEMENTED } from './router/subresources.js';
 import { bucketFromHost } from './router/virtual-host.js';
+import { routeBucketLock, routeObjectLock } from './router/object-lock.js';
 
 export type * from './router/endpoint.js';
 export { bucketNameProblem, validateBucketName } from './router/bucket-name.js';
@@ -168,6 +169,7 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     // POST ?metadataTable, ?metadataConfiguration...: never mistaken for a form upload.
     const unsupportedPost = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
     if (unsupportedPost !== undefined) throw notImplemented(unsupportedPost, 'bucket');
+    if (q.has('object-lock')) throw methodNotAllowed(method, 'BUCKET');
     // A browser form upload: authenticated by its own form fields (see src/s3/post-object).
     return { op: 'PostObject', bucket };
   }
@@ -189,7 +191,7 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
   if (q.has('versioning') && (method === 'GET' || method === 'PUT')) {
     return { op: method === 'GET' ? 'GetBucketVersioning' : 'PutBucketVersioning', bucket };
   }
-  const access = routeBucketAccess(method, bucket, q);
+  const access = routeBucketAccess(method, bucket, q) ?? routeBucketLock(method, bucket, q);
   if (access) return access;
   const unsupported = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'bucket');
@@ -284,6 +286,8 @@ function routeObject(
     versionIdParam(q);
     return { op: 'GetObjectTorrent', bucket, key };
   }
+  const lock = routeObjectLock(method, bucket, key, q);
+  if (lock) return lock;
   const unsupported = firstIn(OBJECT_NOT_IMPLEMENTED, q.names());
   if (unsupported !== undefined) throw notImplemented(unsupported, 'object');
   const versionId = q.has('uploadId') ? undefined : versionIdParam(q);

@@ -31,6 +31,7 @@ export function s3ErrorOf(err: unknown): S3Error {
     if (err.code === 'BadDigest' && err.detail?.Kind === 'XAmzContentSHA256Mismatch') {
       return new S3Error('XAmzContentSHA256Mismatch', err.message);
     }
+    if (err.code === 'InvalidArgument' && err.detail?.Kind === 'InvalidRetentionPeriod') return new S3Error('InvalidRetentionPeriod', err.message);
     const code = (RENAMED[err.code] ?? err.code) as S3ErrorCode;
     const detail: Record<string, string> = {};
     for (const [k, v] of Object.entries(err.detail ?? {})) if (k !== 'Kind' && k !== 'Condition') detail[k] = String(v);

@@ -39,6 +39,8 @@ export type StoreErrorCode =
   | 'AccessDenied'
   | 'KeyUnavailable'
   | 'TooManyUploads'
+  // Object Lock: a request the bucket's lock or versioning state does not allow (409).
+  | 'InvalidBucketState'
   // Versions: an operation a delete marker does not support (GET by its versionId: 405).
   | 'MethodNotAllowed'
   // Repository integrity and lifecycle.

@@ -93,6 +93,7 @@ export async function createMultipartUpload(repo: Repository, bucket: string, ke
   if (opts.checksumAlgorithm) record.checksumAlgorithm = opts.checksumAlgorithm;
   if (opts.encryption) record.encryption = uploadEnvelope(opts.encryption);
   if (opts.access) record.access = opts.access;
+  if (opts.lock) record.lock = opts.lock;
   const cap = repo.maxUploadsPerBucket;
   return repo.run(async (tx) => {
     tx.requireBucket(bucket);

@@ -12,6 +12,7 @@ import { checkRead, checkWrite, type ReadConditions, type WriteConditions } from
 import { type ChecksumName, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
+import type { LockRequest } from './object-lock-config.js';
 import type { Tx } from './tx.js';
 import { stageDelete, stageVersion } from './versions-write.js';
 import { stageRemoveVersion, type RemoveOptions } from './versions-remove.js';
@@ -63,7 +64,8 @@ export async function deleteObject(
 async function stageDeleteTarget(tx: Tx, bucket: string, t: DeleteTarget, opts: DeleteOptions): Promise<DeleteResult> {
   tx.requireBucket(bucket);
   if (t.versionId !== undefined) {
-    const removeOpts: RemoveOptions = { ...(opts.bypassGovernance ? { bypassGovernance: true } : {}) };
+    const bypass = t.bypassGovernance ?? opts.bypassGovernance;
+    const removeOpts: RemoveOptions = { ...(bypass ? { bypassGovernance: true } : {}) };
     if (t.etag !== undefined) {
       const etag = t.etag;
       removeOpts.check = (v) => checkWrite(v.deleteMarker ? undefined : v, { ifMatch: etag });
@@ -89,6 +91,8 @@ export interface DeleteTarget {
   versionId?: string;
   /** Delete only if the current ETag (or the named version's) is this one. */
   etag?: string;
+  /** Object lock: this target may bypass governance retention (the key is allowed for it); default: the request's. */
+  bypassGovernance?: boolean;
 }
 
 /** The version id S3 gives objects of a bucket that was never versioned. */
@@ -141,6 +145,8 @@ export interface CopyOptions {
   access?: ObjectAccess;
   /** The checksum algorithm the copy must carry (x-amz-checksum-algorithm); default: the source's. */
   checksumAlgorithm?: ChecksumName;
+  /** The copy's Object Lock (never the source's: S3 gives a copy the request's, or the bucket default). */
+  lock?: LockRequest;
 }
 
 /**
@@ -201,6 +207,7 @@ export async function copyObject(
       userMetadata: meta.userMetadata,
       tags,
       ...(opts.access ? { access: opts.access } : {}),
+      ...(opts.lock ? { lock: opts.lock } : {}),
     };
   };
   const sourceVersionId = look.versionId;

@@ -22,6 +22,7 @@ import { maskedMd5, newDataKey, newStreamId, streamKey, type BodyStream, type En
 import { sealBody, sealedSize, StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 import { sealVersionChecksums } from './crypto/sealed-checksums.js';
+import { resolveLock, type LockRequest } from './object-lock-config.js';
 
 /** S3's single-PUT limit: 5 GiB. */
 export const MAX_PUT_BYTES = 5 * 1024 ** 3;
@@ -34,6 +35,8 @@ export interface ObjectMetadata {
   tags?: Record<string, string>;
   /** Owner and canned ACL, when not the defaults (bucket owner, private). */
   access?: ObjectAccess;
+  /** The Object Lock the new version gets (resolved at its creation time: object-lock-config.ts). */
+  lock?: LockRequest;
 }
 
 export interface PutOptions extends ObjectMetadata, ClaimOptions {
@@ -85,6 +88,8 @@ export function makeVersion(
   if (meta.contentType !== undefined) v.contentType = meta.contentType;
   if (checksums) v.checksums = checksums;
   if (meta.access) v.access = meta.access;
+  const lock = resolveLock(meta.lock, tx.time);
+  if (lock) v.lock = lock;
   return v;
 }
 

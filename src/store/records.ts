@@ -9,6 +9,7 @@
 import { ByteReader, ByteWriter } from './binary.js';
 import { StoreError } from './errors.js';
 import { readObjectEncryption, writeObjectEncryption, type ObjectEncryption } from './crypto/envelope.js';
+import { readObjectLock, writeObjectLock, type ObjectLock } from './object-lock.js';
 
 export const CHECKSUM_NAMES = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256'] as const;
 export type ChecksumName = (typeof CHECKSUM_NAMES)[number];
@@ -83,6 +84,8 @@ export interface ObjectVersion {
   encryption?: ObjectEncryption;
   /** Owner and canned ACL when not the defaults (flag 8). */
   access?: ObjectAccess;
+  /** Object Lock retention and legal hold (flag 32; object-lock.ts). */
+  lock?: ObjectLock;
   /**
    * Flag 64 (version log): the version id of this write's position in the version log when
    * `versionId` is `null` (S3's null version has no id of its own; see version-id.ts). Absent
@@ -98,9 +101,11 @@ const FLAG_PARTS = 4;
 /** Access control: owner / canned ACL. */
 const FLAG_ACCESS = 8;
 const FLAG_SSE = 16;
+/** Object Lock: retention and legal hold. */
+const FLAG_LOCK = 32;
 /** Version log: the null version's log position (`logId`). */
 const FLAG_LOG = 64;
-const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE | FLAG_LOG;
+const KNOWN_FLAGS = FLAG_DELETE | FLAG_CHECKSUMS | FLAG_PARTS | FLAG_ACCESS | FLAG_SSE | FLAG_LOCK | FLAG_LOG;
 /** Ids written before the version log (`<seq>.<n>.<random>`, base 36) read as S3's `null`. */
 const PRE_LOG_ID_RE = /^[0-9a-z]+\.[0-9a-z]+\.[0-9a-z]+$/;
 const LOC_EMPTY = 0;
@@ -132,6 +137,7 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
     (v.parts ? FLAG_PARTS : 0) |
     (v.access ? FLAG_ACCESS : 0) |
     (v.encryption ? FLAG_SSE : 0) |
+    (v.lock ? FLAG_LOCK : 0) |
     (v.logId !== undefined ? FLAG_LOG : 0);
   w.u8(flags).string(v.versionId).varint(v.size).raw(v.md5.length === 16 ? v.md5 : new Uint8Array(16));
   w.varint(v.partCount).varint(v.lastModified).optString(v.contentType);
@@ -158,6 +164,7 @@ function writeVersion(w: ByteWriter, v: ObjectVersion): void {
   }
   if (v.encryption) writeObjectEncryption(w, v.encryption);
   if (v.access) w.optString(v.access.owner).string(v.access.acl);
+  if (v.lock) writeObjectLock(w, v.lock);
   if (v.logId !== undefined) w.string(v.logId);
 }
 
@@ -214,6 +221,7 @@ function readVersion(r: ByteReader): ObjectVersion {
     const acl = r.string();
     v.access = owner === undefined ? { acl } : { owner, acl };
   }
+  if (flags & FLAG_LOCK) v.lock = readObjectLock(r);
   if (flags & FLAG_LOG) v.logId = r.string();
   return v;
 }

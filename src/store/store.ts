@@ -19,6 +19,9 @@ import type { WriteConditions } from './conditions.js';
 import type { ObjectVersion } from './records.js';
 import * as keys from './keys.js';
 import type { KeyRecord } from './keys-record.js';
+import * as lockConfig from './object-lock-config.js';
+import * as lockOps from './object-lock-ops.js';
+import type { Retention } from './object-lock.js';
 import { getVersion, versionAt, type PastState } from './versions-read.js';
 import { listVersions, type ListVersionsOptions, type ListVersionsResult } from './versions-list.js';
 import { removeVersion, type RemoveOptions, type RemoveOutcome } from './versions-remove.js';
@@ -169,6 +172,28 @@ export class Store {
   /** Sets the canned ACL of the live version or of `versionId` (see objects-misc.putObjectAcl). */
   putObjectAcl(bucket: string, key: string, acl: string, versionId?: string): Promise<string> {
     return misc.putObjectAcl(this.repo, bucket, key, acl, versionId);
+  }
+
+  // Object Lock (object-lock-config.ts, object-lock-ops.ts)
+  /** The bucket's Object Lock configuration; undefined when lock is not enabled (NoSuchBucket). */
+  bucketLockConfig(bucket: string): lockConfig.BucketLockConfig | undefined {
+    return lockConfig.bucketLockConfig(this.repo, bucket);
+  }
+  putBucketLockConfig(bucket: string, config: lockConfig.BucketLockConfig): Promise<void> {
+    return lockConfig.putBucketLockConfig(this.repo, bucket, config);
+  }
+  lockedVersion(bucket: string, key: string, versionId: string | undefined): Promise<ObjectVersion> {
+    return lockOps.lockedVersion(this.repo, bucket, key, versionId);
+  }
+  putObjectRetention(bucket: string, key: string, versionId: string | undefined, retention: Retention | undefined, opts: { bypassGovernance: boolean }): Promise<string> {
+    return lockOps.putObjectRetention(this.repo, bucket, key, versionId, retention, opts);
+  }
+  putObjectLegalHold(bucket: string, key: string, versionId: string | undefined, on: boolean): Promise<string> {
+    return lockOps.putObjectLegalHold(this.repo, bucket, key, versionId, on);
+  }
+  /** Whether the object an upload completes will carry an Object Lock (its parts then need a digest). */
+  uploadLocked(bucket: string, key: string, uploadId: string): Promise<boolean> {
+    return lockOps.uploadLocked(this.repo, bucket, key, uploadId);
   }
 
   // Multipart

@@ -21,10 +21,12 @@ import {
 } from './records.js';
 import { StoreError } from './errors.js';
 import { readEnvelope, STREAM_ID_BYTES, writeEnvelope, type KeyEnvelope } from './crypto/envelope.js';
+import { readLockRequest, writeLockRequest, type LockRequest } from './object-lock-config.js';
 
 /** Tags of the optional trailing fields of an upload record. */
 const TRAILER_ENCRYPTION = 1;
 const TRAILER_ACCESS = 2;
+const TRAILER_LOCK = 3;
 
 export interface UploadRecord {
   key: string;
@@ -40,6 +42,8 @@ export interface UploadRecord {
   encryption?: KeyEnvelope;
   /** Owner and canned ACL the completed object gets (see ObjectVersion.access). */
   access?: ObjectAccess;
+  /** The Object Lock the completed object gets (resolved when it completes). */
+  lock?: LockRequest;
 }
 
 export interface PartRecord {
@@ -61,9 +65,11 @@ export function encodeUpload(u: UploadRecord): Uint8Array {
   w.u8(u.checksumAlgorithm ? CHECKSUM_NAMES.indexOf(u.checksumAlgorithm) + 1 : 0);
   w.u8(u.checksumType === 'COMPOSITE' ? 1 : 0);
   // Optional trailing fields, each tagged and only when present (records written before a
-  // field existed still decode): 1 encryption, 2 access (owner / canned ACL), in that order.
+  // field existed still decode): 1 encryption, 2 access (owner / canned ACL), 3 Object Lock,
+  // in that order.
   if (u.encryption) writeEnvelope(w.u8(TRAILER_ENCRYPTION), u.encryption);
   if (u.access) w.u8(TRAILER_ACCESS).optString(u.access.owner).string(u.access.acl);
+  if (u.lock) writeLockRequest(w.u8(TRAILER_LOCK), u.lock);
   return w.finish();
 }
 
@@ -93,7 +99,8 @@ export function decodeUpload(bytes: Uint8Array): UploadRecord {
       const owner = r.optString();
       const acl = r.string();
       u.access = owner === undefined ? { acl } : { owner, acl };
-    } else throw new StoreError('Corrupt', `upload record: unknown trailing field ${tag}`);
+    } else if (tag === TRAILER_LOCK) u.lock = readLockRequest(r);
+    else throw new StoreError('Corrupt', `upload record: unknown trailing field ${tag}`);
   }
   r.end();
   return u;

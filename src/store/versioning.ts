@@ -7,6 +7,7 @@
 import type { Tx } from './tx.js';
 import type { Repository } from './repository.js';
 import { StoreError } from './errors.js';
+import { assertVersioningChange } from './object-lock-config.js';
 
 /** The bucket configuration name (CONTRACT.md). */
 export const VERSIONING_CONFIG = 'versioning';
@@ -47,6 +48,8 @@ export function getVersioning(repo: Repository, bucket: string): VersioningStatu
 export async function putVersioning(repo: Repository, bucket: string, status: VersioningStatus): Promise<void> {
   await repo.run(async (tx) => {
     tx.requireBucket(bucket);
+    // A bucket with Object Lock stays Enabled (checked in the same commit: object-lock-config.ts).
+    assertVersioningChange(tx, bucket, status);
     tx.setConfig(bucket, VERSIONING_CONFIG, encodeVersioning(status));
   });
 }

@@ -8,9 +8,10 @@
  * current version makes the next visible one current (a delete marker included), or the key
  * absent when none is left.
  *
- * Object lock: `checkRemovable` below is the hook where the object-lock check
- * (object-lock.ts `assertRemovable(version, { now, bypassGovernance })`) is called for every
- * removal; it refuses nothing until that lands.
+ * Object lock: `checkRemovable` below applies the object-lock check (object-lock.ts
+ * `assertRemovable`) to every removal, at the removing commit's time: a legal hold or an
+ * active COMPLIANCE retention refuses it, an active GOVERNANCE one unless the request
+ * bypasses governance. Later expiry and GC must remove through here too.
  */
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
@@ -19,6 +20,7 @@ import { encodeVersions, TOMBSTONE, type ObjectVersion } from './records.js';
 import { findVersion, positionOf, visibleVersions } from './versions-read.js';
 import { currentRecord } from './versions-write.js';
 import { checkKey } from './validate.js';
+import { assertRemovable } from './object-lock.js';
 
 export interface RemoveOptions {
   /** x-amz-bypass-governance-retention from a key allowed to bypass (object lock). */
@@ -38,12 +40,11 @@ export interface RemoveOutcome {
 }
 
 /**
- * The object-lock hook: throws (StoreError 'AccessDenied') when `version` must not be removed
- * at `now`. Wired by the object-lock work; every removal path calls it.
+ * The object-lock hook: throws StoreError 'AccessDenied' when `version` must not be removed
+ * at `now` (object-lock.ts assertRemovable). Every removal path calls it. Pure.
  */
 export function checkRemovable(version: ObjectVersion, opts: RemoveOptions & { now: number }): void {
-  void version;
-  void opts;
+  assertRemovable(version, { now: opts.now, bypassGovernance: opts.bypassGovernance === true });
 }
 
 /**

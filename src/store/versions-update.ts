@@ -22,7 +22,8 @@ export function markerNotAllowed(): StoreError {
 /**
  * Stages rewriting the record of `versionId` of `key` (the current version when undefined)
  * with `fn`'s result; returns the new record. `fn` gets the stored record and must not change
- * its identity: versionId, logId and deleteMarker are kept whatever it returns. Throws
+ * its identity: versionId, logId and deleteMarker are kept whatever it returns, and so is its
+ * Object Lock unless `changesLock` (only object-lock-ops.ts, which checks the change). Throws
  * StoreError 'NoSuchKey' (no current version, or it is a delete marker), 'NoSuchVersion',
  * 'MethodNotAllowed' (the version is a delete marker), 'InvalidArgument' (malformed id),
  * 'NoSuchBucket', and what `fn` throws.
@@ -32,7 +33,8 @@ export async function stageUpdateVersion(
   bucket: string,
   key: string,
   versionId: string | undefined,
-  fn: (v: ObjectVersion) => ObjectVersion
+  fn: (v: ObjectVersion) => ObjectVersion,
+  changesLock = false
 ): Promise<ObjectVersion> {
   checkKey(key);
   tx.requireBucket(bucket);
@@ -56,6 +58,10 @@ export async function stageUpdateVersion(
   const next: ObjectVersion = { ...fn(old), versionId: old.versionId, deleteMarker: old.deleteMarker };
   if (old.logId !== undefined) next.logId = old.logId;
   else delete next.logId;
+  if (!changesLock) {
+    if (old.lock) next.lock = old.lock;
+    else delete next.lock;
+  }
   tx.rewriteVersion(bucket, key, found.position, encodeEntry({ ...found.entry, record: next }));
   const pos = cur && positionOf(cur);
   if (pos && pos.seq === found.position.seq && pos.index === found.position.index) tx.put(bucket, key, encodeVersions([next]));

@@ -163,6 +163,7 @@ afterEach(async () => {
 
 // ---------------------------------------------------------------------------------------
 describe('malformed XML bodies', () => {
+  const LOCKED = 'bad-input-xml-locked';
   const DEEP = '<a>'.repeat(100_000) + '</a>'.repeat(100_000);
   const LAUGHS =
     '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">' +
@@ -215,6 +216,28 @@ describe('malformed XML bodies', () => {
       after: async () => expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { ownershipControls: '' } }), 404, 'OwnershipControlsNotFoundError'),
     },
     {
+      name: 'PutObjectLockConfiguration',
+      valid: '<ObjectLockConfiguration><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>1</Days></DefaultRetention></Rule></ObjectLockConfiguration>',
+      make: (body) => ({ method: 'PUT', path: `/${LOCKED}`, query: { 'object-lock': '' }, body }),
+      after: async () => {
+        const r = await call({ method: 'GET', path: `/${LOCKED}`, query: { 'object-lock': '' } });
+        expect(r.status).toBe(200);
+        expect(r.text).not.toContain('<Rule>');
+      },
+    },
+    {
+      name: 'PutObjectRetention',
+      valid: '<Retention><Mode>COMPLIANCE</Mode><RetainUntilDate>2099-01-01T00:00:00Z</RetainUntilDate></Retention>',
+      make: (body) => ({ method: 'PUT', path: `/${LOCKED}/obj`, query: { retention: '' }, body }),
+      after: async () => expectError(await call({ method: 'GET', path: `/${LOCKED}/obj`, query: { retention: '' } }), 404, 'NoSuchObjectLockConfiguration'),
+    },
+    {
+      name: 'PutObjectLegalHold',
+      valid: '<LegalHold><Status>ON</Status></LegalHold>',
+      make: (body) => ({ method: 'PUT', path: `/${LOCKED}/obj`, query: { 'legal-hold': '' }, body }),
+      after: async () => expectError(await call({ method: 'GET', path: `/${LOCKED}/obj`, query: { 'legal-hold': '' } }), 404, 'NoSuchObjectLockConfiguration'),
+    },
+    {
       name: 'CreateBucket',
       valid: '<CreateBucketConfiguration><LocationConstraint>us-east-1</LocationConstraint></CreateBucketConfiguration>',
       make: (body) => ({ method: 'PUT', path: '/bad-input-new', body }),
@@ -223,6 +246,9 @@ describe('malformed XML bodies', () => {
   ];
   let uploadId = '';
   beforeAll(async () => {
+    // Object Lock documents are tried on a lock-enabled bucket holding one unlocked object.
+    expect((await call({ method: 'PUT', path: `/${LOCKED}`, headers: { 'x-amz-bucket-object-lock-enabled': 'true' } })).status).toBe(200);
+    expect((await call({ method: 'PUT', path: `/${LOCKED}/obj`, body: Buffer.from('x') })).status).toBe(200);
     const r = await call({ method: 'POST', path: `/${BUCKET}/mpu-xml`, query: { uploads: '' } });
     uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(r.text)![1]!;
   });
@@ -709,7 +735,13 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
         expectError(await call({ method, path: `/${BUCKET}`, query: { [sub]: '' } }), 501, 'NotImplemented');
       }
     }
-    for (const sub of ['restore', 'retention', 'legal-hold', 'torrent']) {
+    // Object Lock sub-resources are implemented: on a bucket without Object Lock they are
+    // refused (InvalidRequest; a document that is not theirs is MalformedXML first).
+    for (const sub of ['retention', 'legal-hold']) {
+      expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 400, 'InvalidRequest');
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { [sub]: '' }, body: Buffer.from('<x/>') }), 400, 'MalformedXML');
+    }
+    for (const sub of ['restore', 'torrent']) {
       // GET ?torrent is GetObjectTorrent (a BitTorrent file, never the object's bytes).
       if (sub !== 'torrent') expectError(await call({ method: 'GET', path: `/${BUCKET}/keep/small`, query: { [sub]: '' } }), 501, 'NotImplemented');
       expectError(await call({ method: 'PUT', path: `/${BUCKET}/keep/small`, query: { [sub]: '' }, body: Buffer.from('<x/>') }), 501, 'NotImplemented');
@@ -849,16 +881,42 @@ describe('headers and documents asking for what Strata does not do (issue 8, sec
   const GRANTS = ['x-amz-grant-read', 'x-amz-grant-write', 'x-amz-grant-read-acp', 'x-amz-grant-write-acp', 'x-amz-grant-full-control'];
   const body = Buffer.from('must not be stored');
 
-  it('Object Lock headers on PutObject, CopyObject, CreateMultipartUpload -> 501, nothing stored', async () => {
+  it('Object Lock headers on a bucket without Object Lock (PutObject, CopyObject, CreateMultipartUpload) -> 400 InvalidRequest, nothing stored', async () => {
     for (const [i, headers] of LOCK.entries()) {
-      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-put-${i}`, body, headers }), 501, 'NotImplemented');
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-put-${i}`, body, headers: { ...headers, 'content-md5': md5Base64(body) } }), 400, 'InvalidRequest');
       await expectAbsent(BUCKET, `lock-put-${i}`);
-      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-copy-${i}`, headers: { ...headers, 'x-amz-copy-source': `/${BUCKET}/keep/small` } }), 501, 'NotImplemented');
+      expectError(await call({ method: 'PUT', path: `/${BUCKET}/lock-copy-${i}`, headers: { ...headers, 'x-amz-copy-source': `/${BUCKET}/keep/small` } }), 400, 'InvalidRequest');
       await expectAbsent(BUCKET, `lock-copy-${i}`);
-      expectError(await call({ method: 'POST', path: `/${BUCKET}/lock-mpu-${i}`, query: { uploads: '' }, headers }), 501, 'NotImplemented');
+      expectError(await call({ method: 'POST', path: `/${BUCKET}/lock-mpu-${i}`, query: { uploads: '' }, headers }), 400, 'InvalidRequest');
     }
-    const uploads = await call({ method: 'GET', path: `/${BUCKET}`, query: { uploads: '', prefix: 'lock-' } });
-    expect(uploads.text).not.toContain('<Upload>');
+    const uploads = await call({ method: 'GET', path: `/${BUCKET}`, query: { uploads: '' } });
+    expect(uploads.text).not.toContain('<Key>lock-');
+  });
+
+  it('malformed Object Lock headers on a lock-enabled bucket -> 400, nothing stored', async () => {
+    const locked = 'bad-input-lock-enabled';
+    expect((await call({ method: 'PUT', path: `/${locked}`, headers: { 'x-amz-bucket-object-lock-enabled': 'true' } })).status).toBe(200);
+    const bad: [Record<string, string>, string][] = [
+      [{ 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-mode': 'COMPLIANCE' }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-mode': 'Compliance', 'x-amz-object-lock-retain-until-date': '2099-01-01T00:00:00Z' }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '2001-01-01T00:00:00Z' }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': '2099-02-30T00:00:00Z' }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-mode': 'COMPLIANCE', 'x-amz-object-lock-retain-until-date': 'x'.repeat(4000) }, 'InvalidArgument'],
+      [{ 'x-amz-object-lock-legal-hold': 'yes' }, 'InvalidArgument'],
+      // A locked body without Content-MD5 or a checksum (S3 requires one).
+      [{ 'x-amz-object-lock-legal-hold': 'ON', 'content-md5': '' }, 'InvalidRequest'],
+    ];
+    for (const [i, [headers, code]] of bad.entries()) {
+      const h = { 'content-md5': md5Base64(body), ...headers };
+      if (h['content-md5'] === '') delete (h as Record<string, string>)['content-md5'];
+      expectError(await call({ method: 'PUT', path: `/${locked}/bad-${i}`, body, headers: h }), 400, code);
+      await expectAbsent(locked, `bad-${i}`);
+    }
+    for (const headers of [{ 'x-amz-bucket-object-lock-enabled': 'yes' }, { 'x-amz-bucket-object-lock-enabled': '' }]) {
+      expectError(await call({ method: 'PUT', path: '/bad-input-lock-value', headers }), 400, 'InvalidArgument');
+      expect((await call({ method: 'HEAD', path: '/bad-input-lock-value' })).status).toBe(404);
+    }
   });
 
   it('ACL grants to other users (x-amz-grant-*) on every write -> 501, nothing stored', async () => {
@@ -879,11 +937,7 @@ describe('headers and documents asking for what Strata does not do (issue 8, sec
     for (const key of ['acl-exec', 'acl-bogus', 'acl-both']) await expectAbsent(BUCKET, key);
   });
 
-  it('CreateBucket asking for Object Lock -> 501, an unknown Object Ownership -> 400, no bucket', async () => {
-    for (const headers of [{ 'x-amz-bucket-object-lock-enabled': 'true' }, { 'x-amz-bucket-object-lock-enabled': 'TRUE' }]) {
-      expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers }), 501, 'NotImplemented');
-      expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
-    }
+  it('an unknown Object Ownership -> 400, no bucket', async () => {
     expectError(await call({ method: 'PUT', path: '/bad-input-locked', headers: { 'x-amz-object-ownership': 'Nobody' } }), 400, 'InvalidArgument');
     expect((await call({ method: 'HEAD', path: '/bad-input-locked' })).status).toBe(404);
   });

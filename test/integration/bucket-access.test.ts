@@ -528,18 +528,19 @@ describe('requests asking for what is not implemented are refused before anythin
     expect(await bucketExists('granted-bucket')).toBe(false);
   });
 
-  it('Object Lock headers on PutObject, CopyObject, CreateMultipartUpload, and a bucket with Object Lock: 501, nothing stored', async () => {
+  it('Object Lock headers on a bucket without Object Lock (PutObject, CopyObject, CreateMultipartUpload): 400 InvalidRequest, nothing stored; CreateBucket with Object Lock creates one', async () => {
     const b = await newBucket('lock');
     await main.send(new PutObjectCommand({ Bucket: b, Key: 'src', Body: 's' }));
     const until = new Date(Date.now() + 86_400_000);
-    expect(await failure(main.send(new PutObjectCommand({ Bucket: b, Key: 'l1', Body: 'x', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: until })))).toMatchObject({ name: 'NotImplemented', status: 501 });
-    expect(await failure(main.send(new PutObjectCommand({ Bucket: b, Key: 'l2', Body: 'x', ObjectLockLegalHoldStatus: 'ON' })))).toMatchObject({ status: 501 });
-    expect(await failure(main.send(new CopyObjectCommand({ Bucket: b, Key: 'l3', CopySource: `${b}/src`, ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: until })))).toMatchObject({ status: 501 });
-    expect(await failure(main.send(new CreateMultipartUploadCommand({ Bucket: b, Key: 'l4', ObjectLockLegalHoldStatus: 'ON' })))).toMatchObject({ status: 501 });
+    const refused = { name: 'InvalidRequest', status: 400 };
+    expect(await failure(main.send(new PutObjectCommand({ Bucket: b, Key: 'l1', Body: 'x', ObjectLockMode: 'COMPLIANCE', ObjectLockRetainUntilDate: until })))).toMatchObject(refused);
+    expect(await failure(main.send(new PutObjectCommand({ Bucket: b, Key: 'l2', Body: 'x', ObjectLockLegalHoldStatus: 'ON' })))).toMatchObject(refused);
+    expect(await failure(main.send(new CopyObjectCommand({ Bucket: b, Key: 'l3', CopySource: `${b}/src`, ObjectLockMode: 'GOVERNANCE', ObjectLockRetainUntilDate: until })))).toMatchObject(refused);
+    expect(await failure(main.send(new CreateMultipartUploadCommand({ Bucket: b, Key: 'l4', ObjectLockLegalHoldStatus: 'ON' })))).toMatchObject(refused);
     for (const k of ['l1', 'l2', 'l3']) expect(await exists(b, k), k).toBe(false);
     expect((await main.send(new ListMultipartUploadsCommand({ Bucket: b }))).Uploads ?? []).toEqual([]);
-    expect(await failure(main.send(new CreateBucketCommand({ Bucket: 'locked-bucket', ObjectLockEnabledForBucket: true })))).toMatchObject({ name: 'NotImplemented', status: 501 });
-    expect(await bucketExists('locked-bucket')).toBe(false);
+    await main.send(new CreateBucketCommand({ Bucket: 'locked-bucket', ObjectLockEnabledForBucket: true }));
+    expect(await bucketExists('locked-bucket')).toBe(true);
     // "false" asks for nothing.
     await main.send(new CreateBucketCommand({ Bucket: 'unlocked-bucket', ObjectLockEnabledForBucket: false }));
     expect(await bucketExists('unlocked-bucket')).toBe(true);
@@ -548,7 +549,7 @@ describe('requests asking for what is not implemented are refused before anythin
   it('the same refusals for anonymous writers into a public-read-write bucket, and with curl', async () => {
     const b = await newBucket('rawrefuse', 'public-read-write');
     expect((await raw('PUT', `/${b}/c1`, { 'x-amz-grant-read': 'uri="http://acs.amazonaws.com/groups/global/AllUsers"' }, 'x')).stdout).toBe('501');
-    expect((await raw('PUT', `/${b}/c2`, { 'x-amz-object-lock-mode': 'GOVERNANCE' }, 'x')).stdout).toBe('501');
+    expect((await raw('PUT', `/${b}/c2`, { 'x-amz-object-lock-mode': 'GOVERNANCE' }, 'x')).stdout).toBe('400');
     expect((await raw('PUT', `/${b}/c3`, { 'x-amz-acl': 'public-read', 'x-amz-grant-read': 'id=x' }, 'x')).stdout).toBe('400');
     for (const k of ['c1', 'c2', 'c3']) expect(await exists(b, k), k).toBe(false);
     expect((await raw('PUT', '/curl-locked', { 'x-amz-bucket-object-lock-enabled': 'true' })).stdout).toBe('403');

@@ -84,6 +84,18 @@ export const NEEDS: { readonly [Op in Operation]: Need } = {
   GetBucketOwnershipControls: 'owner',
   PutBucketOwnershipControls: 'owner',
   DeleteBucketOwnershipControls: 'owner',
+  // Object Lock. Whether a bucket locks its objects is metadata clients (backup tools) read
+  // before working; setting it is bucket configuration.
+  GetObjectLockConfiguration: 'read',
+  PutObjectLockConfiguration: 'owner',
+  GetObjectRetention: 'read',
+  GetObjectLegalHold: 'read',
+  // A writer may set or extend a retention (shortening or removing a GOVERNANCE one also
+  // needs the bypass, which takes 'owner': authz/bypass-governance.ts). A legal hold is
+  // placed and cleared by the owner only: a writer's key (a backup tool's, say) that could
+  // clear holds could then delete what they protect.
+  PutObjectRetention: 'write',
+  PutObjectLegalHold: 'owner',
 };
 
 /** Whether `need` is satisfied per bucket (by the owner, a grant, or an admin key). */

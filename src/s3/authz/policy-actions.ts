@@ -188,6 +188,12 @@ export const ACCESS_RULES: { readonly [op in Operation]: AccessRule } = {
   // an endpoint of its own (should anything ask) a write into the bucket.
   PostObject: bucket('PutObject', 'WRITE'),
   PutObjectAcl: object('PutObjectAcl', 'WRITE_ACP'),
+  GetObjectLockConfiguration: bucket('GetBucketObjectLockConfiguration'),
+  PutObjectLockConfiguration: bucket('PutBucketObjectLockConfiguration'),
+  GetObjectRetention: object('GetObjectRetention'),
+  PutObjectRetention: object('PutObjectRetention'),
+  GetObjectLegalHold: object('GetObjectLegalHold'),
+  PutObjectLegalHold: object('PutObjectLegalHold'),
 };
 
 /** The action S3 names for an operation on a specific version (`?versionId=`). */
@@ -209,7 +215,8 @@ const OBJECT_WRITES: ReadonlySet<Operation> = new Set(['PutObject', 'CopyObject'
 /**
  * The further actions a request needs beyond its operation's own: a write for what its
  * headers ask (S3: setting an ACL with the object needs s3:PutObjectAcl, setting tags
- * needs s3:PutObjectTagging); GetObjectAttributes also s3:GetObject (S3 needs both, so a
+ * needs s3:PutObjectTagging, a retention s3:PutObjectRetention, a legal hold
+ * s3:PutObjectLegalHold); GetObjectAttributes also s3:GetObject (S3 needs both, so a
  * policy denying GetObject also hides the object's size and checksums). Pure.
  */
 export function extraActions(e: Endpoint, headers: Readonly<Record<string, string | undefined>>): string[] {
@@ -223,6 +230,8 @@ export function extraActions(e: Endpoint, headers: Readonly<Record<string, strin
   const tagging = headers['x-amz-tagging'] !== undefined;
   const replacesTags = e.op !== 'CopyObject' || (headers['x-amz-tagging-directive'] ?? '').trim().toUpperCase() === 'REPLACE';
   if (tagging && replacesTags) out.push('s3:PutObjectTagging');
+  if (headers['x-amz-object-lock-mode'] !== undefined || headers['x-amz-object-lock-retain-until-date'] !== undefined) out.push('s3:PutObjectRetention');
+  if (headers['x-amz-object-lock-legal-hold'] !== undefined) out.push('s3:PutObjectLegalHold');
   return out;
 }
 

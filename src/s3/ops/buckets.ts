@@ -21,7 +21,8 @@ import { ownerOf } from '../owner.js';
 import { keyOf, keySeesBucket } from '../authz/grants.js';
 import { isStoreError } from '../../store/errors.js';
 import { requestedAcl, type CannedAcl } from '../authz/acl.js';
-import { CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, refuseHeaders } from '../router/subresources.js';
+import { bucketLockRequested } from '../object-lock-headers.js';
+import { lockedBucketConfigs } from '../../store/object-lock-config.js';
 import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
 import { setBucketAcl, setOwnership } from './acl.js';
 import { encodeOwnership, ownershipHeader, OWNERSHIP_CONFIG, type ObjectOwnership } from '../authz/acl-ownership.js';
@@ -65,7 +66,8 @@ async function reapply(r: RequestContext, bucket: string, acl: CannedAcl | undef
 }
 
 export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'>): Promise<void> {
-  refuseHeaders(CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED, r.headers);
+  // Object Lock: the bucket starts with versioning Enabled and lock enabled (no default).
+  const locked = bucketLockRequested(r.headers);
   const acl = requestedAcl(r.headers);
   const ownership = ownershipHeader(r.headers);
   // ACLs disabled from the start: only ACLs that say nothing more are accepted (as S3).
@@ -79,6 +81,7 @@ export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'
   const configs: [string, Uint8Array][] = [];
   if (stored) configs.push([ACL_CONFIG, stored]);
   if (ownership) configs.push([OWNERSHIP_CONFIG, encodeOwnership(ownership)]);
+  if (locked) configs.push(...lockedBucketConfigs());
   try {
     await r.store.createBucket(e.bucket, r.auth?.accessKeyId ?? undefined, configs);
   } catch (err) {
@@ -86,6 +89,8 @@ export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'
     // --region names another) answers 200 and changes nothing; every other region answers
     // 409 BucketAlreadyOwnedByYou. Another owner's bucket is always BucketAlreadyExists.
     if (!(isStoreError(err, 'BucketAlreadyOwnedByYou') && regionOf(r) === 'us-east-1')) throw err;
+    // ...but never a 200 that would let the client believe an unlocked bucket is locked.
+    if (locked && !r.store.bucketLockConfig(e.bucket)) throw err;
     // ...except an ACL (S3 resets a re-created bucket's ACL) or an Object Ownership the
     // request names: applied, never ignored (under the bucket's Block Public Access).
     await reapply(r, e.bucket, acl, ownership);

@@ -35,6 +35,8 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
   };
   const meta = metadataFromRequest(r, e.bucket);
   if (meta.access) opts.access = meta.access;
+  // The copy's lock: its own headers, or the destination bucket's default (never the source's).
+  if (meta.lock) opts.lock = meta.lock;
   if (opts.metadataDirective === 'REPLACE') {
     opts.metadata = { system: meta.system ?? {}, userMetadata: meta.userMetadata ?? {} };
     if (meta.contentType !== undefined) opts.metadata.contentType = meta.contentType;

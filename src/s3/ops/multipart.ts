@@ -24,6 +24,7 @@ import { CHECKSUM_NAMES, etagOf, type ChecksumName, type ChecksumType, type Obje
 import { StoreError } from '../../store/errors.js';
 import { encryptionHeaders, readKeys, writeEncryption } from '../sse.js';
 import { COPY_SOURCE_CUSTOMER_PREFIX } from '../sse-headers.js';
+import { hasIntegrityHeader } from '../object-lock-headers.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -57,6 +58,10 @@ export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'Crea
 export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): Promise<void> {
   // An SSE-C upload's key is validated here and checked against the upload before the body.
   const { keys, customer } = readKeys(r);
+  // Parts of an object that will be locked must come with a digest (S3 requires it).
+  if (!hasIntegrityHeader(r.headers) && (await r.store.uploadLocked(e.bucket, e.key, e.uploadId))) {
+    throw new S3Error('InvalidRequest', 'Content-MD5 OR x-amz-checksum- HTTP header is required for Put Part requests with Object Lock parameters');
+  }
   const body = requestBody(r);
   const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, { ...body, keys });
   const headers: Record<string, string> = { etag: `"${res.etag}"`, ...encryptionHeaders(res.mode, customer) };

@@ -20,6 +20,8 @@ import type { PutOptions, PutResult } from '../../store/objects-write.js';
 import type { UnsizedPutOptions } from '../../store/objects-unsized.js';
 import type { ClaimOptions } from '../../store/digest.js';
 import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
+import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } from '../object-lock-headers.js';
+import { mayBypassGovernance } from '../authz/bypass-governance.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -75,6 +77,8 @@ export async function putFromHeaders(
 }
 
 export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Promise<void> {
+  // A body that will be locked must come with a digest (S3 requires it), checked first.
+  requireLockIntegrity(r.headers, lockRequestFromHeaders(r, e.bucket, r.headers), 'Put Object');
   const body = requestBodyMaybeSized(r);
   const { result, enc } = await putFromHeaders(r, e.bucket, e.key, r.headers, body);
   sendEmpty(r, 200, {
@@ -123,6 +127,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     ...objectHeaders(r, g, e.overrides, e.partNumber),
     ...versionIdHeader(r, e.bucket, g.version.versionId, named),
     ...encryptionHeaders(g.version.encryption?.mode, customer),
+    ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
   };
   await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
@@ -134,7 +139,8 @@ export async function handleDeleteObject(r: RequestContext, e: Op<'DeleteObject'
   const cond = writeConditions(r.headers);
   const opts: DeleteOptions = {};
   if (e.versionId !== undefined) opts.versionId = e.versionId;
-  if (bypassGovernance(r)) opts.bypassGovernance = true;
+  // Only a key allowed s3:BypassGovernanceRetention bypasses (asking is not enough).
+  if (mayBypassGovernance(r, e, e.bucket, e.key, r.auth?.accessKeyId ?? null)) opts.bypassGovernance = true;
   const me = r.auth?.accessKeyId;
   if (me && me !== r.store.bucketOwner(e.bucket)) opts.access = { owner: me, acl: 'private' };
   const res = await r.store.deleteObject(e.bucket, e.key, cond?.ifMatch !== undefined ? { ifMatch: cond.ifMatch } : undefined, opts);
@@ -152,11 +158,14 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const req = parseDelete(bytes);
   // Each key is authorized on its own (a policy may allow or deny some keys only).
   const refused = await refusedDeletes(r, e.bucket, req.objects.map((o) => o.key), r.auth?.accessKeyId ?? null);
-  const allowed = req.objects.filter((o) => !refused.has(o.key));
+  // Bypassing governance retention is decided per key, as the key's deletion is.
+  const principal = r.auth?.accessKeyId ?? null;
+  const allowed = req.objects
+    .filter((o) => !refused.has(o.key))
+    .map((o) => ({ ...o, bypassGovernance: mayBypassGovernance(r, { op: 'DeleteObject', bucket: e.bucket, key: o.key }, e.bucket, o.key, principal) }));
   // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
   const me = r.auth?.accessKeyId;
   const delOpts: Omit<DeleteOptions, 'versionId'> = {};
-  if (bypassGovernance(r)) delOpts.bypassGovernance = true;
   if (me && me !== r.store.bucketOwner(e.bucket)) delOpts.access = { owner: me, acl: 'private' };
   const results = allowed.length > 0 ? await r.store.deleteObjects(e.bucket, allowed, delOpts) : [];
   const deleted: DeletedEntry[] = [];
@@ -185,11 +194,6 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
     errors.push({ key: x.key, ...(versionId !== undefined && { versionId }), code: s3.code, message: s3.message });
   });
   sendXml(r, 200, renderDeleteResult({ deleted: req.quiet ? [] : deleted, errors }));
-}
-
-/** x-amz-bypass-governance-retention: true (object lock; honoured by the store's removal hook). */
-function bypassGovernance(r: RequestContext): boolean {
-  return r.headers['x-amz-bypass-governance-retention']?.trim().toLowerCase() === 'true';
 }
 
 export { quotedEtag, sendError };

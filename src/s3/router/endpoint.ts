@@ -91,6 +91,8 @@ type B = { bucket: string };
 /** `versionId`: the version an object operation names (absent: the current one). */
 type K = { bucket: string; key: string; versionId?: string };
 type U = { bucket: string; key: string; uploadId: string };
+/** An object, or one version of it (`versionId` undefined: the current one). */
+type V = { bucket: string; key: string; versionId?: string };
 
 export type Endpoint =
   | { op: 'ListBuckets'; params: ListBucketsParams }
@@ -145,6 +147,12 @@ export type Endpoint =
   | ({ op: 'DeleteObjectTagging' } & K)
   | ({ op: 'GetObjectAcl' } & K)
   | ({ op: 'PutObjectAcl' } & K)
+  | ({ op: 'GetObjectLockConfiguration' } & B)
+  | ({ op: 'PutObjectLockConfiguration' } & B)
+  | ({ op: 'GetObjectRetention' } & V)
+  | ({ op: 'PutObjectRetention' } & V)
+  | ({ op: 'GetObjectLegalHold' } & V)
+  | ({ op: 'PutObjectLegalHold' } & V)
   | { op: 'CorsPreflight'; bucket?: string; key?: string };
 
 /** Every operation name. */

@@ -23,7 +23,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'metadataTable',
   'metrics',
   'notification',
-  'object-lock',
   'replication',
   'requestPayment',
   'session',
@@ -39,10 +38,8 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
 export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'annotation',
   'encryption',
-  'legal-hold',
   'renameObject',
   'restore',
-  'retention',
   'select',
   'torrent',
 ]);
@@ -50,27 +47,21 @@ export const OBJECT_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
 /**
  * Request headers that ask for a feature Strata does not implement, by the operations they
  * would change: answering 200 while ignoring them would tell the client it got what it asked
- * for (an object under retention, a bucket with Object Lock).
+ * for. (The Object Lock headers are honoured: object-lock-headers.ts.)
  */
-export const CREATE_BUCKET_HEADERS_NOT_IMPLEMENTED: readonly string[] = ['x-amz-bucket-object-lock-enabled'];
 export const OBJECT_WRITE_HEADERS_NOT_IMPLEMENTED: readonly string[] = [
-  'x-amz-object-lock-mode',
-  'x-amz-object-lock-retain-until-date',
-  'x-amz-object-lock-legal-hold',
   // An append (S3 Express): ignored, the PUT would replace the object with the appended bytes.
   'x-amz-write-offset-bytes',
 ];
 
 /**
  * Throws S3Error `NotImplemented` naming the first header of `names` the request carries.
- * `x-amz-bucket-object-lock-enabled: false` asks for nothing and is not refused. Handlers
- * call it after authorization and before anything is read or written.
+ * Handlers call it after authorization and before anything is read or written.
  */
 export function refuseHeaders(names: readonly string[], headers: Readonly<Record<string, string | undefined>>): void {
   for (const n of names) {
     const v = headers[n];
     if (v === undefined) continue;
-    if (n === 'x-amz-bucket-object-lock-enabled' && v.trim().toLowerCase() === 'false') continue;
     throw new S3Error('NotImplemented', `The header ${n} asks for a feature that is not implemented`);
   }
 }

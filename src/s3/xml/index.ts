@@ -14,3 +14,4 @@ export * from './objects.js';
 export * from './bucket.js';
 export * from './tagging.js';
 export * from './cors.js';
+export * from './object-lock.js';

@@ -49,6 +49,14 @@ describe('the permission table', () => {
     expect(NEEDS.PutObjectAcl).toBe('owner');
   });
 
+  it('reserves legal holds and the bucket lock configuration to owner; lets writers set retention', () => {
+    // A writer's key (a backup tool's) that could clear a legal hold could then delete what
+    // the hold protects; setting or extending a retention only protects more.
+    expect(NEEDS.PutObjectLegalHold).toBe('owner');
+    expect(NEEDS.PutObjectLockConfiguration).toBe('owner');
+    expect(NEEDS.PutObjectRetention).toBe('write');
+  });
+
   it('lets read do every object and listing read', () => {
     for (const op of OPS.filter((o) => /^(Get|Head|List)/.test(o) && !CONFIG.test(o) && o !== 'ListBuckets')) expect(NEEDS[op], op).toBe('read');
   });
@@ -112,6 +120,12 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetBucketOwnershipControls: { op: 'GetBucketOwnershipControls', bucket: b },
     PutBucketOwnershipControls: { op: 'PutBucketOwnershipControls', bucket: b },
     DeleteBucketOwnershipControls: { op: 'DeleteBucketOwnershipControls', bucket: b },
+    GetObjectLockConfiguration: { op: 'GetObjectLockConfiguration', bucket: b },
+    PutObjectLockConfiguration: { op: 'PutObjectLockConfiguration', bucket: b },
+    GetObjectRetention: { op: 'GetObjectRetention', ...K },
+    PutObjectRetention: { op: 'PutObjectRetention', ...K, versionId: 'v' },
+    GetObjectLegalHold: { op: 'GetObjectLegalHold', ...K, versionId: 'v' },
+    PutObjectLegalHold: { op: 'PutObjectLegalHold', ...K },
   };
   return all[op];
 }

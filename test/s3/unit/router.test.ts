@@ -319,6 +319,27 @@ describe('NotImplemented', () => {
   });
 });
 
+describe('Object Lock sub-resources', () => {
+  it('bucket ?object-lock: GET and PUT; other methods are MethodNotAllowed (never a form upload)', () => {
+    expect(r('GET', '/bkt?object-lock')).toEqual({ op: 'GetObjectLockConfiguration', bucket: 'bkt' });
+    expect(r('PUT', '/bkt?object-lock=')).toEqual({ op: 'PutObjectLockConfiguration', bucket: 'bkt' });
+    expect(r('GET', '/?object-lock', {}, 'bkt.s3.example.test')).toEqual({ op: 'GetObjectLockConfiguration', bucket: 'bkt' });
+    for (const method of ['DELETE', 'POST']) expectS3Error(() => r(method, '/bkt?object-lock'), 'MethodNotAllowed');
+  });
+  it('object ?retention and ?legal-hold: GET and PUT, with or without versionId', () => {
+    expect(r('GET', '/bkt/dir/k?retention')).toEqual({ op: 'GetObjectRetention', bucket: 'bkt', key: 'dir/k' });
+    expect(r('PUT', '/bkt/k?retention&versionId=00000000000a000001')).toEqual({ op: 'PutObjectRetention', ...K, versionId: '00000000000a000001' });
+    expect(r('GET', '/bkt/k?legal-hold=&versionId=null')).toEqual({ op: 'GetObjectLegalHold', ...K, versionId: 'null' });
+    expect(r('PUT', '/bkt/k?legal-hold')).toEqual({ op: 'PutObjectLegalHold', ...K });
+    for (const method of ['DELETE', 'POST', 'HEAD']) {
+      expectS3Error(() => r(method, '/bkt/k?retention'), 'MethodNotAllowed');
+      expectS3Error(() => r(method, '/bkt/k?legal-hold'), 'MethodNotAllowed');
+    }
+    expectS3Error(() => r('PUT', '/bkt/k?retention&versionId='), 'InvalidArgument');
+    expectS3Error(() => r('GET', '/bkt/k?legal-hold&versionId=v1'), 'InvalidArgument');
+  });
+});
+
 describe('MethodNotAllowed', () => {
   for (const method of ['PATCH', 'TRACE', 'CONNECT', 'PROPFIND', 'get']) {
     it(method, () => {
