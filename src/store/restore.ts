@@ -7,7 +7,8 @@
  *   - it existed then as version V, and now it does not, or is not V: a new version of the
  *     key whose record is V's (same body blobs or pack entries, same metadata, checksums,
  *     tags, owner and encryption envelope — an SSE-C object needs no customer key, nothing is
- *     decrypted or copied), with a new id and the restore's time as Last-Modified;
+ *     decrypted or copied), with a new id, the restore's time as Last-Modified, and the
+ *     bucket's default Object Lock retention (if any) as any new version gets;
  *   - it did not exist then (not yet written, deleted, behind a delete marker) and exists
  *     now: deleted as a DELETE would (a delete marker in a bucket whose versioning was ever
  *     enabled, else the key's removal);
@@ -32,6 +33,7 @@ import { requireBucketState, s3VersionId } from './versions-read.js';
 import { currentRecord, stageDelete, stageVersion } from './versions-write.js';
 import { StoreError } from './errors.js';
 import { MAX_KEY_BYTES } from './validate.js';
+import { decodeLockConfig, OBJECT_LOCK_CONFIG, resolveLock } from './object-lock-config.js';
 
 /** Keys written per commit: a commit record of ~1000 versions is ~200 KiB, one write. */
 export const BATCH_KEYS = 1000;
@@ -93,9 +95,13 @@ export interface RestoreResult extends RestoreProgress {
 /** What a key must become, when it must change. */
 type Plan = { key: string; want?: ObjectVersion; from?: string };
 
-/** The record without what every write of it differs in: id, log position, time. */
+/**
+ * The record without what every write of it differs in: id, log position, time — and its
+ * Object Lock, which belongs to the version (a restored version gets the bucket's default,
+ * as any new version does), not to the object's content.
+ */
 function contentOf(v: ObjectVersion): Uint8Array {
-  const { logId: _logId, ...rest } = v;
+  const { logId: _logId, lock: _lock, ...rest } = v;
   return encodeVersion({ ...rest, versionId: '', lastModified: 0 });
 }
 
@@ -190,6 +196,8 @@ async function stageRestores(tx: Tx, bucket: string, id: string, plans: Plan[]):
   if (tx.requireBucket(bucket).id !== id) {
     throw new StoreError('NoSuchBucket', `bucket ${bucket} was deleted (and created again) during the restore`, { detail: { BucketName: bucket } });
   }
+  const lockConfig = tx.config(bucket, OBJECT_LOCK_CONFIG);
+  const defaultRule = lockConfig ? decodeLockConfig(lockConfig).rule : undefined;
   const out: { change?: RestoreChange }[] = [];
   for (const p of plans) {
     const cur = await currentRecord(tx, bucket, p.key);
@@ -206,9 +214,13 @@ async function stageRestores(tx: Tx, bucket: string, id: string, plans: Plan[]):
       out.push({});
       continue;
     }
-    // The record as it was, shared body and all: only its id, position and time are new.
-    const { logId: _logId, ...record } = p.want;
+    // The record as it was, shared body and all: only its id, position and time are new, and
+    // its lock is the bucket's default retention from now, as for any new version (the old
+    // version keeps its own; a restore neither extends nor carries over a retention).
+    const { logId: _logId, lock: _lock, ...record } = p.want;
     const copy: ObjectVersion = { ...record, versionId: '', lastModified: tx.time };
+    const lock = resolveLock(defaultRule ? { defaultRule } : undefined, tx.time);
+    if (lock) copy.lock = lock;
     const ids = stageVersion(tx, bucket, p.key, copy);
     out.push({ change: { key: p.key, action: 'restore', ...(p.from !== undefined ? { from: p.from } : {}), versionId: ids.versionId } });
   }

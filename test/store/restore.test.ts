@@ -12,6 +12,9 @@ import type { RestoreProgress } from '../../src/store/restore.js';
 import { collect, makeProvider, stream, type ProviderKind } from './helpers.js';
 import { BucketModel, Clock, putText, runScript, type Step } from './history-model.js';
 import { randomBytes } from '../support/random.js';
+import { lockedBucketConfigs } from '../../src/store/object-lock-config.js';
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -176,6 +179,30 @@ describe('restore', () => {
     const r = await store.restore('rmv', { to: t });
     expect(r).toMatchObject({ deleted: 1, restored: 0 });
     await expect(store.getObject('rmv', 'k')).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
+  it('gives a restored version the bucket default Object Lock retention from now, and leaves old versions locked', async () => {
+    const clock = new Clock();
+    const { store } = await open('memory', clock);
+    await store.createBucket('lck', undefined, lockedBucketConfigs());
+    await store.putBucketLockConfig('lck', { rule: { mode: 'GOVERNANCE', days: 1 } });
+    clock.tick();
+    const rule = { defaultRule: { mode: 'GOVERNANCE' as const, days: 1 } };
+    const b1 = utf8('locked one');
+    const v1 = await store.putObject('lck', 'k', stream(b1), { size: b1.length, lock: rule });
+    const t = clock.mark(store);
+    const b2 = utf8('locked two');
+    await store.putObject('lck', 'k', stream(b2), { size: b2.length, lock: rule });
+    clock.tick(3_600_000);
+    const r = await store.restore('lck', { to: t });
+    expect(r.restored).toBe(1);
+    const now = (await store.getObject('lck', 'k')).version;
+    expect(now.lock).toEqual({ mode: 'GOVERNANCE', retainUntil: store.repo.lastCommitTime + 86_400_000 });
+    expect((await store.getVersion('lck', 'k', v1.versionId)).version.lock).toEqual(v1.version.lock);
+    // Locked versions cannot be removed; a second restore has nothing to do (the lock is no content).
+    await expect(store.removeVersion('lck', 'k', v1.versionId)).rejects.toMatchObject({ code: 'AccessDenied' });
+    clock.tick();
+    expect(await store.restore('lck', { to: t })).toMatchObject({ restored: 0, deleted: 0, commits: 0 });
   });
 
   it('shares SSE-C bodies without the customer key', async () => {
