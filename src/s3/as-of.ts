@@ -38,9 +38,12 @@ const AS_OF_OPS: ReadonlySet<Operation> = new Set<Operation>(['GetObject', 'Head
 
 /** The values of every query parameter named `x-strata-as-of` in any letter case. */
 function queryValues(rawTarget: string): string[] {
+  const { rawQuery } = splitTarget(rawTarget);
+  // Most requests name no such parameter: skip parsing unless the name (or an escape) may be there.
+  if (!/strata|%/i.test(rawQuery)) return [];
   let pairs: [string, string][];
   try {
-    pairs = parseQueryPairs(splitTarget(rawTarget).rawQuery);
+    pairs = parseQueryPairs(rawQuery);
   } catch {
     throw new S3Error('InvalidURI');
   }
