@@ -50,7 +50,13 @@ export type Mutation =
   | { op: 'putVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
   /** Replaces the version log entry of `key` at (seq, index) (removal, tags, ACL); the
    * namespace is left alone (a `put` in the same commit changes it when needed). */
-  | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array };
+  | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
+  /**
+   * Creates bucket `bucket` (new `id`, `created`) as a fork of `source` as it was at `at`:
+   * its object index and version log are the runs named (written before the commit,
+   * fork-at-time.ts; each list holds 0 or 1 run metadata).
+   */
+  | { op: 'forkBucketAt'; bucket: string; source: string; id: string; created: number; at: number; runs: Uint8Array[]; versionRuns: Uint8Array[] };
 
 export interface CommitRecord {
   seq: number;
@@ -76,6 +82,7 @@ const OPS = [
   'setKey',
   'putVersion',
   'rewriteVersion',
+  'forkBucketAt',
 ] as const;
 
 const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
@@ -151,6 +158,12 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
       case 'rewriteVersion':
         w.string(m.key).varint(m.seq).varint(m.index).bytes(m.entry);
+        break;
+      case 'forkBucketAt':
+        w.string(m.source).string(m.id).varint(m.created).varint(m.at).varint(m.runs.length);
+        for (const meta of m.runs) w.bytes(meta);
+        w.varint(m.versionRuns.length);
+        for (const meta of m.versionRuns) w.bytes(meta);
         break;
     }
   }
@@ -229,6 +242,20 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
       case 'rewriteVersion':
         mutations.push({ op, bucket, key: r.string(), seq: r.varint(), index: r.varint(), entry: r.bytes().slice() });
         break;
+      case 'forkBucketAt': {
+        const source = r.string();
+        const id = r.string();
+        const created = r.varint();
+        const at = r.varint();
+        const metas = () => {
+          const n = r.varint();
+          if (n > 1) throw new StoreError('Corrupt', `${what}: fork mutation ${i} names ${n} runs`);
+          return Array.from({ length: n }, () => r.bytes().slice());
+        };
+        const runs = metas();
+        mutations.push({ op, bucket, source, id, created, at, runs, versionRuns: metas() });
+        break;
+      }
     }
   }
   r.end();

@@ -36,6 +36,7 @@ import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
 import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
+import { openForkRuns } from './fork-at-time.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -178,6 +179,8 @@ export class Repository {
     // them while replaying, then forget the mapping.
     repo.state.legacyUploads = new Map();
     await repo.#restore(loaded.root);
+    // Forks as of a past time name runs their commit's apply needs open (fork-at-time.ts).
+    await openForkRuns(repo, loaded.commits.flatMap((c) => c.mutations.flatMap((m) => (m.op === 'forkBucketAt' ? [...m.runs, ...m.versionRuns] : []))), repo.state.preparedRuns);
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
     repo.state.legacyUploads = undefined;
     repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));

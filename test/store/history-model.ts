@@ -70,6 +70,13 @@ export class BucketModel {
     return out;
   }
 
+  /** Every key's versions and markers S3 shows, as [key, id, marker], in listing order. */
+  versions(): [string, string, boolean][] {
+    const out: [string, string, boolean][] = [];
+    for (const key of [...this.keys.keys()].sort(byCodePoint)) for (const v of this.keys.get(key)!) out.push([key, v.isNull ? 'null' : v.id, v.marker]);
+    return out;
+  }
+
   /** Ids S3 shows for `key` (for removals). */
   ids(key: string): string[] {
     return (this.keys.get(key) ?? []).map((v) => (v.isNull ? 'null' : v.id));
@@ -132,6 +139,8 @@ export interface Step {
   /** The time of the step's commit (the state after it is readable from this time on). */
   time: number;
   snapshot: Map<string, string>;
+  /** ListObjectVersions after it: [key, id, marker]. */
+  versions: [string, string, boolean][];
 }
 
 /**
@@ -149,7 +158,7 @@ export async function runScript(
 ): Promise<Step[]> {
   const rnd = seeded(opts.seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const steps: Step[] = [{ what: 'start', time: clock.mark(store), snapshot: model.snapshot() }];
+  const steps: Step[] = [{ what: 'start', time: clock.mark(store), snapshot: model.snapshot(), versions: model.versions() }];
   for (let i = 0; i < opts.count; i++) {
     clock.tick(opts.tick ?? 1000);
     const key = pick(opts.keys);
@@ -181,7 +190,7 @@ export async function runScript(
     }
     const snapshot = model.snapshot();
     // Its commit's time (an operation that wrote nothing leaves the previous one's).
-    steps.push({ what, time: store.repo.lastCommitTime, snapshot });
+    steps.push({ what, time: store.repo.lastCommitTime, snapshot, versions: model.versions() });
     const listed = await store.listObjects(bucket, { maxKeys: 1000 });
     expect(listed.contents.map((c) => c.key), `current state after step ${i} (${what})`).toEqual([...snapshot.keys()]);
   }
