@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { prepareForkAt, stageForkAt } from '../../src/store/fork-at-time.js';
 import { verifyRepository } from '../../src/store/verify.js';
+import { decodeCommit, encodeCommit, type Mutation } from '../../src/store/commit.js';
 import { collect, makeProvider, type ProviderKind } from './helpers.js';
 import { BucketModel, Clock, putText, runScript } from './history-model.js';
 
@@ -150,5 +151,18 @@ describe('forks as of a past time', () => {
     await forkAt(s2, 'wsb', 'empty', created);
     expect(await contents(s2, 'empty')).toEqual(new Map());
     await s2.close();
+  });
+});
+
+describe('the forkBucketAt mutation', () => {
+  const parent = { key: 'roots/x', offset: 4, length: 10, hash: 'ab'.repeat(32) };
+  const m: Mutation = { op: 'forkBucketAt', bucket: 'dst', source: 'src', id: 'abcd1234', created: 1_767_225_600_000, at: 1_767_225_000_123, runs: [new Uint8Array([1, 2, 3])], versionRuns: [new Uint8Array([4, 5])] };
+  it('round-trips, empty run lists included, and refuses truncations and more than one run per list', () => {
+    const empty: Mutation = { ...m, runs: [], versionRuns: [] } as Mutation;
+    for (const mutation of [m, empty]) expect(decodeCommit(encodeCommit({ seq: 7, parent, time: 1, mutations: [mutation] })).mutations).toEqual([mutation]);
+    const good = encodeCommit({ seq: 7, parent, time: 1, mutations: [m] });
+    for (let n = 0; n < good.length; n++) expect(() => decodeCommit(good.subarray(0, n)), `truncated to ${n}`).toThrow(expect.objectContaining({ code: 'Corrupt' }));
+    const two = encodeCommit({ seq: 7, parent, time: 1, mutations: [{ ...m, runs: [new Uint8Array([1]), new Uint8Array([2])] } as Mutation] });
+    expect(() => decodeCommit(two)).toThrow(expect.objectContaining({ code: 'Corrupt' }));
   });
 });
