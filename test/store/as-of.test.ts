@@ -240,6 +240,15 @@ describe('as-of listing bounds', () => {
       const cps = await listAllAsOf(store, 'sparse', t, { maxKeys: 1, delimiter: '/', stepBudget: 7, v1 });
       expect(cps).toMatchObject({ keys: ['m'], prefixes: ['a/', 'q/'] });
     }
+    // Tokens are bound to the listing and authenticated, as for a current listing.
+    const first = await store.listObjectsAsOf('sparse', { at: t, maxKeys: 1 });
+    const token = first.nextContinuationToken!;
+    const flipped = token.slice(0, -2) + (token.at(-2) === 'A' ? 'B' : 'A') + token.at(-1);
+    await expect(store.listObjectsAsOf('sparse', { at: t, continuationToken: flipped })).rejects.toMatchObject({ code: 'InvalidToken' });
+    await expect(store.listObjectsAsOf('sparse', { at: t, continuationToken: token, prefix: 'q/' })).rejects.toMatchObject({ code: 'InvalidToken' });
+    expect((await store.listObjectsAsOf('sparse', { at: t, continuationToken: token })).contents.map((c) => c.key)).toEqual(['m', 'q/9']);
+    // A prefix longer than any key matches nothing.
+    expect((await store.listObjectsAsOf('sparse', { at: t, prefix: 'x'.repeat(5000) })).contents).toEqual([]);
     // The version served is the one current then.
     const page = await store.listObjectsAsOf('sparse', { at: t, prefix: 'm' });
     expect(page.contents.map((c) => c.version.size)).toEqual([1]);
