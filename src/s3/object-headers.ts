@@ -154,7 +154,8 @@ function checksumHeaders(r: RequestContext, g: GetResult, partNumber: number | u
   if (partNumber !== undefined && v.parts?.length) {
     const part = v.parts[partNumber - 1];
     const value = part?.checksums[c.primary];
-    return value ? { [`x-amz-checksum-${c.primary}`]: Buffer.from(value).toString('base64') } : {};
+    // The part's own checksum, typed as the object's (what S3 answers for a part GET/HEAD).
+    return value ? { [`x-amz-checksum-${c.primary}`]: Buffer.from(value).toString('base64'), 'x-amz-checksum-type': c.type } : {};
   }
   // Never a whole-object checksum on a partial body: clients would validate it and fail.
   if (g.range && !(g.range.start === 0 && g.range.end === v.size - 1)) return {};

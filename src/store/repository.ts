@@ -7,7 +7,7 @@
  * the anchor by compare-and-swap. Only then is the in-memory state changed and every
  * operation of the batch acknowledged. Periodically a checkpoint flushes overlays into
  * runs (compacting when a bucket has too many) and writes a root, so reopening replays
- * only the commits after it.
+ * only the commits after it. A compaction that fails is skipped, never the root.
  *
  * If the anchor may have moved without us knowing (an ambiguous failure we could not
  * resolve by re-reading it), or memory could not take in a commit the anchor already names,
@@ -34,7 +34,7 @@ import { BucketState, RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { openForkRuns } from './fork-at-time.js';
 import { CarrierReaper } from './carrier-reaper.js';
@@ -95,6 +95,8 @@ export interface RepositoryStats {
   compactions: number;
   /** Compactions of version logs (history), counted apart from the current state's. */
   logCompactions: number;
+  /** Compactions that failed and were skipped (the checkpoint went on without them). */
+  failedCompactions: number;
   largestBatch: number;
 }
 
@@ -122,7 +124,7 @@ export class Repository {
   /** Deletes the carrier chunks of parts that became unreachable (see carrier-reaper.ts). */
   readonly reaper: CarrierReaper;
   readonly config: RepositoryConfig;
-  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, largestBatch: 0 };
+  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
   readonly #writer = newId(8);
   #seq = 0;
@@ -230,7 +232,8 @@ export class Repository {
       bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.count = b.uploadCount;
-      bucket.versions.runs = await Promise.all((b.versionRuns ?? []).map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      // History runs are opened when history is read (or compacted), not to open the repository.
+      bucket.versions.runs = (b.versionRuns ?? []).map((meta) => lazyRunHandle(this.provider, meta, this.cache));
       this.state.buckets.set(b.name, bucket);
     }
     // An STR1 root lists uploads in progress itself: they become keyspace entries, as their
@@ -462,11 +465,13 @@ export class Repository {
         bucket.overlay = new SortedMap('overlay');
       }
       if (bucket.runs.length > o.maxRuns) {
-        const t = performance.now();
-        const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);
-        this.log('compaction', { bucket: bucket.name, runs: bucket.runs.length, ms: Math.round(performance.now() - t) });
-        bucket.runs = [merged];
-        this.stats.compactions++;
+        await this.#compaction(bucket.name, 'objects', async () => {
+          const t = performance.now();
+          const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);
+          this.log('compaction', { bucket: bucket.name, runs: bucket.runs.length, ms: Math.round(performance.now() - t) });
+          bucket.runs = [merged];
+          this.stats.compactions++;
+        });
       }
       const uploads = bucket.uploads;
       if (uploads.overlay.size > 0) {
@@ -476,11 +481,13 @@ export class Repository {
       }
       const n = uploadsCompactionSize(uploads.runs, o.maxRuns);
       if (n > 0) {
-        const t = performance.now();
-        const merged = await compactUploads(this.provider, bucket.id, uploads.runs.slice(0, n), this.cache, n === uploads.runs.length);
-        this.log('compaction', { bucket: bucket.name, keyspace: 'uploads', runs: n, of: uploads.runs.length, ms: Math.round(performance.now() - t) });
-        uploads.runs = [merged, ...uploads.runs.slice(n)];
-        this.stats.compactions++;
+        await this.#compaction(bucket.name, 'uploads', async () => {
+          const t = performance.now();
+          const merged = await compactUploads(this.provider, bucket.id, uploads.runs.slice(0, n), this.cache, n === uploads.runs.length);
+          this.log('compaction', { bucket: bucket.name, keyspace: 'uploads', runs: n, of: uploads.runs.length, ms: Math.round(performance.now() - t) });
+          uploads.runs = [merged, ...uploads.runs.slice(n)];
+          this.stats.compactions++;
+        });
       }
       const versions = bucket.versions;
       if (versions.overlay.size > 0) {
@@ -490,17 +497,13 @@ export class Repository {
       }
       const nv = uploadsCompactionSize(versions.runs, o.maxRuns);
       if (nv > 0) {
-        // History only grows, so its compaction reads the most; a failed one must not keep the
-        // root (and with it the replay length) from advancing: the runs are merged next time.
-        const t = performance.now();
-        try {
+        await this.#compaction(bucket.name, 'versions', async () => {
+          const t = performance.now();
           const merged = await compactVersions(this.provider, bucket.id, versions.runs.slice(0, nv), this.cache);
           this.log('compaction', { bucket: bucket.name, keyspace: 'versions', runs: nv, of: versions.runs.length, ms: Math.round(performance.now() - t) });
           versions.runs = [merged, ...versions.runs.slice(nv)];
           this.stats.logCompactions++;
-        } catch (err) {
-          this.log('compaction.failed', { bucket: bucket.name, keyspace: 'versions', error: String(err) });
-        }
+        });
       }
     }
     const record: RootRecord = {
@@ -527,6 +530,25 @@ export class Repository {
     this.#root = root;
     this.stats.checkpoints++;
     this.log('checkpoint', { seq: this.#seq, buckets: record.buckets.length, ms: Math.round(performance.now() - started) });
+  }
+
+  /**
+   * Runs one compaction of a checkpoint; `compact` changes the bucket's run list only once its
+   * merge is written and opened. A compaction bounds how many runs a read consults, the root
+   * bounds what a reopen replays, and only the root is needed for correctness: so a compaction
+   * that fails (it reads every run it merges, the step of a checkpoint most exposed to a
+   * failing provider, and more so each time it fails, since a run is flushed per checkpoint)
+   * is logged ('compaction.failed') and skipped. The root then names the runs as they are and
+   * the next checkpoint merges them. Without this, transient read faults kept a checkpoint
+   * from ever landing while the chain a reopen must replay grew (test/store/checkpoint-faults).
+   */
+  async #compaction(bucket: string, keyspace: 'objects' | 'uploads' | 'versions', compact: () => Promise<void>): Promise<void> {
+    try {
+      await compact();
+    } catch (err) {
+      this.stats.failedCompactions++;
+      this.log('compaction.failed', { bucket, keyspace, error: String(err) });
+    }
   }
 
   /**

@@ -1,14 +1,19 @@
 /**
  * @module The repository's use of index runs: write an overlay as a run, open runs named
  * by a root, compact a bucket's runs. The only file that knows the index module's API.
+ *
+ * Runs of the object index and the uploads keyspace are opened (footer read and checked)
+ * before they are used; runs of the version log are opened on first read (lazyRunHandle),
+ * since only history reads and history compaction need them.
  */
 import type { Provider } from '../provider/provider.js';
 import { writeRun } from './index/run-writer.js';
-import { openRun } from './index/run-reader.js';
-import { encodeRunMeta, decodeRunMeta } from './index/run-format.js';
+import { openRun, type RunReader } from './index/run-reader.js';
+import { encodeRunMeta, decodeRunMeta, type RunMeta } from './index/run-format.js';
 import { compactRuns } from './index/compact.js';
 import type { BlockCache } from './index/block-cache.js';
 import type { SortedMap } from './index/sorted-map.js';
+import type { SeekKey } from './index/merge.js';
 import { runKey, uploadRunKey, versionRunKey } from './layout.js';
 import { isTombstone } from './records.js';
 import { isGone, UPLOAD_PREFIX } from './upload-keys.js';
@@ -26,6 +31,39 @@ export async function openRunHandle(provider: Provider, meta: Uint8Array, cache:
   } catch (err) {
     throw blobError(err, key);
   }
+}
+
+/**
+ * A handle on the run `meta` names that reads nothing until first used; the first get or scan
+ * opens the run (one ranged read, as openRunHandle). For the version log: a repository opens
+ * without reading its history's runs, only what it serves (the current namespace, uploads).
+ * An open that fails is not kept: the use fails (as openRunHandle's errors, naming the run)
+ * and the next use tries again. Throws StoreError 'Corrupt' now if `meta` does not decode.
+ */
+export function lazyRunHandle(provider: Provider, meta: Uint8Array, cache: BlockCache): RunHandle {
+  let decoded: RunMeta;
+  try {
+    decoded = decodeRunMeta(meta);
+  } catch (err) {
+    throw blobError(err, '(run metadata)');
+  }
+  const key = decoded.blobKey;
+  let opening: Promise<RunReader> | undefined;
+  const open = (): Promise<RunReader> =>
+    (opening ??= openRun(provider, decoded, cache).catch((err: unknown) => {
+      opening = undefined;
+      throw blobError(err, key);
+    }));
+  const reader = {
+    name: key,
+    async get(k: string): Promise<Uint8Array | undefined> {
+      return (await open()).get(k);
+    },
+    async *scan(from: SeekKey) {
+      yield* (await open()).scan(from);
+    },
+  };
+  return { meta, key, reader };
 }
 
 /**
@@ -96,15 +134,15 @@ export async function compactUploads(provider: Provider, bucketId: string, runs:
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
-/** Writes a version log overlay (version-log.ts) as a run of the bucket. */
+/** Writes a version log overlay (version-log.ts) as a run of the bucket; its handle is lazy. */
 export async function flushVersions(provider: Provider, bucketId: string, overlay: SortedMap, cache: BlockCache): Promise<RunHandle> {
   const meta = await writeRun(provider, versionRunKey(bucketId), overlay.entries());
-  return openRunHandle(provider, encodeRunMeta(meta), cache);
+  return lazyRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
 /**
  * Writes a version log run from sorted entries (the pre-log namespace, version-log-migrate.ts);
- * undefined when there are none.
+ * undefined when there are none; the handle is lazy.
  */
 export async function writeVersionsRun(
   provider: Provider,
@@ -114,7 +152,7 @@ export async function writeVersionsRun(
 ): Promise<RunHandle | undefined> {
   const meta = await writeRun(provider, versionRunKey(bucketId), entries);
   if (meta.entryCount === 0) return undefined;
-  return openRunHandle(provider, encodeRunMeta(meta), cache);
+  return lazyRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
 /**
@@ -134,9 +172,10 @@ export async function writeIndexRun(
 
 /**
  * Merges the newest `runs` of a bucket's version log (newest first) into one, keeping every
- * entry (nothing in the log expires yet: each log key's newest value survives).
+ * entry (nothing in the log expires yet: each log key's newest value survives); the merged
+ * run's handle is lazy.
  */
 export async function compactVersions(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
   const meta = await compactRuns(provider, versionRunKey(bucketId), runs.map((r) => r.reader));
-  return openRunHandle(provider, encodeRunMeta(meta), cache);
+  return lazyRunHandle(provider, encodeRunMeta(meta), cache);
 }

@@ -134,7 +134,7 @@ export function isLive(e: LogEntry): boolean {
 /** A bucket's version log in memory: overlay of writes since the last checkpoint, and runs. */
 export class VersionLog {
   overlay = new SortedMap('versions overlay');
-  /** Newest first. */
+  /** Newest first; each opened on first read (runs.ts lazyRunHandle). */
   runs: RunHandle[] = [];
 
   /** The entry bytes under log key `k`, or undefined. Throws what reading a run throws. */

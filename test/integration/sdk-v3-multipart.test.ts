@@ -308,6 +308,7 @@ describe('multipart uploads', () => {
     );
     expect((await bytesOf(g2.Body)).equals(parts[1]!)).toBe(true);
     expect(g2.ChecksumCRC32).toBe(checksumB64('CRC32', parts[1]!));
+    expect(g2.ChecksumType).toBe('COMPOSITE');
   });
 
   // Regression: the x-amz-checksum-<alg> header of CompleteMultipartUpload states the
