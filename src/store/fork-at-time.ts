@@ -25,7 +25,8 @@ import type { Tx } from './tx.js';
 import { mergeSources } from './index/merge.js';
 import { decodeEntry, decodeEntryHeader, encodeEntry, namespaceValue } from './version-log.js';
 import { escapeKey, logKeyEnd, logKeyPosition, parseLogKey, VERSION_ID_LENGTH } from './version-id.js';
-import { writeIndexRun, writeVersionsRun, openRunHandle } from './runs.js';
+import { lazyRunHandle, openRunHandle, writeIndexRun, writeVersionsRun } from './runs.js';
+import type { Mutation } from './commit.js';
 import { checkReadableTime, historyNow } from './history-window.js';
 import { requireBucketState } from './versions-read.js';
 import { SeqBound } from './past-scan.js';
@@ -144,13 +145,16 @@ export async function prepareForkAt(repo: Repository, source: string, at: number
 }
 
 /**
- * Opens the runs named by the `forkBucketAt` mutations of `commits` (a replay), into
- * `prepared`, so that applying them (synchronous) finds them. Throws what opening a run throws.
+ * Readies the runs named by the `forkBucketAt` mutations among `mutations` (a replay) in
+ * `prepared`, so that applying them (synchronous) finds them: object index runs opened (and
+ * checked) now, version log runs on first read, as a root's (runs.ts). Throws what opening a
+ * run throws.
  */
-export async function openForkRuns(repo: Repository, metas: readonly Uint8Array[], prepared: Map<string, RunHandle>): Promise<void> {
-  for (const meta of metas) {
-    const k = runMetaKey(meta);
-    if (!prepared.has(k)) prepared.set(k, await openRunHandle(repo.provider, meta, repo.cache));
+export async function openForkRuns(repo: Repository, mutations: readonly Mutation[], prepared: Map<string, RunHandle>): Promise<void> {
+  for (const m of mutations) {
+    if (m.op !== 'forkBucketAt') continue;
+    for (const meta of m.runs) if (!prepared.has(runMetaKey(meta))) prepared.set(runMetaKey(meta), await openRunHandle(repo.provider, meta, repo.cache));
+    for (const meta of m.versionRuns) if (!prepared.has(runMetaKey(meta))) prepared.set(runMetaKey(meta), lazyRunHandle(repo.provider, meta, repo.cache));
   }
 }
 

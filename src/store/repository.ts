@@ -182,7 +182,7 @@ export class Repository {
     repo.state.legacyUploads = new Map();
     await repo.#restore(loaded.root);
     // Forks as of a past time name runs their commit's apply needs open (fork-at-time.ts).
-    await openForkRuns(repo, loaded.commits.flatMap((c) => c.mutations.flatMap((m) => (m.op === 'forkBucketAt' ? [...m.runs, ...m.versionRuns] : []))), repo.state.preparedRuns);
+    await openForkRuns(repo, loaded.commits.flatMap((c) => c.mutations), repo.state.preparedRuns);
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
     repo.state.legacyUploads = undefined;
     repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));
