@@ -16,7 +16,6 @@
  */
 import { BUCKET, bodyOf, drain, filesystemOf, objectKey, once, openBenchStore, removeDir, tempDir, KEY_ROOT } from './engine-fixture.js';
 import type { Store } from '../src/store/store.js';
-import { prepareForkAt, stageForkAt } from '../src/store/fork-at-time.js';
 import { table } from './lib/markdown.js';
 import { fmt, median, percentile } from './lib/stats.js';
 
@@ -49,10 +48,9 @@ function rng(seed: number): () => number {
 /** What a key holds at a time in the model: the writer's index of its body, or absent. */
 type Model = Map<number, number>;
 
-/** Forks BUCKET as of `at` into `name` (fork-at-time.ts, the two steps fork.ts takes). */
+/** Forks BUCKET as of `at` into `name` (Store.forkBucket: fork.ts, fork-at-time.ts). */
 async function forkAt(store: Store, name: string, at: number): Promise<void> {
-  const prepared = await prepareForkAt(store.repo, BUCKET, at);
-  await store.repo.run(async (tx) => stageForkAt(tx, prepared, name));
+  await store.forkBucket(BUCKET, name, { at });
 }
 
 async function listCount(store: Store, at: number | undefined, bucket = BUCKET): Promise<{ keys: number; pages: number }> {

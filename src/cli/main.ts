@@ -4,6 +4,8 @@
  *
  *   strata serve   [options]              the S3 server (npm start)
  *   strata verify  [options] [DIR|URL]    check a repository end to end (read-only)
+ *   strata keys    <command> ...          manage access keys
+ *   strata fork    SRC DST [options]      fork a bucket in constant time
  *   strata history BUCKET [KEY]           what changed when (history-window: how far back)
  *   strata restore BUCKET --to TIME       restore a bucket or a prefix to a past time
  *

@@ -51,6 +51,10 @@ export type Mutation =
   /** Replaces the version log entry of `key` at (seq, index) (removal, tags, ACL); the
    * namespace is left alone (a `put` in the same commit changes it when needed). */
   | { op: 'rewriteVersion'; bucket: string; key: string; seq: number; index: number; entry: Uint8Array }
+  /** Creates `bucket` (id, created as createBucket) reading everything bucket `source` reads
+   * at this point of the chain, its version log included (fork.ts; keyspace.ts). Its settings
+   * follow as setConfig. */
+  | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number }
   /**
    * Creates bucket `bucket` (new `id`, `created`) as a fork of `source` as it was at `at`:
    * its object index and version log are the runs named (written before the commit,
@@ -82,6 +86,7 @@ const OPS = [
   'setKey',
   'putVersion',
   'rewriteVersion',
+  'forkBucket',
   'forkBucketAt',
 ] as const;
 
@@ -158,6 +163,9 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
       case 'rewriteVersion':
         w.string(m.key).varint(m.seq).varint(m.index).bytes(m.entry);
+        break;
+      case 'forkBucket':
+        w.string(m.source).string(m.id).varint(m.created);
         break;
       case 'forkBucketAt':
         w.string(m.source).string(m.id).varint(m.created).varint(m.at).varint(m.runs.length);
@@ -241,6 +249,9 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         break;
       case 'rewriteVersion':
         mutations.push({ op, bucket, key: r.string(), seq: r.varint(), index: r.varint(), entry: r.bytes().slice() });
+        break;
+      case 'forkBucket':
+        mutations.push({ op, bucket, source: r.string(), id: r.string(), created: r.varint() });
         break;
       case 'forkBucketAt': {
         const source = r.string();

@@ -43,6 +43,8 @@ export type StoreErrorCode =
   | 'InvalidBucketState'
   // Versions: an operation a delete marker does not support (GET by its versionId: 405).
   | 'MethodNotAllowed'
+  // A request for what this server does not do yet (S3 501), e.g. a fork as of a past time.
+  | 'NotImplemented'
   // Repository integrity and lifecycle.
   | 'Corrupt'
   | 'MissingBlob'

@@ -30,11 +30,12 @@ import { encodeCommit, type Mutation, type RecordRef } from './commit.js';
 import { encodeRoot, type RootRecord } from './root.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { load, readAnchor, type RepositoryConfig } from './recovery.js';
-import { BucketState, RepoState } from './state.js';
+import { BucketState, RepoState, type RunHandle } from './state.js';
+import { flushKeyspace, sharingKeyspaces } from './keyspace.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
-import { compactAll, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
+import { compactAll, compactNewest, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { openForkRuns } from './fork-at-time.js';
 import { CarrierReaper } from './carrier-reaper.js';
@@ -111,6 +112,8 @@ interface InFlight {
 
 type Operation = {
   run: (tx: Tx) => Promise<unknown>;
+  /** Runs in a batch of its own on committed state (see Batch.alone). */
+  alone: boolean;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 };
@@ -226,14 +229,29 @@ export class Repository {
   }
 
   async #restore(root: RootRecord): Promise<void> {
+    // Forks share runs: each run is opened once, whatever number of buckets name it.
+    const opened = new Map<string, Promise<RunHandle>>();
+    const open = (meta: Uint8Array) => {
+      const id = Buffer.from(meta).toString('base64');
+      let h = opened.get(id);
+      if (!h) opened.set(id, (h = openRunHandle(this.provider, meta, this.cache)));
+      return h;
+    };
+    const lazy = new Map<string, RunHandle>();
+    const openLazy = (meta: Uint8Array) => {
+      const id = Buffer.from(meta).toString('base64');
+      let h = lazy.get(id);
+      if (!h) lazy.set(id, (h = lazyRunHandle(this.provider, meta, this.cache)));
+      return h;
+    };
     for (const b of root.buckets) {
       const bucket = new BucketState(b.name, b.id, b.created);
       for (const [name, value] of b.configs) bucket.configs.set(name, value);
-      bucket.runs = await Promise.all(b.runs.map((meta) => openRunHandle(this.provider, meta, this.cache)));
+      bucket.runs = await Promise.all(b.runs.map(open));
       bucket.uploads.runs = await Promise.all(b.uploadRuns.map((meta) => openRunHandle(this.provider, meta, this.cache)));
       bucket.uploads.count = b.uploadCount;
       // History runs are opened when history is read (or compacted), not to open the repository.
-      bucket.versions.runs = (b.versionRuns ?? []).map((meta) => lazyRunHandle(this.provider, meta, this.cache));
+      bucket.versions.runs = (b.versionRuns ?? []).map(openLazy);
       this.state.buckets.set(b.name, bucket);
     }
     // An STR1 root lists uploads in progress itself: they become keyspace entries, as their
@@ -250,12 +268,16 @@ export class Repository {
    * holds its mutations is durable and named by the anchor. An op that stages nothing
    * resolves without a commit. Rejects with what `op` threw (its staging is discarded),
    * or with the commit's failure (nothing of the batch became visible).
+   *
+   * `alone`: `op` runs once every earlier commit is applied, as the only operation of its
+   * batch, and later operations are staged only once its commit is applied: it reads (and
+   * what follows it reads) committed state, never staging in flight (a fork needs this).
    */
-  run<T>(op: (tx: Tx) => Promise<T>): Promise<T> {
+  run<T>(op: (tx: Tx) => Promise<T>, opts: { alone?: boolean } = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new StoreError('Closed', 'repository is closed'));
     if (this.#fenced) return Promise.reject(this.#fenced);
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ run: op, resolve: resolve as (v: unknown) => void, reject });
+      this.#queue.push({ run: op, alone: opts.alone === true, resolve: resolve as (v: unknown) => void, reject });
       this.#arrival?.();
       this.#kick();
     });
@@ -284,7 +306,7 @@ export class Repository {
           for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
           return;
         }
-        if (this.#queue.length > 0 && !(prev && this.#checkpointDue())) {
+        if (this.#queue.length > 0 && !(prev && this.#holdBehind(prev))) {
           const current = await this.#startBatch(prev);
           if (prev) await prev.done;
           prev = current;
@@ -295,7 +317,7 @@ export class Repository {
           const arrived = new Promise<void>((resolve) => (this.#arrival = resolve));
           const settled = await Promise.race([prev.done.then(() => true), arrived.then(() => false)]);
           this.#arrival = null;
-          if (!settled && !this.#checkpointDue()) continue;
+          if (!settled && !this.#holdBehind(prev)) continue;
           await prev.done;
           prev = null;
         }
@@ -317,8 +339,12 @@ export class Repository {
     const time = Math.max(this.now(), (prev ? prev.batch.time : this.#time) + 1);
     const batch = new Batch(seq, commitKey(seq), time, prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
+    let taken = 0;
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
+      if (this.#queue[0]!.alone && (prev || taken > 0)) break;
       const op = this.#queue.shift()!;
+      taken++;
+      batch.alone = op.alone;
       const tx = new Tx(this.state, batch);
       try {
         done.push({ op, value: await op.run(tx) });
@@ -326,6 +352,7 @@ export class Repository {
         tx.discard();
         op.reject(err);
       }
+      if (op.alone) break;
     }
     if (batch.mutations.length === 0) {
       // Nothing to write; results still wait for what they read from `prev` to be durable.
@@ -385,7 +412,12 @@ export class Repository {
 
   #checkpointDue(): boolean {
     const o = this.#opts;
-    return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
+    return this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery || this.state.flushDue();
+  }
+
+  /** Whether nothing may be staged on top of `prev` until it is applied. */
+  #holdBehind(prev: InFlight): boolean {
+    return this.#checkpointDue() || prev.batch.alone || this.#queue[0]?.alone === true;
   }
 
   /**
@@ -455,23 +487,26 @@ export class Repository {
 
   async #maybeCheckpoint(force: boolean): Promise<void> {
     const o = this.#opts;
-    const due = this.state.overlayBytes() >= o.overlayBytes || this.#seq - this.#root.seq >= o.checkpointEvery;
+    const due = this.#checkpointDue();
     if (this.#fenced || (!force && !due) || (this.#seq === this.#root.seq && !force)) return;
     const started = performance.now();
+    const sharing = sharingKeyspaces([...this.state.buckets.values()]);
     for (const bucket of this.state.buckets.values()) {
-      if (bucket.overlay.size > 0) {
-        const run = await flushOverlay(this.provider, bucket.id, bucket.overlay, this.cache);
-        bucket.runs = [run, ...bucket.runs];
-        bucket.overlay = new SortedMap('overlay');
-      }
+      await flushKeyspace(bucket, (map) => flushOverlay(this.provider, bucket.id, map, this.cache));
       if (bucket.runs.length > o.maxRuns) {
-        await this.#compaction(bucket.name, 'objects', async () => {
-          const t = performance.now();
-          const merged = await compactAll(this.provider, bucket.id, bucket.runs, this.cache);
-          this.log('compaction', { bucket: bucket.name, runs: bucket.runs.length, ms: Math.round(performance.now() - t) });
-          bucket.runs = [merged];
-          this.stats.compactions++;
-        });
+        // A bucket sharing runs with a fork merges its newest runs by size tiers: a full merge
+        // would rewrite the shared index once per sharer (a copy per fork, at every checkpoint).
+        const n = sharing.has(bucket) ? uploadsCompactionSize(bucket.runs, o.maxRuns) : bucket.runs.length;
+        if (n > 0) {
+          await this.#compaction(bucket.name, 'objects', async () => {
+            const t = performance.now();
+            const all = n === bucket.runs.length;
+            const merged = all ? await compactAll(this.provider, bucket.id, bucket.runs, this.cache) : await compactNewest(this.provider, bucket.id, bucket.runs.slice(0, n), this.cache);
+            this.log('compaction', { bucket: bucket.name, runs: n, of: bucket.runs.length, ms: Math.round(performance.now() - t) });
+            bucket.runs = [merged, ...bucket.runs.slice(n)];
+            this.stats.compactions++;
+          });
+        }
       }
       const uploads = bucket.uploads;
       if (uploads.overlay.size > 0) {
@@ -490,11 +525,7 @@ export class Repository {
         });
       }
       const versions = bucket.versions;
-      if (versions.overlay.size > 0) {
-        const run = await flushVersions(this.provider, bucket.id, versions.overlay, this.cache);
-        versions.runs = [run, ...versions.runs];
-        versions.overlay = new SortedMap('versions overlay');
-      }
+      await flushKeyspace(versions, (map) => flushVersions(this.provider, bucket.id, map, this.cache));
       const nv = uploadsCompactionSize(versions.runs, o.maxRuns);
       if (nv > 0) {
         await this.#compaction(bucket.name, 'versions', async () => {

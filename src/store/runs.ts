@@ -87,6 +87,17 @@ export async function compactAll(provider: Provider, bucketId: string, runs: rea
 }
 
 /**
+ * Merges the newest `runs` of a bucket's object index (newest first), not all of them: older
+ * runs may still need the tombstones, so everything is kept. For buckets that share older
+ * runs with forks (keyspace.ts sharingKeyspaces), which a full merge would rewrite once per
+ * sharer.
+ */
+export async function compactNewest(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
+  const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {});
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
  * What survives a full compaction of an uploads keyspace (upload-keys.ts), as a stateful filter
  * called in key order: deletions go (nothing older is left to shadow), and so do the parts of
  * every upload whose record is not live: they follow their record directly, so remembering the

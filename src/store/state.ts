@@ -9,7 +9,7 @@ import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
-import { newestValue } from './run-lookup.js';
+import { forkKeyspace, frozenBytes, keyspaceLookup, keyspaceSources, MAX_FROZEN_LAYERS, type FrozenLayer, type Keyspace } from './keyspace.js';
 import { applyUploadMutation, UploadSpace } from './upload-space.js';
 import { decodeUpload } from './uploads.js';
 import type { UploadRef } from './upload-keys.js';
@@ -25,12 +25,18 @@ export interface RunHandle {
   reader: SortedSource & { get(key: string): Promise<Uint8Array | undefined> };
 }
 
-export class BucketState {
+/**
+ * A bucket: its object namespace (a Keyspace, keyspace.ts), settings, uploads keyspace and
+ * version log (a Keyspace too: both fork).
+ */
+export class BucketState implements Keyspace {
   readonly name: string;
   readonly id: string;
   readonly created: number;
   readonly configs = new Map<string, Uint8Array>();
   overlay = new SortedMap('overlay');
+  /** Overlays frozen by a fork, shared with the fork (keyspace.ts). Newest first. */
+  frozen: FrozenLayer[] = [];
   /** Newest first. */
   runs: RunHandle[] = [];
   /** Multipart uploads: in progress, their parts, completions, expiry queue. */
@@ -46,12 +52,12 @@ export class BucketState {
 
   /** The newest value for `key` (a version list, possibly a tombstone), or undefined. */
   lookup(key: string): Promise<Uint8Array | undefined> {
-    return newestValue(this.overlay, this.runs, key);
+    return keyspaceLookup(this, key);
   }
 
   /** Sources for a merge, newest first. */
   sources(): SortedSource[] {
-    return [this.overlay, ...this.runs.map((r) => r.reader)];
+    return keyspaceSources(this);
   }
 }
 
@@ -73,11 +79,20 @@ export class RepoState {
    */
   readonly preparedRuns = new Map<string, RunHandle>();
 
-  /** Bytes held by every overlay (what a checkpoint would flush). */
+  /** Bytes held by every overlay and frozen layer, shared layers once (what a checkpoint would flush). */
   overlayBytes(): number {
     let n = 0;
-    for (const b of this.buckets.values()) n += b.overlay.bytes + b.uploads.overlay.bytes + b.versions.overlay.bytes;
+    const seen = new Set<FrozenLayer>();
+    for (const b of this.buckets.values()) {
+      n += b.overlay.bytes + frozenBytes(b, seen) + b.uploads.overlay.bytes + b.versions.overlay.bytes + frozenBytes(b.versions, seen);
+    }
     return n;
+  }
+
+  /** Whether some keyspace has so many frozen layers (forks) that a checkpoint should flush them. */
+  flushDue(): boolean {
+    for (const b of this.buckets.values()) if (b.frozen.length > MAX_FROZEN_LAYERS || b.versions.frozen.length > MAX_FROZEN_LAYERS) return true;
+    return false;
   }
 
   /** Multipart uploads in progress, all buckets. */
@@ -99,6 +114,16 @@ export class RepoState {
         if (this.buckets.has(m.bucket)) throw new StoreError('Corrupt', `commit creates existing bucket ${m.bucket}`);
         this.buckets.set(m.bucket, new BucketState(m.bucket, m.id, m.created));
         return;
+      case 'forkBucket': {
+        if (this.buckets.has(m.bucket)) throw new StoreError('Corrupt', `commit forks into existing bucket ${m.bucket}`);
+        const src = this.#bucket(m.source);
+        const b = new BucketState(m.bucket, m.id, m.created);
+        // Every per-bucket keyspace that forks is forked here (uploads in progress do not).
+        forkKeyspace(src, b);
+        forkKeyspace(src.versions, b.versions);
+        this.buckets.set(m.bucket, b);
+        return;
+      }
       case 'deleteBucket': {
         const b = this.#bucket(m.bucket);
         this.buckets.delete(m.bucket);

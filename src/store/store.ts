@@ -27,6 +27,7 @@ import { listVersions, type ListVersionsOptions, type ListVersionsResult } from 
 import { removeVersion, type RemoveOptions, type RemoveOutcome } from './versions-remove.js';
 import { updateVersion } from './versions-update.js';
 import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
+import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
 import { getHistoryWindow, putHistoryWindow } from './history-window.js';
 import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
@@ -68,6 +69,10 @@ export class Store {
   }
   headBucket(name: string): buckets.BucketInfo {
     return buckets.headBucket(this.repo, name);
+  }
+  /** Forks bucket `source` into the new bucket `name` in O(1) (see fork.ts for what it takes and throws). */
+  forkBucket(source: string, name: string, opts?: ForkOptions): Promise<ForkResult> {
+    return forkBucket(this.repo, source, name, opts);
   }
   getBucketConfig(bucket: string, name: string): Uint8Array | undefined {
     return buckets.getBucketConfig(this.repo, bucket, name);

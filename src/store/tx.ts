@@ -55,6 +55,12 @@ export class Batch {
    * applied yet, so transactions here read through them. Cleared once it is durable.
    */
   prev: Batch | undefined;
+  /**
+   * Holds one operation run with Repository.run's `alone` (a fork): staged with nothing in
+   * flight before it and nothing after it in the batch, and no batch is staged on top of it
+   * until it is applied — so it reads, and its successors read, committed state only.
+   */
+  alone = false;
 
   constructor(seq: number, blob: string, time: number, prev?: Batch) {
     this.seq = seq;
@@ -210,6 +216,22 @@ export class Tx {
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
     this.#batch.mutations.push({ op: 'createBucket', bucket: name, id, created });
     this.#dropStagedConfigs(name);
+  }
+
+  /**
+   * Stages bucket `name` (new `id`, `created`) as a fork of the committed bucket `source`:
+   * once applied it reads everything `source` reads then (state.ts, keyspace.ts). Only in a
+   * batch of its own (Repository.run `alone`): throws Error otherwise, since staged writes
+   * to `source` in this batch or the one in flight would be invisible to the fork.
+   */
+  forkBucket(name: string, source: string, id: string, created: number): void {
+    const b = this.#batch;
+    if (!b.alone || b.prev || this.#mark.mutations > 0 || b.buckets.size > 0) {
+      throw new Error('a fork must run alone in its batch (Repository.run with alone)');
+    }
+    b.buckets.set(name, { id, created });
+    this.#undo.push(() => b.buckets.delete(name));
+    b.mutations.push({ op: 'forkBucket', bucket: name, source, id, created });
   }
 
   /**

@@ -93,7 +93,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 1. Anchor, root, chain.
-  let runMetas: { bucket: string; bytes: Uint8Array; uploads: boolean; versions?: boolean }[] = [];
+  // A run shared by forks is checked once, its objects named under every bucket sharing it.
+  let runMetas: { buckets: string[]; bytes: Uint8Array; uploads: boolean; versions: boolean }[] = [];
   let chain: CommitRecord[] = [];
   let root: RootRecord | undefined;
   const referenced = new Map<string, { names: string[]; more: number }>(); // blob -> who refers to it
@@ -110,19 +111,27 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.anchorSeq = found.anchor.seq;
     root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'), found.anchor.root.key);
     report.rootSeq = root.seq;
-    runMetas = root.buckets.flatMap((b) => [
-      ...b.runs.map((bytes) => ({ bucket: b.name, bytes, uploads: false })),
-      ...b.uploadRuns.map((bytes) => ({ bucket: b.name, bytes, uploads: true })),
-      ...(b.versionRuns ?? []).map((bytes) => ({ bucket: b.name, bytes, uploads: false, versions: true })),
-    ]);
+    const byMeta = new Map<string, { buckets: string[]; bytes: Uint8Array; uploads: boolean; versions: boolean }>();
+    for (const b of root.buckets) {
+      const lists = [['o', b.runs], ['u', b.uploadRuns], ['v', b.versionRuns ?? []]] as const;
+      for (const [kind, list] of lists) {
+        for (const bytes of list) {
+          const id = `${kind}${Buffer.from(bytes).toString('base64')}`;
+          const known = byMeta.get(id);
+          if (known) known.buckets.push(b.name);
+          else byMeta.set(id, { buckets: [b.name], bytes, uploads: kind === 'u', versions: kind === 'v' });
+        }
+      }
+    }
+    runMetas = [...byMeta.values()];
     chain = await loadChain(provider, found.anchor, root);
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
         // A fork as of a past time brings its own runs: checked like a root's.
         if (m.op === 'forkBucketAt') {
-          runMetas.push(...m.runs.map((bytes) => ({ bucket: m.bucket, bytes, uploads: false })));
-          runMetas.push(...m.versionRuns.map((bytes) => ({ bucket: m.bucket, bytes, uploads: false, versions: true })));
+          runMetas.push(...m.runs.map((bytes) => ({ buckets: [m.bucket], bytes, uploads: false, versions: false })));
+          runMetas.push(...m.versionRuns.map((bytes) => ({ buckets: [m.bucket], bytes, uploads: false, versions: true })));
         }
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
         if (m.op === 'putVersion' || m.op === 'rewriteVersion') {
@@ -155,8 +164,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });
   done = 0;
-  for (const { bucket, bytes, uploads, versions } of runMetas) {
-    let key = `(run meta of bucket ${bucket})`;
+  for (const { buckets, bytes, uploads, versions } of runMetas) {
+    let key = `(run meta of bucket ${buckets[0]})`;
     try {
       const meta = decodeRunMeta(bytes);
       key = meta.blobKey;
@@ -171,8 +180,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
           if (uploads) checkUploadEntry(batch.keys[i]!, batch.valueAt(i));
           else if (versions) {
             const v = checkLogEntry(batch.valueAt(i), batch.keys[i]!);
-            if (v) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${v.key}`);
-          } else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) refer(b, `${bucket}/${batch.keys[i]!}`);
+            if (v) for (const b of bodyBlobs(v)) for (const bucket of buckets) refer(b, `${bucket}/${v.key}`);
+          } else for (const v of decodeVersions(batch.valueAt(i))) for (const b of bodyBlobs(v)) for (const bucket of buckets) refer(b, `${bucket}/${batch.keys[i]!}`);
         }
         n += batch.keys.length - batch.start;
       }

@@ -32,7 +32,7 @@
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { RunHandle } from './state.js';
-import { newestValue } from './run-lookup.js';
+import { keyspaceLookup, keyspaceSources, type FrozenLayer, type Keyspace } from './keyspace.js';
 import { ByteReader, ByteWriter } from './binary.js';
 import { decodeVersion, encodeVersion, type ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
@@ -131,19 +131,24 @@ export function isLive(e: LogEntry): boolean {
   return e.removedAt === undefined;
 }
 
-/** A bucket's version log in memory: overlay of writes since the last checkpoint, and runs. */
-export class VersionLog {
+/**
+ * A bucket's version log in memory: overlay of writes since the last checkpoint, overlays a
+ * fork froze (shared with the fork, keyspace.ts), and runs.
+ */
+export class VersionLog implements Keyspace {
   overlay = new SortedMap('versions overlay');
+  /** Newest first. */
+  frozen: FrozenLayer[] = [];
   /** Newest first; each opened on first read (runs.ts lazyRunHandle). */
   runs: RunHandle[] = [];
 
   /** The entry bytes under log key `k`, or undefined. Throws what reading a run throws. */
   lookup(k: string): Promise<Uint8Array | undefined> {
-    return newestValue(this.overlay, this.runs, k);
+    return keyspaceLookup(this, k);
   }
 
   /** Sources for a merge, newest first. */
   sources(): SortedSource[] {
-    return [this.overlay, ...this.runs.map((r) => r.reader)];
+    return keyspaceSources(this);
   }
 }

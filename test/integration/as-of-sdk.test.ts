@@ -16,6 +16,7 @@ import {
   HeadObjectCommand,
   ListObjectsCommand,
   ListObjectsV2Command,
+  ListObjectVersionsCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
   S3Client,
@@ -177,6 +178,37 @@ describe('reads as of a time, signed header (SDK middleware)', () => {
     // The SDK's own query form (through the client middleware) works the same.
     expect(await text(c.send(new GetObjectCommand({ Bucket: B, Key: 'b' })))).toBe('b one');
     c.destroy();
+  });
+});
+
+describe('forks as of a time (CreateBucket with x-strata-fork-source: SRC@TIME)', () => {
+  it('create the bucket as the source was then, versions and all', async () => {
+    const fork = async (bucket: string, value: string) => {
+      const cmd = new CreateBucketCommand({ Bucket: bucket });
+      cmd.middlewareStack.add(
+        (next) => async (args) => {
+          (args.request as { headers: Record<string, string> }).headers['x-strata-fork-source'] = value;
+          return next(args);
+        },
+        { step: 'build', name: 'forkHeader' }
+      );
+      return admin.send(cmd);
+    };
+    await fork('asof-fork-t1', `${B}@${iso(t1)}`);
+    const listed = await admin.send(new ListObjectsV2Command({ Bucket: 'asof-fork-t1' }));
+    expect(listed.Contents?.map((o) => o.Key)).toEqual(['a', 'b', 'dir/sub/z', 'dir/x', 'dir/y']);
+    expect(await text(admin.send(new GetObjectCommand({ Bucket: 'asof-fork-t1', Key: 'a' })))).toBe('a one');
+    // At t2 the source was versioned, dir/x behind a delete marker: the fork has both.
+    await fork('asof-fork-t2', `${B}@${new Date(t2).toISOString().replace('Z', '+00:00')}`);
+    const versions = await admin.send(new ListObjectVersionsCommand({ Bucket: 'asof-fork-t2', Prefix: 'dir/x' }));
+    expect(versions.DeleteMarkers?.map((m) => m.IsLatest)).toEqual([true]);
+    expect(versions.Versions?.map((v) => v.VersionId)).toEqual(['null']);
+    expect((await failure(admin.send(new GetObjectCommand({ Bucket: 'asof-fork-t2', Key: 'dir/x' })))).status).toBe(404);
+    // The source goes on unchanged; times outside its window are refused.
+    expect(await text(admin.send(new GetObjectCommand({ Bucket: B, Key: 'dir/x' })))).toBe('dir/x three');
+    const early = await failure(fork('asof-fork-early', `${B}@${iso(created - 60_000)}`));
+    expect([early.name, early.status]).toEqual(['InvalidArgument', 400]);
+    expect(early.message).toMatch(/fork time .* before bucket asof-bucket was created/);
   });
 });
 

@@ -136,11 +136,28 @@ describe('on a stopped repository', () => {
   });
 });
 
+describe('strata fork --at', () => {
+  it('forks the bucket as it was at the time, on the stopped repository', async () => {
+    const r = await strata(['fork', B, 'cli-hist-then', '--at', t1]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`forked ${B} into cli-hist-then`);
+    // Its history starts at its creation (what it inherited is the source's): nothing yet.
+    expect((await json<Hist>(['history', 'cli-hist-then'])).entries).toEqual([]);
+    const early = await strata(['fork', B, 'cli-hist-early', '--at', '2001-01-01T00:00:00Z']);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toMatch(/InvalidArgument: fork time .* before bucket cli-hist was created/);
+  });
+});
+
 describe('through the running server', () => {
   it('finds the server from the lock holder; restores in bounded requests; the routes are admin-only', async () => {
     const s = await startTestServer({ dataDir, config: { credentials: [{ accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, { ...BOB, admin: false }] } });
     const c = createS3Client(s.url, wire);
     try {
+      // The fork made as of t1 on the stopped repository (above) holds the bucket as it was then.
+      const forked = await c.send(new ListObjectsV2Command({ Bucket: 'cli-hist-then' }));
+      expect(forked.Contents?.map((o) => o.Key)).toEqual(['a', 'b', 'logs/1', 'logs/2']);
+      for (const k of ['a', 'b', 'logs/1', 'logs/2']) expect((await bytesOf((await c.send(new GetObjectCommand({ Bucket: 'cli-hist-then', Key: k }))).Body)).toString()).toBe(`${k} then`);
       const hist = await strata(['history', B, 'a', '--json']);
       expect(hist.code, hist.stderr).toBe(0);
       expect(hist.stderr).toContain('acting through');

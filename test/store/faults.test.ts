@@ -50,8 +50,10 @@ const OPTIONS = { checkpointEvery: 8, overlayBytes: 16 * KIB, maxRuns: 3, bodyCa
 
 /**
  * Opens `provider`, retrying failures (each must be typed). Recovery reads the anchor,
- * config, root and every commit after it, and any one faulted read fails the open, so at
- * these fault rates many attempts may be needed.
+ * config, root, every run it names (object index, uploads, version log) and every commit
+ * after it, and any one faulted read fails the open (~22% of gets fail or truncate here): when
+ * checkpoints keep failing the chain grows past a dozen commits, an open needs ~30 reads and
+ * succeeds about once in 2,000 tries (1,000 attempts failed seeds 3 and 9 now and then).
  */
 async function openRetrying(provider: Provider): Promise<Store> {
   for (let attempt = 1; ; attempt++) {
@@ -59,7 +61,7 @@ async function openRetrying(provider: Provider): Promise<Store> {
       return await Store.open(provider, OPTIONS);
     } catch (err) {
       expect(isFailure(err), String(err)).toBe(true);
-      if (attempt === 1000) throw err;
+      if (attempt === 20_000) throw err;
     }
   }
 }

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { prepareForkAt, stageForkAt } from '../../src/store/fork-at-time.js';
+import { prepareForkAt } from '../../src/store/fork-at-time.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { decodeCommit, encodeCommit, type Mutation } from '../../src/store/commit.js';
 import { collect, makeProvider, type ProviderKind } from './helpers.js';
@@ -26,14 +26,9 @@ async function open(kind: ProviderKind, clock: Clock, opts: Parameters<typeof St
   return { store, provider: p.provider, reopen: async () => Store.open(await p.reopen(), all) };
 }
 
-/** Forks `source` as of `at` into `name` (the two steps; the settings as a fork copies them). */
+/** Forks `source` as of `at` into `name` (fork.ts, with its settings). */
 async function forkAt(store: Store, source: string, name: string, at: number): Promise<void> {
-  const prepared = await prepareForkAt(store.repo, source, at);
-  await store.repo.run(async (tx) => {
-    if (tx.bucket(name)) throw new Error(`${name} exists`);
-    stageForkAt(tx, prepared, name);
-    for (const [config, value] of tx.bucket(source)?.state?.configs ?? []) if (config !== 'owner' && config !== 'policy') tx.setConfig(name, config, value.slice());
-  });
+  await store.forkBucket(source, name, { at });
 }
 
 const text = async (body: AsyncIterable<Uint8Array>) => Buffer.from(await collect(body)).toString();
@@ -97,6 +92,12 @@ describe.each(['memory', 'fs'] as const)('forks as of a past time on %s', (kind)
     const s3 = await reopen();
     expect(await contents(s3, 'fork-5')).toEqual(sampled[5]!.snapshot);
     expect(await versions(s3, 'fork-4')).toEqual(sampled[4]!.versions);
+    // Forked again, as of now (O(1), sharing the fork's own runs) and as of its creation.
+    await s3.forkBucket('fork-3', 'fork-of-fork');
+    expect(await versions(s3, 'fork-of-fork')).toEqual(sampled[3]!.versions);
+    await s3.forkBucket('fork-4', 'fork-at-fork', { at: s3.headBucket('fork-4').created });
+    expect(await contents(s3, 'fork-at-fork')).toEqual(sampled[4]!.snapshot);
+    await expect(s3.forkBucket('fork-4', 'too-early', { at: s3.headBucket('fork-4').created - 1 })).rejects.toMatchObject({ code: 'InvalidArgument' });
     const report = await verifyRepository(kind === 'fs' ? s3.repo.provider : provider);
     expect(report.problems).toEqual([]);
     await s3.close();
@@ -146,10 +147,11 @@ describe('forks as of a past time', () => {
     await s2.putHistoryWindow('wsb', 0);
     await expect(prepareForkAt(s2.repo, 'wsb', t)).rejects.toMatchObject({ code: 'InvalidArgument', message: expect.stringMatching(/history window/) });
     await expect(prepareForkAt(s2.repo, 'none', t)).rejects.toMatchObject({ code: 'NoSuchBucket' });
-    // A time before anything was written: an empty fork.
+    // A time before anything was written: an empty fork. An existing name: refused before any run is written.
     await s2.putHistoryWindow('wsb', 86_400_000);
     await forkAt(s2, 'wsb', 'empty', created);
     expect(await contents(s2, 'empty')).toEqual(new Map());
+    await expect(forkAt(s2, 'wsb', 'empty', t)).rejects.toMatchObject({ code: 'BucketAlreadyOwnedByYou' });
     await s2.close();
   });
 });

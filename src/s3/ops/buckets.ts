@@ -27,6 +27,7 @@ import { ACL_CONFIG, encodeBucketAcl } from '../authz/policy-settings.js';
 import { setBucketAcl, setOwnership } from './acl.js';
 import { encodeOwnership, ownershipHeader, OWNERSHIP_CONFIG, type ObjectOwnership } from '../authz/acl-ownership.js';
 import { pageBuckets } from '../bucket-page.js';
+import { createBucketAsFork, FORK_SOURCE_HEADER } from './fork.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -75,6 +76,12 @@ export async function handleCreateBucket(r: RequestContext, e: Op<'CreateBucket'
     throw new S3Error('InvalidBucketAclWithObjectOwnership');
   }
   parseCreateBucketConfiguration(await readBody(r, MAX_XML_BODY_BYTES));
+  const forkSource = r.headers[FORK_SOURCE_HEADER];
+  if (forkSource !== undefined) {
+    await createBucketAsFork(r, e.bucket, forkSource, { ...(acl ? { acl } : {}), ...(ownership ? { ownership } : {}), lock: locked });
+    sendEmpty(r, 200, { location: `/${e.bucket}` });
+    return;
+  }
   // The creating key owns the bucket; it, the ACL and the Object Ownership are recorded in
   // the creating commit (bucket-owner-* mean private on a bucket).
   const stored = acl === undefined || acl.startsWith('bucket-owner-') ? null : encodeBucketAcl(acl);
