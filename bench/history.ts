@@ -10,6 +10,7 @@
  */
 import { argValue } from './engine-fixture.js';
 import { benchFork } from './history-fork.js';
+import { benchAsOf } from './history-as-of.js';
 import { machineLine } from './lib/machine.js';
 import { writeSection } from './lib/results.js';
 
@@ -21,7 +22,10 @@ const started = Date.now();
 const log = (msg: string) => process.stderr.write(`[bench:history +${((Date.now() - started) / 1000).toFixed(0)}s] ${msg}\n`);
 
 /** The sections, in report order: [name for --only, what produces its markdown]. */
-const SECTIONS: [string, () => Promise<string>][] = [['fork', () => benchFork({ quick, log })]];
+const SECTIONS: [string, () => Promise<string>][] = [
+  ['fork', () => benchFork({ quick, log })],
+  ['asof', () => benchAsOf({ quick, log })],
+];
 
 const parts: string[] = [];
 for (const [name, run] of SECTIONS) {
