@@ -10,6 +10,7 @@
  */
 import { argValue } from './engine-fixture.js';
 import { benchFork } from './history-fork.js';
+import { benchAsOf } from './history-as-of.js';
 import { benchVersions } from './history-versions.js';
 import { benchAmplification } from './history-amplification.js';
 import { machineLine } from './lib/machine.js';
@@ -25,6 +26,7 @@ const log = (msg: string) => process.stderr.write(`[bench:history +${((Date.now(
 /** The sections, in report order: [name for --only, what produces its markdown]. */
 const SECTIONS: [string, () => Promise<string>][] = [
   ['fork', () => benchFork({ quick, log })],
+  ['asof', () => benchAsOf({ quick, log })],
   ['versions', () => benchVersions({ quick, log })],
   ['amplification', () => benchAmplification({ quick, log })],
 ];

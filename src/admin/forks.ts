@@ -5,12 +5,12 @@
  *   POST /_strata/admin/v1/buckets/{bucket}/fork   {source, at?, owner?}
  *        -> 201 {bucket, source, created, owner, copied}
  *
- * `source` is the bucket to fork; `at` an RFC 3339 time to fork it as of (501 NotImplemented
- * until the version log exists); `owner` the access key that will own the fork. An operator
+ * `source` is the bucket to fork; `at` an RFC 3339 time to fork it as of (inside the source's
+ * history window: store/fork-at-time.ts); `owner` the access key that will own the fork. An operator
  * forks on someone's behalf, so without `owner` the fork keeps the SOURCE's owner (a bucket
  * nobody owns stays so: admin keys only); `""` makes it owned by nobody. Errors: 400
  * InvalidBucketName / InvalidArgument / InvalidRequest (itself), 404 NoSuchBucket /
- * NoSuchAccessKey, 409 BucketAlreadyExists (an existing bucket, whoever owns it), 501.
+ * NoSuchAccessKey, 409 BucketAlreadyExists (an existing bucket, whoever owns it).
  */
 import type { AdminRoute } from './router.js';
 import { AdminError, readJson, sendJson } from './http.js';

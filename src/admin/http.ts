@@ -65,7 +65,7 @@ export function sendJsonError(r: RequestContext, err: unknown): void {
   sendJson(r, status, { error: { code, message } });
 }
 
-type FieldType = 'string' | 'boolean';
+type FieldType = 'string' | 'boolean' | 'number';
 
 /**
  * The request body as a JSON object holding only `fields` (each of its declared type).
@@ -76,7 +76,7 @@ type FieldType = 'string' | 'boolean';
 export async function readJson<F extends Record<string, FieldType>>(
   r: RequestContext,
   fields: F
-): Promise<{ [K in keyof F]?: F[K] extends 'string' ? string : boolean }> {
+): Promise<{ [K in keyof F]?: F[K] extends 'string' ? string : F[K] extends 'number' ? number : boolean }> {
   const bytes = await readBody(r, MAX_ADMIN_BODY_BYTES);
   if (bytes.length === 0) return {};
   let value: unknown;
@@ -90,8 +90,8 @@ export async function readJson<F extends Record<string, FieldType>>(
   for (const [k, v] of Object.entries(value)) {
     const type = Object.hasOwn(fields, k) ? fields[k] : undefined;
     if (type === undefined) throw new AdminError(400, 'InvalidJson', `unknown field ${JSON.stringify(k.slice(0, 64))} (allowed: ${Object.keys(fields).join(', ')})`);
-    if (typeof v !== type) throw new AdminError(400, 'InvalidJson', `field ${k} must be a ${type}`);
+    if (typeof v !== type || (type === 'number' && !Number.isFinite(v))) throw new AdminError(400, 'InvalidJson', `field ${k} must be a ${type}`);
     out[k] = v;
   }
-  return out as { [K in keyof F]?: F[K] extends 'string' ? string : boolean };
+  return out as { [K in keyof F]?: F[K] extends 'string' ? string : F[K] extends 'number' ? number : boolean };
 }

@@ -49,7 +49,7 @@ const OPTIONS: OptionDef<ForkOptions>[] = [
   opt({ name: 'endpoint', key: 'endpoint', env: 'STRATA_ENDPOINT', type: stringType({ placeholder: '<url>' }), help: 'act through the server at URL' }),
   opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
   opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
-  opt({ name: 'at', key: 'at', type: stringType({ maxLength: 64, placeholder: '<time>' }), help: 'fork SRC as of this RFC 3339 time (needs the version log)', from: once }),
+  opt({ name: 'at', key: 'at', type: stringType({ maxLength: 64, placeholder: '<time>' }), help: 'fork SRC as it was at this RFC 3339 time (inside its history window)', from: once }),
   opt({ name: 'owner', key: 'owner', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: "access key owning DST (default: SRC's owner)", from: once }),
   sw('no-owner', 'noOwner', 'DST is owned by no key (admin keys only)'),
   sw('offline', 'offline', 'act on a repository that is not a local directory'),

@@ -6,6 +6,8 @@
  *   strata verify  [options] [DIR|URL]    check a repository end to end (read-only)
  *   strata keys    <command> ...          manage access keys
  *   strata fork    SRC DST [options]      fork a bucket in constant time
+ *   strata history BUCKET [KEY]           what changed when (history-window: how far back)
+ *   strata restore BUCKET --to TIME       restore a bucket or a prefix to a past time
  *
  * Every verb answers --help and --version without doing anything else. Exit codes: 0 success,
  * 1 failure, 2 bad command line or configuration (nothing was touched).

@@ -6,6 +6,8 @@ import { serveVerb } from './serve.js';
 import { verifyVerb } from './verify.js';
 import { keysVerb } from './keys.js';
 import { forkVerb } from './fork.js';
+import { historyVerb, historyWindowVerb } from './history.js';
+import { restoreVerb } from './restore.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb];

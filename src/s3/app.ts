@@ -30,6 +30,7 @@ import { checkHeaderSection } from './header-limits.js';
 import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
+import { requestAsOf } from './as-of.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -89,6 +90,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
     if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
+    r.asOf = requestAsOf(r, endpoint);
     checkSseHeaders(r, endpoint);
     refuseUnhonouredHeaders(r.method, endpoint, r.headers);
     // The body is wanted only now (a POST Object form is authenticated from its body).

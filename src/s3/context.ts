@@ -45,6 +45,8 @@ export class RequestContext {
   bucket?: string;
   key?: string;
   auth?: AuthResult;
+  /** The time a read is served as of (ms; s3/as-of.ts), when the request asks for one. */
+  asOf?: number;
   /** Headers every response of this request carries (CORS, request id). */
   readonly baseHeaders: Record<string, string>;
   bytesIn = 0;

@@ -54,7 +54,13 @@ export type Mutation =
   /** Creates `bucket` (id, created as createBucket) reading everything bucket `source` reads
    * at this point of the chain, its version log included (fork.ts; keyspace.ts). Its settings
    * follow as setConfig. */
-  | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number };
+  | { op: 'forkBucket'; bucket: string; source: string; id: string; created: number }
+  /**
+   * Creates bucket `bucket` (new `id`, `created`) as a fork of `source` as it was at `at`:
+   * its object index and version log are the runs named (written before the commit,
+   * fork-at-time.ts; each list holds 0 or 1 run metadata).
+   */
+  | { op: 'forkBucketAt'; bucket: string; source: string; id: string; created: number; at: number; runs: Uint8Array[]; versionRuns: Uint8Array[] };
 
 export interface CommitRecord {
   seq: number;
@@ -81,6 +87,7 @@ const OPS = [
   'putVersion',
   'rewriteVersion',
   'forkBucket',
+  'forkBucketAt',
 ] as const;
 
 const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
@@ -159,6 +166,12 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
       case 'forkBucket':
         w.string(m.source).string(m.id).varint(m.created);
+        break;
+      case 'forkBucketAt':
+        w.string(m.source).string(m.id).varint(m.created).varint(m.at).varint(m.runs.length);
+        for (const meta of m.runs) w.bytes(meta);
+        w.varint(m.versionRuns.length);
+        for (const meta of m.versionRuns) w.bytes(meta);
         break;
     }
   }
@@ -240,6 +253,20 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
       case 'forkBucket':
         mutations.push({ op, bucket, source: r.string(), id: r.string(), created: r.varint() });
         break;
+      case 'forkBucketAt': {
+        const source = r.string();
+        const id = r.string();
+        const created = r.varint();
+        const at = r.varint();
+        const metas = () => {
+          const n = r.varint();
+          if (n > 1) throw new StoreError('Corrupt', `${what}: fork mutation ${i} names ${n} runs`);
+          return Array.from({ length: n }, () => r.bytes().slice());
+        };
+        const runs = metas();
+        mutations.push({ op, bucket, source, id, created, at, runs, versionRuns: metas() });
+        break;
+      }
     }
   }
   r.end();

@@ -25,7 +25,7 @@ import { StoreError } from './errors.js';
 import { checkBucketName } from './validate.js';
 import { newId } from './layout.js';
 import { OWNER_CONFIG, ownerIn, stageOwner } from './keys.js';
-import { stageForkAt } from './fork-at.js';
+import { prepareForkAt, stageForkAt } from './fork-at-time.js';
 
 /**
  * Bucket settings a fork does not take from its source: the owner (the caller names it) and
@@ -62,11 +62,17 @@ export interface ForkResult {
  * Throws StoreError 'InvalidBucketName' (for `name`), 'InvalidRequest' when `name` is
  * `source`, 'NoSuchBucket' when `source` does not exist, 'BucketAlreadyOwnedByYou' /
  * 'BucketAlreadyExists' when `name` does (owned by `opts.owner` or nobody is given / else),
- * 'NotImplemented' for `opts.at` (fork-at.ts), and the commit's errors.
+ * 'InvalidArgument' for an `opts.at` outside the source's history window, and the commit's
+ * errors.
+ *
+ * With `opts.at`, the fork is the source as it was then (fork-at-time.ts): its runs are
+ * written first — O(versions up to that time), not O(1) — then the same commit creates it.
  */
 export async function forkBucket(repo: Repository, source: string, name: string, opts: ForkOptions = {}): Promise<ForkResult> {
   checkBucketName(name);
   if (name === source) throw new StoreError('InvalidRequest', `A bucket cannot be forked into itself (${name})`, { detail: { BucketName: name } });
+  // A past state is written before the commit (unless the name is taken: the commit says so).
+  const prepared = opts.at !== undefined && !repo.state.buckets.has(name) ? await prepareForkAt(repo, source, opts.at) : undefined;
   return repo.run(
     async (tx) => {
       const src = tx.bucket(source);
@@ -83,9 +89,10 @@ export async function forkBucket(repo: Repository, source: string, name: string,
           detail: { BucketName: name },
         });
       }
-      const id = newId(8);
-      if (opts.at !== undefined) stageForkAt(tx, src, name, id, opts.at);
-      else tx.forkBucket(name, source, id, tx.time);
+      if (opts.at !== undefined) {
+        if (!prepared) throw new StoreError('ConditionalRequestConflict', `bucket ${name} was deleted while the fork was prepared; retry the request`);
+        stageForkAt(tx, prepared, name);
+      } else tx.forkBucket(name, source, newId(8), tx.time);
       const copied: string[] = [];
       for (const [config, value] of [...src.state.configs].sort(([a], [b]) => (a < b ? -1 : 1))) {
         if (NOT_COPIED.has(config)) continue;

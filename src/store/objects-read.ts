@@ -11,6 +11,7 @@ import { openDataKey, type KeyRing } from './crypto/envelope.js';
 import { BodyDecryptor } from './crypto/body-crypto.js';
 import { unsealVersionChecksums } from './crypto/sealed-checksums.js';
 import { getVersion } from './versions-read.js';
+import { stateAsOf } from './as-of.js';
 
 /** A byte range as requested: first-last, open-ended (first-), or a suffix (-n). */
 export type RangeRequest = { start: number; end?: number } | { suffix: number };
@@ -24,6 +25,8 @@ export interface GetOptions {
   keys?: KeyRing;
   /** Read this version (`null` included) instead of the live one (versions-read.ts). */
   versionId?: string;
+  /** Read the key as it was at this time, ms (as-of.ts; not with versionId). */
+  asOf?: number;
 }
 
 export interface GetResult {
@@ -64,7 +67,8 @@ export function deleteMarkerOf(err: unknown): ObjectVersion | undefined {
  * The version a read serves: the live one, or `versionId` (StoreError NoSuchVersion, and
  * MethodNotAllowed carrying the marker when it names a delete marker, as S3 answers 405).
  */
-export async function versionToRead(repo: Repository, bucket: string, key: string, versionId: string | undefined): Promise<ObjectVersion> {
+export async function versionToRead(repo: Repository, bucket: string, key: string, versionId: string | undefined, asOf?: number): Promise<ObjectVersion> {
+  if (asOf !== undefined) return versionAsOf(repo, bucket, key, versionId, asOf);
   if (versionId === undefined) return liveVersion(repo, bucket, key);
   const { version } = await getVersion(repo, bucket, key, versionId);
   if (version.deleteMarker) {
@@ -73,6 +77,23 @@ export async function versionToRead(repo: Repository, bucket: string, key: strin
     throw err;
   }
   return version;
+}
+
+/**
+ * The version of `key` current at `asOf` (as-of.ts stateAsOf): StoreError NoSuchKey (carrying
+ * the delete marker current then, if any) when it did not exist then, 'InvalidArgument' for a
+ * time outside the bucket's history window or together with a version id (a version is the
+ * same at every time: naming both is a mistake, not a question).
+ */
+async function versionAsOf(repo: Repository, bucket: string, key: string, versionId: string | undefined, asOf: number): Promise<ObjectVersion> {
+  if (versionId !== undefined) {
+    throw new StoreError('InvalidArgument', 'A read names either a versionId or a time (x-strata-as-of), not both', { detail: { ArgumentName: 'versionId', ArgumentValue: versionId } });
+  }
+  const past = await stateAsOf(repo, bucket, key, asOf);
+  if (past.version) return past.version;
+  const err = new StoreError('NoSuchKey', 'The specified key did not exist at the time asked for.', { detail: { Key: key } });
+  if (past.marker) MARKERS.set(err, past.marker);
+  throw err;
 }
 
 /**
@@ -140,7 +161,7 @@ async function resolve(
   opts: GetOptions,
   body: boolean
 ): Promise<{ out: GetResult; decrypt: BodyDecryptor | undefined }> {
-  const version = await versionToRead(repo, bucket, key, opts.versionId);
+  const version = await versionToRead(repo, bucket, key, opts.versionId, opts.asOf);
   const out: GetResult = { version, body: emptyBody() };
   // A part past the end is InvalidPart even without the object's key, as S3 orders it.
   const part = opts.partNumber !== undefined ? partRange(version, opts.partNumber) : undefined;

@@ -37,6 +37,7 @@ import { PendingBudget } from './budget.js';
 import { BodyCache } from './body-cache.js';
 import { compactAll, compactNewest, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
+import { openForkRuns } from './fork-at-time.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -183,6 +184,8 @@ export class Repository {
     // them while replaying, then forget the mapping.
     repo.state.legacyUploads = new Map();
     await repo.#restore(loaded.root);
+    // Forks as of a past time name runs their commit's apply needs open (fork-at-time.ts).
+    await openForkRuns(repo, loaded.commits.flatMap((c) => c.mutations), repo.state.preparedRuns);
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
     repo.state.legacyUploads = undefined;
     repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));
@@ -210,6 +213,11 @@ export class Repository {
 
   get rootSeq(): number {
     return this.#root.seq;
+  }
+
+  /** Time of the newest commit, ms (commit times strictly increase; they may run ahead of now()). */
+  get lastCommitTime(): number {
+    return this.#time;
   }
 
   now(): number {

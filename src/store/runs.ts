@@ -167,6 +167,21 @@ export async function writeVersionsRun(
 }
 
 /**
+ * Writes an object index run from sorted entries (a fork as of a past time, fork-at-time.ts);
+ * undefined when there are none.
+ */
+export async function writeIndexRun(
+  provider: Provider,
+  bucketId: string,
+  entries: AsyncIterable<[string, Uint8Array]>,
+  cache: BlockCache
+): Promise<RunHandle | undefined> {
+  const meta = await writeRun(provider, runKey(bucketId), entries);
+  if (meta.entryCount === 0) return undefined;
+  return openRunHandle(provider, encodeRunMeta(meta), cache);
+}
+
+/**
  * Merges the newest `runs` of a bucket's version log (newest first) into one, keeping every
  * entry (nothing in the log expires yet: each log key's newest value survives); the merged
  * run's handle is lazy.

@@ -16,6 +16,7 @@ import type { UploadRef } from './upload-keys.js';
 import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
 import { namespaceValue, VersionLog } from './version-log.js';
 import { logKey } from './version-id.js';
+import { runMetaKey } from './run-meta-key.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -72,6 +73,11 @@ export class RepoState {
   onBucketDropped: ((b: BucketState) => void) | undefined;
   /** Access keys by id (keys-record.ts), repository-wide. */
   readonly keys = new Map<string, KeyRecord>();
+  /**
+   * Runs opened for `forkBucketAt` mutations not applied yet (fork-at-time.ts), by
+   * runMetaKey: applying a mutation is synchronous, opening a run is not.
+   */
+  readonly preparedRuns = new Map<string, RunHandle>();
 
   /** Bytes held by every overlay and frozen layer, shared layers once (what a checkpoint would flush). */
   overlayBytes(): number {
@@ -159,6 +165,21 @@ export class RepoState {
         const b = this.#bucket(m.bucket);
         b.versions.overlay.set(logKey(m.key, m), m.entry);
         b.overlay.set(m.key, namespaceValue(m.entry));
+        return;
+      }
+      case 'forkBucketAt': {
+        if (this.buckets.has(m.bucket)) throw new StoreError('Corrupt', `commit forks into existing bucket ${m.bucket}`);
+        const b = new BucketState(m.bucket, m.id, m.created);
+        const run = (meta: Uint8Array) => {
+          const k = runMetaKey(meta);
+          const h = this.preparedRuns.get(k);
+          if (!h) throw new StoreError('Corrupt', `commit forks ${m.bucket} onto a run that was not opened`);
+          this.preparedRuns.delete(k);
+          return h;
+        };
+        b.runs = m.runs.map(run);
+        b.versions.runs = m.versionRuns.map(run);
+        this.buckets.set(m.bucket, b);
         return;
       }
       case 'rewriteVersion':

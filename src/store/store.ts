@@ -28,6 +28,11 @@ import { removeVersion, type RemoveOptions, type RemoveOutcome } from './version
 import { updateVersion } from './versions-update.js';
 import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
 import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
+import { getHistoryWindow, putHistoryWindow } from './history-window.js';
+import { stateAsOf, type AsOfState } from './as-of.js';
+import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
+import { restoreBucket, type RestoreOptions, type RestoreResult } from './restore.js';
+import { listHistory, type HistoryOptions, type HistoryPage } from './history.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -137,6 +142,31 @@ export class Store {
   }
   listObjects(bucket: string, opts?: ListOptions): Promise<ListResult> {
     return listObjects(this.repo, bucket, opts);
+  }
+
+  // History (history-window.ts, as-of*.ts)
+  /** The bucket's history window, ms (default 30 days). */
+  getHistoryWindow(bucket: string): number {
+    return getHistoryWindow(this.repo, bucket);
+  }
+  putHistoryWindow(bucket: string, ms: number): Promise<void> {
+    return putHistoryWindow(this.repo, bucket, ms);
+  }
+  /** What `key` was at `at` (ms), inside the history window (as-of.ts). */
+  stateAsOf(bucket: string, key: string, at: number): Promise<AsOfState> {
+    return stateAsOf(this.repo, bucket, key, at);
+  }
+  /** ListObjects as of `opts.at` (as-of-list.ts). */
+  listObjectsAsOf(bucket: string, opts: AsOfListOptions): Promise<ListResult> {
+    return listObjectsAsOf(this.repo, bucket, opts);
+  }
+  /** One page of what changed when in the bucket (history.ts). */
+  listHistory(bucket: string, opts?: HistoryOptions): Promise<HistoryPage> {
+    return listHistory(this.repo, bucket, opts);
+  }
+  /** Restores the bucket (or a prefix) to its state at opts.to, as new writes (restore.ts). */
+  restore(bucket: string, opts: RestoreOptions): Promise<RestoreResult> {
+    return restoreBucket(this.repo, bucket, opts);
   }
   getObjectTagging(bucket: string, key: string, versionId?: string): Promise<Record<string, string>> {
     return misc.getObjectTagging(this.repo, bucket, key, versionId);

@@ -9,7 +9,8 @@
  */
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, tagOf } from '../pack/stream-writer.js';
 import type { Mutation } from './commit.js';
-import type { BucketState, RepoState } from './state.js';
+import type { BucketState, RepoState, RunHandle } from './state.js';
+import { runMetaKey } from './run-meta-key.js';
 import type { Location } from './records.js';
 import type { KeyRecord } from './keys-record.js';
 import { StoreError } from './errors.js';
@@ -231,6 +232,24 @@ export class Tx {
     b.buckets.set(name, { id, created });
     this.#undo.push(() => b.buckets.delete(name));
     b.mutations.push({ op: 'forkBucket', bucket: name, source, id, created });
+  }
+
+  /**
+   * Stages bucket `name` as a fork of `source` as it was at `at`, onto the runs written for it
+   * (fork-at-time.ts prepareForkAt): registered in the state's preparedRuns for the commit's
+   * apply (and unregistered if this transaction is discarded).
+   */
+  forkBucketAt(name: string, source: string, p: { id: string; at: number; runs: RunHandle[]; versionRuns: RunHandle[] }, created: number): void {
+    const prev = this.#batch.buckets.get(name);
+    this.#batch.buckets.set(name, { id: p.id, created });
+    this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
+    for (const h of [...p.runs, ...p.versionRuns]) {
+      const k = runMetaKey(h.meta);
+      this.#repo.preparedRuns.set(k, h);
+      this.#undo.push(() => this.#repo.preparedRuns.delete(k));
+    }
+    this.#batch.mutations.push({ op: 'forkBucketAt', bucket: name, source, id: p.id, created, at: p.at, runs: p.runs.map((h) => h.meta), versionRuns: p.versionRuns.map((h) => h.meta) });
+    this.#dropStagedConfigs(name);
   }
 
   deleteBucket(name: string): void {

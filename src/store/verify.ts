@@ -128,6 +128,11 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
+        // A fork as of a past time brings its own runs: checked like a root's.
+        if (m.op === 'forkBucketAt') {
+          runMetas.push(...m.runs.map((bytes) => ({ buckets: [m.bucket], bytes, uploads: false, versions: false })));
+          runMetas.push(...m.versionRuns.map((bytes) => ({ buckets: [m.bucket], bytes, uploads: false, versions: true })));
+        }
         if (m.op === 'put') for (const v of decodeVersions(m.value)) for (const b of bodyBlobs(v)) refer(b, `${m.bucket}/${m.key}`);
         if (m.op === 'putVersion' || m.op === 'rewriteVersion') {
           const v = checkLogEntry(m.entry);

@@ -145,6 +145,17 @@ export function objectKeyFloor(from: string): string {
   }
 }
 
+/**
+ * The position of log key `k` from its suffix alone, when `k` is known to be a log key of a
+ * key whose escaped form it starts with (a scan stepping inside one key); undefined if the
+ * suffix is not one. Cheaper than parseLogKey (no unescaping). Pure.
+ */
+export function logKeyPosition(k: string): Position | undefined {
+  const tail = k.slice(k.length - VERSION_ID_LENGTH);
+  if (!ID_RE.test(tail)) return undefined;
+  return { seq: MAX_SEQ - parseInt(tail.slice(0, SEQ_DIGITS), 16), index: MAX_INDEX - parseInt(tail.slice(SEQ_DIGITS), 16) };
+}
+
 /** Order of two positions: negative if `a` is older. */
 export function comparePositions(a: Position, b: Position): number {
   return a.seq - b.seq || a.index - b.index;

@@ -92,6 +92,21 @@ export function decodeEntry(bytes: Uint8Array, what = 'version log entry'): LogE
 }
 
 /**
+ * An entry without its record: kind, flags and times only (what a scan as of a past time
+ * needs for the entries it steps over), decoded without copying or parsing the record.
+ * Throws StoreError 'Corrupt' on malformed bytes.
+ */
+export function decodeEntryHeader(bytes: Uint8Array, what = 'version log entry'): Omit<LogEntry, 'record'> {
+  const r = new ByteReader(bytes, what);
+  const kind = r.u8();
+  const flags = r.u8();
+  if (kind > ENTRY_ABSENCE || flags & ~(FLAG_NULL | FLAG_REMOVED)) throw new StoreError('Corrupt', `${what}: kind ${kind} flags ${flags}`);
+  const e: Omit<LogEntry, 'record'> = { kind: kind === ENTRY_VERSION ? 'version' : 'absence', isNull: (flags & FLAG_NULL) !== 0, time: r.varint() };
+  if (flags & FLAG_REMOVED) e.removedAt = r.varint();
+  return e;
+}
+
+/**
  * The namespace value (records.ts version list) a log entry makes current: the one-version
  * list of its record, or the tombstone for an absence. Pure.
  */

@@ -11,16 +11,18 @@ import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { mergeSources, type SortedSource } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
-import { decodeEntry, type LogEntry } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, type LogEntry } from './version-log.js';
 import {
   LEGACY_POSITION,
   logKey,
+  logKeyPosition,
   logKeyEnd,
   logKeyStart,
   NULL_VERSION_ID,
   parseLogKey,
   parseVersionId,
   type Position,
+  VERSION_ID_LENGTH,
 } from './version-id.js';
 import type { ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
@@ -188,21 +190,76 @@ export interface PastState {
 }
 
 /**
- * The point-in-time primitive: the newest write of `key` committed at or before `time` (ms)
- * and not permanently removed by then, or undefined when the key had never been written by
- * then. The key existed at `time` iff the result has a record that is not a delete marker.
- * Null writes replaced later are history and count here (they were current until replaced).
- * Cost: one seek, then the key's entries newer than `time` are stepped over. Throws
+ * Finds, along one key's entries newest first, the write that was the key's state at
+ * `time` (ms): the newest entry committed at or before `time` that S3 still showed then —
+ * not permanently removed by then, and, for a null write, not replaced by a newer null write
+ * made by then (S3 replaces the null version; the replaced one is history, current only
+ * until the replacement). An absence or a delete marker found this way means the key did
+ * not exist at `time`. The same rule at `time` = now gives what the namespace holds.
+ */
+export class PastFilter {
+  readonly time: number;
+  #nullSeen = false;
+
+  constructor(time: number) {
+    this.time = time;
+  }
+
+  /** Whether `e` (the next, older, entry of the key) was its state at `time`. */
+  decides(e: Pick<LogEntry, 'time' | 'isNull' | 'removedAt'>): boolean {
+    if (e.time > this.time) return false;
+    if (e.isNull) {
+      if (this.#nullSeen) return false;
+      this.#nullSeen = true;
+    }
+    return e.removedAt === undefined || e.removedAt > this.time;
+  }
+}
+
+/**
+ * The point-in-time primitive: the write of `key` that was its state at `time` (ms; see
+ * PastFilter), or undefined when the key had never been written by then (or only by writes
+ * gone by then). The key existed at `time` iff the result has a record that is not a delete
+ * marker. Cost: one seek, then the key's entries newer than `time` are stepped over. Throws
  * StoreError 'NoSuchBucket' and what reading the log throws.
  */
 export async function versionAt(repo: Repository, bucket: string, key: string, time: number): Promise<PastState | undefined> {
   const b = requireBucketState(repo, bucket);
-  for await (const e of keyEntries(b.versions.sources(), key)) {
-    if (e.entry.time > time) continue;
-    if (e.entry.removedAt !== undefined && e.entry.removedAt <= time) continue;
-    const out: PastState = { position: e.position, entry: e.entry };
-    if (e.entry.record) out.record = e.entry.record;
-    return out;
+  return stateAt(b.versions.sources(), key, time);
+}
+
+/**
+ * versionAt over explicit log sources (committed: `bucket.versions.sources()`, or a
+ * transaction's). The entries stepped over are decoded only as far as their times and flags.
+ */
+export async function stateAt(sources: readonly SortedSource[], key: string, time: number): Promise<PastState | undefined> {
+  const filter = new PastFilter(time);
+  const start = logKeyStart(key);
+  const it = mergeSources(sources, { key: start, inclusive: true });
+  const what = `version log entry of ${key}`;
+  try {
+    for (;;) {
+      let e;
+      try {
+        e = it.nextSync();
+        if (e === undefined) {
+          const r = await it.next();
+          e = r.done ? null : r.value;
+        }
+      } catch (err) {
+        throw blobError(err, `version log of ${key}`);
+      }
+      if (e === null || e.key.length !== start.length + VERSION_ID_LENGTH || !e.key.startsWith(start)) return undefined;
+      const head = decodeEntryHeader(e.value, what);
+      if (!filter.decides(head)) continue;
+      const position = logKeyPosition(e.key);
+      if (!position) throw new StoreError('Corrupt', `version log key ${JSON.stringify(e.key)} is malformed`);
+      const entry = decodeEntry(e.value.slice(), what);
+      const out: PastState = { position, entry };
+      if (entry.record) out.record = entry.record;
+      return out;
+    }
+  } finally {
+    await it.return();
   }
-  return undefined;
 }

@@ -5,7 +5,7 @@
  * Proves that the admin route forks (201, the fork keeps the source's owner unless `owner`
  * names another key or '' for none), and refuses: non-admin keys (403), a missing or unknown
  * field (400), an unknown owner key (404), a missing source (404), an existing target (409), a
- * bad target name (400), a time (501), another method (405). That the CLI forks a stopped
+ * bad target name (400), a time before the source existed (400), another method (405). That the CLI forks a stopped
  * repository (taking its lock, printing progress on stderr and the result on stdout) and,
  * while a server holds the lock, goes through that server's admin API, whose fork is visible
  * to S3 clients at once; exit 1 for refusals, 2 for bad usage.
@@ -100,7 +100,7 @@ describe('admin API', () => {
       expect(await refusal(post('api-fork', { source: 'data' }))).toEqual([409, 'BucketAlreadyExists']);
       expect(await refusal(post('Bad_Name', { source: 'data' }))).toEqual([400, 'InvalidBucketName']);
       expect(await refusal(post('data', { source: 'data' }))).toEqual([400, 'InvalidRequest']);
-      expect(await refusal(post('x-fork', { source: 'data', at: '2020-01-01T00:00:00Z' }))).toEqual([501, 'NotImplemented']);
+      expect(await refusal(post('x-fork', { source: 'data', at: '2020-01-01T00:00:00Z' }))).toEqual([400, 'InvalidArgument']); // before the source existed
       expect(await refusal(post('x-fork', { source: 'data', at: 'last tuesday' }))).toEqual([400, 'InvalidArgument']);
       expect(await refusal(adminRequest(api, 'GET', ['buckets', 'x-fork', 'fork']))).toEqual([405, 'MethodNotAllowed']);
       expect(await refusal(adminRequest({ ...api, credentials: OWNER }, 'POST', ['buckets', 'x-fork', 'fork'], { source: 'data' }))).toEqual([403, 'AccessDenied']);

@@ -18,8 +18,9 @@
  *   4. the new bucket does not exist (409 BucketAlreadyOwnedByYou, even in us-east-1: a fork
  *      asks for content, so a no-op 200 would lie; BucketAlreadyExists when another key owns
  *      it), and is not SRC (400 InvalidRequest);
- *   5. a time: 501 NotImplemented until the version log exists (store/fork-at.ts), 400 for a
- *      time in the future.
+ *   5. a time: inside SRC's history window — not before SRC existed, not older than its
+ *      window, not in the future (400 InvalidArgument); the fork is SRC as it was then
+ *      (store/fork-at-time.ts: O(versions up to then), not O(1)).
  * The caller owns the fork, as with any CreateBucket; the ACL, Object Ownership and Object Lock
  * the request names apply over the copied settings (a locked source's fork is locked anyway).
  */

@@ -11,7 +11,7 @@ import {
   type ListedObject,
 } from '../xml/index.js';
 import { etagOf } from '../../store/records.js';
-import type { ListEntry } from '../../store/list.js';
+import type { ListEntry, ListOptions, ListResult } from '../../store/list.js';
 import { objectOwners } from '../authz/acl-object.js';
 import type { ObjectAccess } from '../../store/records.js';
 import type { OwnerInfo } from '../xml/owner.js';
@@ -30,9 +30,14 @@ function listed(e: ListEntry, owner: ((access: ObjectAccess | undefined) => Owne
   return o;
 }
 
+/** The listing of the bucket now, or as of the time the request asks for (s3/as-of.ts). */
+function list(r: RequestContext, bucket: string, opts: ListOptions): Promise<ListResult> {
+  return r.asOf === undefined ? r.store.listObjects(bucket, opts) : r.store.listObjectsAsOf(bucket, { ...opts, at: r.asOf });
+}
+
 export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>): Promise<void> {
   const p = e.params;
-  const res = await r.store.listObjects(e.bucket, {
+  const res = await list(r, e.bucket, {
     prefix: p.prefix,
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
     ...(p.marker ? { startAfter: p.marker } : {}),
@@ -49,15 +54,16 @@ export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>)
     commonPrefixes: res.commonPrefixes,
   };
   if (p.delimiter) out.delimiter = p.delimiter;
-  // S3 returns NextMarker only with a delimiter; clients use the last key otherwise.
-  if (res.isTruncated && p.delimiter && res.nextMarker !== undefined) out.nextMarker = res.nextMarker;
+  // S3 returns NextMarker only with a delimiter; clients use the last key otherwise. A page
+  // as of a time may end before its last key (store/as-of-list.ts): it always names where.
+  if (res.isTruncated && (p.delimiter || r.asOf !== undefined) && res.nextMarker !== undefined) out.nextMarker = res.nextMarker;
   if (p.encodingType) out.encodingType = p.encodingType;
   sendXml(r, 200, renderListObjectsV1Result(out));
 }
 
 export async function handleListObjectsV2(r: RequestContext, e: Op<'ListObjectsV2'>): Promise<void> {
   const p = e.params;
-  const res = await r.store.listObjects(e.bucket, {
+  const res = await list(r, e.bucket, {
     prefix: p.prefix,
     ...(p.delimiter ? { delimiter: p.delimiter } : {}),
     ...(p.startAfter ? { startAfter: p.startAfter } : {}),

@@ -98,6 +98,9 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   if (range) opts.range = range;
   if (e.partNumber !== undefined) opts.partNumber = e.partNumber;
   if (e.versionId !== undefined) opts.versionId = e.versionId;
+  if (r.asOf !== undefined) opts.asOf = r.asOf;
+  // A version named, or the one current at the time asked (s3/as-of.ts): its id is always sent.
+  const named = e.versionId !== undefined || r.asOf !== undefined;
   let g;
   try {
     g = head ? await r.store.headObject(e.bucket, e.key, opts) : await r.store.getObject(e.bucket, e.key, opts);
@@ -108,16 +111,21 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     if (err instanceof StoreError && err.code === 'NotModified') {
       // 304 still carries the validators.
-      const v = e.versionId === undefined ? await r.store.version(e.bucket, e.key) : (await r.store.getVersion(e.bucket, e.key, e.versionId)).version;
+      const v =
+        r.asOf !== undefined
+          ? (await r.store.stateAsOf(e.bucket, e.key, r.asOf)).version!
+          : e.versionId === undefined
+            ? await r.store.version(e.bucket, e.key)
+            : (await r.store.getVersion(e.bucket, e.key, e.versionId)).version;
       r.errorCode = 'NotModified';
-      sendEmpty(r, 304, { ...validatorHeaders(v), ...versionIdHeader(r, e.bucket, v.versionId, e.versionId !== undefined) });
+      sendEmpty(r, 304, { ...validatorHeaders(v), ...versionIdHeader(r, e.bucket, v.versionId, named) });
       return;
     }
     throw err;
   }
   const headers = {
     ...objectHeaders(r, g, e.overrides, e.partNumber),
-    ...versionIdHeader(r, e.bucket, g.version.versionId, e.versionId !== undefined),
+    ...versionIdHeader(r, e.bucket, g.version.versionId, named),
     ...encryptionHeaders(g.version.encryption?.mode, customer),
     ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
   };

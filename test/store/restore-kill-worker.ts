@@ -1,0 +1,34 @@
+/**
+ * Child process of restore-kill.test.ts (bundled): opens the fs repository at <dir> with
+ * checkpoints every few commits and restores bucket <bucket> to <time> in commits of
+ * <batchKeys> keys, writing one JSON line per commit (synchronously, before the next) until
+ * it is SIGKILLed — or, if it gets that far, a `done` line.
+ *
+ *   node worker.mjs <dir> <bucket> <time ms> <batchKeys>
+ */
+import { writeSync } from 'node:fs';
+import { openStore } from '../../src/store/open.js';
+
+function emit(line: Record<string, unknown>): void {
+  const buf = Buffer.from(`${JSON.stringify(line)}\n`);
+  for (let off = 0; off < buf.length; ) {
+    try {
+      off += writeSync(1, buf, off);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
+const [dir, bucket, timeArg, batchArg] = process.argv.slice(2);
+try {
+  const store = await openStore(dir!, { create: false, checkpointEvery: 4, maxRuns: 2 });
+  emit({ t: 'ready' });
+  const r = await store.restore(bucket!, { to: Number(timeArg), batchKeys: Number(batchArg), onProgress: (p) => emit({ t: 'progress', ...p }) });
+  emit({ t: 'done', restored: r.restored, deleted: r.deleted });
+  await store.close();
+} catch (err) {
+  emit({ t: 'fatal', message: String(err) });
+  process.exitCode = 1;
+}
