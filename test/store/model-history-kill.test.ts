@@ -6,8 +6,10 @@
  * process is SIGKILLed a random few milliseconds later. The directory is reopened by a
  * server in this process and everything is compared with the model: every acknowledged
  * version, marker and removal is there, each in-flight write happened whole or not at all
- * (pending.ts), and listings and reads agree. Three kills on one directory, so later ones
- * land on state recovered from earlier ones; the model carries over.
+ * (pending.ts), and listings and reads agree, also as of past moments of every earlier
+ * iteration (history survives the kills). The sequences fork, restore and delete buckets too.
+ * Three kills on one directory, so later ones land on state recovered from earlier ones; the
+ * model and its timeline carry over.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +31,7 @@ import type { ListedEntry, World } from './history/model.js';
 const SEED = Number(process.env.MODEL_HISTORY_KILL_SEED ?? 77);
 const ITERATIONS = Number(process.env.MODEL_HISTORY_KILLS ?? 3);
 /** Reads as of past moments after each reopen (point-in-time, issue 9). */
-const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
+const AS_OF = true;
 /** Forks (x-strata-fork-source) and whole-bucket deletions among the steps (issue 9). */
 const FORKS = true;
 

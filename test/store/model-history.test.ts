@@ -10,9 +10,12 @@
  * and ListObjectsV2. Tiny checkpoint and compaction thresholds make the version log flush
  * and compact many times during a run.
  *
- * Now and then a step forks a bucket (CreateBucket with x-strata-fork-source) or deletes a
- * whole bucket the strict way (every version, then DeleteBucket), so forks of forks and forks
- * whose source is gone are compared too.
+ * Now and then a step forks a bucket (CreateBucket with x-strata-fork-source, now or as of a
+ * past moment of the run), deletes a whole bucket the strict way (every version, then
+ * DeleteBucket), or restores a bucket or a prefix to a past moment (the admin restore), so
+ * forks of forks, forks whose source is gone and restored keys are compared too; and every
+ * full comparison also reads each bucket as of two random past moments (x-strata-as-of on
+ * GET/HEAD and ListObjectsV2) against the model's timeline (history/timeline.ts).
  *
  * A failure prints the seed and the operations before it. MODEL_HISTORY_SEEDS=<n> runs more
  * seeds (a soak); MODEL_HISTORY_OPS=<n> longer sequences.
@@ -26,7 +29,7 @@ import { TINY_STORE } from './history/tiny.js';
 const SEEDS = Number(process.env.MODEL_HISTORY_SEEDS ?? 3);
 const OPS = Number(process.env.MODEL_HISTORY_OPS ?? 120);
 /** Reads as of past moments and restores (point-in-time, issue 9). */
-const AS_OF = false; // true once point-in-time reads (i9-pitr) are merged
+const AS_OF = true;
 /** Forks (x-strata-fork-source) and whole-bucket deletions among the steps (issue 9). */
 const FORKS = true;
 
