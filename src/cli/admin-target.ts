@@ -59,7 +59,11 @@ at URL.`;
 /** An opened target: a local store, or a server's admin API. */
 export type Target = { where: string; close(): Promise<void> } & ({ store: Store; remote?: undefined } | { store?: undefined; remote: AdminClientOptions });
 
-function remoteCredentials(o: TargetOptions, dataDir: string | undefined, env: NodeJS.ProcessEnv): AdminClientOptions['credentials'] {
+/**
+ * The admin key to reach a server with: --access-key / STRATA_ACCESS_KEY with STRATA_SECRET_KEY, else
+ * the credentials file beside the data directory. Throws UsageError when neither gives one.
+ */
+export function remoteCredentials(o: { accessKey?: string }, dataDir: string | undefined, env: NodeJS.ProcessEnv): AdminClientOptions['credentials'] {
   const id = o.accessKey;
   const secret = env.STRATA_SECRET_KEY;
   if (id && secret) return { accessKeyId: id, secretAccessKey: secret };

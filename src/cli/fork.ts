@@ -12,18 +12,18 @@
  * Exit codes: 0 forked, 1 refused (no such bucket, DST exists, bad name or time, a time not
  * supported yet), 2 bad command line or the repository/server cannot be used.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, localDirectory } from '../store/open.js';
 import { ProviderError } from '../provider/provider.js';
 import { StoreError } from '../store/errors.js';
-import { CREDENTIALS_FILE } from '../server/credentials.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
 import { AdminError } from '../admin/http.js';
 import { adminFork, type AdminForkRequest, type AdminForkResult } from '../admin/forks.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import type { Verb } from './verb.js';
+import { remoteCredentials } from './admin-target.js';
 import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
 import { booleanType, pathType, stringType, type OptionType } from '../server/option-types.js';
 
@@ -66,19 +66,6 @@ or the repository or server cannot be used.`;
 
 /** Forks through a server's admin API, or on the repository itself. */
 type Forker = { where: string; fork(req: AdminForkRequest): Promise<AdminForkResult>; close(): Promise<void> };
-
-function remoteCredentials(o: ForkOptions, dataDir: string | undefined, env: NodeJS.ProcessEnv): AdminClientOptions['credentials'] {
-  const id = o.accessKey;
-  const secret = env.STRATA_SECRET_KEY;
-  if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
-  if (id) throw new UsageError('set STRATA_SECRET_KEY for the admin key given with --access-key / STRATA_ACCESS_KEY');
-  const file = dataDir ? join(dataDir, CREDENTIALS_FILE) : undefined;
-  if (file && existsSync(file)) {
-    const c = JSON.parse(readFileSync(file, 'utf8')) as { accessKeyId?: string; secretAccessKey?: string };
-    if (c.accessKeyId && c.secretAccessKey) return { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey };
-  }
-  throw new UsageError('no admin credentials for the server: set STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
-}
 
 function remote(opts: AdminClientOptions): Forker {
   return {

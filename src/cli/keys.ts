@@ -20,7 +20,7 @@
  * Exit codes: 0 done, 1 refused (no such key, bucket, duplicate, last admin...), 2 bad usage
  * or the repository/server cannot be used.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, localDirectory } from '../store/open.js';
 import { ProviderError } from '../provider/provider.js';
@@ -30,11 +30,11 @@ import { KeyError } from '../store/keys-record.js';
 import type { KeyChange } from '../store/keys.js';
 import { StoreError } from '../store/errors.js';
 import { defaultMasterKeyFile, loadMasterKey } from '../server/master-key.js';
-import { CREDENTIALS_FILE } from '../server/credentials.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import type { Verb } from './verb.js';
+import { remoteCredentials } from './admin-target.js';
 import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
 import { booleanType, pathType, stringType, type OptionType } from '../server/option-types.js';
 
@@ -144,19 +144,6 @@ function remoteManager(opts: AdminClientOptions): KeyManager {
     change: async (id, mode, change) => ((await adminRequest(opts, 'POST', ['keys', id, mode], change)) as { key: KeyView }).key,
     close: async () => undefined,
   };
-}
-
-function remoteCredentials(o: KeysOptions, dataDir: string | undefined, env: NodeJS.ProcessEnv): AdminClientOptions['credentials'] {
-  const id = o.accessKey;
-  const secret = env.STRATA_SECRET_KEY;
-  if (id && secret) return { accessKeyId: id, secretAccessKey: secret };
-  if (id) throw new UsageError('set STRATA_SECRET_KEY for the admin key given with --access-key / STRATA_ACCESS_KEY');
-  const file = dataDir ? join(dataDir, CREDENTIALS_FILE) : undefined;
-  if (file && existsSync(file)) {
-    const c = JSON.parse(readFileSync(file, 'utf8')) as { accessKeyId?: string; secretAccessKey?: string };
-    if (c.accessKeyId && c.secretAccessKey) return { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey };
-  }
-  throw new UsageError('no admin credentials for the server: set STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
 }
 
 async function localManager(location: string, o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManager> {
