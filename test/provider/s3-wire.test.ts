@@ -129,6 +129,14 @@ describe('retries', () => {
     await expectCode(p.put('c', Buffer.from('x'), { ifNoneMatch: '*' }), 'Unavailable');
     expect(proxy.requests).toHaveLength(1);
 
+    // RGW answers the loser of an If-Match race with 500: an unknown outcome, not a refusal.
+    proxy.requests.length = 0;
+    proxy.faults.push('internal');
+    const err = await p.put('c', Buffer.from('x'), { ifMatch: 'e'.repeat(32) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'Unavailable' });
+    expect((err as Error).message).toContain('outcome unknown');
+    expect(proxy.requests).toHaveLength(1);
+
     proxy.requests.length = 0;
     proxy.faults.push('slowdown', 'throttle');
     await p.put('c', Buffer.from('y'), { ifNoneMatch: '*' }); // s3rver ignores the condition itself

@@ -297,15 +297,24 @@ export class S3Provider implements Provider {
     if (options.ifMatch !== undefined)
       headers['if-match'] = await this.#ifMatchHeader(key, options.ifMatch);
     if (options.rawIfMatch !== undefined) headers['if-match'] = options.rawIfMatch;
-    const res = await this.#client.request({
-      method: 'PUT',
-      path: this.#path(key),
-      headers,
-      body: request,
-      payloadHash,
-      signal: options.signal,
-      retry: conditional ? 'not-applied' : 'always',
-    });
+    let res;
+    try {
+      res = await this.#client.request({
+        method: 'PUT',
+        path: this.#path(key),
+        headers,
+        body: request,
+        payloadHash,
+        signal: options.signal,
+        retry: conditional ? 'not-applied' : 'always',
+      });
+    } catch (err) {
+      if (conditional && err instanceof ProviderError && err.code === 'Unavailable')
+        throw new ProviderError('Unavailable', `${err.message} (conditional put: outcome unknown)`, {
+          cause: err.cause ?? err,
+        });
+      throw err;
+    }
     if (res.status >= 300) {
       if (conditional && res.status === 409)
         throw new ProviderError(
