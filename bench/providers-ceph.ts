@@ -93,8 +93,11 @@ export async function startCephCluster(): Promise<CephCluster> {
   };
 }
 
-/** Creates `bucket` on the cluster with one signed PUT (our own SigV4 client). */
-export async function createCephBucket(cluster: CephCluster, bucket: string): Promise<void> {
+/** Creates `bucket` on an S3 endpoint (the cluster) with one signed PUT (our own SigV4 client). */
+export async function createCephBucket(
+  cluster: Pick<CephCluster, 'endpoint' | 'accessKeyId' | 'secretAccessKey'>,
+  bucket: string
+): Promise<void> {
   const { signRequest } = await import('../src/sigv4/index.js');
   const host = new URL(cluster.endpoint).host;
   const signed = signRequest(
