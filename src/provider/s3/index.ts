@@ -8,6 +8,15 @@
  * has shown that the backend enforces If-None-Match / If-Match (or the caller
  * asserts it): many S3-compatible servers silently ignore them.
  *
+ * The probe also learns how If-Match must be sent (quoted, or bare as Ceph RGW wants)
+ * and whether the backend compares it by prefix (probe.ts says why that stays safe).
+ * A conditional PUT that fails ambiguously (a 500, which RGW answers to the loser of an
+ * If-Match race, or a lost connection) is 'Unavailable', never PreconditionFailed.
+ *
+ * Bodies of any size: a single PUT when the length is known and at most 5 GiB, or when
+ * a stream of unknown length ends within one part; otherwise a multipart upload
+ * (multipart.ts), one part in memory at a time.
+ *
  * Etags are the server's (for a single PUT, S3 and most compatibles use the MD5 of
  * the content), so rewriting identical bytes keeps the etag.
  */
