@@ -56,7 +56,10 @@ beforeAll(async () => {
       ...(req.method === 'POST' ? { body: body.toString() } : {}),
     });
     const xml = (status: number, text: string) => {
-      res.writeHead(status, { 'content-type': 'application/xml', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(status, {
+        'content-type': 'application/xml',
+        'content-length': Buffer.byteLength(text),
+      });
       res.end(text);
     };
     if (req.method === 'HEAD') {
@@ -69,21 +72,26 @@ beforeAll(async () => {
     }
     if (req.method === 'POST' && url.searchParams.has('uploads')) {
       partsTotal = 0;
-      if (fault === 'no-upload-id') return xml(200, '<InitiateMultipartUploadResult><Key>k</Key></InitiateMultipartUploadResult>');
-      if (fault === 'truncated-create') return xml(200, '<InitiateMultipartUploadResult><UploadId>u1</Upl');
-      if (fault === 'huge-create') return xml(200, `<InitiateMultipartUploadResult><UploadId>${'u'.repeat(70_000)}</UploadId></InitiateMultipartUploadResult>`);
-      return xml(200, '<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>');
+      const result = (inner: string) =>
+        xml(200, `<InitiateMultipartUploadResult>${inner}</InitiateMultipartUploadResult>`);
+      if (fault === 'no-upload-id') return result('<Key>k</Key>');
+      if (fault === 'truncated-create') return xml(200, '<InitiateMultipartUploadResult><Upl');
+      if (fault === 'huge-create') return result(`<UploadId>${'u'.repeat(70_000)}</UploadId>`);
+      return result('<UploadId>u1</UploadId>');
     }
     if (req.method === 'PUT' && url.searchParams.has('partNumber')) {
       partsTotal += body.length;
-      res.writeHead(200, fault === 'part-no-etag' ? {} : { etag: `"p${url.searchParams.get('partNumber')}"` });
+      const part = url.searchParams.get('partNumber');
+      res.writeHead(200, fault === 'part-no-etag' ? {} : { etag: `"p${part}"` });
       return void res.end();
     }
     if (req.method === 'POST' && url.searchParams.has('uploadId')) {
       if (fault === 'complete-200-error')
-        return xml(200, '<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>');
-      if (fault === 'complete-no-etag-wrong-size') return xml(200, '<CompleteMultipartUploadResult><ETag></ETag></CompleteMultipartUploadResult>');
-      return xml(200, '<CompleteMultipartUploadResult><ETag>"final-2"</ETag></CompleteMultipartUploadResult>');
+        return xml(200, '<Error><Code>InternalError</Code><Message>oops</Message></Error>');
+      const done = (etag: string) =>
+        xml(200, `<CompleteMultipartUploadResult><ETag>${etag}</ETag></CompleteMultipartUploadResult>`);
+      if (fault === 'complete-no-etag-wrong-size') return done('');
+      return done('"final-2"');
     }
     if (req.method === 'PUT') {
       res.writeHead(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` });
@@ -122,7 +130,9 @@ async function provider(): Promise<S3Provider> {
 }
 
 async function* stream(total: number, chunk = 300_001): AsyncGenerator<Uint8Array> {
-  for (let sent = 0; sent < total; sent += chunk) yield Buffer.alloc(Math.min(chunk, total - sent), sent & 0xff);
+  for (let sent = 0; sent < total; sent += chunk) {
+    yield Buffer.alloc(Math.min(chunk, total - sent), sent & 0xff);
+  }
 }
 
 const aborted = () => seen.some((s) => s.method === 'DELETE' && s.url.includes('uploadId=u1'));
@@ -135,11 +145,14 @@ describe('multipart uploads on the wire', () => {
     const parts = seen.filter((s) => s.method === 'PUT');
     expect(parts.map((s) => s.bytes)).toEqual([5 * MiB, 5 * MiB, MiB + 3]);
     expect(parts.every((s) => s.md5Ok)).toBe(true);
-    expect(parts.map((s) => new URL(s.url, 'http://x').searchParams.get('partNumber'))).toEqual(['1', '2', '3']);
+    const numbers = parts.map((s) => new URL(s.url, 'http://x').searchParams.get('partNumber'));
+    expect(numbers).toEqual(['1', '2', '3']);
     const complete = seen.find((s) => s.method === 'POST' && s.url.includes('uploadId='))!;
     expect(complete.body).toBe(
       '<CompleteMultipartUpload>' +
-        [1, 2, 3].map((n) => `<Part><PartNumber>${n}</PartNumber><ETag>"p${n}"</ETag></Part>`).join('') +
+        [1, 2, 3]
+          .map((n) => `<Part><PartNumber>${n}</PartNumber><ETag>"p${n}"</ETag></Part>`)
+          .join('') +
         '</CompleteMultipartUpload>'
     );
     expect(aborted()).toBe(false);
@@ -191,7 +204,8 @@ describe('multipart uploads on the wire', () => {
 
   it('refuses a multipart replace (ifMatch) before creating any upload', async () => {
     const p = await provider();
-    await expectCode(p.put('k', stream(6 * MiB), { ifMatch: 'e'.repeat(32) }), 'LengthMismatch');
+    const replace = p.put('k', stream(6 * MiB), { ifMatch: 'e'.repeat(32) });
+    await expectCode(replace, 'LengthMismatch');
     expect(seen).toEqual([]);
   });
 });
