@@ -118,7 +118,7 @@ export class S3Provider implements Provider {
   readonly #partBytes: number;
   readonly #singlePutMaxBytes: number;
   #capabilities: ProviderCapabilities;
-  /** How If-Match goes on the wire (probe.ts): quoted per RFC 9110 unless the probe found otherwise. */
+  /** How If-Match goes on the wire (probe.ts): quoted (RFC 9110) unless the probe found otherwise. */
   #ifMatch: { quoted: boolean; prefixCompare: boolean } = { quoted: true, prefixCompare: false };
 
   constructor(options: S3ProviderOptions) {
@@ -126,7 +126,9 @@ export class S3Provider implements Provider {
       throw new RangeError(`invalid bucket name ${JSON.stringify(options.bucket)}`);
     this.#partBytes = options.partBytes ?? DEFAULT_PART_BYTES;
     if (!Number.isSafeInteger(this.#partBytes) || this.#partBytes < MIN_PART_BYTES)
-      throw new RangeError(`partBytes must be an integer >= ${MIN_PART_BYTES}, not ${options.partBytes}`);
+      throw new RangeError(
+        `partBytes must be an integer >= ${MIN_PART_BYTES}, not ${options.partBytes}`
+      );
     this.#singlePutMaxBytes = options.singlePutMaxBytes ?? SINGLE_PUT_MAX_BYTES;
     if (!Number.isSafeInteger(this.#singlePutMaxBytes) || this.#singlePutMaxBytes < 1)
       throw new RangeError(`invalid singlePutMaxBytes ${options.singlePutMaxBytes}`);
@@ -160,10 +162,10 @@ export class S3Provider implements Provider {
     const saved = this.#capabilities;
     const result = await probeConditionalWrites({
       put: (key, body, options) => this.put(key, body, options),
-      putIfMatch: (key, body, value) =>
-        this.#putOnce(key, { kind: 'bytes', chunks: [body], length: body.length }, sha256Hex([body]), {
-          rawIfMatch: value,
-        }),
+      putIfMatch: (key, body, value) => {
+        const request: RequestBody = { kind: 'bytes', chunks: [body], length: body.length };
+        return this.#putOnce(key, request, sha256Hex([body]), { rawIfMatch: value });
+      },
       delete: (key) => this.delete(key),
     });
     this.#capabilities = { ...saved, conditionalWrites: result.conditionalWrites };
@@ -247,13 +249,15 @@ export class S3Provider implements Provider {
       if (reader.whole && reader.held <= this.#singlePutMaxBytes) {
         const chunks = (await reader.next()) ?? [];
         const length = chunks.reduce((n, c) => n + c.byteLength, 0);
-        const payloadHash = length <= SIGNED_PAYLOAD_MAX_BYTES ? sha256Hex(chunks) : UNSIGNED_PAYLOAD;
+        const payloadHash =
+          length <= SIGNED_PAYLOAD_MAX_BYTES ? sha256Hex(chunks) : UNSIGNED_PAYLOAD;
         return await this.#putOnce(key, { kind: 'bytes', chunks, length }, payloadHash, options);
       }
       if (options.ifMatch !== undefined) {
         throw new ProviderError(
           'LengthMismatch',
-          `${key}: a conditional replace (ifMatch) must fit one PUT of at most ${this.#partBytes} bytes`
+          `${key}: a conditional replace (ifMatch) must fit one PUT (at most ${this.#partBytes} ` +
+            'bytes when its length is not given)'
         );
       }
       return await putMultipart({ client: this.#client, path: this.#path(key), key }, reader, {
@@ -282,7 +286,10 @@ export class S3Provider implements Provider {
         if (!(err instanceof ProviderError && err.code === 'NotFound')) throw err;
       }
       if (current !== etag)
-        throw new ProviderError('PreconditionFailed', `${key}: etag is ${current ?? 'absent'}, not ${etag}`);
+        throw new ProviderError(
+          'PreconditionFailed',
+          `${key}: etag is ${current ?? 'absent'}, not ${etag}`
+        );
     }
     return this.#ifMatch.quoted ? `"${etag}"` : etag;
   }
@@ -300,7 +307,9 @@ export class S3Provider implements Provider {
     options: PutOptions & { rawIfMatch?: string }
   ): Promise<BlobInfo> {
     const conditional =
-      options.ifNoneMatch === '*' || options.ifMatch !== undefined || options.rawIfMatch !== undefined;
+      options.ifNoneMatch === '*' ||
+      options.ifMatch !== undefined ||
+      options.rawIfMatch !== undefined;
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream' };
     if (options.ifNoneMatch === '*') headers['if-none-match'] = '*';
     if (options.ifMatch !== undefined)
@@ -332,8 +341,9 @@ export class S3Provider implements Provider {
         );
       // S3 answers If-Match on an absent key with 404 NoSuchKey: for a compare-and-swap
       // that is simply a failed precondition.
-      if ((options.ifMatch ?? options.rawIfMatch) !== undefined && res.status === 404 && res.error?.code !== 'NoSuchBucket')
-        throw new ProviderError('PreconditionFailed', `${key}: absent (ifMatch ${options.ifMatch})`);
+      const ifMatch = options.ifMatch ?? options.rawIfMatch;
+      if (ifMatch !== undefined && res.status === 404 && res.error?.code !== 'NoSuchBucket')
+        throw new ProviderError('PreconditionFailed', `${key}: absent (ifMatch ${ifMatch})`);
       const err = errorFromResponse(res, `${key}: put`);
       if (conditional && err.code !== 'PreconditionFailed' && res.status >= 500)
         throw new ProviderError('Unavailable', `${err.message} (conditional put: outcome unknown)`);

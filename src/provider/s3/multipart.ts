@@ -122,7 +122,7 @@ export async function putMultipart(
         ],
         headers: { 'content-md5': md5Base64(chunks) },
         body: { kind: 'bytes', chunks, length },
-        // Content-MD5 protects the part; hashing 16 MiB again for the signature would not add to it.
+        // Content-MD5 protects the part; hashing it again for the signature would add nothing.
         payloadHash: UNSIGNED_PAYLOAD,
         retry: 'always', // the part is in memory, so a retry resends the same bytes
         signal,
@@ -137,7 +137,9 @@ export async function putMultipart(
     const xml =
       '<CompleteMultipartUpload>' +
       parts
-        .map((p) => `<Part><PartNumber>${p.number}</PartNumber><ETag>"${escapeXml(p.etag)}"</ETag></Part>`)
+        .map(
+          (p) => `<Part><PartNumber>${p.number}</PartNumber><ETag>"${escapeXml(p.etag)}"</ETag></Part>`
+        )
         .join('') +
       '</CompleteMultipartUpload>';
     const done = await client.request({
