@@ -66,6 +66,26 @@ cephSuite.describe('s3 provider on Ceph RGW', () => {
     expect((await p.list()).items).toEqual([]); // the probe cleaned up
   });
 
+  it('without a probe, the quoted If-Match form is refused by RGW; the asserted RGW form works', async () => {
+    const base = {
+      endpoint: ceph!.endpoint,
+      bucket: ceph!.bucket,
+      prefix: 'asserted/',
+      accessKeyId: ceph!.accessKeyId,
+      secretAccessKey: ceph!.secretAccessKey,
+      conditionalWrites: true,
+    } as const;
+    const quoted = await createS3Provider(base);
+    const rgw = await createS3Provider({ ...base, ifMatchForm: { quoted: false, prefixCompare: true } });
+    opened.push(quoted, rgw);
+    const first = await rgw.put('cas', Buffer.from('v0'), { ifNoneMatch: '*' });
+    await expectCode(quoted.put('cas', Buffer.from('v1'), { ifMatch: first.etag }), 'PreconditionFailed');
+    const second = await rgw.put('cas', Buffer.from('v1'), { ifMatch: first.etag });
+    await expectCode(rgw.put('cas', Buffer.from('v2'), { ifMatch: first.etag }), 'PreconditionFailed');
+    expect((await readAll(rgw, 'cas')).toString()).toBe('v1');
+    expect(second.etag).not.toBe(first.etag);
+  });
+
   runProviderContract({
     name: 's3 (Ceph RGW)',
     create: () => rgwProvider(`ns${String(++namespace).padStart(3, '0')}/`),

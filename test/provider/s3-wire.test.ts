@@ -145,6 +145,28 @@ describe('retries', () => {
   });
 });
 
+describe('If-Match on the wire', () => {
+  it('is quoted by default, bare when the form says so, and checked by HEAD when not 32 hex', async () => {
+    const etag = 'a'.repeat(32);
+    const quoted = await viaProxy([], { conditionalWrites: true });
+    await quoted.put('m', Buffer.from('x'), { ifMatch: etag }).catch(() => {});
+    expect(proxy.requests.at(-1)?.headers['if-match']).toBe(`"${etag}"`);
+
+    const bare = await viaProxy([], {
+      conditionalWrites: true,
+      ifMatchForm: { quoted: false, prefixCompare: true },
+    });
+    expect(bare.ifMatchForm).toEqual({ quoted: false, prefixCompare: true });
+    proxy.requests.length = 0;
+    await bare.put('m', Buffer.from('x'), { ifMatch: etag }).catch(() => {});
+    expect(proxy.requests.at(-1)?.headers['if-match']).toBe(etag);
+    // An etag a prefix comparison could confuse is compared by HEAD first: absent here.
+    proxy.requests.length = 0;
+    await expectCode(bare.put('absent', Buffer.from('x'), { ifMatch: 'abc' }), 'PreconditionFailed');
+    expect(proxy.requests.map((r) => r.method)).toEqual(['HEAD']);
+  });
+});
+
 describe('signing', () => {
   it('is refused by s3rver with an unknown access key', async () => {
     const p = await createS3Provider({

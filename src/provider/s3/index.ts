@@ -41,7 +41,12 @@ import { errorFromResponse } from './errors.js';
 import { LIST_RESPONSE_MAX_BYTES, parseListResult } from './list.js';
 import { MAX_PARTS, MIN_PART_BYTES, putMultipart } from './multipart.js';
 import { PartReader } from './parts.js';
-import { FIXED_LENGTH_ETAG, probeConditionalWrites, type ProbeResult } from './probe.js';
+import {
+  FIXED_LENGTH_ETAG,
+  probeConditionalWrites,
+  type IfMatchForm,
+  type ProbeResult,
+} from './probe.js';
 import {
   contentLength,
   discardBody as discardResponse,
@@ -53,7 +58,7 @@ import { Readable } from 'node:stream';
 
 export { DEFAULT_RETRY, type RetryPolicy } from './retry.js';
 export type { RetryEvent } from './client.js';
-export type { ProbeResult } from './probe.js';
+export type { IfMatchForm, ProbeResult } from './probe.js';
 
 export interface S3ProviderOptions extends Omit<
   S3ClientOptions,
@@ -74,6 +79,12 @@ export interface S3ProviderOptions extends Omit<
    * without probing. Default false (conditional writes not relied upon).
    */
   conditionalWrites?: boolean | 'probe';
+  /**
+   * How If-Match is sent when `conditionalWrites` is asserted without probing (a probe
+   * overrides it). Default: quoted, exact comparison (AWS S3). Ceph RGW 16.2 needs
+   * `{ quoted: false, prefixCompare: true }`.
+   */
+  ifMatchForm?: IfMatchForm;
   /**
    * Part size of multipart uploads, bytes (default {@link DEFAULT_PART_BYTES}; at least
    * S3's 5 MiB). Streams of unknown length up to this size go out as one PUT; longer
@@ -119,7 +130,7 @@ export class S3Provider implements Provider {
   readonly #singlePutMaxBytes: number;
   #capabilities: ProviderCapabilities;
   /** How If-Match goes on the wire (probe.ts): quoted (RFC 9110) unless the probe found otherwise. */
-  #ifMatch: { quoted: boolean; prefixCompare: boolean } = { quoted: true, prefixCompare: false };
+  #ifMatch: IfMatchForm = { quoted: true, prefixCompare: false };
 
   constructor(options: S3ProviderOptions) {
     if (!options.bucket || options.bucket.includes('/'))
@@ -130,6 +141,7 @@ export class S3Provider implements Provider {
         `partBytes must be an integer >= ${MIN_PART_BYTES}, not ${options.partBytes}`
       );
     this.#singlePutMaxBytes = options.singlePutMaxBytes ?? SINGLE_PUT_MAX_BYTES;
+    if (options.ifMatchForm) this.#ifMatch = { ...options.ifMatchForm };
     if (!Number.isSafeInteger(this.#singlePutMaxBytes) || this.#singlePutMaxBytes < 1)
       throw new RangeError(`invalid singlePutMaxBytes ${options.singlePutMaxBytes}`);
     this.#bucket = options.bucket;
@@ -174,7 +186,7 @@ export class S3Provider implements Provider {
   }
 
   /** How If-Match is sent: as the probe found, or the RFC 9110 quoted form if not probed. */
-  get ifMatchForm(): { quoted: boolean; prefixCompare: boolean } {
+  get ifMatchForm(): IfMatchForm {
     return { ...this.#ifMatch };
   }
 
