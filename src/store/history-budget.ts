@@ -166,7 +166,8 @@ export function restoreHistory(state: RepoState, root: RootRecord): void {
   state.history.bytes = 0;
   state.history.points = 0;
   if (root.history === undefined) {
-    state.history.exact = false;
+    // A root without buckets (the genesis root) holds no history: nothing to count.
+    state.history.exact = root.buckets.length === 0;
     return;
   }
   for (const [i, rb] of root.buckets.entries()) {
