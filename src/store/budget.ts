@@ -31,10 +31,10 @@ export class PendingBudget {
   }
 
   /**
-   * Reserves `bytes` and returns the function that releases them (idempotent). Throws
-   * StoreError 'SlowDown' without reserving anything if the budget would be exceeded.
+   * Throws StoreError 'SlowDown' (counted as a refusal) if `bytes` more would not fit now;
+   * reserves nothing (admission at request entry; `reserve` checks again).
    */
-  reserve(bytes: number): () => void {
+  check(bytes: number): void {
     if (this.#used + bytes > this.limit) {
       this.refusals++;
       throw new StoreError(
@@ -43,6 +43,14 @@ export class PendingBudget {
         { retryAfterSeconds: RETRY_AFTER_SECONDS }
       );
     }
+  }
+
+  /**
+   * Reserves `bytes` and returns the function that releases them (idempotent). Throws
+   * StoreError 'SlowDown' without reserving anything if the budget would be exceeded.
+   */
+  reserve(bytes: number): () => void {
+    this.check(bytes);
     this.#used += bytes;
     if (this.#used > this.#peak) this.#peak = this.#used;
     let released = false;

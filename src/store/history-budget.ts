@@ -276,3 +276,34 @@ export function dropLogEntryBytes(tx: { noteHistory(bucket: string, delta: numbe
   tx.noteHistory(bucket, -bytes, { exempt: true });
   return { historyDelta: -bytes, historyPoints: -points };
 }
+
+/**
+ * Fixed part of the largest log entry a write can make, bytes: entry header (18), record
+ * fields of bounded size (version id, size, MD5, part count, times: 61), checksums (all five:
+ * 180), encryption envelope, owner/ACL and lock (at most 544), and the null version's log id (19).
+ */
+const MAX_ENTRY_FIXED_BYTES = 1024;
+/** Largest encoding of one carrier chunk reference in a record: blob key (<= 64) and varints. */
+const MAX_CHUNK_REF_BYTES = 96;
+
+/**
+ * An UPPER bound of the accounted bytes of the log entry a write of `key` with `meta`
+ * (content type, system and user metadata, tags, owner) and `chunks` carrier chunks makes.
+ * Pure. Used before a carrier's first blob is written: a refusal there writes nothing.
+ */
+export function maxEntryBytes(key: string, meta: { contentType?: string; system?: Record<string, string>; userMetadata?: Record<string, string>; tags?: Record<string, string>; access?: { owner?: string; acl: string } }, chunks: number): number {
+  let n = 2 * utf8Length(key) + 2 + 18 + MAX_ENTRY_FIXED_BYTES + chunks * MAX_CHUNK_REF_BYTES;
+  n += 8 + utf8Length(meta.contentType ?? '');
+  for (const map of [meta.system, meta.userMetadata, meta.tags]) for (const [k, v] of Object.entries(map ?? {})) n += 16 + utf8Length(k) + utf8Length(v);
+  if (meta.access) n += 16 + utf8Length(meta.access.owner ?? '') + utf8Length(meta.access.acl);
+  return n;
+}
+
+/**
+ * Throws StoreError 'HistoryBudgetFull' (counted) if `bytes` more history would not fit on the
+ * committed total now. A pre-check only: staging checks exactly.
+ */
+export function assertHistoryRoom(state: RepoState, bytes: number): void {
+  const h = state.history;
+  if (h.limit !== Infinity && h.bytes + bytes > h.limit) throw h.fullError(h.bytes, bytes);
+}

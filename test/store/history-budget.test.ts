@@ -39,7 +39,7 @@ async function blobs(p: Provider): Promise<string[]> {
   const out: string[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await p.list(after ? { after, limit: 1000 } : { limit: 1000 });
+    const page = await p.list(after ? { startAfter: after, limit: 1000 } : { limit: 1000 });
     for (const i of page.items) out.push(`${i.key} ${i.size} ${i.etag ?? ''}`);
     if (!page.next) break;
     after = page.next;
