@@ -172,8 +172,9 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     name: 'history-budget',
     key: 'historyBudget',
     env: 'STRATA_HISTORY_BUDGET',
-    // Lower bound: room for a few dozen retained points; the upper one keeps totals exact in a double.
-    type: sizeType({ min: 64 * 1024, max: 2 ** 50 }),
+    // Lower bound: room for a few retained points (tests use budgets this small); the upper one
+    // keeps totals exact in a double.
+    type: sizeType({ min: 1024, max: 2 ** 50 }),
     default: 256 * 1024 * 1024,
     help: 'accounted bytes of version-log metadata all retained history may take; writes past it get 403 QuotaExceeded',
   }),
