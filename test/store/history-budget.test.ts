@@ -15,6 +15,10 @@ import { recountHistory, logEntryBytes } from '../../src/store/history-budget.js
 import { decodeCommit, encodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { decodeRoot, encodeRoot } from '../../src/store/root.js';
 import type { Provider } from '../../src/provider/provider.js';
+import { verifyRepository } from '../../src/store/verify.js';
+import { verifyHistory } from '../../src/store/history-verify.js';
+import { readAnchor } from '../../src/store/recovery.js';
+import { readRecord } from '../../src/store/records-io.js';
 import { chainCommits, collect, makeProvider, stream } from './helpers.js';
 
 const B = 'hist';
@@ -215,6 +219,43 @@ describe('history budget admission at staging', () => {
       expect(5 * per - store.repo.state.historyBytes, 'no room left for one more write').toBeLessThan(per + 8);
       await expectExact(store);
       await store.close();
+    } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('strata verify and the history account', () => {
+  it('is clean on a repository with forks and rewrites, and names a root or commit whose totals disagree', async () => {
+    const { provider, cleanup } = await makeProvider('fs');
+    try {
+      const store = await Store.open(provider);
+      await store.createBucket(B);
+      await store.putVersioning(B, 'Enabled');
+      const v = await put(store, B, 'a', 'one');
+      await put(store, B, 'a', 'two');
+      await store.putObjectTagging(B, 'a', { t: 'x' }, v.versionId);
+      await store.checkpoint();
+      await store.forkBucket(B, 'fork-f');
+      await store.removeVersion(B, 'a', v.versionId!);
+      await put(store, 'fork-f', 'b', 'three');
+      await store.close();
+      const report = await verifyRepository(provider);
+      expect(report.problems).toEqual([]);
+
+      const found = (await readAnchor(provider))!;
+      const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'));
+      const chain = await chainCommits(provider, root.seq);
+      expect(root.history!.buckets[0]![0]).toBeGreaterThan(0);
+      expect(await verifyHistory(provider, root, chain)).toEqual([]);
+      // A root that records one byte more than its log holds.
+      const badRoot = { ...root, history: { buckets: root.history!.buckets.map(([b, p]) => [b + 1, p] as [number, number]) } };
+      const p1 = await verifyHistory(provider, badRoot, chain);
+      expect(p1.map((p) => p.blob)).toContain(`bucket ${B} history`);
+      // A commit whose recorded total is not what its changes sum to.
+      const badChain = chain.map((c, i) => (i === chain.length - 1 ? { ...c, historyBytes: c.historyBytes! + 5 } : c));
+      const p2 = await verifyHistory(provider, root, badChain);
+      expect(p2.map((p) => p.blob)).toEqual([`commit ${chain.at(-1)!.seq} history`]);
     } finally {
       cleanup();
     }
