@@ -61,3 +61,41 @@ export class PendingBudget {
     };
   }
 }
+
+/**
+ * Bytes a page or batch holds while it grows (a ListObjectVersions page, a restore batch),
+ * charged to `budget` piece by piece and released together. `tryAdd` refuses without throwing
+ * (the caller ends its page early); `add` throws StoreError 'SlowDown'.
+ */
+export class BudgetHold {
+  readonly #budget: PendingBudget;
+  readonly #releases: (() => void)[] = [];
+  held = 0;
+
+  constructor(budget: PendingBudget) {
+    this.#budget = budget;
+  }
+
+  /** Reserves `bytes` more; throws StoreError 'SlowDown' (nothing reserved) if they do not fit. */
+  add(bytes: number): void {
+    this.#releases.push(this.#budget.reserve(bytes));
+    this.held += bytes;
+  }
+
+  /** Reserves `bytes` more and returns true, or returns false (a refusal is counted) if they do not fit. */
+  tryAdd(bytes: number): boolean {
+    try {
+      this.add(bytes);
+      return true;
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'SlowDown') return false;
+      throw err;
+    }
+  }
+
+  /** Releases everything held (idempotent). */
+  release(): void {
+    for (const r of this.#releases.splice(0)) r();
+    this.held = 0;
+  }
+}
