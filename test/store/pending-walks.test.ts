@@ -3,7 +3,7 @@
  *
  * Proves that a ListObjectVersions page is charged while it is built: with a budget too small
  * for a full page, pages end early (IsTruncated, with markers) yet paging returns every version
- * exactly once; with no room at all the walk is refused with 'SlowDown' + retryAfterSeconds;
+ * exactly once (so do history pages, `strata history`); with no room at all the walk is refused with 'SlowDown' + retryAfterSeconds;
  * and that a restore commits its batch early when the budget is short, completes, and leaves
  * the budget at zero. A second, unrelated reservation shows the charge is real.
  */
@@ -65,6 +65,27 @@ describe('pending budget on history walks and restore', () => {
     expect(store.repo.budget.used).toBe(0);
     expect(store.repo.stats.commits - before).toBe(r.commits);
     for (let i = 0; i < 40; i++) expect((await store.headObject(B, `key-${i}`)).version.userMetadata).toEqual(meta);
+    await store.close();
+  });
+
+  it('ends history pages (strata history) early when the budget is short, and the cursor resumes without loss', async () => {
+    const { store, ids } = await fill(8 * 1024, 80, 80);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const page = await store.listHistory(B, { limit: 1000, ...(cursor ? { cursor } : {}) });
+      pages++;
+      seen.push(...page.entries.map((e) => e.writeId));
+      expect(store.repo.budget.used).toBe(0);
+      if (!page.next) break;
+      cursor = page.next;
+    }
+    expect(pages).toBeGreaterThan(1);
+    expect(seen.sort()).toEqual([...ids].sort());
+    const release = store.repo.budget.reserve(store.repo.budget.limit);
+    await expect(store.listHistory(B)).rejects.toMatchObject({ code: 'SlowDown' });
+    release();
     await store.close();
   });
 });
