@@ -225,6 +225,30 @@ describe('history budget admission at staging', () => {
   });
 });
 
+describe('carrier writes and the history budget', () => {
+  it('refuses a carrier PUT on an upper bound of its entry before writing any chunk, while a small write still fits', async () => {
+    const { provider, cleanup } = await makeProvider('fs');
+    try {
+      let store = await Store.open(provider);
+      await store.createBucket(B);
+      await put(store, B, 'a', 'x');
+      const per = store.repo.state.historyBytes;
+      await store.close();
+      // Room for one more small entry (a few bytes to spare), not for a carrier's upper bound.
+      store = await Store.open(provider, { historyBudget: 2 * per + 16 });
+      const before = await blobs(provider);
+      const big = new Uint8Array(3 * 1024 * 1024).fill(1);
+      await expect(store.putObject(B, 'big', stream(big), { size: big.length })).rejects.toMatchObject({ code: 'HistoryBudgetFull' });
+      expect(await blobs(provider), 'no chunk written').toEqual(before);
+      await put(store, B, 'b', 'y');
+      expect(store.repo.state.historyBytes).toBeLessThanOrEqual(2 * per + 16);
+      await store.close();
+    } finally {
+      cleanup();
+    }
+  });
+});
+
 describe('strata verify and the history account', () => {
   it('is clean on a repository with forks and rewrites, and names a root or commit whose totals disagree', async () => {
     const { provider, cleanup } = await makeProvider('fs');
