@@ -46,6 +46,7 @@ import { StoreError } from './errors.js';
 import { mergeSources } from './index/merge.js';
 import { decodeRunMeta } from './index/run-format.js';
 import { logKey } from './version-id.js';
+import { isLogTombstone } from './version-log.js';
 
 /** Default history budget, bytes: about 1.3 million retained points of ~200 B each. */
 export const DEFAULT_HISTORY_BUDGET = 256 * 1024 * 1024;
@@ -128,8 +129,14 @@ export function historyChange(state: RepoState, m: Mutation): HistoryChange | un
       const points = m.versionRuns.reduce((n, meta) => n + decodeRunMeta(meta).entryCount, 0);
       return { bucket: m.bucket, delta: m.historyDelta, points };
     }
+    case 'expireVersions': {
+      // Each dropped entry: its log key and the value length recorded when it was staged.
+      let bytes = 0;
+      for (const [i, k] of m.keys.entries()) bytes += logEntryBytes(k, m.sizes[i] ?? 0);
+      return { bucket: m.bucket, delta: -bytes, points: -m.keys.length };
+    }
     default:
-      // Ops appended later (expiry's drops, GC's relocations) carry their change.
+      // Ops appended later carry their change.
       return m.historyDelta === undefined ? undefined : { bucket: m.bucket, delta: m.historyDelta, points: m.historyPoints ?? 0 };
   }
 }
@@ -198,6 +205,7 @@ export async function countBucketHistory(b: BucketState): Promise<{ bytes: numbe
         e = r.done ? null : r.value;
       }
       if (e === null) break;
+      if (isLogTombstone(e.value)) continue; // dropped by expiry: not history any more
       bytes += logEntryBytes(e.key, e.value);
       entries++;
     }

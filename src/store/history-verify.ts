@@ -20,6 +20,7 @@ import { openRunHandle } from './runs.js';
 import { applyHistoryChange, historyChange, logEntryBytes, HistoryAccount } from './history-budget.js';
 import type { RepoState } from './state.js';
 import { StoreError } from './errors.js';
+import { isLogTombstone } from './version-log.js';
 
 /** One disagreement, named by what it is about. */
 export interface HistoryProblem {
@@ -37,6 +38,7 @@ async function countRuns(provider: Provider, runs: Uint8Array[], cache: BlockCac
     for (;;) {
       const r = await it.next();
       if (r.done) break;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       bytes += logEntryBytes(r.value.key, r.value.value);
       entries++;
     }

@@ -225,6 +225,44 @@ describe('history budget admission at staging', () => {
   });
 });
 
+describe('expiry and the history account', () => {
+  it('takes dropped entries off exactly, persists it across reopen, and frees room for writes', async () => {
+    const { provider, reopen, cleanup } = await makeProvider('fs');
+    try {
+      let t = Date.now();
+      const now = () => t;
+      let store = await Store.open(provider, { now });
+      await store.createBucket(B);
+      for (let i = 0; i < 30; i++) {
+        await put(store, B, `k${i % 3}`, `v${i}`); // unversioned overwrites: replaced entries
+        t += 1000;
+      }
+      const full = await expectExact(store);
+      const points = store.repo.state.history.points;
+      await store.putHistoryWindow(B, 0);
+      t += 1000;
+      const r = await store.expireHistory();
+      expect(r.expired).toBeGreaterThan(0);
+      const after = await expectExact(store);
+      expect(after).toBeLessThan(full);
+      expect(store.repo.state.history.points).toBe(points - r.expired);
+      const chain = await chainCommits(provider);
+      expect(chain.at(-1)!.historyBytes).toBe(after);
+      await store.close();
+      const logs: string[] = [];
+      store = await Store.open(await reopen(), { now, log: (e) => logs.push(e) });
+      expect(store.repo.state.historyBytes).toBe(after);
+      expect(logs).not.toContain('history.recounted');
+      await expectExact(store);
+      await store.checkpoint();
+      expect((await verifyRepository(provider)).problems).toEqual([]);
+      await store.close();
+    } finally {
+      cleanup();
+    }
+  });
+});
+
 describe('carrier writes and the history budget', () => {
   it('refuses a carrier PUT on an upper bound of its entry before writing any chunk, while a small write still fits', async () => {
     const { provider, cleanup } = await makeProvider('fs');
