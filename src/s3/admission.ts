@@ -21,24 +21,7 @@
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
 import { SEGMENT_SIZE } from '../store/layout.js';
-import { escapeKey } from '../store/upload-keys.js';
-import { VERSION_ID_LENGTH } from '../store/version-id.js';
-
-/**
- * Bytes every version-log entry holds besides its key and metadata, at least: kind and flags
- * (2), commit time (a 6-byte varint for any time after 1970 + 4.4 years), record flags (1),
- * version id (1 + 4: `null` at the shortest), size (1), MD5 (16), part count (1), Last-Modified (6).
- */
-const MIN_ENTRY_FIXED_BYTES = 2 + 6 + 1 + 5 + 1 + 16 + 1 + 6;
-
-/**
- * The smallest accounted size of a new log entry for `key`. Pure. Metadata headers are not
- * counted: what is stored of them can be shorter than what was sent (trimmed, decoded), and a
- * lower bound must stay one; the exact check at staging counts them.
- */
-export function minEntryBytes(key: string): number {
-  return Buffer.byteLength(escapeKey(key), 'utf8') + VERSION_ID_LENGTH + MIN_ENTRY_FIXED_BYTES;
-}
+import { assertHistoryRoom, minEntryBytes } from '../store/history-budget.js';
 
 /** The body bytes a request declares (aws-chunked: the decoded length), or undefined. */
 function declaredBody(headers: Record<string, string | undefined>): number | undefined {
@@ -60,8 +43,7 @@ function addsMarker(r: RequestContext, bucket: string): boolean {
  */
 export function admitRequest(r: RequestContext, e: Endpoint): void {
   const repo = r.deps.store.repo;
-  const history = repo.state.history;
-  let adds: string | undefined;
+  let adds: { bucket: string; key: string } | undefined;
   switch (e.op) {
     case 'PutObject':
     case 'CopyObject':
@@ -69,18 +51,16 @@ export function admitRequest(r: RequestContext, e: Endpoint): void {
     case 'UploadPart':
     case 'UploadPartCopy':
     case 'CompleteMultipartUpload':
-      adds = e.key;
+      adds = e;
       break;
     case 'DeleteObject':
-      if (e.versionId === undefined && repo.state.buckets.has(e.bucket) && addsMarker(r, e.bucket)) adds = e.key;
+      if (e.versionId === undefined && repo.state.buckets.has(e.bucket) && addsMarker(r, e.bucket)) adds = e;
       break;
     default:
       break;
   }
-  if (adds !== undefined && history.limit !== Infinity) {
-    const need = minEntryBytes(adds);
-    if (history.bytes + need > history.limit) throw history.fullError(history.bytes, need);
-  }
+  // A missing bucket is the handler's to report (NoSuchBucket), not a budget matter.
+  if (adds && repo.state.buckets.has(adds.bucket)) assertHistoryRoom(repo.state, minEntryBytes(adds.key));
   if (e.op === 'PutObject' || e.op === 'UploadPart') {
     const body = declaredBody(r.headers);
     if (body !== undefined) repo.budget.check(Math.min(body, SEGMENT_SIZE));

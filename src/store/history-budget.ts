@@ -47,6 +47,8 @@ import { mergeSources } from './index/merge.js';
 import { decodeRunMeta } from './index/run-format.js';
 import { logKey } from './version-id.js';
 import { isLogTombstone } from './version-log.js';
+import { escapeKey } from './upload-keys.js';
+import { VERSION_ID_LENGTH } from './version-id.js';
 
 /** Default history budget, bytes: about 1.3 million retained points of ~200 B each. */
 export const DEFAULT_HISTORY_BUDGET = 256 * 1024 * 1024;
@@ -315,3 +317,20 @@ export function assertHistoryRoom(state: RepoState, bytes: number): void {
   const h = state.history;
   if (h.limit !== Infinity && h.bytes + bytes > h.limit) throw h.fullError(h.bytes, bytes);
 }
+
+/**
+ * Bytes every version-log entry holds besides its key and metadata, at least: kind and flags
+ * (2), commit time (a 6-byte varint for any time after 1970 + 4.4 years), record flags (1),
+ * version id (1 + 4: `null` at the shortest), size (1), MD5 (16), part count (1), Last-Modified (6).
+ */
+const MIN_ENTRY_FIXED_BYTES = 2 + 6 + 1 + 5 + 1 + 16 + 1 + 6;
+
+/**
+ * The smallest accounted size of a new log entry for `key`. Pure. Metadata headers are not
+ * counted: what is stored of them can be shorter than what was sent (trimmed, decoded), and a
+ * lower bound must stay one; the exact check at staging counts them.
+ */
+export function minEntryBytes(key: string): number {
+  return Buffer.byteLength(escapeKey(key), 'utf8') + VERSION_ID_LENGTH + MIN_ENTRY_FIXED_BYTES;
+}
+
