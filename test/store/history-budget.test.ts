@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { recountHistory, logEntryBytes } from '../../src/store/history-budget.js';
+import { recountHistory, logEntryBytes, restoreHistory, settleHistory } from '../../src/store/history-budget.js';
 import { decodeCommit, encodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { decodeRoot, encodeRoot } from '../../src/store/root.js';
 import type { Provider } from '../../src/provider/provider.js';
@@ -256,6 +256,37 @@ describe('expiry and the history account', () => {
       await expectExact(store);
       await store.checkpoint();
       expect((await verifyRepository(provider)).problems).toEqual([]);
+      await store.close();
+    } finally {
+      cleanup();
+    }
+  });
+});
+
+describe('records written before budgets', () => {
+  it('a root without the history account leaves it unknown, and opening recounts it by walking the logs', async () => {
+    const { provider, cleanup } = await makeProvider('fs');
+    try {
+      const store = await Store.open(provider);
+      await store.createBucket(B);
+      for (let i = 0; i < 12; i++) await put(store, B, `k${i % 4}`, `v${i}`);
+      await store.forkBucket(B, 'fork-old');
+      await store.checkpoint();
+      const truth = store.repo.state.historyBytes;
+      const points = store.repo.state.history.points;
+      const found = (await readAnchor(provider))!;
+      const root = decodeRoot(await readRecord(provider, found.anchor.root, 'root'));
+      // As an older server wrote it: no history section.
+      const { history: _h, ...legacy } = root;
+      restoreHistory(store.repo.state, legacy);
+      expect(store.repo.state.history.exact).toBe(false);
+      expect(store.repo.state.historyBytes).toBe(0);
+      const logged: [string, Record<string, unknown>][] = [];
+      await settleHistory({ state: store.repo.state, log: (e, f) => logged.push([e, f]) }, { anchor: found.anchor, anchorEtag: found.etag, config: store.repo.config, root: legacy, commits: [] });
+      expect(store.repo.state.history.exact).toBe(true);
+      expect(store.repo.state.historyBytes).toBe(truth);
+      expect(store.repo.state.history.points).toBe(points);
+      expect(logged.map(([e, f]) => [e, f.reason, f.counted])).toEqual([['history.recounted', 'not recorded', truth]]);
       await store.close();
     } finally {
       cleanup();
