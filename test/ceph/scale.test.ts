@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
+import { DEFAULT_HISTORY_BUDGET } from '../../src/store/history-budget.js';
 import { Store } from '../../src/store/store.js';
 import { CEPH_START_TIMEOUT_MS, cephSuite, startCeph, type RunningCeph } from '../support/ceph.js';
 
@@ -68,7 +69,9 @@ cephSuite.describe(`a ${N.toLocaleString('en')}-object repository on Ceph RGW`, 
     'writes, checkpoints, reopens, and reads back byte-exact with LIST pages in order',
     async () => {
       const t0 = performance.now();
-      const store = await Store.open(await provider());
+      // The lane is about the provider at scale, not about history budgets: room for N entries.
+      const historyBudget = Math.max(DEFAULT_HISTORY_BUDGET, N * 1024);
+      const store = await Store.open(await provider(), { historyBudget });
       await store.createBucket(BUCKET);
       let next = 0;
       let commits = 0;
@@ -87,7 +90,7 @@ cephSuite.describe(`a ${N.toLocaleString('en')}-object repository on Ceph RGW`, 
       const tCheckpoint = performance.now();
       await store.close();
 
-      const again = await Store.open(await provider());
+      const again = await Store.open(await provider(), { historyBudget });
       const tOpen = performance.now();
       const samples = [0, N - 1, ...Array.from({ length: 300 }, (_, j) => (j * 104_729 + 7_919) % N)];
       for (const i of samples) {
