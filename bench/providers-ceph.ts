@@ -23,6 +23,9 @@ const SCRIPTS = (() => {
   return join(here, '../test/ceph/scripts');
 })();
 
+/** The script that stops a cluster's daemons (`stop-ceph.sh DIR [--purge]`). */
+export const CEPH_STOP_SCRIPT = join(SCRIPTS, 'stop-ceph.sh');
+
 /** Starting a memstore cluster takes ~15-30 s on a shared machine; allow for a busy one. */
 export const CEPH_START_TIMEOUT_MS = 240_000;
 
@@ -56,6 +59,11 @@ async function freePortPair(): Promise<number> {
   throw new Error('no pair of free ports on 127.0.0.1');
 }
 
+/** Stops the daemons of the cluster in `dir` and removes `dir`; never throws. */
+export async function stopCephDir(dir: string): Promise<void> {
+  await run('bash', [CEPH_STOP_SCRIPT, dir, '--purge'], { timeout: 120_000 }).catch(() => {});
+}
+
 /**
  * Starts a cluster (Debian's ceph-mon, ceph-osd, radosgw, ceph-common must be installed).
  * Throws with the script's stderr when it does not come up, after removing what it started.
@@ -63,11 +71,7 @@ async function freePortPair(): Promise<number> {
 export async function startCephCluster(): Promise<CephCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'strata-ceph-'));
   const port = await freePortPair();
-  const stop = async (): Promise<void> => {
-    await run('bash', [join(SCRIPTS, 'stop-ceph.sh'), dir, '--purge'], { timeout: 120_000 }).catch(
-      () => {}
-    );
-  };
+  const stop = (): Promise<void> => stopCephDir(dir);
   try {
     await run('bash', [join(SCRIPTS, 'start-ceph.sh'), dir, String(port)], {
       timeout: CEPH_START_TIMEOUT_MS,

@@ -1,6 +1,9 @@
 /**
  * @module A real Ceph cluster (1 mon, 1 in-memory OSD, the RADOS Gateway) for the test files
- * of test/ceph/: started once per file in a temp directory, stopped and removed after.
+ * of test/ceph/: one per vitest run, shared by the files (each gets its own bucket), started by
+ * the first file that needs it and stopped with its temp directory when the run ends
+ * (test/support/ceph-shared.ts, ceph-global-setup.ts). Outside a run with that globalSetup the
+ * file starts its own cluster and stops it in stop().
  *
  * Ceph comes from Debian packages, which npm cannot install: a file wraps its tests in
  * `cephSuite.describe(...)` (test/support/clients.ts), so without the packages the suite is
@@ -15,6 +18,9 @@ import {
   startCephCluster,
   type CephCluster,
 } from '../../bench/providers-ceph.js';
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { sharedCephCluster } from './ceph-shared.js';
 import { clientSuite, onPath, type ClientSpec } from './clients.js';
 
 export { CEPH_START_TIMEOUT_MS };
@@ -51,16 +57,24 @@ export const CEPH: ClientSpec = {
 export const cephSuite = clientSuite(CEPH);
 
 export interface RunningCeph extends CephCluster {
-  /** A bucket created for the test file. */
+  /** A bucket created for the test file (a fresh name per call: files never share one). */
   bucket: string;
 }
 
 /**
- * Starts a cluster in a fresh temp directory and creates `bucket` in it. Throws with the
- * script's output when the cluster does not come up (and removes what it started).
+ * The run's cluster (started now if no file has started it yet) with a fresh bucket
+ * `<prefix>-<random>` created in it. stop() of the result stops nothing while the cluster is
+ * shared (the run's teardown does); a file run without the globalSetup gets a cluster of its
+ * own, which stop() stops and removes.
+ * @throws Error with the script's output when the cluster does not come up (what it started is
+ *   removed), or when the bucket cannot be created.
  */
-export async function startCeph(bucket = 'strata-ceph'): Promise<RunningCeph> {
-  const cluster = await startCephCluster();
+export async function startCeph(prefix = 'strata-ceph'): Promise<RunningCeph> {
+  const bucket = `${prefix}-${randomBytes(4).toString('hex')}`;
+  const run = inject('cephRun');
+  const cluster: CephCluster = run
+    ? { ...(await sharedCephCluster(run.dir, run.ownerPid)), stop: async () => {} }
+    : await startCephCluster();
   try {
     await createCephBucket(cluster, bucket);
   } catch (err) {
