@@ -34,7 +34,7 @@ declare module 'vitest' {
 }
 
 /** What the run's directory records of the started cluster. */
-type SharedInfo = Pick<CephCluster, 'endpoint' | 'accessKeyId' | 'secretAccessKey' | 'dir'>;
+export type SharedInfo = Pick<CephCluster, 'endpoint' | 'accessKeyId' | 'secretAccessKey' | 'dir'>;
 
 /** How often a waiting file looks for the starter's result, ms (a start takes minutes). */
 const POLL_MS = 250;
@@ -58,7 +58,9 @@ function writeAtomic(path: string, text: string): void {
 
 function readResult(runDir: string): SharedInfo | Error | undefined {
   const failed = join(runDir, 'failed.txt');
-  if (existsSync(failed)) return new Error(`the shared Ceph cluster failed to start:\n${readFileSync(failed, 'utf8')}`);
+  if (existsSync(failed)) {
+    return new Error(`the shared Ceph cluster failed to start:\n${readFileSync(failed, 'utf8')}`);
+  }
   const info = join(runDir, 'cluster.json');
   if (existsSync(info)) return JSON.parse(readFileSync(info, 'utf8')) as SharedInfo;
   return undefined;
@@ -103,11 +105,16 @@ function startWatchdog(runDir: string, dir: string, ownerPid: number): void {
 /**
  * The run's cluster: reuses it when another file started it, waits while another starts it,
  * and otherwise starts it (this file then owns the start, not the lifetime: the run's teardown
- * stops it). `ownerPid` is the vitest main process.
+ * stops it). `ownerPid` is the vitest main process; `start` starts a cluster (tests of this
+ * module pass a stand-in).
  * @throws Error when the cluster cannot be started (the same error in every file of the run)
  *   or did not come up within CEPH_START_TIMEOUT_MS.
  */
-export async function sharedCephCluster(runDir: string, ownerPid: number): Promise<SharedInfo> {
+export async function sharedCephCluster(
+  runDir: string,
+  ownerPid: number,
+  start: () => Promise<SharedInfo> = startCephCluster
+): Promise<SharedInfo> {
   mkdirSync(runDir, { recursive: true });
   const deadline = Date.now() + CEPH_START_TIMEOUT_MS + 60_000;
   for (;;) {
@@ -119,7 +126,7 @@ export async function sharedCephCluster(runDir: string, ownerPid: number): Promi
       if (again instanceof Error) throw again;
       if (again) return again;
       try {
-        const c = await startCephCluster();
+        const c = await start();
         const info: SharedInfo = {
           endpoint: c.endpoint,
           accessKeyId: c.accessKeyId,
