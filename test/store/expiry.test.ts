@@ -361,6 +361,20 @@ describe('the expiry rule', () => {
     expect(await readAt(store, 'src', 'k', store.repo.lastCommitTime)).toBe('new');
   });
 
+  it('a key whose held drops do not fit the pending budget is kept whole this time; the others expire', async () => {
+    // 256 KiB of pending budget: one reservation step (1,000 drops) fits, two do not.
+    const { clock, store } = await fresh({ retentionMs: 0, pendingBytes: 256 * 1024 });
+    await store.createBucket('tight');
+    for (let i = 0; i < 1500; i++) await putText(store, 'tight', 'many', `v${i}`);
+    for (let i = 0; i < 5; i++) await putText(store, 'tight', 'some', `v${i}`);
+    clock.tick();
+    const r = await store.expireHistory();
+    expect(r.expired).toBe(4); // 'some' only
+    expect(r.skipped).toBeGreaterThan(900);
+    expect(store.repo.budget.used).toBe(0);
+    expect(await readAt(store, 'tight', 'many', store.repo.lastCommitTime)).toBe('v1499');
+  });
+
   it('batches of at most 1,000; a bucket replaced during the run is left alone', async () => {
     const { clock, store } = await fresh({ retentionMs: 0 });
     await store.createBucket('big');
