@@ -101,7 +101,10 @@ describe.each(['memory', 'fs'] as const)('expiry on %s', (kind) => {
     const window = now - mid.time - 500;
     await store.putHistoryWindow('hist', window);
     const seen: ExpiryProgress[] = [];
+    const accounted = store.repo.state.historyBytes;
     const report = await store.expireHistory({ onProgress: (p) => void seen.push(p) });
+    // The history budget's account went down by exactly the bytes the report says were dropped.
+    expect(accounted - store.repo.state.historyBytes).toBe(report.bytes);
     const start = readableFrom(store, 'hist');
     expect(start).toBeGreaterThanOrEqual(now - window);
     expect(start).toBeLessThan(now - window + 10);
