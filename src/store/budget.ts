@@ -7,7 +7,7 @@
  * layer answers 503 SlowDown + Retry-After): the caller retries later, nothing was written.
  *
  * Work that buffers while it walks history holds a BudgetHold (below): a ListObjectVersions
- * page and a history page (their decoded entries, until built), a restore batch (its planned
+ * page, an as-of listing page and a history page (their entries, until built), a restore batch (its planned
  * records, until committed). Expiry and GC reserve their own buffers (expiry.ts, gc*.ts).
  */
 import { StoreError } from './errors.js';
