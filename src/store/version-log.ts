@@ -126,6 +126,19 @@ export function namespaceValue(entry: Uint8Array): Uint8Array {
   return out;
 }
 
+/**
+ * The value that drops a log key (expiry): it shadows the key's entry in older runs like any
+ * newer value, and a compaction whose merge reaches the oldest run leaves the key out
+ * altogether (runs.ts compactVersions). Empty, so no entry encoding can be mistaken for it.
+ * Readers of the log skip it (isLogTombstone) as if the key were absent.
+ */
+export const LOG_TOMBSTONE = new Uint8Array(0);
+
+/** Whether `value` is a log key's tombstone (LOG_TOMBSTONE), not an entry. */
+export function isLogTombstone(value: Uint8Array): boolean {
+  return value.length === 0;
+}
+
 /** Whether S3 can see an entry at all (not removed); the null rule is applied per key. */
 export function isLive(e: LogEntry): boolean {
   return e.removedAt === undefined;
