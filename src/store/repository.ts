@@ -71,6 +71,12 @@ export interface RepositoryOptions {
   bodyCacheBytes?: number;
   /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused (default 10,000). */
   maxUploadsPerBucket?: number;
+  /**
+   * Commits wait while a checkpoint is in flight, as when checkpoints ran inside the commit
+   * loop (default false). For benchmarks (bench/engine-checkpoint.ts), to measure what running
+   * them beside the loop saves; never needed for correctness.
+   */
+  inlineCheckpoints?: boolean;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -334,7 +340,7 @@ export class Repository {
           for (const op of this.#queue.splice(0)) op.reject(this.#fenced);
           return;
         }
-        if (this.#queue.length > 0 && this.#checkpointing && this.state.liveOverlayBytes() >= this.#opts.overlayBytes) {
+        if (this.#queue.length > 0 && this.#checkpointing && (this.#opts.inlineCheckpoints || this.state.liveOverlayBytes() >= this.#opts.overlayBytes)) {
           // The overlays filled up again before the checkpoint in flight landed: back-pressure.
           const t = performance.now();
           if (prev) await prev.done;
