@@ -206,12 +206,14 @@ export function installCheckpoint(state: RepoState, plan: CheckpointPlan): void 
 /**
  * Undoes what freezeCheckpoint did where it can, after a failed checkpoint: a layer it froze
  * that no fork shares and that is still the newest layer gets the writes made since merged on
- * top of it and becomes the overlay again. O(entries written since the freeze). Layers already
- * written as runs stay cached in their FrozenLayer, so a retry does not write them again.
+ * top of it and becomes the overlay again. O(entries written since the freeze). Every layer of
+ * the plan forgets the run written for it (FrozenLayer.forget): no root names those runs, so
+ * GC may delete them after its grace; a retry writes them anew.
  */
 export function abandonCheckpoint(plan: CheckpointPlan): void {
   for (const pb of plan.buckets) {
     for (const j of [pb.objects, pb.uploads, pb.versions]) {
+      for (const l of j.layers) l.forget();
       const fresh = j.fresh;
       const k = j.space;
       if (!fresh || fresh.shared || k.frozen[0] !== fresh) continue;

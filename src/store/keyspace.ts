@@ -58,6 +58,15 @@ export class FrozenLayer {
     }
     return this.#run;
   }
+
+  /**
+   * Forgets the run written for this layer (after a checkpoint that wrote it failed): no root
+   * names that run, so GC may delete it once its grace has passed, and a later checkpoint must
+   * not name it then. The next flush writes a new one.
+   */
+  forget(): void {
+    this.#run = undefined;
+  }
 }
 
 /** An overlay that is always empty, for lookups that start below the overlay. */

@@ -102,11 +102,14 @@ export const DEFAULTS = {
 };
 
 /**
- * Wait before retrying a checkpoint that failed, ms: doubles per consecutive failure from the
- * first to the last figure. A failing provider is not hammered with whole checkpoints (each
- * writes runs), and a transient fault delays the root by well under a second.
+ * Retrying a checkpoint that failed: the next commit boundary may retry at once up to
+ * CHECKPOINT_FREE_RETRIES consecutive failures (transient faults: the chain a reopen replays
+ * stays short, as when the loop retried at every quiet moment); past that, each retry waits
+ * CHECKPOINT_RETRY_MS[0] ms doubling per failure up to CHECKPOINT_RETRY_MS[1], so a provider
+ * that keeps refusing (a full disk, a size limit) is not sent a whole flush per commit.
  */
-const CHECKPOINT_RETRY_MS = [50, 5000] as const;
+const CHECKPOINT_FREE_RETRIES = 3;
+const CHECKPOINT_RETRY_MS = [10, 1000] as const;
 
 export interface RepositoryStats {
   commits: number;
@@ -580,7 +583,8 @@ export class Repository {
       (err: unknown) => {
         this.stats.failedCheckpoints++;
         this.#checkpointFailures++;
-        const wait = Math.min(CHECKPOINT_RETRY_MS[1], CHECKPOINT_RETRY_MS[0] * 2 ** (this.#checkpointFailures - 1));
+        const over = this.#checkpointFailures - CHECKPOINT_FREE_RETRIES;
+        const wait = over <= 0 ? 0 : Math.min(CHECKPOINT_RETRY_MS[1], CHECKPOINT_RETRY_MS[0] * 2 ** (over - 1));
         this.#checkpointRetryAt = performance.now() + wait;
         this.log('checkpoint.failed', { seq: plan.seq, error: String(err), retryMs: wait });
         throw err;
