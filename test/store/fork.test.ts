@@ -288,7 +288,7 @@ describe('a fork is O(1): it shares, never copies', () => {
         for (let i = 0; i < 100; i++) await put(store, 'tiered', `r${r}/${i}`, utf8(`v${r}.${i}`));
         await store.checkpoint();
       }
-      for (let i = 0; i < 10; i++) await put(store, 'tiered', `late/${i}`, utf8('late'));
+      for (let i = 0; i < 100; i++) await put(store, 'tiered', `late/${i}`, utf8('late'));
       if (forked) {
         await store.forkBucket('tiered', 'tiered-fork');
         await put(store, 'tiered-fork', 'own', utf8('own'));
@@ -298,18 +298,18 @@ describe('a fork is O(1): it shares, never copies', () => {
       await store.checkpoint();
       written.push(counter.snapshot().byClass.runs?.bytesPut ?? 0);
       if (forked) {
-        // Only the shared layer (10 entries) and the fork's own write became runs, plus the
-        // version log's: far less than one 300-entry copy of the index, let alone two.
+        // Only the shared layer (100 entries) and the fork's own write became runs, plus the
+        // version log's: far less than one 400-entry copy of the index, let alone two.
         expect(store.repo.stats.compactions).toBe(compactions);
         expect(store.repo.state.buckets.get('tiered')!.runs).toHaveLength(4);
         expect(store.repo.state.buckets.get('tiered-fork')!.runs).toHaveLength(5);
-        expect((await listing(store, 'tiered-fork')).size).toBe(311);
-        expect((await listing(store, 'tiered')).size).toBe(310);
+        expect((await listing(store, 'tiered-fork')).size).toBe(401);
+        expect((await listing(store, 'tiered')).size).toBe(400);
       } else {
-        // Incremental: the small new run and its neighbour, not the whole index.
+        // Four runs of similar size: merged into one (size tiers, compaction-policy.ts).
         expect(store.repo.stats.compactions).toBe(compactions + 1);
-        expect(store.repo.state.buckets.get('tiered')!.runs).toHaveLength(3);
-        expect((await listing(store, 'tiered')).size).toBe(310);
+        expect(store.repo.state.buckets.get('tiered')!.runs).toHaveLength(1);
+        expect((await listing(store, 'tiered')).size).toBe(400);
       }
       await store.close();
     }
