@@ -119,7 +119,7 @@ describe('merges and tombstones', () => {
     const newer = await flushVersions(p, 'bkt', map([['a', LOG_TOMBSTONE], ['d', value]]), cache);
     const newest = await flushVersions(p, 'bkt', map([['b', LOG_TOMBSTONE]]), cache);
     const partial = await compactVersions(p, 'bkt', [newest, newer], cache, false);
-    expect(await entries(partial)).toEqual([['a', 0], ['b', 0], ['d', 3]]); // kept: they shadow 'oldest'
+    expect(await entries(partial)).toEqual([['a', 1], ['b', 1], ['d', 3]]); // kept: they shadow 'oldest'
     const full = await compactVersions(p, 'bkt', [newest, newer, oldest], cache, true);
     expect(await entries(full)).toEqual([['c', 3], ['d', 3]]);
   });
