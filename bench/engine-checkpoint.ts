@@ -84,6 +84,8 @@ async function measure(dir: string, mode: ModeResult['mode'], filled: number, pu
   const elapsedMs = performance.now() - t0;
   const stats = delta(before, store.repo.stats);
   await store.close();
+  const q = (p: number) => percentile(latencies, p).toFixed(1);
+  log(`  ${mode} done: p50 ${q(50)} p99 ${q(99)} p99.9 ${q(99.9)} ms, ${stats.checkpoints} checkpoints, ${stats.compactions}+${stats.logCompactions} compactions, ${stats.checkpointWaits} waits`);
   return { mode, puts, latencies, elapsedMs, stats, checkpointMs, compactionBytes, longestCompactionMs };
 }
 
@@ -123,9 +125,9 @@ export async function benchCheckpoint(opts: { quick: boolean; log: (m: string) =
         fmt(p(50), 1),
         fmt(p(99), 1),
         fmt(p999, 1),
-        fmt(Math.max(...r.latencies), 1),
+        fmt(r.latencies.reduce((a, b) => Math.max(a, b), 0), 1),
         fmt(r.puts / (r.elapsedMs / 1000)),
-        `${s.checkpoints} (${r.checkpointMs.length ? fmt(Math.max(...r.checkpointMs)) : 'n/a'} ms longest)`,
+        `${s.checkpoints} (${r.checkpointMs.length ? fmt(r.checkpointMs.reduce((a, b) => Math.max(a, b), 0)) : 'n/a'} ms longest)`,
         `${s.compactions} + ${s.logCompactions} (${fmt(r.compactionBytes / 2 ** 20, 1)} MiB merged, ${fmt(r.longestCompactionMs)} ms longest)`,
         `${s.checkpointWaits} (${fmt(s.checkpointWaitMs)} ms)`,
         verdict,

@@ -54,7 +54,7 @@ const body = [
   `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
 ].join('\n');
 
-console.log(body);
+if (parts.length > 0) console.log(body);
 if (write) {
   writeSection('bench:engine', body);
   log('wrote bench/RESULTS.md');
