@@ -18,6 +18,7 @@
  * Target (issue 10): p99.9 <= 50 ms in background mode.
  */
 import { BUCKET, bodyOf, objectKey, once, openBenchStore, removeDir, tempDir, filesystemOf } from './engine-fixture.js';
+import { loadavg } from 'node:os';
 import { fmt, percentile } from './lib/stats.js';
 import type { RepositoryStats } from '../src/store/repository.js';
 
@@ -30,6 +31,8 @@ const FILL_BATCH = 1000;
 
 interface ModeResult {
   mode: 'background' | 'inline';
+  /** 1-minute load average when the mode started and ended (the machine may be shared). */
+  load: [number, number];
   puts: number;
   latencies: number[];
   elapsedMs: number;
@@ -61,6 +64,7 @@ async function measure(dir: string, mode: ModeResult['mode'], filled: number, pu
     },
   });
   const before = { ...store.repo.stats };
+  const loadBefore = loadavg()[0]!;
   const latencies: number[] = [];
   let issued = 0;
   let added = 0;
@@ -86,7 +90,7 @@ async function measure(dir: string, mode: ModeResult['mode'], filled: number, pu
   await store.close();
   const q = (p: number) => percentile(latencies, p).toFixed(1);
   log(`  ${mode} done: p50 ${q(50)} p99 ${q(99)} p99.9 ${q(99.9)} ms, ${stats.checkpoints} checkpoints, ${stats.compactions}+${stats.logCompactions} compactions, ${stats.checkpointWaits} waits`);
-  return { mode, puts, latencies, elapsedMs, stats, checkpointMs, compactionBytes, longestCompactionMs };
+  return { mode, load: [loadBefore, loadavg()[0]!], puts, latencies, elapsedMs, stats, checkpointMs, compactionBytes, longestCompactionMs };
 }
 
 /** Runs the lane and returns its markdown. */
@@ -144,7 +148,7 @@ export async function benchCheckpoint(opts: { quick: boolean; log: (m: string) =
       '| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --- |',
       ...rows.map((r) => `| ${r.join(' | ')} |`),
       '',
-      `p99.9 inline / background: ${fmt(ratio, 1)}x.`,
+      `p99.9 inline / background: ${fmt(ratio, 1)}x. 1-minute load average at the start and end of each mode (above the core count, PUTs queue for CPU and disk): ${results.map((r) => `${r.mode} ${fmt(r.load[0], 1)} → ${fmt(r.load[1], 1)}`).join(', ')}.`,
     ].join('\n');
   } finally {
     await removeDir(dir);
