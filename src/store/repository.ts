@@ -116,8 +116,10 @@ export const DEFAULTS = {
  * stays short, as when the loop retried at every quiet moment); past that, each retry waits
  * CHECKPOINT_RETRY_MS[0] ms doubling per failure up to CHECKPOINT_RETRY_MS[1], so a provider
  * that keeps refusing (a full disk, a size limit) is not sent a whole flush per commit.
+ * 8: with 3, the fault test's seed 5 (test/store/faults.test.ts: ~20% of provider calls fail)
+ * let the chain grow until no reopen succeeded in 20,000 tries; with 8 it passes in 5 s.
  */
-const CHECKPOINT_FREE_RETRIES = 3;
+const CHECKPOINT_FREE_RETRIES = 8;
 const CHECKPOINT_RETRY_MS = [10, 1000] as const;
 
 export interface RepositoryStats {
