@@ -1,0 +1,144 @@
+/**
+ * @module The figures `bench:lifecycle` takes of a repository at rest: stored bytes (the sum of
+ * blob sizes the provider lists, and the disk usage `du` reports), the full history walk (every
+ * version-log entry of a bucket, each record decoded, as a ListObjectVersions that hides nothing
+ * would read them), the accounted history metadata, and the live state checked byte-exact.
+ */
+import { execFileSync } from 'node:child_process';
+import type { Provider } from '../src/provider/provider.js';
+import type { Store } from '../src/store/store.js';
+import { mergeSources } from '../src/store/index/merge.js';
+import { decodeEntry } from '../src/store/version-log.js';
+import { StoreError } from '../src/store/errors.js';
+import { blobClass } from './lib/counting-provider.js';
+
+/** Blobs and bytes the provider lists, in total and per blob class (`commits`, `runs`, ...). */
+export interface StoredBytes {
+  blobs: number;
+  bytes: number;
+  byClass: Record<string, { blobs: number; bytes: number }>;
+}
+
+/** Lists every blob of `provider` (pages of 1000) and sums their sizes. */
+export async function storedBytes(provider: Provider): Promise<StoredBytes> {
+  const out: StoredBytes = { blobs: 0, bytes: 0, byClass: {} };
+  for (let after: string | undefined; ; ) {
+    const page = await provider.list({ limit: 1000, ...(after !== undefined ? { startAfter: after } : {}) });
+    for (const item of page.items) {
+      out.blobs++;
+      out.bytes += item.size;
+      const c = (out.byClass[blobClass(item.key)] ??= { blobs: 0, bytes: 0 });
+      c.blobs++;
+      c.bytes += item.size;
+    }
+    if (page.next === undefined) break;
+    after = page.next;
+  }
+  return out;
+}
+
+/** Bytes of disk `dir` occupies (allocated blocks, `du -s -B1`), or NaN where du is missing. */
+export function diskUsage(dir: string): number {
+  try {
+    return Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split(/\s/)[0]);
+  } catch {
+    return NaN;
+  }
+}
+
+/** What one full walk of a bucket's version log saw. */
+export interface WalkResult {
+  entries: number;
+  /** Version entries (records decoded), absences (unversioned deletes), removed entries. */
+  versions: number;
+  absences: number;
+  removed: number;
+  ms: number;
+}
+
+/**
+ * Walks every entry of `bucket`'s version log (overlay and runs, merged) from the first key to
+ * the last and decodes each entry with its record. Read-only. Throws StoreError 'NoSuchBucket'
+ * and what reading the log throws (a damaged entry: 'Corrupt').
+ */
+export async function walkHistory(store: Store, bucket: string): Promise<WalkResult> {
+  const b = store.repo.state.buckets.get(bucket);
+  if (!b) throw new StoreError('NoSuchBucket', `no bucket ${bucket}`);
+  const t0 = performance.now();
+  const out: WalkResult = { entries: 0, versions: 0, absences: 0, removed: 0, ms: 0 };
+  const it = mergeSources(b.versions.sources());
+  for (;;) {
+    const r = await it.next();
+    if (r.done) break;
+    const e = decodeEntry(r.value.value);
+    out.entries++;
+    if (e.kind === 'version') out.versions++;
+    else out.absences++;
+    if (e.removedAt !== undefined) out.removed++;
+  }
+  out.ms = performance.now() - t0;
+  return out;
+}
+
+/** The repository's accounted history metadata (bytes), or undefined before the budget helper's field exists. */
+export function historyBytes(store: Store): number | undefined {
+  const v = (store.repo.state as unknown as { historyBytes?: unknown }).historyBytes;
+  return typeof v === 'number' ? v : undefined;
+}
+
+/** What checking the live state against the expected one found. */
+export interface LiveCheck {
+  expected: number;
+  /** Keys whose body was read back byte-exact. */
+  exact: number;
+  /** Expected keys missing, keys with wrong bytes, and listed keys not expected. */
+  missing: number;
+  wrong: number;
+  unexpected: number;
+  firstProblem?: string;
+}
+
+/**
+ * Reads every expected key back (GET, byte-exact against `bodyOf(write)`) and lists the bucket
+ * to find keys that should not exist. Read-only.
+ */
+export async function checkLive(store: Store, bucket: string, expected: Map<string, number>, bodyOf: (i: number) => Uint8Array): Promise<LiveCheck> {
+  const out: LiveCheck = { expected: expected.size, exact: 0, missing: 0, wrong: 0, unexpected: 0 };
+  const problem = (p: string) => (out.firstProblem ??= p);
+  for (const [key, write] of expected) {
+    let got: Buffer;
+    try {
+      const res = await store.getObject(bucket, key);
+      const chunks: Uint8Array[] = [];
+      for await (const c of res.body) chunks.push(c);
+      got = Buffer.concat(chunks);
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'NoSuchKey') {
+        out.missing++;
+        problem(`${key} is missing`);
+        continue;
+      }
+      throw err;
+    }
+    if (got.equals(bodyOf(write))) out.exact++;
+    else {
+      out.wrong++;
+      problem(`${key} does not hold write ${write}`);
+    }
+  }
+  for (let token: string | undefined; ; ) {
+    const page = await store.listObjects(bucket, { maxKeys: 1000, ...(token ? { continuationToken: token } : {}) });
+    for (const e of page.contents) {
+      if (!expected.has(e.key)) {
+        out.unexpected++;
+        problem(`${e.key} exists and should not`);
+      }
+    }
+    if (!page.isTruncated) break;
+    token = page.nextContinuationToken!;
+  }
+  return out;
+}
+
+/** True when the check found exactly the expected keys, every one byte-exact. */
+export const liveOk = (c: LiveCheck): boolean => c.exact === c.expected && c.missing + c.wrong + c.unexpected === 0;
