@@ -69,7 +69,7 @@ export async function runLane(w: Workload, log: (m: string) => void): Promise<La
       log(`${name}: ${rowName} ${row.phase.error ? `FAILED: ${row.phase.error}` : `not available: ${row.phase.unavailable}`}`);
     }
     if (probe && !row.phase.error) {
-      row.probe = await runPhase('probe', dir, w);
+      row.probe = await runPhase('probe', dir, w, points ? [`--points=${points}`] : []);
       if (row.probe.error) log(`${name}: probe after ${rowName} FAILED: ${row.probe.error}`);
     }
     return !row.phase.error;
@@ -80,7 +80,7 @@ export async function runLane(w: Workload, log: (m: string) => void): Promise<La
     if (!(await step('delete', 'delete', false))) return lane;
     // The reopen: a fresh process opens the repository the delete left and walks its history.
     log(`${name}: reopen`);
-    lane.rows.push({ name: 'reopen', probe: await runPhase('probe', dir, w) });
+    lane.rows.push({ name: 'reopen', probe: await runPhase('probe', dir, w, [`--points=${points}`]) });
     if (!(await step('restore'))) return lane;
     if (!(await step('expire'))) return lane;
     log(`${name}: GC latency (on a copy)`);
@@ -92,6 +92,10 @@ export async function runLane(w: Workload, log: (m: string) => void): Promise<La
     }
     if (!(await step('gc'))) return lane;
     if (!(await step('verify', 'verify', false))) return lane;
+    // A read as of a sampled point must give its bytes, or be refused once expired: an absence
+    // or other bytes is a wrong answer, and the lifecycle did not complete.
+    const wrongReads = lane.rows.filter((r) => ((r.probe?.data.pointReads as string[] | undefined) ?? []).some((x) => x === 'absent' || x === 'wrong'));
+    if (wrongReads.length > 0) lane.stoppedBy ??= `wrong reads as of sampled points after ${wrongReads.map((r) => r.name).join(', ')}`;
     lane.complete = lane.stoppedBy === undefined && lane.rows.every((r) => !r.probe?.error);
     return lane;
   } finally {

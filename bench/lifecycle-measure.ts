@@ -142,3 +142,33 @@ export async function checkLive(store: Store, bucket: string, expected: Map<stri
 
 /** True when the check found exactly the expected keys, every one byte-exact. */
 export const liveOk = (c: LiveCheck): boolean => c.exact === c.expected && c.missing + c.wrong + c.unexpected === 0;
+
+/**
+ * How a read as of a sampled point came out: 'exact' (the write it must show), 'refused' (the
+ * time is outside the readable history: the right answer once the point expired), 'absent'
+ * (the store says the key did not exist then: it did, so this is a wrong answer) or 'wrong'
+ * (other bytes).
+ */
+export type PointRead = 'exact' | 'refused' | 'absent' | 'wrong';
+
+/**
+ * Reads `key` as of each time in `times` (GetObject with asOf) and compares the body with
+ * `bodyOf(writes[i])` (see PointRead; StoreError 'InvalidArgument' is a refusal, 'NoSuchKey'
+ * an absence). Read-only; throws what else the read throws.
+ */
+export async function readPoints(store: Store, bucket: string, reads: { key: string; time: number; write: number }[], bodyOf: (i: number) => Uint8Array): Promise<PointRead[]> {
+  const out: PointRead[] = [];
+  for (const r of reads) {
+    try {
+      const res = await store.getObject(bucket, r.key, { asOf: r.time });
+      const chunks: Uint8Array[] = [];
+      for await (const c of res.body) chunks.push(c);
+      out.push(Buffer.concat(chunks).equals(bodyOf(r.write)) ? 'exact' : 'wrong');
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'InvalidArgument') out.push('refused');
+      else if (err instanceof StoreError && err.code === 'NoSuchKey') out.push('absent');
+      else throw err;
+    }
+  }
+  return out;
+}
