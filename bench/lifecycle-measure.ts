@@ -91,8 +91,10 @@ export interface LiveCheck {
   expected: number;
   /** Keys whose body was read back byte-exact. */
   exact: number;
-  /** Expected keys missing, keys with wrong bytes, and listed keys not expected. */
+  /** Expected keys missing, keys whose read failed (a lost body blob), keys with wrong bytes,
+   * and listed keys not expected. */
   missing: number;
+  unreadable: number;
   wrong: number;
   unexpected: number;
   firstProblem?: string;
@@ -103,7 +105,7 @@ export interface LiveCheck {
  * to find keys that should not exist. Read-only.
  */
 export async function checkLive(store: Store, bucket: string, expected: Map<string, number>, bodyOf: (i: number) => Uint8Array): Promise<LiveCheck> {
-  const out: LiveCheck = { expected: expected.size, exact: 0, missing: 0, wrong: 0, unexpected: 0 };
+  const out: LiveCheck = { expected: expected.size, exact: 0, missing: 0, unreadable: 0, wrong: 0, unexpected: 0 };
   const problem = (p: string) => (out.firstProblem ??= p);
   for (const [key, write] of expected) {
     let got: Buffer;
@@ -118,7 +120,9 @@ export async function checkLive(store: Store, bucket: string, expected: Map<stri
         problem(`${key} is missing`);
         continue;
       }
-      throw err;
+      out.unreadable++;
+      problem(`${key} cannot be read: ${(err as Error).message}`);
+      continue;
     }
     if (got.equals(bodyOf(write))) out.exact++;
     else {
@@ -141,7 +145,7 @@ export async function checkLive(store: Store, bucket: string, expected: Map<stri
 }
 
 /** True when the check found exactly the expected keys, every one byte-exact. */
-export const liveOk = (c: LiveCheck): boolean => c.exact === c.expected && c.missing + c.wrong + c.unexpected === 0;
+export const liveOk = (c: LiveCheck): boolean => c.exact === c.expected && c.missing + c.unreadable + c.wrong + c.unexpected === 0;
 
 /**
  * How a read as of a sampled point came out: 'exact' (the write it must show), 'refused' (the

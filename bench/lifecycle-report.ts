@@ -67,8 +67,8 @@ function note(r: PhaseRun): string {
   }
   if (r.name === 'verify' && d.cli) {
     const c = d.cli as { summary: string; ms: number };
-    const l = d.live as { exact: number; expected: number; missing: number; wrong: number; unexpected: number };
-    parts.push(`strata verify: ${c.summary} (${ms(c.ms)}); live values byte-exact ${fmt(l.exact)} / ${fmt(l.expected)}, missing ${l.missing}, wrong ${l.wrong}, unexpected ${l.unexpected}`);
+    const l = d.live as { exact: number; expected: number; missing: number; unreadable: number; wrong: number; unexpected: number };
+    parts.push(`strata verify: ${c.summary} (${ms(c.ms)}); live values byte-exact ${fmt(l.exact)} / ${fmt(l.expected)}, missing ${l.missing}, unreadable ${l.unreadable}, wrong ${l.wrong}, unexpected ${l.unexpected}`);
   }
   if (p && p.pointReads?.length) parts.push(`points read as of their time: ${p.pointReads.join(', ')}`);
   if (p) parts.push(`walk: ${fmt(p.walk.entries)} entries in ${ms(p.walk.ms)} (after an open reading ${mib(r.probe!.openCounts.bytesGot)})`);
@@ -132,16 +132,18 @@ function gcTable(lanes: LaneRun[]): string {
     const g = gc && !gc.error && !gc.unavailable ? (gc.data.report as GcReport) : undefined;
     const lat = l.gcLatency && !l.gcLatency.error && !l.gcLatency.unavailable ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
     const why = (p?: PhaseResult) => (p?.unavailable ? 'not available' : p?.error ? `failed: ${p.error}` : 'not run');
+    const kept = (p: GcLatencyResult['pass']) => `${fmt(p.intact)} / ${fmt(p.written)}${p.firstProblem ? ` (LOST: ${p.firstProblem})` : ''}`;
     return [
       laneName(l.workload),
       g ? `${fmt(g.examinedBlobs)} blobs, ${mib(g.examinedBytes)} in ${ms(g.ms)}` : why(gc),
       g ? `${fmt(g.examinedBlobs / (g.ms / 1000))} blobs/s, ${mib(g.examinedBytes / (g.ms / 1000))}/s` : '',
       lat ? `${fmt(lat.baseline.p50Ms, 2)} / ${fmt(lat.baseline.p99Ms, 2)} ms (${fmt(lat.baseline.puts)} PUTs)` : why(l.gcLatency),
-      lat ? `${fmt(lat.during.p50Ms, 2)} / ${fmt(lat.during.p99Ms, 2)} ms (${fmt(lat.during.puts)} PUTs over ${ms(lat.gcWallMs)})` : '',
-      lat ? `${fmt(lat.intact)} / ${fmt(lat.written)}` : '',
+      lat ? `${fmt(lat.pass.during.p50Ms, 2)} / ${fmt(lat.pass.during.p99Ms, 2)} ms (${fmt(lat.pass.during.puts)} PUTs over ${ms(lat.pass.wallMs)}; pass examined ${fmt(lat.pass.gc.examinedBlobs)} blobs)` : '',
+      lat ? kept(lat.pass) : '',
+      lat ? `${kept(lat.graceZero)}; pass freed ${fmt(lat.graceZero.gc.freedBlobs)} blobs beside ${fmt(lat.graceZero.during.puts)} PUTs` : '',
     ];
   });
-  return table(['Workload', 'GC pass examined', 'GC throughput (examined per s)', 'PUT p50 / p99 without GC', 'PUT p50 / p99 during a GC pass', 'Side PUTs intact after the pass'], rows, ['l', 'l', 'l', 'l', 'l', 'l']);
+  return table(['Workload', 'GC pass examined (lifecycle, grace 0)', 'GC throughput (examined per s)', 'PUT p50 / p99 without GC', 'PUT p50 / p99 during a GC pass (default grace)', 'Side PUTs intact after it', 'Side PUTs intact after a grace-0 pass beside them'], rows, ['l', 'l', 'l', 'l', 'l', 'l', 'l']);
 }
 
 /** The whole section body (below its heading and machine line). */

@@ -27,7 +27,7 @@ describe('bench:lifecycle --quick', () => {
     expect(out).toMatch(/to write 99: \+0 \/ -199 .*to write 199: \+100 \/ -0 .*to write 299: \+100 \/ -0/);
     expect(out).toMatch(/to write 99: \+1 \/ -0 .*to write 199: \+1 \/ -0 .*to write 299: \+1 \/ -0/);
     // Verify: the CLI found the repository sound, and the final state is every write's result.
-    expect(out).toMatch(/strata verify: sound: .*live values byte-exact 1 \/ 1, missing 0, wrong 0, unexpected 0/);
+    expect(out).toMatch(/strata verify: sound: .*live values byte-exact 1 \/ 1, missing 0, unreadable 0, wrong 0, unexpected 0/);
     expect(out).toMatch(/strata verify: sound: .*live values byte-exact 300 \/ 300, missing 0, wrong 0, unexpected 0/);
     // The reopen row measured a cold walk of every log entry (300 writes + the delete).
     expect(out).toMatch(/\| reopen \|.*walk: 301 entries/);
