@@ -19,7 +19,8 @@ import { loadGc, type GcModule, type GcReport } from './lifecycle-maintenance.js
 import { percentile } from './lib/stats.js';
 
 const SIDE_BUCKET = 'bench-latency';
-/** Baseline PUTs (enough for a stable p99: 1% of them is 5 samples). */
+/** Baseline PUTs (enough for a stable p99: 1% of them is 5 samples); a third of the lane's
+ * writes when that is fewer (quick runs). */
 const BASELINE_PUTS = 500;
 /** PUTs during a pass at most (a pass that outlasts this many is cut off from sampling). */
 const MAX_DURING_PUTS = 200_000;
@@ -99,7 +100,7 @@ class SideWriter {
  * (a side bucket and its objects; whatever the passes free). Sets `into.unavailable` and
  * returns undefined when gc.ts has not landed. Throws when a PUT fails.
  */
-export async function gcLatency(store: Store, into: { unavailable?: string }): Promise<GcLatencyResult | undefined> {
+export async function gcLatency(store: Store, writes: number, into: { unavailable?: string }): Promise<GcLatencyResult | undefined> {
   const gc = await loadGc();
   if (typeof gc === 'string') {
     into.unavailable = gc;
@@ -108,7 +109,8 @@ export async function gcLatency(store: Store, into: { unavailable?: string }): P
   await store.createBucket(SIDE_BUCKET);
   const w = new SideWriter(store);
   const baseline: number[] = [];
-  for (let i = 0; i < BASELINE_PUTS; i++) baseline.push(await w.put());
+  const puts = Math.min(BASELINE_PUTS, Math.ceil(writes / 3));
+  for (let i = 0; i < puts; i++) baseline.push(await w.put());
   const pass = await w.beside(gc, undefined);
   const graceZero = await w.beside(gc, 0);
   return { baseline: sample(baseline), pass, graceZero };

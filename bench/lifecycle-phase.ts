@@ -179,7 +179,7 @@ const PHASES: Record<PhaseName, (bs: BenchStore) => Promise<void>> = {
   expire: expirePhase,
   gc: gcPhase,
   'gc-latency': async (bs) => {
-    const r = await gcLatency(bs.store, result);
+    const r = await gcLatency(bs.store, w.writes, result);
     if (r) result.data = { ...r };
   },
   verify: verifyPhase,
