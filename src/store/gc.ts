@@ -3,7 +3,9 @@
  * progress can reach any more, and cleans sparse packs.
  *
  *   1. mark   (gc-mark.ts)  from the DURABLE anchor: root, chain, every keyspace of every bucket;
- *   2. clean  (gc-pack.ts, next commit) packs whose live fraction is below `cleanBelow`;
+ *   2. clean  (gc-pack.ts)  packs whose live fraction is below `cleanBelow` get their live
+ *                           bodies copied and re-pointed by guarded commits (live repository
+ *                           only, never in a dry run); the old pack is swept by a later pass;
  *   3. sweep  (gc-sweep.ts) unmarked blobs, after the grace period, are deleted.
  *
  * One GC at a time per repository in this process (a mutex: a second call waits for the first).
@@ -17,6 +19,7 @@ import { Repository as RepositoryClass } from './repository.js';
 import { markRepository, MARK_CACHE_BYTES, type MarkProgress } from './gc-mark.js';
 import { sweep, type SweepReport } from './gc-sweep.js';
 import { BlockCache } from './index/block-cache.js';
+import { cleanPacks, type CleanProgress } from './gc-pack.js';
 
 /** Grace before an unreachable blob is deleted, ms: longer than any request or in-flight write
  * (a multi-GiB upload on a slow link), short enough that space comes back the same day. */
@@ -24,7 +27,7 @@ export const DEFAULT_GRACE_MS = 60 * 60 * 1000;
 /** Live fraction below which a pack is cleaned: at 0.5 each byte moved frees at least one. */
 export const DEFAULT_CLEAN_BELOW = 0.5;
 
-export type GcProgress = (p: Parameters<MarkProgress>[0] | Parameters<NonNullable<import('./gc-sweep.js').SweepOptions['onProgress']>>[0]) => void;
+export type GcProgress = (p: Parameters<MarkProgress>[0] | Parameters<NonNullable<import('./gc-sweep.js').SweepOptions['onProgress']>>[0] | Parameters<CleanProgress>[0]) => void;
 
 export interface GcOptions {
   /** Report what would be freed; change nothing (no deletion, no cleaning, no state). */
@@ -129,7 +132,7 @@ const fromSweep = (s: SweepReport, dryRun: boolean, started: number, liveBlobs: 
  * `errors` and left to a later pass.
  */
 export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcReport> {
-  const { graceMs } = validate(opts);
+  const { graceMs, cleanBelow } = validate(opts);
   const dryRun = opts.dryRun === true;
   return exclusive(repo, async () => {
     const s = gcStats(repo);
@@ -141,8 +144,14 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       const markStarted = repo.now();
       const cache = new BlockCache({ maxBytes: MARK_CACHE_BYTES });
       const mark = await markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
       const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       const report = fromSweep(swept, dryRun, started, mark.live.size, mark.anchorSeq);
+      if (cleaned) {
+        report.cleanedPacks = cleaned.cleanedPacks;
+        report.movedBytes = cleaned.movedBytes;
+        report.errors += cleaned.errors;
+      }
       report.ms = Math.round(performance.now() - started);
       s.passes++;
       s.examinedBlobs += report.examinedBlobs;
