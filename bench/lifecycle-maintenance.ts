@@ -1,60 +1,13 @@
 /**
- * @module The maintenance `bench:lifecycle` drives, reached the way an operator reaches it:
- * expiry (src/store/expiry.ts expireHistory) and GC (src/store/gc.ts runGc), with the shapes
- * issue 10's CONTRACT.md gives them, and `strata verify` run as the CLI in its own process.
- *
- * Expiry and GC are loaded at run time so that the bench builds and runs on a tree where either
- * has not landed yet: the phase then reports "not available" and why (never a made-up figure).
+ * @module The maintenance `bench:lifecycle` drives: expiry (src/store/expiry.ts expireHistory)
+ * and GC (src/store/gc.ts runGc), as issue 10's CONTRACT.md names them, and `strata verify`
+ * run as the CLI in its own process, as an operator runs it.
  */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
-import type { Repository } from '../src/store/repository.js';
 
-/** expiry.ts's report (CONTRACT.md). */
-export interface ExpiryReport {
-  buckets: number;
-  examined: number;
-  expired: number;
-  bytes: number;
-  ms: number;
-}
-
-/** gc.ts's report (CONTRACT.md). */
-export interface GcReport {
-  examinedBlobs: number;
-  examinedBytes: number;
-  unreachableBlobs: number;
-  unreachableBytes: number;
-  freedBlobs: number;
-  freedBytes: number;
-  cleanedPacks: number;
-  movedBytes: number;
-  ms: number;
-}
-
-export interface ExpiryModule {
-  expireHistory(repo: Repository, opts?: { now?: number; bucket?: string; onProgress?: (p: unknown) => void }): Promise<ExpiryReport>;
-}
-
-export interface GcModule {
-  runGc(repo: Repository, opts?: { dryRun?: boolean; graceMs?: number; cleanBelow?: number; onProgress?: (p: unknown) => void }): Promise<GcReport>;
-}
-
-/** The module at `rel` (from this file, built or not) exporting `fn`, or why it is not available. */
-async function optionalModule<T>(rel: string, fn: string): Promise<T | string> {
-  const url = new URL(rel, import.meta.url);
-  if (!existsSync(fileURLToPath(url))) return `${rel.replace(/^\.\.\//, '').replace(/\.js$/, '.ts')} is not in this tree`;
-  const mod = (await import(url.href)) as Record<string, unknown>;
-  if (typeof mod[fn] !== 'function') return `${rel} does not export ${fn}`;
-  return mod as T;
-}
-
-/** expiry.ts, or the reason it is not available. */
-export const loadExpiry = (): Promise<ExpiryModule | string> => optionalModule<ExpiryModule>('../src/store/expiry.js', 'expireHistory');
-
-/** gc.ts, or the reason it is not available. */
-export const loadGc = (): Promise<GcModule | string> => optionalModule<GcModule>('../src/store/gc.js', 'runGc');
+export { expireHistory, type ExpiryReport } from '../src/store/expiry.js';
+export { runGc, type GcReport } from '../src/store/gc.js';
 
 /** What `strata verify --json DIR` said. */
 export interface VerifyCliResult {

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import type { Provider } from '../src/provider/provider.js';
 import type { Store } from '../src/store/store.js';
 import { mergeSources } from '../src/store/index/merge.js';
-import { decodeEntry } from '../src/store/version-log.js';
+import { decodeEntry, isLogTombstone } from '../src/store/version-log.js';
 import { StoreError } from '../src/store/errors.js';
 import { blobClass } from './lib/counting-provider.js';
 
@@ -49,6 +49,8 @@ export function diskUsage(dir: string): number {
 /** What one full walk of a bucket's version log saw. */
 export interface WalkResult {
   entries: number;
+  /** Entries expiry dropped whose tombstones the log still holds (until compaction removes them). */
+  tombstones: number;
   /** Version entries (records decoded), absences (unversioned deletes), removed entries. */
   versions: number;
   absences: number;
@@ -58,18 +60,23 @@ export interface WalkResult {
 
 /**
  * Walks every entry of `bucket`'s version log (overlay and runs, merged) from the first key to
- * the last and decodes each entry with its record. Read-only. Throws StoreError 'NoSuchBucket'
+ * the last and decodes each entry with its record (tombstones of expired entries are counted
+ * and stepped over, as every reader of the log does). Read-only. Throws StoreError 'NoSuchBucket'
  * and what reading the log throws (a damaged entry: 'Corrupt').
  */
 export async function walkHistory(store: Store, bucket: string): Promise<WalkResult> {
   const b = store.repo.state.buckets.get(bucket);
   if (!b) throw new StoreError('NoSuchBucket', `no bucket ${bucket}`);
   const t0 = performance.now();
-  const out: WalkResult = { entries: 0, versions: 0, absences: 0, removed: 0, ms: 0 };
+  const out: WalkResult = { entries: 0, tombstones: 0, versions: 0, absences: 0, removed: 0, ms: 0 };
   const it = mergeSources(b.versions.sources());
   for (;;) {
     const r = await it.next();
     if (r.done) break;
+    if (isLogTombstone(r.value.value)) {
+      out.tombstones++;
+      continue;
+    }
     const e = decodeEntry(r.value.value);
     out.entries++;
     if (e.kind === 'version') out.versions++;
@@ -101,10 +108,10 @@ export interface LiveCheck {
 }
 
 /**
- * Reads every expected key back (GET, byte-exact against `bodyOf(write)`) and lists the bucket
- * to find keys that should not exist. Read-only.
+ * Reads every expected key back (GET, byte-exact against `bodyOf(write)`) and (unless
+ * opts.listUnexpected is false) lists the bucket to find keys that should not exist. Read-only.
  */
-export async function checkLive(store: Store, bucket: string, expected: Map<string, number>, bodyOf: (i: number) => Uint8Array): Promise<LiveCheck> {
+export async function checkLive(store: Store, bucket: string, expected: Map<string, number>, bodyOf: (i: number) => Uint8Array, opts: { listUnexpected?: boolean } = {}): Promise<LiveCheck> {
   const out: LiveCheck = { expected: expected.size, exact: 0, missing: 0, unreadable: 0, wrong: 0, unexpected: 0 };
   const problem = (p: string) => (out.firstProblem ??= p);
   for (const [key, write] of expected) {
@@ -130,7 +137,7 @@ export async function checkLive(store: Store, bucket: string, expected: Map<stri
       problem(`${key} does not hold write ${write}`);
     }
   }
-  for (let token: string | undefined; ; ) {
+  for (let token: string | undefined; opts.listUnexpected !== false; ) {
     const page = await store.listObjects(bucket, { maxKeys: 1000, ...(token ? { continuationToken: token } : {}) });
     for (const e of page.contents) {
       if (!expected.has(e.key)) {

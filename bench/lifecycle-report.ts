@@ -71,7 +71,7 @@ function note(r: PhaseRun): string {
     parts.push(`strata verify: ${c.summary} (${ms(c.ms)}); live values byte-exact ${fmt(l.exact)} / ${fmt(l.expected)}, missing ${l.missing}, unreadable ${l.unreadable}, wrong ${l.wrong}, unexpected ${l.unexpected}`);
   }
   if (p && p.pointReads?.length) parts.push(`points read as of their time: ${p.pointReads.join(', ')}`);
-  if (p) parts.push(`walk: ${fmt(p.walk.entries)} entries in ${ms(p.walk.ms)} (after an open reading ${mib(r.probe!.openCounts.bytesGot)})`);
+  if (p) parts.push(`walk: ${fmt(p.walk.entries)} entries${p.walk.tombstones ? ` (+${fmt(p.walk.tombstones)} tombstones)` : ''} in ${ms(p.walk.ms)} (after an open reading ${mib(r.probe!.openCounts.bytesGot)})`);
   if (r.probe?.error) parts.push(`probe failed: ${r.probe.error}`);
   return parts.join('; ');
 }
@@ -129,7 +129,14 @@ function targetsTable(lanes: LaneRun[], quick: boolean): string {
     const lat = l.gcLatency && !l.gcLatency.error && !l.gcLatency.unavailable ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
     if (!lat) continue;
     const lost = [lat.pass, lat.graceZero].map((p) => p.written - p.intact);
-    rows.push([`GC passes beside serial PUTs keep every acknowledged PUT (${laneName(l.workload)})`, `default grace: ${fmt(lost[0]!)} lost; grace 0: ${fmt(lost[1]!)} lost`, '0 lost', 'n/a', lost.every((x) => x === 0) ? 'PASS' : 'MISS']);
+    const failed = [lat.pass, lat.graceZero].map((p) => p.failed);
+    rows.push([
+      `GC passes beside serial PUTs fail none and keep every acknowledged one (${laneName(l.workload)})`,
+      `default grace: ${fmt(failed[0]!)} failed, ${fmt(lost[0]!)} lost; grace 0: ${fmt(failed[1]!)} failed, ${fmt(lost[1]!)} lost`,
+      '0 failed, 0 lost',
+      'n/a',
+      [...lost, ...failed].every((x) => x === 0) ? 'PASS' : 'MISS',
+    ]);
   }
   return table(['Target', 'Measured', 'Target', 'rs3', 'Result'], rows, ['l', 'l', 'r', 'l', 'l']);
 }
@@ -140,7 +147,8 @@ function gcTable(lanes: LaneRun[]): string {
     const g = gc && !gc.error && !gc.unavailable ? (gc.data.report as GcReport) : undefined;
     const lat = l.gcLatency && !l.gcLatency.error && !l.gcLatency.unavailable ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
     const why = (p?: PhaseResult) => (p?.unavailable ? 'not available' : p?.error ? `failed: ${p.error}` : 'not run');
-    const kept = (p: GcLatencyResult['pass']) => `${fmt(p.intact)} / ${fmt(p.written)}${p.firstProblem ? ` (LOST: ${p.firstProblem})` : ''}`;
+    const kept = (p: GcLatencyResult['pass']) =>
+      `${fmt(p.intact)} / ${fmt(p.written)}${p.firstProblem ? ` (LOST: ${p.firstProblem})` : ''}` + (p.failed ? `; ${fmt(p.failed)} PUT(s) FAILED during the pass (${p.firstFailure})` : '');
     return [
       laneName(l.workload),
       g ? `${fmt(g.examinedBlobs)} blobs, ${mib(g.examinedBytes)} in ${ms(g.ms)}` : why(gc),
