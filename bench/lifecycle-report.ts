@@ -88,12 +88,12 @@ function laneTable(lane: LaneRun): string {
       p ? mib(p.stored.bytes) : '',
       p ? mib(p.du) : '',
       p ? mib(p.walkCounts.bytesGot) : '',
-      p ? (p.historyBytes === null ? 'not available' : mib(p.historyBytes)) : '',
+      p ? (p.historyBytes === null ? `n/a (log walked: ${mib(p.walk.logBytes)})` : `${mib(p.historyBytes)} (log walked: ${mib(p.walk.logBytes)})`) : '',
       own[3]!,
       note(r),
     ];
   });
-  return table(['Phase', 'Elapsed', 'Body bytes written', 'Body bytes read', 'Stored (blob sizes)', 'Disk (du)', 'Full history walk reads', 'History metadata', 'Peak RSS', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l']);
+  return table(['Phase', 'Elapsed', 'Body bytes written', 'Body bytes read', 'Stored (blob sizes)', 'Disk (du)', 'Full history walk reads', 'History metadata (accounted; log keys + values walked)', 'Peak RSS', 'Notes'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l']);
 }
 
 /** Stored bytes after the GC phase (probe after it), if it ran. */
