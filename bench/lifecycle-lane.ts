@@ -6,8 +6,7 @@
  * GC (grace 0); verify. The GC latency experiment runs on a copy taken after expiry, so the
  * measured GC pass and the final state are untouched by its side writes.
  *
- * A failed phase ends the lane (what follows would measure a state nobody asked for); a phase
- * whose module has not landed is recorded as unavailable and the lane goes on without it.
+ * A failed phase ends the lane (what follows would measure a state nobody asked for).
  */
 import { spawn, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +26,7 @@ export interface LaneRun {
   workload: Workload;
   rows: PhaseRun[];
   gcLatency?: PhaseResult;
-  /** Every phase ran, none failed, none unavailable. */
+  /** Every phase ran and none failed (nor a probe), and no read as of a sampled point was wrong. */
   complete: boolean;
   /** The first failure or unavailability, in words. */
   stoppedBy?: string;
@@ -64,9 +63,9 @@ export async function runLane(w: Workload, log: (m: string) => void): Promise<La
     const row: PhaseRun = { name: rowName };
     lane.rows.push(row);
     row.phase = await runPhase(phase, dir, w, points ? [`--points=${points}`] : []);
-    if (row.phase.error || row.phase.unavailable) {
-      lane.stoppedBy ??= `${rowName}: ${row.phase.error ?? `not available (${row.phase.unavailable})`}`;
-      log(`${name}: ${rowName} ${row.phase.error ? `FAILED: ${row.phase.error}` : `not available: ${row.phase.unavailable}`}`);
+    if (row.phase.error) {
+      lane.stoppedBy ??= `${rowName}: ${row.phase.error}`;
+      log(`${name}: ${rowName} FAILED: ${row.phase.error}`);
     }
     if (probe && !row.phase.error) {
       row.probe = await runPhase('probe', dir, w, points ? [`--points=${points}`] : []);

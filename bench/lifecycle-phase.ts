@@ -30,8 +30,6 @@ export type PhaseName = 'write' | 'delete' | 'probe' | 'restore' | 'expire' | 'g
 
 export interface PhaseResult {
   phase: PhaseName;
-  /** Set when the phase could not run in this tree: the reason (kept for reports of older runs). */
-  unavailable?: string;
   /** Set when the phase failed: what went wrong. */
   error?: string;
   /** Store.open, and the provider traffic it cost. */

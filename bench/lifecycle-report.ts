@@ -40,7 +40,6 @@ const probeOf = (r: PhaseRun): Probe | undefined => (r.probe && !r.probe.error ?
 /** The phase's own figures, or what kept it from running. */
 function phaseCells(p: PhaseResult | undefined): string[] {
   if (!p) return ['', '', '', '', ''];
-  if (p.unavailable) return ['not available', '', '', '', ''];
   if (p.error) return [`FAILED after ${ms(p.elapsedMs)}`, mib(p.counts.bytesPut), mib(p.counts.bytesGot), `${fmt(p.peakRssMiB, 0)} MiB`, ''];
   return [ms(p.elapsedMs), mib(p.counts.bytesPut), mib(p.counts.bytesGot), `${fmt(p.peakRssMiB, 0)} MiB`, ''];
 }
@@ -49,7 +48,6 @@ function note(r: PhaseRun): string {
   const d = r.phase?.data ?? {};
   const p = probeOf(r);
   const parts: string[] = [];
-  if (r.phase?.unavailable) parts.push(`not available: ${r.phase.unavailable}`);
   if (r.phase?.error) parts.push(`error: ${r.phase.error}`);
   if (r.name === 'write' && typeof d.putP50Ms === 'number') parts.push(`PUT p50 ${fmt(d.putP50Ms, 2)} ms, p99 ${fmt(d.putP99Ms as number, 2)} ms`);
   if (r.name === 'reopen' && r.probe) parts.push(`open ${ms(r.probe.openMs)} reading ${mib(r.probe.openCounts.bytesGot)} (${fmt(r.probe.openCounts.gets)} gets)`);
@@ -99,7 +97,7 @@ function laneTable(lane: LaneRun): string {
 /** Stored bytes after the GC phase (probe after it), if it ran. */
 const storedAfterGc = (lane: LaneRun) => {
   const r = lane.rows.find((x) => x.name === 'gc');
-  return r && !r.phase?.unavailable ? probeOf(r)?.stored.bytes : undefined;
+  return r && !r.phase?.error ? probeOf(r)?.stored.bytes : undefined;
 };
 const walkAtReopen = (lane: LaneRun) => {
   const r = lane.rows.find((x) => x.name === 'reopen');
@@ -126,7 +124,7 @@ function targetsTable(lanes: LaneRun[], quick: boolean): string {
   // Not a target of the issue, but a promise of the design: GC never frees what an in-flight
   // write reaches. Checked for every lane whose GC latency experiment ran.
   for (const l of lanes) {
-    const lat = l.gcLatency && !l.gcLatency.error && !l.gcLatency.unavailable ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
+    const lat = l.gcLatency && !l.gcLatency.error ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
     if (!lat) continue;
     const lost = [lat.pass, lat.graceZero].map((p) => p.written - p.intact);
     const failed = [lat.pass, lat.graceZero].map((p) => p.failed);
@@ -144,9 +142,9 @@ function targetsTable(lanes: LaneRun[], quick: boolean): string {
 function gcTable(lanes: LaneRun[]): string {
   const rows = lanes.map((l) => {
     const gc = l.rows.find((r) => r.name === 'gc')?.phase;
-    const g = gc && !gc.error && !gc.unavailable ? (gc.data.report as GcReport) : undefined;
-    const lat = l.gcLatency && !l.gcLatency.error && !l.gcLatency.unavailable ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
-    const why = (p?: PhaseResult) => (p?.unavailable ? 'not available' : p?.error ? `failed: ${p.error}` : 'not run');
+    const g = gc && !gc.error ? (gc.data.report as GcReport) : undefined;
+    const lat = l.gcLatency && !l.gcLatency.error ? (l.gcLatency.data as unknown as GcLatencyResult) : undefined;
+    const why = (p?: PhaseResult) => (p?.error ? `failed: ${p.error}` : 'not run');
     const kept = (p: GcLatencyResult['pass']) =>
       `${fmt(p.intact)} / ${fmt(p.written)}${p.firstProblem ? ` (LOST: ${p.firstProblem})` : ''}` + (p.failed ? `; ${fmt(p.failed)} PUT(s) FAILED during the pass (${p.firstFailure})` : '');
     return [
