@@ -62,6 +62,7 @@ function note(r: PhaseRun): string {
   if (r.name === 'gc' && d.report) {
     const g = d.report as GcReport;
     parts.push(`freed ${fmt(g.freedBlobs)} blobs (${mib(g.freedBytes)}), cleaned ${fmt(g.cleanedPacks)} packs moving ${mib(g.movedBytes)}`);
+    if (p) parts.push(`left: ${Object.entries(p.stored.byClass).map(([c, x]) => `${c} ${fmt(x.blobs)} blobs ${mib(x.bytes)}`).join(', ')}`);
   }
   if (r.name === 'verify' && d.cli) {
     const c = d.cli as { summary: string; ms: number };

@@ -102,7 +102,7 @@ const body = [
   '',
   ranTogether > 1 ? `Lanes ran up to ${ranTogether} at a time (\`--jobs=${ranTogether}\`): elapsed times and PUT latencies include their competition for the disk and the ${cpus().length} cores.\n` : '',
   renderLifecycle(lanes, quick),
-  `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+  from ? `Longest lane: ${(Math.max(...lanes.map((l) => l.elapsedMs)) / 1000).toFixed(0)} s.` : `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
 ].join('\n');
 
 console.log(body);
