@@ -76,7 +76,7 @@ export function stateAfter(mode: Mode, last: number): Map<string, number> {
 /** The key the delete phase removes: the latest value (the last write's key). */
 export const deletedKey = (w: Workload): string => keyOf(w.mode, w.writes - 1);
 
-/** Repository options of every phase: the lane's budgets (historyBudget passes through until the budget helper's option lands). */
+/** Repository options of every phase: the lane's budgets (historyBudget, pendingBytes) and `extra`. */
 export function storeOptions(w: Workload, extra: Record<string, unknown> = {}): StoreOptions {
   return { historyBudget: w.historyBudget, pendingBytes: w.pendingBytes, ...extra } as StoreOptions;
 }
