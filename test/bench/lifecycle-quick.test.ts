@@ -39,6 +39,11 @@ describe('bench:lifecycle --quick', () => {
     expect(out).toMatch(/\| gc \|.*freed [1-9]\d* blobs/);
     expect(out).toMatch(/Full lifecycle completes: 300 overwrite \| completed/);
     expect(out).toMatch(/Full lifecycle completes: 300 append \| completed/);
+    // The accounted history bytes (history budget) equal the walk's recount of the log, after
+    // every phase: writes, delete, restores, expiry (tombstones are not history), GC.
+    const accounted = [...out.matchAll(/\| ([\d.,]+ [KM]iB) \(log walked: ([\d.,]+ [KM]iB)\)/g)];
+    expect(accounted.length).toBeGreaterThanOrEqual(10);
+    for (const m of accounted) expect(m[1]).toBe(m[2]);
     expect(run.status, run.stderr).toBe(0);
   }, 270_000);
 });
