@@ -107,7 +107,9 @@ const walkAtReopen = (lane: LaneRun) => {
 
 function targetsTable(lanes: LaneRun[], quick: boolean): string {
   const find = (mode: string) => lanes.find((l) => l.workload.mode === mode && l.workload.writes === Math.max(...lanes.map((x) => x.workload.writes)));
-  const verdict = (ok: boolean | undefined) => (quick ? 'n/a (quick)' : ok === undefined ? 'MISS (not measured)' : ok ? 'PASS' : 'MISS');
+  // The store and walk targets are set for the 100,000 lanes: a smaller lane is shown, not judged.
+  const full = lanes.some((l) => l.workload.writes >= 100_000);
+  const verdict = (ok: boolean | undefined) => (quick ? 'n/a (quick)' : !full ? 'n/a (no 100,000 lane in this run)' : ok === undefined ? 'MISS (not measured)' : ok ? 'PASS' : 'MISS');
   const rows: string[][] = lanes.map((l) => [`Full lifecycle completes: ${laneName(l.workload)}`, l.complete ? 'completed' : `stopped: ${l.stoppedBy ?? 'see table'}`, 'completes', 'all four pass', quick ? 'n/a (quick)' : l.complete ? 'PASS' : 'MISS']);
   const app = find('append');
   if (app) {
