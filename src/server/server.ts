@@ -25,6 +25,7 @@ import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
+import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -98,6 +99,7 @@ export async function startServer(
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
+      ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
     });
   } catch (err) {
@@ -142,7 +144,14 @@ export async function startServer(
     // Never sleep longer than the age itself: an upload expires at most one age late.
     intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
   });
+  const historyExpiry = new ExpiryWorker(store, log, { intervalMs: config.expiryInterval ?? DEFAULT_EXPIRY_INTERVAL_MS });
   metrics.collect(() => [
+    ...family('strata_expiry_runs_total', 'counter', 'History expiry runs (scheduled and asked for).', historyExpiry.stats.runs),
+    ...family('strata_expiry_failures_total', 'counter', 'History expiry runs that failed.', historyExpiry.stats.failures),
+    ...family('strata_expiry_entries_examined_total', 'counter', 'Version log entries examined by expiry.', historyExpiry.stats.examined),
+    ...family('strata_expiry_entries_expired_total', 'counter', 'Version log entries dropped by expiry.', historyExpiry.stats.expired),
+    ...family('strata_expiry_bytes_total', 'counter', 'Bytes of version log entries dropped by expiry.', historyExpiry.stats.bytes),
+    ...family('strata_expiry_last_run_ms', 'gauge', 'Duration of the last history expiry run.', historyExpiry.stats.lastMs),
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
     ...family('strata_checkpoints_total', 'counter', 'Checkpoints (roots) written.', repo.stats.checkpoints),
@@ -166,7 +175,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
-  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log };
+  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, historyExpiry };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
@@ -201,6 +210,7 @@ export async function startServer(
   }
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
+  historyExpiry.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -234,6 +244,7 @@ export async function startServer(
           },
         });
         await expiry.stop();
+        await historyExpiry.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});
