@@ -3,7 +3,7 @@
  * issue 8 §7, each checked where it used to go wrong:
  *   - `serve --help` started a server and generated credentials;
  *   - `serve --prot 9001` served on 9000, `serve ../dir` served ./data;
- *   - `--pending-budget 0|64MiB|abc` fell back to the default, a negative one refused all writes;
+ *   - `--pending-bytes` (now `--pending-budget`) `0|64MiB|abc` fell back to the default, a negative one refused all writes;
  *   - a port in use was found after the data directory was created and credentials printed;
  *   - `--data /proc/x` spun at 80% CPU forever;
  *   - `verify` on a missing directory created it and exited 1 (not 2);
