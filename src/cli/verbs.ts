@@ -8,6 +8,7 @@ import { keysVerb } from './keys.js';
 import { forkVerb } from './fork.js';
 import { historyVerb, historyWindowVerb } from './history.js';
 import { restoreVerb } from './restore.js';
+import { gcVerb } from './gc.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, gcVerb];

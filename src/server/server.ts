@@ -24,6 +24,7 @@ import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
+import { DEFAULT_GC_INTERVAL_MS, GcWorker, gcMetricValues } from './gc-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -140,7 +141,10 @@ export async function startServer(
     // Never sleep longer than the age itself: an upload expires at most one age late.
     intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
   });
+  const gcInterval = config.gcInterval ?? DEFAULT_GC_INTERVAL_MS;
+  const gcWorker = gcInterval > 0 ? new GcWorker(store, log, { intervalMs: gcInterval, ...(config.gcGrace !== undefined ? { graceMs: config.gcGrace } : {}) }) : undefined;
   metrics.collect(() => [
+    ...gcMetricValues(store).flatMap((m) => family(m.name, m.type, m.help, m.value)),
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
     ...family('strata_checkpoints_total', 'counter', 'Checkpoints (roots) written.', repo.stats.checkpoints),
@@ -198,6 +202,7 @@ export async function startServer(
   }
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
+  gcWorker?.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -231,6 +236,7 @@ export async function startServer(
           },
         });
         await expiry.stop();
+        await gcWorker?.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});
