@@ -24,9 +24,12 @@ const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 const dir = mkdtempSync(join(base, 'strata-gc-conc-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Longer than any single write of this test takes (a few MiB on a local disk). */
-const GRACE_MS = 400;
-const RUN_MS = 6000;
+/**
+ * Longer than any write of this test stays unnamed: a PUT of under a MiB, a fork at a time
+ * between writing its runs and its commit (which waits for the pipeline to drain).
+ */
+const GRACE_MS = 1000;
+const RUN_MS = 8000;
 const ROOT = Buffer.from(randomBytes(32, 4242));
 const KEYS: KeyRing = { sseS3: ROOT };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
