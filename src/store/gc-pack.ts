@@ -225,6 +225,7 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
   const found = [...(await findReferrers(repo, chosen)).values()];
   const failedPacks = new Set<string>();
   let done = 0;
+  opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: 0, movedBytes: 0 });
   for (let i = 0; i < found.length; ) {
     // One new pack: entries up to CLEAN_PACK_BYTES / CLEAN_PACK_ENTRIES.
     const group: typeof found = [];
