@@ -149,7 +149,8 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
     const release = repo.budget.reserve(MARK_CACHE_BYTES);
     try {
       if (opts.checkpoint && !dryRun) await repo.checkpoint();
-      const markStarted = repo.now();
+      // Compared with the provider's modification times: the wall clock, not a test's clock.
+      const markStarted = Date.now();
       const cache = new BlockCache({ maxBytes: MARK_CACHE_BYTES });
       const mark = await markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
