@@ -9,6 +9,7 @@ import type { Metrics } from '../server/metrics.js';
 import type { Logger } from '../server/log.js';
 import type { MasterKey } from '../server/master-key.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
+import type { ExpiryWorker } from '../server/expiry-worker.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
 import { resourceOfTarget } from './resource.js';
 
@@ -28,6 +29,8 @@ export interface ServerDeps {
   metricsToken?: string;
   /** SSE-C keys are accepted over plain HTTP from other hosts too (see s3/sse-transport.ts). */
   sseCOverHttp?: boolean;
+  /** The history expiry worker (admin POST /expire runs it now). */
+  historyExpiry?: ExpiryWorker;
 }
 
 export class RequestContext {
