@@ -35,7 +35,7 @@ export class AdminClientError extends Error {
  * parsed JSON answer. Throws AdminClientError for an error answer (JSON error body, or an
  * S3 XML one from a server without the admin API), and Error for network failures.
  */
-export async function adminRequest(opts: AdminClientOptions, method: string, segments: string[], body?: unknown): Promise<unknown> {
+export async function adminRequest(opts: AdminClientOptions, method: string, segments: string[], body?: unknown, timeoutMs = ADMIN_TIMEOUT_MS): Promise<unknown> {
   const base = new URL(opts.endpoint);
   const path = ['', '_strata', 'admin', 'v1', ...segments].join('/');
   const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body), 'utf8');
@@ -49,7 +49,7 @@ export async function adminRequest(opts: AdminClientOptions, method: string, seg
     method,
     headers: { ...headers, ...signed.headers },
     ...(payload.length ? { body: payload } : {}),
-    signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS),
+    signal: AbortSignal.timeout(timeoutMs),
   });
   const text = await res.text();
   if (text.length > MAX_RESPONSE_BYTES) throw new AdminClientError(res.status, 'ResponseTooLarge', 'the admin response is too large');

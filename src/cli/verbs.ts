@@ -8,7 +8,8 @@ import { keysVerb } from './keys.js';
 import { forkVerb } from './fork.js';
 import { historyVerb, historyWindowVerb } from './history.js';
 import { restoreVerb } from './restore.js';
+import { gcVerb } from './gc.js';
 import { expireVerb } from './expire.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, expireVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, expireVerb, gcVerb];

@@ -62,6 +62,10 @@ export interface ServerConfig {
   uploadExpiry?: number;
   /** Time (ms) between sweeps for expired uploads. */
   uploadSweepInterval?: number;
+  /** Time (ms) between garbage-collection passes (0: none; server/gc-worker.ts). */
+  gcInterval?: number;
+  /** How long a blob stays unreachable (and how old it must be) before GC deletes it, ms. */
+  gcGrace?: number;
   /** History window (ms) of every bucket without its own (store retentionMs; 0: current state only). */
   retention?: number;
   /** Time (ms) between history expiry runs (0: never scheduled). */
@@ -280,6 +284,25 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: durationType({ min: 10, max: 86_400_000 }),
     default: 10 * 60_000,
     help: 'how often expired multipart uploads are looked for (one index seek per bucket)',
+  }),
+  opt({
+    name: 'gc-interval',
+    key: 'gcInterval',
+    env: 'STRATA_GC_INTERVAL',
+    // 0 turns the schedule off (strata gc and the admin API still run passes); at most a week.
+    type: durationType({ min: 0, max: 7 * 86_400_000 }),
+    default: 3_600_000,
+    help: 'time between garbage-collection passes (0: no schedule)',
+  }),
+  opt({
+    name: 'gc-grace',
+    key: 'gcGrace',
+    env: 'STRATA_GC_GRACE',
+    // Longer than any request in flight: readers hold locations across awaits, writers name
+    // their blobs only when they commit.
+    type: durationType({ min: 0, max: 30 * 86_400_000 }),
+    default: 3_600_000,
+    help: 'how long a blob stays unreachable (and how old it must be) before GC deletes it',
   }),
   opt({
     name: 'retention',

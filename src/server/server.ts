@@ -25,6 +25,7 @@ import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
+import { DEFAULT_GC_INTERVAL_MS, GcWorker, gcMetricValues } from './gc-worker.js';
 import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
@@ -144,8 +145,11 @@ export async function startServer(
     // Never sleep longer than the age itself: an upload expires at most one age late.
     intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
   });
+  const gcInterval = config.gcInterval ?? DEFAULT_GC_INTERVAL_MS;
+  const gcWorker = gcInterval > 0 ? new GcWorker(store, log, { intervalMs: gcInterval, ...(config.gcGrace !== undefined ? { graceMs: config.gcGrace } : {}) }) : undefined;
   const historyExpiry = new ExpiryWorker(store, log, { intervalMs: config.expiryInterval ?? DEFAULT_EXPIRY_INTERVAL_MS });
   metrics.collect(() => [
+    ...gcMetricValues(store).flatMap((m) => family(m.name, m.type, m.help, m.value)),
     ...family('strata_expiry_runs_total', 'counter', 'History expiry runs (scheduled and asked for).', historyExpiry.stats.runs),
     ...family('strata_expiry_failures_total', 'counter', 'History expiry runs that failed.', historyExpiry.stats.failures),
     ...family('strata_expiry_entries_examined_total', 'counter', 'Version log entries examined by expiry.', historyExpiry.stats.examined),
@@ -212,6 +216,7 @@ export async function startServer(
   }
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
+  gcWorker?.start();
   historyExpiry.start();
   let closing: Promise<void> | undefined;
   return {
@@ -246,6 +251,7 @@ export async function startServer(
           },
         });
         await expiry.stop();
+        await gcWorker?.stop();
         await historyExpiry.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);

@@ -7,7 +7,7 @@
  *
  *   1. choose   from the mark (gc-mark.ts): packs outside the chain (the chain's commit blobs
  *               are needed to open anyway) whose live entry bytes / blob size < cleanBelow,
- *               sparsest first, at most MAX_MOVE_BYTES per pass;
+ *               sparsest first, at most MAX_MOVE_BYTES and MAX_MOVE_ENTRIES per pass;
  *   2. find     every referrer, in every bucket and fork: object namespace entries and version
  *               log entries (removed ones included) whose location is one of those entries;
  *   3. copy     each live entry read with one ranged read and its CRC32C checked (a corrupt
@@ -42,8 +42,10 @@ import { parseLogKey } from './version-id.js';
 import { newId } from './layout.js';
 import { blobError } from './body-reader.js';
 
-/** Bytes of live bodies moved per pass at most: bounds the pass's time and its referrer list. */
+/** Bytes of live bodies moved per pass at most: bounds the pass's time. */
 export const MAX_MOVE_BYTES = 256 * 1024 * 1024;
+/** Live entries moved per pass at most: bounds the referrer list (about 150 B per referrer). */
+export const MAX_MOVE_ENTRIES = 100_000;
 /** Body bytes per new pack: as a commit blob's (BATCH_MAX_BYTES), held in memory while built. */
 export const CLEAN_PACK_BYTES = 16 * 1024 * 1024;
 /** Entries per new pack at most, as a commit blob's (BATCH_MAX_OPS). */
@@ -93,19 +95,22 @@ async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): P
       startAfter = page.next;
     }
   }
-  const sparse: { blob: string; live: number; fraction: number }[] = [];
+  const sparse: { blob: string; live: number; entries: number; fraction: number }[] = [];
   for (const [blob, size] of sizes) {
     let live = 0;
-    for (const length of mark.packs.get(blob)!.values()) live += ENTRY_HEADER_SIZE + length;
-    if (size > 0 && live / size < cleanBelow) sparse.push({ blob, live, fraction: live / size });
+    const entries = mark.packs.get(blob)!;
+    for (const length of entries.values()) live += ENTRY_HEADER_SIZE + length;
+    if (size > 0 && live / size < cleanBelow) sparse.push({ blob, live, entries: entries.size, fraction: live / size });
   }
   sparse.sort((a, b) => a.fraction - b.fraction);
   const out = new Set<string>();
   let bytes = 0;
+  let entries = 0;
   for (const p of sparse) {
-    if (bytes + p.live > MAX_MOVE_BYTES && out.size > 0) break;
+    if ((bytes + p.live > MAX_MOVE_BYTES || entries + p.entries > MAX_MOVE_ENTRIES) && out.size > 0) break;
     out.add(p.blob);
     bytes += p.live;
+    entries += p.entries;
   }
   return out;
 }
@@ -226,6 +231,7 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
   const found = [...(await findReferrers(repo, chosen)).values()];
   const failedPacks = new Set<string>();
   let done = 0;
+  opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: 0, movedBytes: 0 });
   for (let i = 0; i < found.length; ) {
     // One new pack: entries up to CLEAN_PACK_BYTES / CLEAN_PACK_ENTRIES.
     const group: typeof found = [];

@@ -91,7 +91,7 @@ export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOpt
     for (;;) {
       const page = await provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
       for (const item of page.items) {
-        report.examinedBlobs++;
+        if (report.examinedBlobs++ % 256 === 0) progress();
         report.examinedBytes += item.size;
         if (mark.live.has(item.key)) continue;
         report.unreachableBlobs++;
@@ -105,7 +105,6 @@ export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOpt
           report.freedBytes += item.size;
         } else await del(item.key, item.size, first);
       }
-      if (report.examinedBlobs % 1024 < page.items.length) progress();
       if (!page.next) break;
       startAfter = page.next;
     }

@@ -123,6 +123,14 @@ const fromSweep = (s: SweepReport, dryRun: boolean, started: number, liveBlobs: 
   dryRun,
 });
 
+/** Blob keys of every run `repo`'s memory names (all keyspaces of all buckets, prepared forks). */
+function runsInMemory(repo: Repository): string[] {
+  const out: string[] = [];
+  for (const b of repo.state.buckets.values()) for (const r of [...b.runs, ...b.uploads.runs, ...b.versions.runs]) out.push(r.key);
+  for (const r of repo.state.preparedRuns.values()) out.push(r.key);
+  return out;
+}
+
 /**
  * One GC pass over the live repository `repo` (see the module note). Marks from the durable
  * anchor (what `repo` holds in memory is not consulted), cleans sparse packs through `repo`'s
@@ -141,10 +149,15 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
     const release = repo.budget.reserve(MARK_CACHE_BYTES);
     try {
       if (opts.checkpoint && !dryRun) await repo.checkpoint();
-      const markStarted = repo.now();
+      // Compared with the provider's modification times: the wall clock, not a test's clock.
+      const markStarted = Date.now();
       const cache = new BlockCache({ maxBytes: MARK_CACHE_BYTES });
       const mark = await markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
+      // Runs this process already reads but no durable root names yet (a checkpoint between its
+      // flushes and its root, which can take long on a large repository; a fork at a time being
+      // staged) are kept too: extra roots for the sweep, never a reason to keep less.
+      for (const key of runsInMemory(repo)) mark.live.add(key);
       const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       const report = fromSweep(swept, dryRun, started, mark.live.size, mark.anchorSeq);
       if (cleaned) {

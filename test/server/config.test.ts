@@ -47,6 +47,8 @@ describe('resolveConfig', () => {
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
       uploadSweepInterval: 10 * 60_000,
+      gcInterval: 3_600_000,
+      gcGrace: 3_600_000,
       retention: 30 * 86_400_000,
       expiryInterval: 3_600_000,
       maxConnections: 1024,
