@@ -18,6 +18,7 @@ import { continueIfExpected } from '../s3/expect-continue.js';
 import { KEY_ROUTES } from './keys.js';
 import { FORK_ROUTES } from './forks.js';
 import { HISTORY_ROUTES } from './history.js';
+import { LIFECYCLE_ROUTES } from './lifecycle.js';
 
 /** Every admin path starts with this; the API version follows. */
 export const ADMIN_PREFIX = '/_strata/';
@@ -33,7 +34,7 @@ export interface AdminRoute {
 }
 
 /** Every admin route. */
-const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES];
+const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES, ...LIFECYCLE_ROUTES];
 
 /** Whether `r` is addressed to the admin API (path-style `/_strata/...`, not a virtual-hosted bucket). */
 export function isAdminRequest(r: RequestContext): boolean {

@@ -60,6 +60,8 @@ export interface ServerConfig {
   uploadExpiry?: number;
   /** Time (ms) between sweeps for expired uploads. */
   uploadSweepInterval?: number;
+  /** Time (ms) between lifecycle rule passes (0: no scheduled passes). */
+  lifecycleInterval?: number;
   /** Bearer token that opens GET /metrics on the S3 port (none: not served there). */
   metricsToken?: string;
   /** `host:port` of a separate listener serving /metrics and /health only. */
@@ -262,6 +264,15 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: durationType({ min: 10, max: 86_400_000 }),
     default: 10 * 60_000,
     help: 'how often expired multipart uploads are looked for (one index seek per bucket)',
+  }),
+  opt({
+    name: 'lifecycle-interval',
+    key: 'lifecycleInterval',
+    env: 'STRATA_LIFECYCLE_INTERVAL',
+    // 0 turns the schedule off (`strata lifecycle run` still works); tests use a second or less.
+    type: durationType({ min: 0, max: 7 * 86_400_000 }),
+    default: 3600_000,
+    help: 'how often bucket lifecycle rules are carried out (0: only by `strata lifecycle run`); STRATA_LIFECYCLE_DAY_MS shortens a rule day (debug)',
   }),
   opt({
     name: 'metrics-token',

@@ -24,6 +24,7 @@ import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
+import { DEFAULT_LIFECYCLE_INTERVAL_MS, LifecycleWorker } from './lifecycle-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -140,6 +141,9 @@ export async function startServer(
     // Never sleep longer than the age itself: an upload expires at most one age late.
     intervalMs: Math.min(config.uploadSweepInterval ?? DEFAULT_UPLOAD_SWEEP_MS, uploadExpiry),
   });
+  const lifecycleInterval = config.lifecycleInterval ?? DEFAULT_LIFECYCLE_INTERVAL_MS;
+  const lifecycle = new LifecycleWorker(store, log, { intervalMs: lifecycleInterval || DEFAULT_LIFECYCLE_INTERVAL_MS });
+  metrics.collect(() => lifecycle.metrics());
   metrics.collect(() => [
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
@@ -163,7 +167,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
-  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log };
+  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
@@ -198,6 +202,7 @@ export async function startServer(
   }
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
+  if (lifecycleInterval > 0) lifecycle.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -231,6 +236,7 @@ export async function startServer(
           },
         });
         await expiry.stop();
+        await lifecycle.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});
