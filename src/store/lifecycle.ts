@@ -10,7 +10,8 @@
  *   current version, not a marker  Expiration Days/Date due -> a DELETE without versionId, as
  *                                  a client's: unversioned bucket -> the key is gone; versioning
  *                                  Enabled -> a delete marker; Suspended -> a null marker
- *   current delete marker, alone   ExpiredObjectDeleteMarker -> the marker is removed
+ *   current delete marker, alone   ExpiredObjectDeleteMarker, or Expiration Days/Date the
+ *                                  marker's own age satisfies -> the marker is removed
  *   noncurrent version or marker   NoncurrentVersionExpiration: due NoncurrentDays after it
  *                                  BECAME noncurrent (its successor's time), and only past the
  *                                  NewerNoncurrentVersions newest noncurrent ones -> removed
@@ -130,7 +131,7 @@ function removeMarker(c: Ctx, key: string, v: ObjectVersion): Action {
     c.repo.run(async (tx): Promise<Outcome> => {
       const config = txConfig(tx, c);
       const cur = await currentRecord(tx, c.bucket, key);
-      if (!config || !cur || !sameVersion(cur, v) || !markerRule(config, key, cur)) return 'changed';
+      if (!config || !cur || !sameVersion(cur, v) || !markerDue(c, config, key, cur)) return 'changed';
       let n = 0;
       for await (const _ of visibleVersions(tx.logSources(c.bucket, key), key)) if (++n > 1) break;
       if (n !== 1) return 'changed';
@@ -139,9 +140,19 @@ function removeMarker(c: Ctx, key: string, v: ObjectVersion): Action {
     });
 }
 
-/** Whether an enabled ExpiredObjectDeleteMarker rule selects `key`. */
-function markerRule(config: LifecycleConfig, key: string, marker: ObjectVersion): boolean {
-  return config.rules.some((r) => r.enabled && r.expiration?.expiredObjectDeleteMarker === true && ruleMatches(r, key, marker));
+/**
+ * Whether a rule removes the current delete marker `marker` of `key` once it is alone: an
+ * enabled rule selecting it with ExpiredObjectDeleteMarker, or with Expiration Days / Date
+ * the marker's age satisfies (S3 cleans expired object delete markers for those too).
+ */
+function markerDue(c: Pick<Ctx, 'now' | 'dayMs'>, config: LifecycleConfig, key: string, marker: ObjectVersion): boolean {
+  return config.rules.some((r) => {
+    const x = r.expiration;
+    if (!r.enabled || !x || !ruleMatches(r, key, marker)) return false;
+    if (x.expiredObjectDeleteMarker === true) return true;
+    if (x.days !== undefined) return afterDays(marker.lastModified, x.days, c.dayMs) <= c.now;
+    return x.date !== undefined && x.date <= c.now;
+  });
 }
 
 /**
@@ -263,7 +274,7 @@ function visit(c: Ctx, config: LifecycleConfig, s: KeyScan, e: VersionListEntry,
   s.count++;
   if (e.isLatest) {
     if (v.deleteMarker) {
-      if (markerRule(config, e.key, v)) s.marker = v;
+      if (markerDue(c, config, e.key, v)) s.marker = v;
     } else {
       const x = currentExpiry(config, e.key, v, c.dayMs);
       if (x && x.at <= c.now) actions.push({ kind: 'expired', run: expireCurrent(c, e.key, v) });

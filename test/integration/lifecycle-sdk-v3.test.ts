@@ -28,6 +28,7 @@ import {
   type LifecycleRule,
   type S3Client,
 } from '@aws-sdk/client-s3';
+import type { FinalizeHandler, FinalizeHandlerArguments, FinalizeRequestMiddleware } from '@smithy/types';
 import { ACCESS_KEY, METRICS_AUTH, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { createS3Client, failure, WireLog } from './support/sdk-v3-client.js';
 import { adminRequest } from '../../src/admin/client.js';
@@ -114,11 +115,11 @@ describe('configuration', () => {
       LifecycleConfiguration: { Rules: [{ ID: 'ok', Filter: {}, Status: 'Enabled', Expiration: { Days: 100 } }] },
     });
     cmd.middlewareStack.addRelativeTo(
-      (next) => async (args) => {
+      ((next: FinalizeHandler<object, object>) => async (args: FinalizeHandlerArguments<object>) => {
         const h = (args.request as { headers: Record<string, string> }).headers;
         for (const name of Object.keys(h)) if (name.toLowerCase() === 'content-md5' || name.toLowerCase().startsWith('x-amz-checksum-')) delete h[name];
         return next(args);
-      },
+      }) as FinalizeRequestMiddleware<object, object> as never,
       { relation: 'before', toMiddleware: 'awsAuthMiddleware', name: 'dropIntegrityHeaders' }
     );
     expect(await failure(bare.send(cmd))).toMatchObject({ status: 400, name: 'InvalidRequest' });

@@ -158,6 +158,18 @@ describe('runLifecycle', () => {
     expect(await versions(store)).toEqual([]);
   });
 
+  it('Expiration Days also removes a lone delete marker once the marker is that old (S3)', async () => {
+    const store = await open();
+    await store.putVersioning(B, 'Enabled');
+    await setRules(store, `<Rule><ID>d</ID><Filter/><Status>Enabled</Status><Expiration><Days>3</Days></Expiration></Rule>`);
+    const marker = (await store.deleteObject(B, 'gone')).versionId;
+    expect(marker).toBeTruthy();
+    const t = (await store.listVersions(B)).versions[0]!.version.lastModified;
+    expect((await run(store, t + DAY)).markersRemoved).toBe(0);
+    expect((await run(store, t + 4 * DAY)).markersRemoved).toBe(1);
+    expect(await versions(store)).toEqual([]);
+  });
+
   it('Object Lock: a locked noncurrent version is kept and counted; once the retention ends it goes', async () => {
     const store = await open(lockedBucketConfigs());
     await setRules(store, `<Rule><ID>nc</ID><Filter/><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays></NoncurrentVersionExpiration></Rule>`);
