@@ -135,8 +135,27 @@ export function decodeLifecycle(raw: Uint8Array): LifecycleConfig {
   return { rules: v.rules as LifecycleRule[] };
 }
 
-/** The lifecycle configuration stored in `configs` (a bucket's settings), or undefined. */
+/**
+ * Decoded configurations by their stored bytes: every GET and HEAD of a bucket with rules
+ * asks (x-amz-expiration), and a setting is replaced, never mutated, so the bytes identify it.
+ */
+const decoded = new WeakMap<Uint8Array, LifecycleConfig>();
+
+/**
+ * The lifecycle configuration stored in `configs` (a bucket's settings), or undefined.
+ * Throws StoreError 'Corrupt' (decodeLifecycle). The result is shared: do not mutate it.
+ */
 export function lifecycleIn(configs: ReadonlyMap<string, Uint8Array>): LifecycleConfig | undefined {
   const raw = configs.get(LIFECYCLE_CONFIG);
-  return raw ? decodeLifecycle(raw) : undefined;
+  return raw ? lifecycleOf(raw) : undefined;
+}
+
+/** decodeLifecycle through the cache above (same errors; the result is shared, do not mutate). */
+export function lifecycleOf(raw: Uint8Array): LifecycleConfig {
+  let c = decoded.get(raw);
+  if (!c) {
+    c = decodeLifecycle(raw);
+    decoded.set(raw, c);
+  }
+  return c;
 }

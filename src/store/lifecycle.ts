@@ -37,7 +37,7 @@ import { abortMultipartUpload } from './multipart.js';
 import { stageRemoveVersion } from './versions-remove.js';
 import { currentRecord, stageDelete } from './versions-write.js';
 import { visibleVersions } from './versions-read.js';
-import { afterDays, currentExpiry, lifecycleDayMs, lifecycleIn, LIFECYCLE_CONFIG, decodeLifecycle, ruleMatches, type LifecycleConfig } from './lifecycle-config.js';
+import { afterDays, currentExpiry, lifecycleDayMs, lifecycleIn, lifecycleOf, LIFECYCLE_CONFIG, ruleMatches, type LifecycleConfig } from './lifecycle-config.js';
 
 /** Versions read per page: bounds memory (with the entries' sizes) and the commit burst. */
 export const LIFECYCLE_PAGE = 1000;
@@ -101,7 +101,7 @@ interface Ctx {
 function txConfig(tx: Tx, c: Ctx): LifecycleConfig | undefined {
   if (tx.bucket(c.bucket)?.id !== c.bucketId) return undefined;
   const raw = tx.config(c.bucket, LIFECYCLE_CONFIG);
-  return raw ? decodeLifecycle(raw) : undefined;
+  return raw ? lifecycleOf(raw) : undefined;
 }
 
 const sameVersion = (a: ObjectVersion | undefined, b: ObjectVersion) =>

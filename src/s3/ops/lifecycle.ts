@@ -12,7 +12,7 @@ import { readBody } from '../read-body.js';
 import { MAX_XML_BODY_BYTES } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { parseLifecycleConfiguration, renderLifecycleConfiguration } from '../xml/lifecycle.js';
-import { currentExpiry, decodeLifecycle, encodeLifecycle, LIFECYCLE_CONFIG, lifecycleDayMs } from '../../store/lifecycle-config.js';
+import { currentExpiry, decodeLifecycle, encodeLifecycle, LIFECYCLE_CONFIG, lifecycleDayMs, lifecycleIn } from '../../store/lifecycle-config.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -57,9 +57,10 @@ function httpDate(ms: number): string {
  */
 export function expirationHeader(r: RequestContext, bucket: string, key: string, version: ObjectVersion, current = true): Record<string, string> {
   if (!current) return {};
-  const raw = r.store.repo.state.buckets.get(bucket)?.configs.get(LIFECYCLE_CONFIG);
-  if (!raw) return {};
-  const x = currentExpiry(decodeLifecycle(raw), key, version, lifecycleDayMs());
+  const configs = r.store.repo.state.buckets.get(bucket)?.configs;
+  const config = configs && lifecycleIn(configs);
+  if (!config) return {};
+  const x = currentExpiry(config, key, version, lifecycleDayMs());
   if (!x) return {};
   // A header value carries printable ASCII; anything else in an ID is percent-encoded.
   const id = x.ruleId.replace(/[^\x20-\x7e]|["\\%]/gu, (c) => encodeURIComponent(c));
