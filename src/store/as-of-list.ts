@@ -23,12 +23,12 @@
 import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
-import { decodeEntry, decodeEntryHeader } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, isLogTombstone } from './version-log.js';
 import { escapeKey, logKeyEnd, logKeyPosition, parseLogKey, VERSION_ID_LENGTH, type Position } from './version-id.js';
 import { SeqBound } from './past-scan.js';
 import { escapePrefix } from './upload-keys.js';
 import { PastFilter, requireBucketState } from './versions-read.js';
-import { checkReadableTime, historyNow } from './history-window.js';
+import { checkReadableTime } from './history-window.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { MAX_KEYS, type ListOptions, type ListResult } from './list.js';
 import { StoreError } from './errors.js';
@@ -63,7 +63,7 @@ export interface AsOfListOptions extends ListOptions {
  */
 export async function listObjectsAsOf(repo: Repository, bucket: string, opts: AsOfListOptions): Promise<ListResult> {
   const b = requireBucketState(repo, bucket);
-  checkReadableTime(b, opts.at, historyNow(repo), 'x-strata-as-of');
+  checkReadableTime(repo, b, opts.at, 'x-strata-as-of');
   const at = opts.at;
   const prefix = opts.prefix ?? '';
   const delimiter = opts.delimiter ?? '';
@@ -118,6 +118,7 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
         throw blobError(err, `bucket ${bucket} version log`);
       }
       if (e === null) break;
+      if (isLogTombstone(e.value)) continue; // dropped by expiry
       const raw = e.key;
       const same = current !== undefined && raw.length === current.esc.length + VERSION_ID_LENGTH && raw.startsWith(current.esc);
       let position: Position | undefined;

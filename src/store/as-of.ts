@@ -10,7 +10,7 @@
  */
 import type { Repository } from './repository.js';
 import type { ObjectVersion } from './records.js';
-import { checkReadableTime, historyNow } from './history-window.js';
+import { checkReadableTime } from './history-window.js';
 import { requireBucketState, stateAt } from './versions-read.js';
 import { checkKey } from './validate.js';
 
@@ -32,7 +32,7 @@ export interface AsOfState {
 export async function stateAsOf(repo: Repository, bucket: string, key: string, at: number, what = 'x-strata-as-of'): Promise<AsOfState> {
   checkKey(key);
   const b = requireBucketState(repo, bucket);
-  checkReadableTime(b, at, historyNow(repo), what);
+  checkReadableTime(repo, b, at, what);
   const past = await stateAt(b.versions.sources(), key, at);
   const record = past?.record;
   if (!record) return {};

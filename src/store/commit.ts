@@ -60,7 +60,17 @@ export type Mutation =
    * its object index and version log are the runs named (written before the commit,
    * fork-at-time.ts; each list holds 0 or 1 run metadata).
    */
-  | { op: 'forkBucketAt'; bucket: string; source: string; id: string; created: number; at: number; runs: Uint8Array[]; versionRuns: Uint8Array[] };
+  | { op: 'forkBucketAt'; bucket: string; source: string; id: string; created: number; at: number; runs: Uint8Array[]; versionRuns: Uint8Array[] }
+  /**
+   * Drops version log entries of `bucket` (expiry.ts): a tombstone under each log key of
+   * `keys` (version-id.ts logKey). `sizes[i]` is the byte length of the entry value dropped
+   * under `keys[i]` (what it was when staged), so the history budget can be decremented on
+   * apply without reading the log. Same length as `keys`; at most MAX_EXPIRE_KEYS.
+   */
+  | { op: 'expireVersions'; bucket: string; keys: string[]; sizes: number[] };
+
+/** Log keys one expireVersions mutation may carry (expiry.ts batches are at most this). */
+export const MAX_EXPIRE_KEYS = 1000;
 
 export interface CommitRecord {
   seq: number;
@@ -88,6 +98,7 @@ const OPS = [
   'rewriteVersion',
   'forkBucket',
   'forkBucketAt',
+  'expireVersions',
 ] as const;
 
 const writeUploadRef = (w: ByteWriter, u: UploadRef) => w.string(u.key).varint(u.initiated).string(u.uploadId);
@@ -172,6 +183,11 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         for (const meta of m.runs) w.bytes(meta);
         w.varint(m.versionRuns.length);
         for (const meta of m.versionRuns) w.bytes(meta);
+        break;
+      case 'expireVersions':
+        if (m.keys.length !== m.sizes.length || m.keys.length > MAX_EXPIRE_KEYS) throw new RangeError(`expireVersions with ${m.keys.length} keys, ${m.sizes.length} sizes`);
+        w.varint(m.keys.length);
+        for (const [j, k] of m.keys.entries()) w.string(k).varint(m.sizes[j]!);
         break;
     }
   }
@@ -265,6 +281,18 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
         };
         const runs = metas();
         mutations.push({ op, bucket, source, id, created, at, runs, versionRuns: metas() });
+        break;
+      }
+      case 'expireVersions': {
+        const n = r.varint();
+        if (n > MAX_EXPIRE_KEYS) throw new StoreError('Corrupt', `${what}: expiry mutation ${i} drops ${n} entries`);
+        const keys: string[] = [];
+        const sizes: number[] = [];
+        for (let j = 0; j < n; j++) {
+          keys.push(r.string());
+          sizes.push(r.varint());
+        }
+        mutations.push({ op, bucket, keys, sizes });
         break;
       }
     }

@@ -23,11 +23,11 @@ import type { Repository } from './repository.js';
 import type { BucketState, RunHandle } from './state.js';
 import type { Tx } from './tx.js';
 import { mergeSources } from './index/merge.js';
-import { decodeEntry, decodeEntryHeader, encodeEntry, namespaceValue } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, encodeEntry, isLogTombstone, namespaceValue } from './version-log.js';
 import { escapeKey, logKeyEnd, logKeyPosition, parseLogKey, VERSION_ID_LENGTH } from './version-id.js';
 import { lazyRunHandle, openRunHandle, writeIndexRun, writeVersionsRun } from './runs.js';
 import type { Mutation } from './commit.js';
-import { checkReadableTime, historyNow } from './history-window.js';
+import { checkReadableTime } from './history-window.js';
 import { requireBucketState } from './versions-read.js';
 import { SeqBound } from './past-scan.js';
 import { newId } from './layout.js';
@@ -75,6 +75,7 @@ async function* visibleAt(b: BucketState, at: number, count: { versions: number 
         throw blobError(err, `bucket ${b.name} version log`);
       }
       if (e === null) return;
+      if (isLogTombstone(e.value)) continue; // dropped by expiry
       const raw = e.key;
       if (!(cur && raw.length === cur.esc.length + VERSION_ID_LENGTH && raw.startsWith(cur.esc))) {
         const parsed = parseLogKey(raw);
@@ -136,7 +137,7 @@ async function* indexOf(log: RunHandle, count: { keys: number }): AsyncGenerator
  */
 export async function prepareForkAt(repo: Repository, source: string, at: number): Promise<PreparedForkAt> {
   const b = requireBucketState(repo, source);
-  checkReadableTime(b, at, historyNow(repo), 'fork time');
+  checkReadableTime(repo, b, at, 'fork time');
   const id = newId(8);
   const count = { versions: 0, keys: 0 };
   const log = await writeVersionsRun(repo.provider, id, visibleAt(b, at, count), repo.cache);

@@ -1,18 +1,23 @@
 /**
  * @module A bucket's history window: how far back its state can be read (as-of reads),
- * restored, forked or listed as history — the bucket configuration `history`.
+ * restored, forked or listed as history — the bucket configuration `history`, else the
+ * server-wide default (repository option `retentionMs`, server flag `--retention`).
  *
- *   value   UTF-8 JSON `{"windowMs": <integer ms>}`; absent = DEFAULT_HISTORY_WINDOW_MS
- *           (other fields are ignored, for settings later versions may add beside it)
+ *   history          UTF-8 JSON `{"windowMs": <integer ms>}`; absent = the server default
+ *                    (other fields are ignored, for settings later versions may add beside it)
+ *   history-expired  UTF-8 JSON `{"throughMs": <integer ms>}`, written by expiry (expiry.ts):
+ *                    history before this time was dropped, so it stays unreadable even when
+ *                    the window is made longer later
  *
- * The readable times of a bucket at `now` are [max(created, now - window), now]: a time
- * before the bucket existed, older than the window, or in the future is refused with a clear
- * error (StoreError 'InvalidArgument', S3 400) naming the window and the readable range —
- * never silently read as "now". A window of 0 keeps only the current state.
+ * The readable times of a bucket at `now` are [max(created, now - window, expired), now]: a
+ * time before the bucket existed, older than the window (or than what expiry dropped), or in
+ * the future is refused with a clear error (StoreError 'InvalidArgument', S3 400) naming the
+ * window and the readable range — never silently read as "now". A window of 0 keeps only the
+ * current state.
  *
- * Nothing expires yet (issue 10 trims history by this window); until then a window made
- * longer again brings older history back into reach. A bucket deleted and created again is a
- * new bucket: its history starts at its creation.
+ * A window made longer brings older history back into reach only as far as expiry has not
+ * dropped it yet. A bucket deleted and created again is a new bucket: its history starts at
+ * its creation.
  */
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
@@ -33,8 +38,11 @@ export function historyNow(repo: Repository): number {
   return Math.max(repo.now(), repo.lastCommitTime);
 }
 
-/** The window of a bucket that never set one: 30 days, as issue 9 specifies. */
+/** The server-wide default window when none is configured: 30 days, as issue 9 specifies. */
 export const DEFAULT_HISTORY_WINDOW_MS = 30 * DAY_MS;
+
+/** The bucket configuration expiry writes (see the module note). */
+export const EXPIRED_CONFIG = 'history-expired';
 /**
  * Longest window accepted: 100 years (36,500 days). Longer would only mean "forever", which
  * the history budget (issue 10) must still be able to bound; it also keeps now - window far
@@ -51,19 +59,38 @@ export function encodeHistoryWindow(ms: number): Uint8Array {
   return new TextEncoder().encode(JSON.stringify({ windowMs: ms }));
 }
 
-/** The window stored in `value` (undefined: the default). Throws StoreError 'Corrupt' for bytes no server wrote. */
-export function decodeHistoryWindow(value: Uint8Array | undefined): number {
-  if (value === undefined) return DEFAULT_HISTORY_WINDOW_MS;
+/**
+ * The window stored in `value` (undefined: `fallback`, the server default). Throws StoreError
+ * 'Corrupt' for bytes no server wrote.
+ */
+export function decodeHistoryWindow(value: Uint8Array | undefined, fallback = DEFAULT_HISTORY_WINDOW_MS): number {
+  if (value === undefined) return fallback;
+  return decodeMsField(value, 'windowMs', 'history', MAX_HISTORY_WINDOW_MS);
+}
+
+/** The time through which history was dropped, stored in `value` (undefined: none, 0). Throws StoreError 'Corrupt'. */
+export function decodeExpiredThrough(value: Uint8Array | undefined): number {
+  if (value === undefined) return 0;
+  return decodeMsField(value, 'throughMs', EXPIRED_CONFIG, Number.MAX_SAFE_INTEGER);
+}
+
+/** The stored form of "history dropped through `ms`". */
+export function encodeExpiredThrough(ms: number): Uint8Array {
+  if (!Number.isSafeInteger(ms) || ms < 0) throw new RangeError(`an expiry time is a non-negative integer, not ${ms}`);
+  return new TextEncoder().encode(JSON.stringify({ throughMs: ms }));
+}
+
+function decodeMsField(value: Uint8Array, field: string, config: string, max: number): number {
   let parsed: unknown;
   try {
     if (value.length > MAX_CONFIG_BYTES) throw new Error('too long');
     parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(value));
   } catch {
-    throw new StoreError('Corrupt', 'bucket history config is not UTF-8 JSON');
+    throw new StoreError('Corrupt', `bucket ${config} config is not UTF-8 JSON`);
   }
-  const ms = (parsed as { windowMs?: unknown } | null)?.windowMs;
-  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0 || ms > MAX_HISTORY_WINDOW_MS) {
-    throw new StoreError('Corrupt', `bucket history config: windowMs ${JSON.stringify(ms)}`);
+  const ms = (parsed as Record<string, unknown> | null)?.[field];
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0 || ms > max) {
+    throw new StoreError('Corrupt', `bucket ${config} config: ${field} ${JSON.stringify(ms)}`);
   }
   return ms;
 }
@@ -74,24 +101,43 @@ function checkWindow(ms: number): void {
   }
 }
 
-/** The history window of bucket state `b` (ms). Throws StoreError 'Corrupt' (decodeHistoryWindow). */
-export function windowOf(b: BucketState): number {
-  return decodeHistoryWindow(b.configs.get(HISTORY_CONFIG));
+/**
+ * The history window of bucket state `b` (ms): its own `history` config, else `fallback` (the
+ * server default, Repository.retentionMs). Throws StoreError 'Corrupt' (decodeHistoryWindow).
+ */
+export function windowOf(b: BucketState, fallback = DEFAULT_HISTORY_WINDOW_MS): number {
+  return decodeHistoryWindow(b.configs.get(HISTORY_CONFIG), fallback);
 }
 
-/** The times (ms, inclusive) at which bucket `b` can be read at `now`. */
-export function readableRange(b: BucketState, now: number): { from: number; to: number } {
-  return { from: Math.max(b.created, now - windowOf(b)), to: now };
+/** The history window of bucket `b` in `repo` (its own, else the server default). */
+export function bucketWindow(repo: Repository, b: BucketState): number {
+  return windowOf(b, repo.retentionMs);
+}
+
+/** Whether bucket `b` has a window of its own (false: it follows the server default). */
+export function hasOwnWindow(b: BucketState): boolean {
+  return b.configs.has(HISTORY_CONFIG);
+}
+
+/** The time through which expiry dropped `b`'s history (0: never). Throws StoreError 'Corrupt'. */
+export function expiredThrough(b: BucketState): number {
+  return decodeExpiredThrough(b.configs.get(EXPIRED_CONFIG));
+}
+
+/** The times (ms, inclusive) at which bucket `b` of `repo` can be read now (historyNow). */
+export function readableRange(repo: Repository, b: BucketState): { from: number; to: number } {
+  const now = historyNow(repo);
+  return { from: Math.max(b.created, now - bucketWindow(repo, b), expiredThrough(b)), to: now };
 }
 
 /**
  * Throws StoreError 'InvalidArgument' unless `at` (ms) is inside bucket `b`'s readable
- * range at `now` (see the module note); the message names the window, the range and what
+ * range now (see the module note); the message names the window, the range and what
  * was asked, and `what` names the parameter in the error detail (`x-strata-as-of`).
  */
-export function checkReadableTime(b: BucketState, at: number, now: number, what = 'time'): void {
-  const window = windowOf(b);
-  const { from, to } = readableRange(b, now);
+export function checkReadableTime(repo: Repository, b: BucketState, at: number, what = 'time'): void {
+  const window = bucketWindow(repo, b);
+  const { from, to } = readableRange(repo, b);
   if (Number.isFinite(at) && at >= from && at <= to) return;
   const asked = Number.isFinite(at) ? formatTime(at) : String(at);
   const why = !Number.isFinite(at)
@@ -100,7 +146,9 @@ export function checkReadableTime(b: BucketState, at: number, now: number, what 
       ? 'is in the future'
       : at < b.created
         ? `is before bucket ${b.name} was created (${formatTime(b.created)})`
-        : `is older than bucket ${b.name}'s history window of ${describeWindow(window)}`;
+        : at < expiredThrough(b) && at >= to - window
+          ? `is before bucket ${b.name}'s expired history (dropped through ${formatTime(expiredThrough(b))})`
+          : `is older than bucket ${b.name}'s history window of ${describeWindow(window)}`;
   throw new StoreError('InvalidArgument', `${what} ${asked} ${why}: bucket ${b.name} can be read as of ${formatTime(from)} to ${formatTime(to)} (history window ${describeWindow(window)})`, {
     detail: { ArgumentName: what, ArgumentValue: asked },
   });
@@ -120,9 +168,20 @@ export function describeWindow(ms: number): string {
   return `${ms} ms`;
 }
 
-/** The committed history window of `bucket` (ms). Throws StoreError 'NoSuchBucket'. */
+/** The committed history window of `bucket` (ms): its own, else the server default. Throws StoreError 'NoSuchBucket'. */
 export function getHistoryWindow(repo: Repository, bucket: string): number {
-  return windowOf(requireBucketState(repo, bucket));
+  return bucketWindow(repo, requireBucketState(repo, bucket));
+}
+
+/**
+ * Makes `bucket` follow the server-wide default window again (removes its `history` config)
+ * in one commit. History already expired stays expired. Throws StoreError 'NoSuchBucket'.
+ */
+export async function clearHistoryWindow(repo: Repository, bucket: string): Promise<void> {
+  await repo.run(async (tx) => {
+    tx.requireBucket(bucket);
+    tx.setConfig(bucket, HISTORY_CONFIG, null);
+  });
 }
 
 /**

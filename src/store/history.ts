@@ -15,11 +15,11 @@
 import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
-import { decodeEntry } from './version-log.js';
+import { decodeEntry, isLogTombstone } from './version-log.js';
 import { formatVersionId, logKey, logKeyStart, parseLogKey, parseVersionId, VERSION_ID_LENGTH } from './version-id.js';
 import { escapePrefix } from './upload-keys.js';
 import { requireBucketState, s3VersionId } from './versions-read.js';
-import { historyNow, readableRange, windowOf } from './history-window.js';
+import { bucketWindow, readableRange } from './history-window.js';
 import { etagOf } from './records.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
@@ -109,11 +109,11 @@ export async function listHistory(repo: Repository, bucket: string, opts: Histor
   if (opts.key !== undefined) checkKey(opts.key);
   const prefix = opts.key ?? opts.prefix ?? '';
   if (Buffer.byteLength(prefix, 'utf8') > MAX_KEY_BYTES) throw badArg('prefix', prefix, `longer than a key can be (${MAX_KEY_BYTES} bytes)`);
-  const { from } = readableRange(b, historyNow(repo));
+  const { from } = readableRange(repo, b);
   const since = Math.max(from, opts.since ?? from);
   const until = opts.until ?? Number.POSITIVE_INFINITY;
   if (Number.isNaN(since) || Number.isNaN(until) || since > until) throw badArg('since', String(opts.since), 'must be a time not after until');
-  const page: HistoryPage = { entries: [], from, windowMs: windowOf(b) };
+  const page: HistoryPage = { entries: [], from, windowMs: bucketWindow(repo, b) };
   const budget = opts.scanBudget ?? SCAN_BUDGET;
 
   let start = { key: opts.key !== undefined ? logKeyStart(opts.key) : escapePrefix(prefix), inclusive: true };
@@ -137,6 +137,7 @@ export async function listHistory(repo: Repository, bucket: string, opts: Histor
         throw blobError(err, `bucket ${bucket} version log`);
       }
       if (r.done) break;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(r.value.key)} is malformed`);
       const { key, position } = parsed;

@@ -9,7 +9,7 @@
  */
 import type { BucketState } from './state.js';
 import type { LogEntry } from './version-log.js';
-import { decodeEntry, decodeEntryHeader } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, isLogTombstone } from './version-log.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
 import { logKey, logKeyEnd, MAX_INDEX, parseLogKey, type Position } from './version-id.js';
@@ -85,6 +85,7 @@ export async function* pastAndNow(bucket: BucketState, at: number, opts: { prefi
         throw blobError(err, `bucket ${bucket.name} version log`);
       }
       if (r.done) break;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket.name}: version log key ${JSON.stringify(r.value.key)} is malformed`);
       const { key, position } = parsed;

@@ -63,6 +63,8 @@ export interface RepositoryOptions {
   bodyCacheBytes?: number;
   /** Multipart uploads in progress per bucket beyond which CreateMultipartUpload is refused (default 10,000). */
   maxUploadsPerBucket?: number;
+  /** History window (ms) of every bucket without its own `history` config (default 30 days; history-window.ts). */
+  retentionMs?: number;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -85,6 +87,7 @@ export const DEFAULTS = {
   // keyspace (~0.3 KiB of index per upload: ~3 MiB) and what ListMultipartUploads and the expiry
   // sweep can have to walk.
   maxUploadsPerBucket: 10_000,
+  retentionMs: 30 * 86_400_000, // history-window.ts DEFAULT_HISTORY_WINDOW_MS, as issue 9 specifies
 };
 
 export interface RepositoryStats {
@@ -175,6 +178,7 @@ export class Repository {
     if (!Number.isInteger(opts.maxUploadsPerBucket) || opts.maxUploadsPerBucket < 1) {
       throw new RangeError(`maxUploadsPerBucket must be a positive integer, not ${opts.maxUploadsPerBucket}`);
     }
+    if (!Number.isSafeInteger(opts.retentionMs) || opts.retentionMs < 0 || opts.retentionMs > 36_500 * 86_400_000) throw new RangeError(`retentionMs must be 0 to 100 years in ms, not ${opts.retentionMs}`);
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
     const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
     // Commit times never precede what the repository already recorded (the root and anchor
@@ -213,6 +217,11 @@ export class Repository {
 
   get rootSeq(): number {
     return this.#root.seq;
+  }
+
+  /** The server-wide history window (ms): buckets without their own `history` config use it. */
+  get retentionMs(): number {
+    return this.#opts.retentionMs;
   }
 
   /** Time of the newest commit, ms (commit times strictly increase; they may run ahead of now()). */

@@ -28,7 +28,7 @@ import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
 import { encodeVersion, type ObjectVersion } from './records.js';
 import { pastAndNow, type KeyPastAndNow } from './past-scan.js';
-import { checkReadableTime, historyNow } from './history-window.js';
+import { checkReadableTime } from './history-window.js';
 import { requireBucketState, s3VersionId } from './versions-read.js';
 import { currentRecord, stageDelete, stageVersion } from './versions-write.js';
 import { StoreError } from './errors.js';
@@ -136,7 +136,7 @@ export async function restoreBucket(repo: Repository, bucket: string, opts: Rest
   for (const [name, v] of [['prefix', prefix], ['after', opts.after ?? '']] as const) {
     if (Buffer.byteLength(v, 'utf8') > MAX_KEY_BYTES) throw new StoreError('InvalidArgument', `the restore ${name} is longer than a key can be (${MAX_KEY_BYTES} bytes)`, { detail: { ArgumentName: name, ArgumentValue: v.slice(0, 64) } });
   }
-  checkReadableTime(b, opts.to, historyNow(repo), 'restore time');
+  checkReadableTime(repo, b, opts.to, 'restore time');
   const batchKeys = opts.batchKeys ?? BATCH_KEYS;
   if (!Number.isInteger(batchKeys) || batchKeys < 1) throw new RangeError(`batchKeys must be a positive integer, not ${batchKeys}`);
   if (opts.maxKeys !== undefined && (!Number.isInteger(opts.maxKeys) || opts.maxKeys < 1)) throw new RangeError(`maxKeys must be a positive integer, not ${opts.maxKeys}`);

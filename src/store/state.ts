@@ -14,8 +14,8 @@ import { applyUploadMutation, UploadSpace } from './upload-space.js';
 import { decodeUpload } from './uploads.js';
 import type { UploadRef } from './upload-keys.js';
 import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
-import { namespaceValue, VersionLog } from './version-log.js';
-import { logKey } from './version-id.js';
+import { LOG_TOMBSTONE, namespaceValue, VersionLog } from './version-log.js';
+import { logKey, parseLogKey } from './version-id.js';
 import { runMetaKey } from './run-meta-key.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
@@ -185,6 +185,15 @@ export class RepoState {
       case 'rewriteVersion':
         this.#bucket(m.bucket).versions.overlay.set(logKey(m.key, m), m.entry);
         return;
+      case 'expireVersions': {
+        // Tombstones shadow the entries in older layers and runs (expiry.ts, version-log.ts).
+        const overlay = this.#bucket(m.bucket).versions.overlay;
+        for (const k of m.keys) {
+          if (!parseLogKey(k)) throw new StoreError('Corrupt', `commit expires malformed version log key ${JSON.stringify(k)}`);
+          overlay.set(k, LOG_TOMBSTONE);
+        }
+        return;
+      }
       case 'setKey': {
         if (!m.record) {
           this.keys.delete(m.id);

@@ -28,7 +28,8 @@ import { removeVersion, type RemoveOptions, type RemoveOutcome } from './version
 import { updateVersion } from './versions-update.js';
 import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
 import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
-import { getHistoryWindow, putHistoryWindow } from './history-window.js';
+import { clearHistoryWindow, getHistoryWindow, putHistoryWindow } from './history-window.js';
+import { expireHistory, type HistoryExpiryOptions, type ExpiryReport } from './expiry.js';
 import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
 import { restoreBucket, type RestoreOptions, type RestoreResult } from './restore.js';
@@ -151,6 +152,13 @@ export class Store {
   }
   putHistoryWindow(bucket: string, ms: number): Promise<void> {
     return putHistoryWindow(this.repo, bucket, ms);
+  }
+  clearHistoryWindow(bucket: string): Promise<void> {
+    return clearHistoryWindow(this.repo, bucket);
+  }
+  /** See expiry.ts expireHistory. */
+  expireHistory(opts?: HistoryExpiryOptions): Promise<ExpiryReport> {
+    return expireHistory(this.repo, opts);
   }
   /** What `key` was at `at` (ms), inside the history window (as-of.ts). */
   stateAsOf(bucket: string, key: string, at: number): Promise<AsOfState> {

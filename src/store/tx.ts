@@ -18,8 +18,8 @@ import { isGone, type UploadRef } from './upload-keys.js';
 import { uploadCountDelta, uploadWrites, type UploadMutation } from './upload-space.js';
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
-import { logKey, type Position } from './version-id.js';
-import { namespaceValue } from './version-log.js';
+import { logKey, parseLogKey, type Position } from './version-id.js';
+import { LOG_TOMBSTONE, namespaceValue } from './version-log.js';
 
 const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
 
@@ -174,6 +174,22 @@ export class Tx {
     this.#batch.mutations.push({ op: 'rewriteVersion', bucket, key, seq: pos.seq, index: pos.index, entry });
   }
 
+  /**
+   * Stages dropping the version log entries under `keys` (log keys) of `bucket`: tombstones that
+   * later reads of this batch see too (expiry.ts; commit.ts 'expireVersions'). `sizes` are the
+   * dropped entries' byte lengths. The namespace is not touched. Throws StoreError
+   * 'NoSuchBucket', and RangeError for a malformed log key.
+   */
+  expireVersions(bucket: string, keys: string[], sizes: number[]): void {
+    const id = this.requireBucket(bucket).id;
+    for (const k of keys) {
+      const parsed = parseLogKey(k);
+      if (!parsed) throw new RangeError(`not a version log key: ${JSON.stringify(k)}`);
+      this.#stageLog(id, parsed.key, k, LOG_TOMBSTONE);
+    }
+    this.#batch.mutations.push({ op: 'expireVersions', bucket, keys, sizes });
+  }
+
   #stageLog(bucketId: string, key: string, k: string, entry: Uint8Array): void {
     const b = this.#batch;
     const sk = stageKey(bucketId, key);
@@ -198,6 +214,22 @@ export class Tx {
     const sk = stageKey(view.id, key);
     for (const b of [this.#batch.prev, this.#batch]) for (const [k, v] of b?.logStaged.get(sk) ?? []) staged.set(k, v);
     return view.state ? [staged, ...view.state.versions.sources()] : [staged];
+  }
+
+  /**
+   * The version log value under log key `k` of `bucket` (`key` is its object key) as this
+   * transaction sees it: staged in this batch or the one in flight, else committed; a
+   * tombstone included; undefined when absent or the bucket is not visible.
+   */
+  async logLookup(bucket: string, key: string, k: string): Promise<Uint8Array | undefined> {
+    const view = this.bucket(bucket);
+    if (!view) return undefined;
+    const sk = stageKey(view.id, key);
+    for (const b of [this.#batch, this.#batch.prev]) {
+      const v = b?.logStaged.get(sk)?.get(k);
+      if (v) return v;
+    }
+    return view.state?.versions.lookup(k);
   }
 
   /** Adds a body to the commit blob and returns where it will be. */

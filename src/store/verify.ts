@@ -2,7 +2,7 @@
  * @module `strata verify`: walks a repository and checks everything it can.
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
- *   2. every blob under commits/, roots/, chunks/: pack framing and every entry's CRC32C;
+ *   2. every blob under commits/, roots/, chunks/, packs/: pack framing and every entry's CRC32C;
  *   3. every run the newest root names (object index, uploads keyspace, version log): footer, every
  *      block's CRC, key order, every entry decodes;
  *   4. every chunk the live index refers to exists (listed above): object bodies, and the
@@ -28,6 +28,7 @@ import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
 import { checkLogEntry } from './version-log-verify.js';
+import { markRepository } from './gc-mark.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -145,7 +146,8 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
 
   // 2. Every pack-framed blob.
-  const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/'))];
+  // packs/: packs written by GC's pack cleaning (gc-pack.ts), framed like commit blobs.
+  const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/')), ...(await listAll(provider, 'packs/'))];
   let done = 0;
   const vanished = new Set<string>(); // listed, then gone: a concurrent writer's uncommitted chunks
   for (const b of blobs) {
@@ -217,10 +219,15 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     }
   }
 
-  // 4. Every body blob the index refers to exists.
+  // 4. Every body blob the index refers to exists. Referred to means as reads see the index:
+  // each key's newest entry (gc-mark.ts walks it merged). An entry shadowed by a newer one in
+  // a newer run (an overwrite, a re-pointing by pack cleaning, an expired log entry) reads
+  // nothing, so GC may have freed its body. When the merged walk itself fails (damage already
+  // reported above), every entry read counts.
   const present = new Set(blobs.filter((b) => !vanished.has(b.key)).map((b) => b.key));
+  const reached = await markRepository(provider).then((m) => m.live, () => undefined);
   for (const [blob, by] of referenced) {
-    if (!present.has(blob)) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by.names[0]})` });
+    if (!present.has(blob) && (!reached || reached.has(blob))) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by.names[0]})` });
   }
   // 5. Name what each damaged blob reaches, so the operator knows which objects to restore.
   for (const p of report.problems) {

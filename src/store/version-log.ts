@@ -26,8 +26,11 @@
  * S3 specifies, while the earlier one stays in the log as history (no entry is rewritten for
  * it: an overwrite costs one entry, O(1)). An absence hides the null version before it.
  *
- * Nothing here expires: retention and compaction of history are later work (issue 10); a
- * compaction keeps every entry (the newest value of each log key).
+ * Expiry (expiry.ts) drops entries no read inside the bucket's window can reach: it writes a
+ * TOMBSTONE under their log keys (one byte 0, never a valid entry: an entry is at least kind,
+ * flags and a time). Every reader of the log skips tombstones (isLogTombstone); a merge that
+ * includes a keyspace's oldest run drops them, a partial merge keeps them (they shadow the
+ * entry in older runs).
  */
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
@@ -36,6 +39,14 @@ import { keyspaceLookup, keyspaceSources, type FrozenLayer, type Keyspace } from
 import { ByteReader, ByteWriter } from './binary.js';
 import { decodeVersion, encodeVersion, type ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
+
+/** The value written under a dropped entry's log key (expiry.ts): records.ts TOMBSTONE. */
+export const LOG_TOMBSTONE: Uint8Array = new Uint8Array([0]); // shared: never written into
+
+/** Whether a version log value is a dropped entry's tombstone (not an entry). Pure. */
+export function isLogTombstone(value: Uint8Array): boolean {
+  return value.length === 1 && value[0] === 0;
+}
 
 export const ENTRY_VERSION = 0;
 export const ENTRY_ABSENCE = 1;

@@ -13,7 +13,7 @@ import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { mergeSources, type SortedSource } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
-import { decodeEntry } from './version-log.js';
+import { decodeEntry, isLogTombstone } from './version-log.js';
 import { comparePositions, logKey, logKeyEnd, NULL_VERSION_ID, parseLogKey, parseVersionId, type Position } from './version-id.js';
 import { escapePrefix } from './upload-keys.js';
 import { invalidVersionId, keyEntries, requireBucketState, VisibilityFilter } from './versions-read.js';
@@ -117,6 +117,7 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
         throw blobError(err, `bucket ${bucket} version log`);
       }
       if (r.done) break;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(r.value.key)} is malformed`);
       const { key, position } = parsed;
@@ -198,6 +199,7 @@ async function anyVisible(sources: readonly SortedSource[], from: string, end: s
         throw blobError(err, `bucket ${bucket} version log`);
       }
       if (r.done || (end !== undefined && compareKeys(r.value.key, end) >= 0)) return false;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket}: version log key ${JSON.stringify(r.value.key)} is malformed`);
       if (current?.key !== parsed.key) current = { key: parsed.key, filter: new VisibilityFilter() };
@@ -221,6 +223,7 @@ export async function hasVisibleVersions(bucket: BucketState): Promise<boolean> 
     for (;;) {
       const r = await it.next();
       if (r.done) return false;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed) throw new StoreError('Corrupt', `bucket ${bucket.name}: version log key ${JSON.stringify(r.value.key)} is malformed`);
       if (current?.key !== parsed.key) current = { key: parsed.key, filter: new VisibilityFilter() };

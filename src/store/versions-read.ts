@@ -11,7 +11,7 @@ import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { mergeSources, type SortedSource } from './index/merge.js';
 import { compareKeys } from './index/compare.js';
-import { decodeEntry, decodeEntryHeader, type LogEntry } from './version-log.js';
+import { decodeEntry, decodeEntryHeader, isLogTombstone, type LogEntry } from './version-log.js';
 import {
   LEGACY_POSITION,
   logKey,
@@ -92,6 +92,7 @@ export async function* keyEntries(sources: readonly SortedSource[], key: string,
         throw blobError(err, `version log of ${key}`);
       }
       if (r.done || compareKeys(r.value.key, end) >= 0) return;
+      if (isLogTombstone(r.value.value)) continue; // dropped by expiry
       const parsed = parseLogKey(r.value.key);
       if (!parsed || parsed.key !== key) throw new StoreError('Corrupt', `version log key ${JSON.stringify(r.value.key)} is malformed`);
       const bytes = r.value.value.slice();
@@ -250,6 +251,7 @@ export async function stateAt(sources: readonly SortedSource[], key: string, tim
         throw blobError(err, `version log of ${key}`);
       }
       if (e === null || e.key.length !== start.length + VERSION_ID_LENGTH || !e.key.startsWith(start)) return undefined;
+      if (isLogTombstone(e.value)) continue; // dropped by expiry
       const head = decodeEntryHeader(e.value, what);
       if (!filter.decides(head)) continue;
       const position = logKeyPosition(e.key);

@@ -1,0 +1,284 @@
+/**
+ * @module Pack cleaning: small bodies live inside commit blobs (and inside packs written by an
+ * earlier cleaning), so one live 100-byte object can keep a 16 MiB commit blob alive. A pack
+ * whose live fraction falls below a threshold has its live entries copied into a new pack
+ * `packs/<hour><random>`, and every index entry that names them is re-pointed; the old pack
+ * then becomes unreachable and is swept after the grace (gc-sweep.ts).
+ *
+ *   1. choose   from the mark (gc-mark.ts): packs outside the chain (the chain's commit blobs
+ *               are needed to open anyway) whose live entry bytes / blob size < cleanBelow,
+ *               sparsest first, at most MAX_MOVE_BYTES per pass;
+ *   2. find     every referrer, in every bucket and fork: object namespace entries and version
+ *               log entries (removed ones included) whose location is one of those entries;
+ *   3. copy     each live entry read with one ranged read and its CRC32C checked (a corrupt
+ *               entry is never copied: it stays where it is and the pass counts an error), many
+ *               entries per new pack, written create-only and durable before anything names it;
+ *   4. commit   re-pointing as ordinary guarded commits (at most COMMIT_REFS referrers each):
+ *               inside the commit loop, each referrer's CURRENT value (what this batch and the
+ *               one in flight staged included) is read and changed only if it still names the
+ *               old location — so a concurrent overwrite, delete, removal or expiry wins and the
+ *               copy is merely garbage for a later pass. The namespace change is a `put`, the
+ *               log change a `rewriteVersion` (same flags, times and record; only the location
+ *               differs), so replay and every reader handle them as they already do: no new
+ *               commit op is needed.
+ * Encrypted bodies (SSE-S3, SSE-C) are copied as stored: their segments are sealed under the
+ * object's data key with no reference to where they live (crypto/body-crypto.ts), so the same
+ * bytes open at the new location. The body cache is keyed by blob and offset, and blob names
+ * are never reused, so it cannot serve another body for a new location.
+ *
+ * A crash at any point loses nothing: before the commit every entry still names the old pack
+ * (alive, as the mark saw it); after it, the new one. The unused copy of a failed pass is an
+ * unreachable blob like any other.
+ */
+import type { Repository } from './repository.js';
+import type { MarkResult } from './gc-mark.js';
+import { getBytes } from '../provider/provider.js';
+import { entryRange, readEntry } from '../pack/reader.js';
+import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
+import { mergeSources, type SortedSource } from './index/merge.js';
+import { decodeVersions, encodeVersions, isTombstone, type Location } from './records.js';
+import { decodeEntry, encodeEntry } from './version-log.js';
+import { parseLogKey } from './version-id.js';
+import { newId } from './layout.js';
+import { blobError } from './body-reader.js';
+
+/** Bytes of live bodies moved per pass at most: bounds the pass's time and its referrer list. */
+export const MAX_MOVE_BYTES = 256 * 1024 * 1024;
+/** Body bytes per new pack: as a commit blob's (BATCH_MAX_BYTES), held in memory while built. */
+export const CLEAN_PACK_BYTES = 16 * 1024 * 1024;
+/** Entries per new pack at most, as a commit blob's (BATCH_MAX_OPS). */
+const CLEAN_PACK_ENTRIES = 1024;
+/** Referrers re-pointed per commit: keeps each commit record near a normal batch's size. */
+export const COMMIT_REFS = 1000;
+
+export type CleanProgress = (p: { phase: 'clean'; packs: number; packsDone: number; movedBytes: number }) => void;
+
+export interface CleanReport {
+  /** Packs all of whose live entries found were moved (they are unreachable now). */
+  cleanedPacks: number;
+  /** Body bytes copied into new packs. */
+  movedBytes: number;
+  /** Referrers re-pointed (namespace and version log entries). */
+  repointed: number;
+  /** Entries left in place because reading or committing them failed. */
+  errors: number;
+}
+
+/** A packed body's location. */
+type PackLoc = Extract<Location, { kind: 'pack' }>;
+/** Who names a body: a namespace key or a version log key of a bucket. */
+interface Ref {
+  bucket: string;
+  log: boolean;
+  key: string;
+}
+
+const locId = (blob: string, offset: number) => `${blob}@${offset}`;
+
+/** A fresh name for a cleaned pack: like a chunk's, 31 bytes, the first 15 change hourly. */
+export function cleanedPackKey(): string {
+  const hour = Math.floor(Date.now() / 3_600_000).toString(16).padStart(9, '0');
+  return `packs/${hour}${newId(8).slice(0, 16)}`;
+}
+
+/** Packs worth cleaning, sparsest first, within MAX_MOVE_BYTES. */
+async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): Promise<Set<string>> {
+  const sizes = new Map<string, number>();
+  for (const prefix of ['commits/', 'packs/']) {
+    let startAfter: string | undefined;
+    for (;;) {
+      const page = await repo.provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
+      for (const i of page.items) if (mark.packs.has(i.key) && !mark.chain.has(i.key)) sizes.set(i.key, i.size);
+      if (!page.next) break;
+      startAfter = page.next;
+    }
+  }
+  const sparse: { blob: string; live: number; fraction: number }[] = [];
+  for (const [blob, size] of sizes) {
+    let live = 0;
+    for (const length of mark.packs.get(blob)!.values()) live += ENTRY_HEADER_SIZE + length;
+    if (size > 0 && live / size < cleanBelow) sparse.push({ blob, live, fraction: live / size });
+  }
+  sparse.sort((a, b) => a.fraction - b.fraction);
+  const out = new Set<string>();
+  let bytes = 0;
+  for (const p of sparse) {
+    if (bytes + p.live > MAX_MOVE_BYTES && out.size > 0) break;
+    out.add(p.blob);
+    bytes += p.live;
+  }
+  return out;
+}
+
+/** Every referrer of an entry of the packs in `chosen`, from `repo`'s committed state. */
+async function findReferrers(repo: Repository, chosen: ReadonlySet<string>): Promise<Map<string, { loc: PackLoc; refs: Ref[] }>> {
+  const found = new Map<string, { loc: PackLoc; refs: Ref[] }>();
+  const note = (loc: Location, ref: Ref) => {
+    if (loc.kind !== 'pack' || !chosen.has(loc.blob)) return;
+    const id = locId(loc.blob, loc.offset);
+    let f = found.get(id);
+    if (!f) found.set(id, (f = { loc, refs: [] }));
+    if (!f.refs.some((r) => r.bucket === ref.bucket && r.log === ref.log && r.key === ref.key)) f.refs.push(ref);
+  };
+  for (const b of [...repo.state.buckets.values()]) {
+    await walk(b.sources(), `bucket ${b.name} index`, (key, value) => {
+      if (isTombstone(value)) return;
+      for (const v of decodeVersions(value)) note(v.location, { bucket: b.name, log: false, key });
+    });
+    await walk(b.versions.sources(), `bucket ${b.name} version log`, (key, value) => {
+      if (value.length === 0 || isTombstone(value)) return;
+      const e = decodeEntry(value);
+      if (e.record) note(e.record.location, { bucket: b.name, log: true, key });
+    });
+  }
+  return found;
+}
+
+async function walk(sources: SortedSource[], what: string, visit: (key: string, value: Uint8Array) => void): Promise<void> {
+  const it = mergeSources(sources);
+  try {
+    for (;;) {
+      let r;
+      try {
+        r = await it.next();
+      } catch (err) {
+        throw blobError(err, what);
+      }
+      if (r.done) return;
+      visit(r.value.key, r.value.value);
+    }
+  } finally {
+    await it.return();
+  }
+}
+
+/** `loc` with the entry `from` replaced by `to`, or undefined when `loc` is not `from`. */
+function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {
+  return loc.kind === 'pack' && loc.blob === from.blob && loc.offset === from.offset ? to : undefined;
+}
+
+/**
+ * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers; each is changed
+ * only if its current value still names `from` (see the module note). Returns how many changed.
+ * Throws what the commit throws.
+ */
+async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<number> {
+  const flat = moves.flatMap((m) => m.refs.map((ref) => ({ ref, from: m.from, to: m.to })));
+  let changed = 0;
+  for (let i = 0; i < flat.length; i += COMMIT_REFS) {
+    const slice = flat.slice(i, i + COMMIT_REFS);
+    changed += await repo.run(async (tx) => {
+      let n = 0;
+      for (const { ref, from, to } of slice) {
+        if (!tx.bucket(ref.bucket)) continue;
+        if (!ref.log) {
+          const value = await tx.get(ref.bucket, ref.key);
+          if (!value || isTombstone(value)) continue;
+          const versions = decodeVersions(value);
+          let hit = false;
+          const next = versions.map((v) => {
+            const loc = moved(v.location, from, to);
+            if (!loc) return v;
+            hit = true;
+            return { ...v, location: loc };
+          });
+          if (hit) {
+            tx.put(ref.bucket, ref.key, encodeVersions(next));
+            n++;
+          }
+          continue;
+        }
+        const parsed = parseLogKey(ref.key);
+        if (!parsed) continue;
+        const it = mergeSources(tx.logSources(ref.bucket, parsed.key), { key: ref.key, inclusive: true });
+        let value: Uint8Array | undefined;
+        try {
+          const r = await it.next();
+          if (!r.done && r.value.key === ref.key) value = r.value.value.slice();
+        } finally {
+          await it.return();
+        }
+        if (!value || value.length === 0 || isTombstone(value)) continue;
+        const e = decodeEntry(value);
+        const loc = e.record && moved(e.record.location, from, to);
+        if (!loc || !e.record) continue;
+        tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }));
+        n++;
+      }
+      return n;
+    });
+  }
+  return changed;
+}
+
+/**
+ * Cleans the sparse packs of `repo` that `mark` (a mark of its durable state) found (see the
+ * module note). Writes new pack blobs and commits; deletes nothing. Holds at most
+ * CLEAN_PACK_BYTES of the pending budget at a time (StoreError 'SlowDown' from the budget ends
+ * the pass early, counted as an error). Throws what walking the index throws; read and commit
+ * failures are counted in `errors` and leave the entries where they were.
+ */
+export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cleanBelow: number; onProgress?: CleanProgress }): Promise<CleanReport> {
+  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0 };
+  const chosen = await choose(repo, mark, opts.cleanBelow);
+  if (chosen.size === 0) return report;
+  const found = [...(await findReferrers(repo, chosen)).values()];
+  const failedPacks = new Set<string>();
+  let done = 0;
+  for (let i = 0; i < found.length; ) {
+    // One new pack: entries up to CLEAN_PACK_BYTES / CLEAN_PACK_ENTRIES.
+    const group: typeof found = [];
+    let bytes = 0;
+    while (i < found.length && group.length < CLEAN_PACK_ENTRIES && (group.length === 0 || bytes + found[i]!.loc.length <= CLEAN_PACK_BYTES)) {
+      bytes += found[i]!.loc.length;
+      group.push(found[i++]!);
+    }
+    let release: () => void;
+    try {
+      release = repo.budget.reserve(bytes);
+    } catch {
+      report.errors++;
+      for (const g of found.slice(i - group.length)) failedPacks.add(g.loc.blob);
+      break;
+    }
+    try {
+      const bodies: { from: PackLoc; refs: Ref[]; body: Uint8Array }[] = [];
+      for (const g of group) {
+        try {
+          const raw = await getBytes(repo.provider, g.loc.blob, entryRange(g.loc));
+          bodies.push({ from: g.loc, refs: g.refs, body: readEntry(raw, { tag: g.loc.tag, index: g.loc.index, length: g.loc.length }).slice() });
+        } catch (err) {
+          report.errors++;
+          failedPacks.add(g.loc.blob);
+          repo.log('gc.clean_read_failed', { blob: g.loc.blob, offset: g.loc.offset, error: String(blobError(err, g.loc.blob)) });
+        }
+      }
+      if (bodies.length === 0) continue;
+      const key = cleanedPackKey();
+      const pack = new PackStream(bodies.map((b) => b.body.length));
+      const chunks: Uint8Array[] = [pack.header()];
+      for (const b of bodies) chunks.push(...pack.entry(b.body));
+      chunks.push(...pack.finish());
+      await repo.provider.put(key, chunks, { ifNoneMatch: '*', contentLength: pack.size });
+      const moves = bodies.map((b, index) => {
+        const row = pack.rows[index]!;
+        const to: PackLoc = { kind: 'pack', blob: key, offset: row.offset, length: b.body.length, tag: pack.tag, index };
+        return { from: b.from, to, refs: b.refs };
+      });
+      try {
+        report.repointed += await repoint(repo, moves);
+        report.movedBytes += bodies.reduce((n, b) => n + b.body.length, 0);
+      } catch (err) {
+        report.errors++;
+        for (const b of bodies) failedPacks.add(b.from.blob);
+        repo.log('gc.clean_commit_failed', { pack: key, error: String(err) });
+      }
+    } finally {
+      release();
+      done += group.length;
+      opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round((done / found.length) * chosen.size)), movedBytes: report.movedBytes });
+    }
+  }
+  for (const blob of chosen) if (!failedPacks.has(blob)) report.cleanedPacks++;
+  return report;
+}
