@@ -46,6 +46,7 @@ describe('resolveConfig', () => {
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
       uploadSweepInterval: 10 * 60_000,
+      lifecycleInterval: 3600_000,
       maxConnections: 1024,
       headerTimeoutMs: 20_000,
       bodyTimeoutMs: 20_000,

@@ -37,7 +37,7 @@ describe('the permission table', () => {
   });
 
   /** Bucket configuration: CORS, encryption, ACL, policy, Block Public Access, Object Ownership. */
-  const CONFIG = /Cors$|Encryption$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
+  const CONFIG = /Cors$|Encryption$|Lifecycle$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
 
   it('reserves bucket configuration and deletion to owner', () => {
     for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
