@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
@@ -25,6 +26,7 @@ import {
   PutBucketLifecycleConfigurationCommand,
   PutBucketVersioningCommand,
   PutObjectCommand,
+  UploadPartCommand,
   type LifecycleRule,
   type S3Client,
 } from '@aws-sdk/client-s3';
@@ -149,6 +151,16 @@ describe('x-amz-expiration', () => {
     expect((await c.send(new GetObjectCommand({ Bucket: 'lc-header', Key: 'e/one' }))).Expiration).toBe(head.Expiration);
     const copy = await c.send(new CopyObjectCommand({ Bucket: 'lc-header', Key: 'other', CopySource: 'lc-header/e/one' }));
     expect(copy.Expiration).toMatch(/rule-id="farther"/);
+    // CompleteMultipartUpload too.
+    const up = await c.send(new CreateMultipartUploadCommand({ Bucket: 'lc-header', Key: 'e/multi' }));
+    const part = await c.send(new UploadPartCommand({ Bucket: 'lc-header', Key: 'e/multi', UploadId: up.UploadId, PartNumber: 1, Body: 'part' }));
+    const done = await c.send(
+      new CompleteMultipartUploadCommand({ Bucket: 'lc-header', Key: 'e/multi', UploadId: up.UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: part.ETag }] } })
+    );
+    expect(done.Expiration).toMatch(/rule-id="far"$/);
+    // An ID that is not printable ASCII is percent-encoded in the header.
+    await putRules('lc-header', [{ ID: 'règle "1"', Filter: {}, Status: 'Enabled', Expiration: { Days: 5 } }]);
+    expect((await c.send(new HeadObjectCommand({ Bucket: 'lc-header', Key: 'e/one' }))).Expiration).toMatch(/rule-id="r%C3%A8gle %221%22"$/);
     await c.send(new DeleteBucketLifecycleCommand({ Bucket: 'lc-header' }));
     expect((await c.send(new HeadObjectCommand({ Bucket: 'lc-header', Key: 'e/one' }))).Expiration).toBeUndefined();
   });
@@ -209,8 +221,12 @@ describe('the worker', () => {
 
   it('aborts incomplete multipart uploads under the rule', async () => {
     await c.send(new CreateBucketCommand({ Bucket: 'lc-uploads' }));
-    await c.send(new CreateMultipartUploadCommand({ Bucket: 'lc-uploads', Key: 'tmp/x' }));
-    await c.send(new CreateMultipartUploadCommand({ Bucket: 'lc-uploads', Key: 'keep/x' }));
+    // Long enough for CreateMultipartUpload to show when the upload would be aborted.
+    await putRules('lc-uploads', [{ ID: 'mp-later', Filter: { Prefix: 'tmp/' }, Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 100_000 } }]);
+    const created = await c.send(new CreateMultipartUploadCommand({ Bucket: 'lc-uploads', Key: 'tmp/x' }));
+    expect(created.AbortRuleId).toBe('mp-later');
+    expect(created.AbortDate!.getTime()).toBeGreaterThan(Date.now() + 99_000 * DAY_MS);
+    expect((await c.send(new CreateMultipartUploadCommand({ Bucket: 'lc-uploads', Key: 'keep/x' }))).AbortRuleId).toBeUndefined();
     await putRules('lc-uploads', [{ ID: 'mp', Filter: { Prefix: 'tmp/' }, Status: 'Enabled', AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 } }]);
     await eventually(async () => ((await c.send(new ListMultipartUploadsCommand({ Bucket: 'lc-uploads' }))).Uploads ?? []).length === 1);
     expect((await c.send(new ListMultipartUploadsCommand({ Bucket: 'lc-uploads' }))).Uploads![0]!.Key).toBe('keep/x');

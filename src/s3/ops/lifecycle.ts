@@ -1,8 +1,9 @@
 /**
  * @module Bucket lifecycle: PutBucketLifecycleConfiguration, GetBucketLifecycleConfiguration,
  * DeleteBucketLifecycle (document: ../xml/lifecycle.ts; stored form and rule arithmetic:
- * store/lifecycle-config.ts; the rules are carried out by store/lifecycle.ts), and the
- * `x-amz-expiration` response header of object reads and writes.
+ * store/lifecycle-config.ts; the rules are carried out by store/lifecycle.ts), the
+ * `x-amz-expiration` response header of object reads and writes, and the `x-amz-abort-*`
+ * headers of CreateMultipartUpload.
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -12,7 +13,8 @@ import { readBody } from '../read-body.js';
 import { MAX_XML_BODY_BYTES } from '../xml/index.js';
 import { S3Error } from '../errors.js';
 import { parseLifecycleConfiguration, renderLifecycleConfiguration } from '../xml/lifecycle.js';
-import { currentExpiry, decodeLifecycle, encodeLifecycle, LIFECYCLE_CONFIG, lifecycleDayMs, lifecycleIn } from '../../store/lifecycle-config.js';
+import { afterDays, currentExpiry, decodeLifecycle, encodeLifecycle, LIFECYCLE_CONFIG, lifecycleDayMs, lifecycleIn } from '../../store/lifecycle-config.js';
+import { parseUploadId } from '../../store/upload-keys.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -43,6 +45,11 @@ export async function handleDeleteBucketLifecycle(r: RequestContext, e: Op<'Dele
   sendEmpty(r, 204);
 }
 
+/** A rule ID in a header value: printable ASCII; anything else (and `"`, backslash, `%`) percent-encoded. */
+function headerSafe(id: string): string {
+  return id.replace(/[^\x20-\x7e]|["\\%]/gu, (c) => encodeURIComponent(c));
+}
+
 /** `Fri, 23 Dec 2012 00:00:00 GMT`: the HTTP date S3 writes in expiry-date. */
 function httpDate(ms: number): string {
   return new Date(ms).toUTCString();
@@ -62,7 +69,26 @@ export function expirationHeader(r: RequestContext, bucket: string, key: string,
   if (!config) return {};
   const x = currentExpiry(config, key, version, lifecycleDayMs());
   if (!x) return {};
-  // A header value carries printable ASCII; anything else in an ID is percent-encoded.
-  const id = x.ruleId.replace(/[^\x20-\x7e]|["\\%]/gu, (c) => encodeURIComponent(c));
-  return { 'x-amz-expiration': `expiry-date="${httpDate(x.at)}", rule-id="${id}"` };
+  return { 'x-amz-expiration': `expiry-date="${httpDate(x.at)}", rule-id="${headerSafe(x.ruleId)}"` };
+}
+
+/**
+ * `x-amz-abort-date` and `x-amz-abort-rule-id` for a new multipart upload `uploadId` of
+ * `key` when an enabled AbortIncompleteMultipartUpload rule of the bucket will abort it (the
+ * earliest such rule); `{}` otherwise. Throws StoreError 'Corrupt' for an unreadable configuration.
+ */
+export function abortHeaders(r: RequestContext, bucket: string, key: string, uploadId: string): Record<string, string> {
+  const configs = r.store.repo.state.buckets.get(bucket)?.configs;
+  const config = configs && lifecycleIn(configs);
+  if (!config) return {};
+  const parsed = parseUploadId(uploadId);
+  const initiated = parsed && parsed !== 'legacy' ? parsed.initiated : Date.now();
+  const dayMs = lifecycleDayMs();
+  let best: { at: number; id: string } | undefined;
+  for (const rule of config.rules) {
+    if (!rule.enabled || rule.abortIncompleteUploadDays === undefined || !key.startsWith(rule.filter.prefix)) continue;
+    const at = afterDays(initiated, rule.abortIncompleteUploadDays, dayMs);
+    if (!best || at < best.at) best = { at, id: rule.id };
+  }
+  return best ? { 'x-amz-abort-date': httpDate(best.at), 'x-amz-abort-rule-id': headerSafe(best.id) } : {};
 }
