@@ -19,9 +19,11 @@
  *
  * Removals go through versions-remove.ts, which applies Object Lock: a version under legal
  * hold or retention is never removed; it is counted in `skippedLocked` and tried again next
- * run. Each action is its own commit (concurrent ones share group commits) and re-checks,
- * inside it, that the key and version are still what the scan saw and that the rule still
- * applies (the configuration may have changed); otherwise it does nothing (`skippedChanged`).
+ * run. Actions are staged 100 to a commit (a few commits at once, sharing group commits
+ * with client writes); each re-checks, inside the commit, that the key and version are still
+ * what the scan saw and that the rule still applies (the configuration may have changed);
+ * otherwise it stages nothing (`skippedChanged`). Uploads are aborted through the existing
+ * abort path (multipart.ts), one commit each.
  *
  * Removing a version here does not make it unrecoverable: the log keeps it for reads as of
  * an earlier time until retention expiry (expiry.ts) drops it, and GC frees its bytes only
@@ -41,8 +43,12 @@ import { afterDays, currentExpiry, lifecycleDayMs, lifecycleIn, lifecycleOf, LIF
 
 /** Versions read per page: bounds memory (with the entries' sizes) and the commit burst. */
 export const LIFECYCLE_PAGE = 1000;
-/** Actions committed at once: they share group commits without starving client writes. */
-const PARALLEL = 32;
+/** Actions staged in one commit: amortises the commit; bounds what one failure undoes. */
+const BATCH = 100;
+/** Batches committed at once: they share group commits without starving client writes. */
+const PARALLEL = 4;
+/** Uploads aborted at once (each is its own commit, then a chunk deletion). */
+const UPLOAD_PARALLEL = 32;
 /** Pending-budget charge per listed entry beyond its key: a decoded record's typical size. */
 const ENTRY_OVERHEAD_BYTES = 512;
 /** Versions of one key a removal re-reads at most (> S3's 100 NewerNoncurrentVersions). */
@@ -86,7 +92,8 @@ export interface LifecycleOptions {
 }
 
 type Outcome = 'done' | 'changed' | 'locked';
-type Action = () => Promise<Outcome>;
+/** One action: staged in a commit shared with other actions of its batch (see settle). */
+type Action = (tx: Tx) => Promise<Outcome>;
 
 interface Ctx {
   repo: Repository;
@@ -113,31 +120,29 @@ function isLocked(err: unknown): boolean {
 
 /** Expires the current version `v` of `key` (a DELETE without versionId), re-checked in its commit. */
 function expireCurrent(c: Ctx, key: string, v: ObjectVersion): Action {
-  return () =>
-    c.repo.run(async (tx): Promise<Outcome> => {
-      const config = txConfig(tx, c);
-      const cur = await currentRecord(tx, c.bucket, key);
-      if (!config || !cur || !sameVersion(cur, v)) return 'changed';
-      const x = currentExpiry(config, key, cur, c.dayMs);
-      if (!x || x.at > c.now) return 'changed';
-      await stageDelete(tx, c.bucket, key);
-      return 'done';
-    });
+  return async (tx: Tx): Promise<Outcome> => {
+    const config = txConfig(tx, c);
+    const cur = await currentRecord(tx, c.bucket, key);
+    if (!config || !cur || !sameVersion(cur, v)) return 'changed';
+    const x = currentExpiry(config, key, cur, c.dayMs);
+    if (!x || x.at > c.now) return 'changed';
+    await stageDelete(tx, c.bucket, key);
+    return 'done';
+  };
 }
 
 /** Removes the delete marker `v`, current and alone, re-checked in its commit. */
 function removeMarker(c: Ctx, key: string, v: ObjectVersion): Action {
-  return () =>
-    c.repo.run(async (tx): Promise<Outcome> => {
-      const config = txConfig(tx, c);
-      const cur = await currentRecord(tx, c.bucket, key);
-      if (!config || !cur || !sameVersion(cur, v) || !markerDue(c, config, key, cur)) return 'changed';
-      let n = 0;
-      for await (const _ of visibleVersions(tx.logSources(c.bucket, key), key)) if (++n > 1) break;
-      if (n !== 1) return 'changed';
-      const r = await stageRemoveVersion(tx, c.bucket, key, v.versionId);
-      return r.removed ? 'done' : 'changed';
-    });
+  return async (tx: Tx): Promise<Outcome> => {
+    const config = txConfig(tx, c);
+    const cur = await currentRecord(tx, c.bucket, key);
+    if (!config || !cur || !sameVersion(cur, v) || !markerDue(c, config, key, cur)) return 'changed';
+    let n = 0;
+    for await (const _ of visibleVersions(tx.logSources(c.bucket, key), key)) if (++n > 1) break;
+    if (n !== 1) return 'changed';
+    const r = await stageRemoveVersion(tx, c.bucket, key, v.versionId);
+    return r.removed ? 'done' : 'changed';
+  };
 }
 
 /**
@@ -175,35 +180,34 @@ function noncurrentDue(c: Ctx, config: LifecycleConfig, key: string, v: ObjectVe
  * any NewerNoncurrentVersions), so one action costs O(1) reads, not O(versions).
  */
 function removeNoncurrent(c: Ctx, key: string, v: ObjectVersion, scannedSince: number): Action {
-  return () =>
-    c.repo.run(async (tx): Promise<Outcome> => {
-      const config = txConfig(tx, c);
-      if (!config) return 'changed';
-      let index = -1;
-      let since: number | undefined;
-      let found = false;
-      for await (const e of visibleVersions(tx.logSources(c.bucket, key), key)) {
-        if (sameVersion(e.record, v)) {
-          found = true;
-          break;
-        }
-        if (index + 1 >= WALK_LIMIT) {
-          since = scannedSince;
-          found = true;
-          break;
-        }
-        index++;
-        since = e.record?.lastModified;
+  return async (tx: Tx): Promise<Outcome> => {
+    const config = txConfig(tx, c);
+    if (!config) return 'changed';
+    let index = -1;
+    let since: number | undefined;
+    let found = false;
+    for await (const e of visibleVersions(tx.logSources(c.bucket, key), key)) {
+      if (sameVersion(e.record, v)) {
+        found = true;
+        break;
       }
-      if (!found || index < 0 || since === undefined || !noncurrentDue(c, config, key, v, index, since)) return 'changed';
-      try {
-        const r = await stageRemoveVersion(tx, c.bucket, key, v.versionId);
-        return r.removed ? 'done' : 'changed';
-      } catch (err) {
-        if (isLocked(err)) return 'locked';
-        throw err;
+      if (index + 1 >= WALK_LIMIT) {
+        since = scannedSince;
+        found = true;
+        break;
       }
-    });
+      index++;
+      since = e.record?.lastModified;
+    }
+    if (!found || index < 0 || since === undefined || !noncurrentDue(c, config, key, v, index, since)) return 'changed';
+    try {
+      const r = await stageRemoveVersion(tx, c.bucket, key, v.versionId);
+      return r.removed ? 'done' : 'changed';
+    } catch (err) {
+      if (isLocked(err)) return 'locked';
+      throw err;
+    }
+  };
 }
 
 /** Per-key state carried across a bucket's pages. */
@@ -219,10 +223,26 @@ interface KeyScan {
   marker?: ObjectVersion;
 }
 
+/**
+ * Carries out `actions`: BATCH of them staged one after the other in one commit, PARALLEL
+ * such commits at a time (they share group commits with client writes). An action that
+ * finds its target changed or locked stages nothing and says so; any other error fails the
+ * run (its batch's commit with it: nothing half-done).
+ */
 async function settle(c: Ctx, actions: Array<{ kind: keyof LifecycleReport; run: Action }>): Promise<void> {
-  for (let i = 0; i < actions.length; i += PARALLEL) {
-    const outcomes = await Promise.all(actions.slice(i, i + PARALLEL).map((a) => a.run().then((o) => ({ o, kind: a.kind }))));
-    for (const { o, kind } of outcomes) {
+  const batches: Array<typeof actions> = [];
+  for (let i = 0; i < actions.length; i += BATCH) batches.push(actions.slice(i, i + BATCH));
+  for (let i = 0; i < batches.length; i += PARALLEL) {
+    const results = await Promise.all(
+      batches.slice(i, i + PARALLEL).map((batch) =>
+        c.repo.run(async (tx) => {
+          const out: Array<{ o: Outcome; kind: keyof LifecycleReport }> = [];
+          for (const a of batch) out.push({ o: await a.run(tx), kind: a.kind });
+          return out;
+        })
+      )
+    );
+    for (const { o, kind } of results.flat()) {
       if (o === 'done') (c.report[kind] as number)++;
       else if (o === 'locked') c.report.skippedLocked++;
       else c.report.skippedChanged++;
@@ -301,19 +321,20 @@ async function abortUploads(c: Ctx, config: LifecycleConfig): Promise<void> {
     });
     c.report.examined += page.uploads.length;
     const due = page.uploads.filter((u) => rules.some((r) => u.key.startsWith(r.filter.prefix) && afterDays(u.initiated, r.abortIncompleteUploadDays!, c.dayMs) <= c.now));
-    const actions = due.map((u) => ({
-      kind: 'uploadsAborted' as const,
-      run: async (): Promise<Outcome> => {
-        try {
-          await abortMultipartUpload(c.repo, c.bucket, u.key, u.uploadId);
-          return 'done';
-        } catch (err) {
-          if (err instanceof StoreError && (err.code === 'NoSuchUpload' || err.code === 'NoSuchBucket')) return 'changed';
-          throw err;
-        }
-      },
-    }));
-    await settle(c, actions);
+    // The existing abort path (its own commit, then the parts' chunks are deleted).
+    for (let i = 0; i < due.length; i += UPLOAD_PARALLEL) {
+      await Promise.all(
+        due.slice(i, i + UPLOAD_PARALLEL).map(async (u) => {
+          try {
+            await abortMultipartUpload(c.repo, c.bucket, u.key, u.uploadId);
+            c.report.uploadsAborted++;
+          } catch (err) {
+            if (!(err instanceof StoreError && (err.code === 'NoSuchUpload' || err.code === 'NoSuchBucket'))) throw err;
+            c.report.skippedChanged++; // completed or aborted meanwhile
+          }
+        })
+      );
+    }
     if (!page.isTruncated) return;
     keyMarker = page.nextKeyMarker;
     uploadIdMarker = page.nextUploadIdMarker;
