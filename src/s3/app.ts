@@ -10,6 +10,7 @@
  * and then logs one structured line and records metrics. Handlers write to Node's
  * ServerResponse directly; Hono is told the response is already sent.
  */
+import { admitRequest } from './admission.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
@@ -93,6 +94,8 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
     r.asOf = requestAsOf(r, endpoint);
     checkSseHeaders(r, endpoint);
     refuseUnhonouredHeaders(r.method, endpoint, r.headers);
+    // Budgets from what the request declares, before 100 Continue and any body byte.
+    admitRequest(r, endpoint);
     // The body is wanted only now (a POST Object form is authenticated from its body).
     continueIfExpected(r);
     await dispatch(r, endpoint);

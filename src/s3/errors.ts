@@ -130,6 +130,8 @@ export const CODE_STATUS = {
     'A conflicting conditional operation is currently in progress against this resource. Try again.',
   ],
   PreconditionFailed: [412, 'At least one of the pre-conditions you specified did not hold'],
+  // A full history budget (history-budget.ts): 403 so clients do not retry; the message says how to free room.
+  QuotaExceeded: [403, 'The history budget of this store is full.'],
   RequestHeaderSectionTooLarge: [
     400,
     'Your request header section exceeds the maximum allowed size.',

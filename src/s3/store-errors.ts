@@ -10,6 +10,9 @@ const RENAMED: Partial<Record<StoreErrorCode, S3ErrorCode>> = {
   KeyTooLong: 'KeyTooLongError',
   InvalidToken: 'InvalidArgument',
   BudgetExceeded: 'ServiceUnavailable',
+  // A full history budget: 403, so SDKs do not retry (retrying cannot free room; a 503 would
+  // be retried forever). The message names the budget, its size, its use and how to free room.
+  HistoryBudgetFull: 'QuotaExceeded',
   // The per-bucket cap on uploads in progress: S3 has no such limit, so no code of its own.
   // InvalidRequest (400) is what S3 answers a request it will not carry out in the bucket's
   // present state, and being a 400 SDKs do not retry it: retrying cannot help until uploads

@@ -45,6 +45,8 @@ export interface ServerConfig {
   credentials?: Credentials[];
   /** Pending write budget in bytes (admission control). */
   pendingBytes?: number;
+  /** History budget in bytes: accounted history metadata allowed (store/history-budget.ts). */
+  historyBudget?: number;
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
   /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
@@ -158,13 +160,25 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     help: 'request logs: info (one JSON line per request), warn, off',
   }),
   opt({
-    name: 'pending-bytes',
+    name: 'pending-budget',
     key: 'pendingBytes',
-    env: 'STRATA_PENDING_BYTES',
+    env: 'STRATA_PENDING_BUDGET',
+    aliases: ['pending-bytes', 'pendingBytes'],
     // Lower bound: a large write holds one 256 KiB segment; below 1 MiB few writes could run at once.
+    // Default 64 MiB: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass (store/repository.ts).
     type: sizeType({ min: 1024 * 1024, max: 2 ** 40 }),
+    default: 64 * 1024 * 1024,
+    help: 'admission budget for bytes held in memory by writes (and history walks); beyond it 503 SlowDown + Retry-After',
+  }),
+  opt({
+    name: 'history-budget',
+    key: 'historyBudget',
+    env: 'STRATA_HISTORY_BUDGET',
+    // Lower bound: room for a few retained points (tests use budgets this small); the upper one
+    // keeps totals exact in a double.
+    type: sizeType({ min: 1024, max: 2 ** 50 }),
     default: 256 * 1024 * 1024,
-    help: 'admission budget for write bytes held in memory; writes beyond it get 503 SlowDown',
+    help: 'accounted bytes of version-log metadata all retained history may take; writes past it get 403 QuotaExceeded',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

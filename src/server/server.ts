@@ -17,6 +17,7 @@ import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
+import { budgetMetrics } from './budget-metrics.js';
 import { DEFAULTS, type ServerConfig } from './config.js';
 import { checkDataLocation } from './data-location.js';
 import { bindListener } from './listener.js';
@@ -96,6 +97,7 @@ export async function startServer(
     store = await openStore(config.data, {
       ...options.store,
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
+      ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       log: (event, fields) => log.info(event, fields),
     });
@@ -153,6 +155,7 @@ export async function startServer(
     ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
     ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),
     ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
+    ...budgetMetrics(repo),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),
     ...family('strata_uploads_in_progress', 'gauge', 'Multipart uploads in progress.', repo.state.uploadsInProgress()),

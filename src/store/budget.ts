@@ -31,10 +31,10 @@ export class PendingBudget {
   }
 
   /**
-   * Reserves `bytes` and returns the function that releases them (idempotent). Throws
-   * StoreError 'SlowDown' without reserving anything if the budget would be exceeded.
+   * Throws StoreError 'SlowDown' (counted as a refusal) if `bytes` more would not fit now;
+   * reserves nothing (admission at request entry; `reserve` checks again).
    */
-  reserve(bytes: number): () => void {
+  check(bytes: number): void {
     if (this.#used + bytes > this.limit) {
       this.refusals++;
       throw new StoreError(
@@ -43,6 +43,14 @@ export class PendingBudget {
         { retryAfterSeconds: RETRY_AFTER_SECONDS }
       );
     }
+  }
+
+  /**
+   * Reserves `bytes` and returns the function that releases them (idempotent). Throws
+   * StoreError 'SlowDown' without reserving anything if the budget would be exceeded.
+   */
+  reserve(bytes: number): () => void {
+    this.check(bytes);
     this.#used += bytes;
     if (this.#used > this.#peak) this.#peak = this.#used;
     let released = false;
@@ -51,5 +59,43 @@ export class PendingBudget {
       released = true;
       this.#used -= bytes;
     };
+  }
+}
+
+/**
+ * Bytes a page or batch holds while it grows (a ListObjectVersions page, a restore batch),
+ * charged to `budget` piece by piece and released together. `tryAdd` refuses without throwing
+ * (the caller ends its page early); `add` throws StoreError 'SlowDown'.
+ */
+export class BudgetHold {
+  readonly #budget: PendingBudget;
+  readonly #releases: (() => void)[] = [];
+  held = 0;
+
+  constructor(budget: PendingBudget) {
+    this.#budget = budget;
+  }
+
+  /** Reserves `bytes` more; throws StoreError 'SlowDown' (nothing reserved) if they do not fit. */
+  add(bytes: number): void {
+    this.#releases.push(this.#budget.reserve(bytes));
+    this.held += bytes;
+  }
+
+  /** Reserves `bytes` more and returns true, or returns false (a refusal is counted) if they do not fit. */
+  tryAdd(bytes: number): boolean {
+    try {
+      this.add(bytes);
+      return true;
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'SlowDown') return false;
+      throw err;
+    }
+  }
+
+  /** Releases everything held (idempotent). */
+  release(): void {
+    for (const r of this.#releases.splice(0)) r();
+    this.held = 0;
   }
 }

@@ -24,7 +24,20 @@ export interface RecordRef {
   hash: string;
 }
 
-export type Mutation =
+/**
+ * What a mutation changes of the accounted history (history-budget.ts) when the mutation alone
+ * cannot tell: set at staging on rewriteVersion (new entry length - old), forkBucketAt (the
+ * fork's log bytes) and the ops appended later that drop or re-point log entries (with
+ * `historyPoints`, the change in entries). Encoded in the record's history section.
+ */
+export interface HistoryNote {
+  historyDelta?: number;
+  historyPoints?: number;
+}
+
+export type Mutation = MutationBody & HistoryNote;
+
+type MutationBody =
   | { op: 'put'; bucket: string; key: string; value: Uint8Array }
   | { op: 'createBucket'; bucket: string; id: string; created: number }
   | { op: 'deleteBucket'; bucket: string }
@@ -78,7 +91,17 @@ export interface CommitRecord {
   parent: RecordRef;
   time: number;
   mutations: Mutation[];
+  /**
+   * Accounted history bytes of the repository after this commit (history-budget.ts); absent in
+   * records written before budgets. Encoded, with each mutation's HistoryNote, in a trailing
+   * section after the mutations.
+   */
+  historyBytes?: number;
 }
+
+/** Zigzag form of a signed integer, so a varint can carry it. */
+const zigzag = (v: number) => (v >= 0 ? 2 * v : -2 * v - 1);
+const unzigzag = (z: number) => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 const MAGIC = 0x31434d53; // "SMC1"
 const OPS = [
@@ -191,6 +214,12 @@ export function encodeCommit(c: CommitRecord): Uint8Array {
         break;
     }
   }
+  if (c.historyBytes !== undefined) {
+    // History section: the total after the commit, then (index, delta, points) of each noted mutation.
+    const noted = [...c.mutations.entries()].filter(([, m]) => m.historyDelta !== undefined || m.historyPoints !== undefined);
+    w.varint(c.historyBytes).varint(noted.length);
+    for (const [i, m] of noted) w.varint(i).varint(zigzag(m.historyDelta ?? 0)).varint(zigzag(m.historyPoints ?? 0));
+  }
   return w.finish();
 }
 
@@ -297,6 +326,23 @@ export function decodeCommit(bytes: Uint8Array, what = 'commit record'): CommitR
       }
     }
   }
+  const out: CommitRecord = { seq, parent, time, mutations };
+  if (r.remaining > 0) {
+    out.historyBytes = r.varint();
+    const noted = r.varint();
+    if (noted > mutations.length) throw new StoreError('Corrupt', `${what}: ${noted} history notes for ${mutations.length} mutations`);
+    let last = -1;
+    for (let j = 0; j < noted; j++) {
+      const i = r.varint();
+      if (i <= last || i >= mutations.length) throw new StoreError('Corrupt', `${what}: history note for mutation ${i}`);
+      last = i;
+      const m = mutations[i]!;
+      const delta = unzigzag(r.varint());
+      const points = unzigzag(r.varint());
+      m.historyDelta = delta;
+      if (points !== 0) m.historyPoints = points;
+    }
+  }
   r.end();
-  return { seq, parent, time, mutations };
+  return out;
 }

@@ -34,6 +34,8 @@ export type StoreErrorCode =
   | 'InvalidToken'
   | 'SlowDown'
   | 'BudgetExceeded'
+  // The history budget is full (history-budget.ts): S3 403 QuotaExceeded, not retryable.
+  | 'HistoryBudgetFull'
   // Encryption: a customer key that does not open the object (403), and a server key that
   // is missing or is not the one the object was written with (an operator problem: 500).
   | 'AccessDenied'

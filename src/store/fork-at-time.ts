@@ -34,6 +34,7 @@ import { newId } from './layout.js';
 import { runMetaKey } from './run-meta-key.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
+import { logEntryBytes } from './history-budget.js';
 
 /** A key's later writes stepped over before the rest are skipped with a seek (as-of-list.ts). */
 const SKIP_STEPS = 4;
@@ -51,6 +52,8 @@ export interface PreparedForkAt {
   /** Keys and versions (markers included) the fork starts with. */
   keys: number;
   versions: number;
+  /** Accounted history bytes of the fork's version log (history-budget.ts). */
+  historyBytes: number;
 }
 
 /**
@@ -58,7 +61,7 @@ export interface PreparedForkAt {
  * written by then, not removed by then (a removal made later is undone in the copy), and of
  * the null writes only the newest by then; absences are not versions and are left out.
  */
-async function* visibleAt(b: BucketState, at: number, count: { versions: number }): AsyncGenerator<[string, Uint8Array]> {
+async function* visibleAt(b: BucketState, at: number, count: { versions: number; bytes: number }): AsyncGenerator<[string, Uint8Array]> {
   const it = mergeSources(b.versions.sources());
   const bound = new SeqBound(at);
   let cur: { esc: string; key: string; nullSeen: boolean; newer: number } | undefined;
@@ -100,11 +103,9 @@ async function* visibleAt(b: BucketState, at: number, count: { versions: number 
       if (head.removedAt !== undefined && head.removedAt <= at) continue;
       if (head.kind === 'absence') continue;
       count.versions++;
-      if (head.removedAt === undefined) yield [raw, e.value.slice()];
-      else {
-        const { removedAt: _r, ...entry } = decodeEntry(e.value, what);
-        yield [raw, encodeEntry(entry)];
-      }
+      const value = head.removedAt === undefined ? e.value.slice() : encodeEntry((({ removedAt: _r, ...entry }) => entry)(decodeEntry(e.value, what)));
+      count.bytes += logEntryBytes(raw, value);
+      yield [raw, value];
     }
   } finally {
     await it.return();
@@ -139,10 +140,10 @@ export async function prepareForkAt(repo: Repository, source: string, at: number
   const b = requireBucketState(repo, source);
   checkReadableTime(repo, b, at, 'fork time');
   const id = newId(8);
-  const count = { versions: 0, keys: 0 };
+  const count = { versions: 0, keys: 0, bytes: 0 };
   const log = await writeVersionsRun(repo.provider, id, visibleAt(b, at, count), repo.cache);
   const index = log ? await writeIndexRun(repo.provider, id, indexOf(log, count), repo.cache) : undefined;
-  return { id, source, at, runs: index ? [index] : [], versionRuns: log ? [log] : [], keys: count.keys, versions: count.versions };
+  return { id, source, at, runs: index ? [index] : [], versionRuns: log ? [log] : [], keys: count.keys, versions: count.versions, historyBytes: count.bytes };
 }
 
 /**

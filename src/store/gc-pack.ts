@@ -202,7 +202,8 @@ async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; re
         const e = decodeEntry(value);
         const loc = e.record && moved(e.record.location, from, to);
         if (!loc || !e.record) continue;
-        tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }));
+        // A relocation adds no retained point: never refused by the history budget.
+        tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }), value, { relocation: true });
         n++;
       }
       return n;

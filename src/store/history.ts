@@ -24,6 +24,10 @@ import { etagOf } from './records.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
 import { checkKey, MAX_KEY_BYTES } from './validate.js';
+import { BudgetHold, RETRY_AFTER_SECONDS } from './budget.js';
+
+/** Memory one listed history entry holds (object, ids, cursor), bytes, besides its key (UTF-16). */
+const HISTORY_ENTRY_BYTES = 256;
 
 /** Writes per page by default, and at most. */
 export const DEFAULT_HISTORY_LIMIT = 100;
@@ -122,8 +126,11 @@ export async function listHistory(repo: Repository, bucket: string, opts: Histor
     if (compareKeys(after, start.key) >= 0) start = { key: after, inclusive: false };
   }
   const it = mergeSources(b.versions.sources(), start);
+  const hold = new BudgetHold(repo.budget);
   let steps = 0;
   let last: string | undefined;
+  /** The cursor after the last entry put in the page. */
+  let previous: string | undefined;
   try {
     for (;;) {
       if (page.entries.length === limit || steps === budget) {
@@ -162,9 +169,18 @@ export async function listHistory(repo: Repository, bucket: string, opts: Histor
         out.etag = etagOf(e.record!);
       }
       if (e.removedAt !== undefined) out.removedAt = e.removedAt;
+      // The page is charged to the pending budget while it is built; short of room it ends
+      // before this entry (the cursor resumes here), and with no room at all it is refused.
+      if (!hold.tryAdd(HISTORY_ENTRY_BYTES + 2 * key.length)) {
+        if (page.entries.length === 0) throw new StoreError('SlowDown', 'pending budget exhausted: no room for a page of history', { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        page.next = previous!;
+        break;
+      }
       page.entries.push(out);
+      previous = last;
     }
   } finally {
+    hold.release();
     await it.return();
   }
   return page;

@@ -27,6 +27,7 @@ import { sealedLength } from './crypto/segment-cipher.js';
 import type { ChunkRef } from './records.js';
 import { checkKey } from './validate.js';
 import { StoreError } from './errors.js';
+import { assertHistoryRoom, minEntryBytes } from './history-budget.js';
 
 /**
  * Bytes an unsized carrier buffers before writing them as one chunk blob: 4 segments
@@ -92,6 +93,10 @@ export async function putObjectUnsized(
       return await putObject(repo, bucket, key, once(head), { ...opts, size: head.length });
     }
     if (headBytes === max) throw tooLarge(max);
+    // Before the first chunk: refused if even the smallest entry cannot fit the history budget
+    // (the size is unknown, so no upper bound; staging checks exactly and a refusal there
+    // abandons the chunks written).
+    assertHistoryRoom(repo.state, minEntryBytes(key));
     const digest = startDigest(opts);
     // Encrypted, each piece is a stream of its own (its length is known once it is read).
     const crypt = opts.encryption ? newBodyCrypt(opts.encryption) : undefined;

@@ -13,7 +13,8 @@ import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
 import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
-import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
+import { CHUNK_SIZE, PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
+import { assertHistoryRoom, maxEntryBytes } from './history-budget.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
 import { decodeVersions, type ChecksumName, type Location, type ObjectAccess, type ObjectVersion } from './records.js';
 import { checkKey } from './validate.js';
@@ -115,6 +116,9 @@ export async function putObject(
   // Admission first: nothing is read or written if the budget says no. An encrypted body
   // is held twice for a moment (plaintext and sealed).
   const held = packed ? opts.size + (crypt ? sealedSize(opts.size) : 0) : SEGMENT_SIZE + (crypt ? sealedLength(SEGMENT_SIZE) : 0);
+  // A carrier's blobs are written before staging: refuse on an upper bound of its log entry
+  // first, so a full history budget never leaves chunks behind (staging checks exactly).
+  if (!packed) assertHistoryRoom(repo.state, maxEntryBytes(key, opts, Math.ceil(opts.size / CHUNK_SIZE)));
   const release = repo.budget.reserve(held);
   const reader = new ExactReader(body);
   let chunks: Location | undefined;

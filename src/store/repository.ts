@@ -34,6 +34,7 @@ import { BucketState, RepoState, type RunHandle } from './state.js';
 import { flushKeyspace, sharingKeyspaces } from './keyspace.js';
 import { Batch, Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
+import { DEFAULT_HISTORY_BUDGET, recountHistory, restoreHistory, rootHistory, settleHistory } from './history-budget.js';
 import { BodyCache } from './body-cache.js';
 import { compactAll, compactNewest, compactUploads, compactVersions, flushOverlay, flushVersions, lazyRunHandle, openRunHandle, uploadsCompactionSize } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
@@ -49,8 +50,10 @@ export interface RepositoryOptions {
   singleWriter?: boolean;
   /** Initialise an empty provider (default true). */
   create?: boolean;
-  /** In-flight write bytes admitted at once (default 256 MiB). */
+  /** In-flight write bytes admitted at once (default 64 MiB; budget.ts). */
   pendingBytes?: number;
+  /** Accounted history bytes allowed (default 256 MiB; history-budget.ts). Infinity: unbounded. */
+  historyBudget?: number;
   /** Overlay bytes (all buckets) that trigger a checkpoint (default 32 MiB). */
   overlayBytes?: number;
   /** Commits after which a checkpoint is written anyway (default 4096). */
@@ -76,7 +79,10 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
-  pendingBytes: 256 * 1024 * 1024,
+  // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
+  // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
+  pendingBytes: 64 * 1024 * 1024,
+  historyBudget: DEFAULT_HISTORY_BUDGET,
   overlayBytes: 32 * 1024 * 1024,
   checkpointEvery: 4096,
   maxRuns: 8,
@@ -151,6 +157,7 @@ export class Repository {
     this.#opts = opts;
     this.config = config;
     this.budget = new PendingBudget(opts.pendingBytes);
+    this.state.history.limit = opts.historyBudget;
     this.cache = new BlockCache({ maxBytes: opts.blockCacheBytes });
     this.bodies = new BodyCache(opts.bodyCacheBytes);
     this.reaper = new CarrierReaper(provider, (event, fields) => this.log(event, fields));
@@ -188,14 +195,17 @@ export class Repository {
     // them while replaying, then forget the mapping.
     repo.state.legacyUploads = new Map();
     await repo.#restore(loaded.root);
+    restoreHistory(repo.state, loaded.root);
     // Forks as of a past time name runs their commit's apply needs open (fork-at-time.ts).
     await openForkRuns(repo, loaded.commits.flatMap((c) => c.mutations), repo.state.preparedRuns);
     for (const c of loaded.commits) for (const m of c.mutations) repo.state.apply(m);
     repo.state.legacyUploads = undefined;
+    await settleHistory(repo, loaded);
     repo.state.onBucketDropped = (b) => repo.reaper.background(`uploads of deleted bucket ${b.name}`, liveUploadChunkBlobs(b.uploads));
     if (!loaded.root.versionLog) {
       // Written before the version log: its current objects become their keys' null versions.
       const buckets = await migrateToVersionLog(repo);
+      await recountHistory(repo.state, true); // the migration wrote log runs outside apply
       repo.log('versions.migrated', { buckets, root: loaded.root.seq });
       await repo.checkpoint().catch((err) => repo.log('checkpoint.failed', { error: String(err) }));
     } else if (loaded.root.uploads.length > 0) {
@@ -374,7 +384,7 @@ export class Repository {
     }
     if (prev) this.stats.pipelined++;
     const parent = prev?.ref ?? this.#head ?? this.#root;
-    const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations });
+    const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations, historyBytes: batch.historyAfter });
     // The reference is known before the write (layout and hash are deterministic), so a
     // successor can name this commit as its parent while it is still being written.
     const ref = recordRef(batch.blob, record, batch.bodies);
@@ -562,6 +572,7 @@ export class Repository {
       })),
       uploads: [],
       keys: [...this.state.keys.values()].map((k) => [k.id, encodeKeyRecord(k)]),
+      history: rootHistory(this.state, [...this.state.buckets.keys()]),
     };
     if (this.#head) record.head = this.#head;
     const ref = await writeRecordBlob(this.provider, rootKey(this.#seq), encodeRoot(record));

@@ -32,6 +32,15 @@ import { checkReadableTime } from './history-window.js';
 import { requireBucketState, s3VersionId } from './versions-read.js';
 import { currentRecord, stageDelete, stageVersion } from './versions-write.js';
 import { StoreError } from './errors.js';
+import { BudgetHold } from './budget.js';
+
+/**
+ * Memory a planned key holds until its batch commits, relative to its encoded record: the
+ * decoded record, and the copy the commit record and the version log entry make of it.
+ */
+const PLAN_RECORD_FACTOR = 4;
+/** Fixed cost of one planned key (the plan object, its key string), bytes. */
+const PLAN_OVERHEAD = 128;
 import { MAX_KEY_BYTES } from './validate.js';
 import { decodeLockConfig, OBJECT_LOCK_CONFIG, resolveLock } from './object-lock-config.js';
 
@@ -146,10 +155,26 @@ export async function restoreBucket(repo: Repository, bucket: string, opts: Rest
   };
   const progress = () => opts.onProgress?.({ scanned: result.scanned, restored: result.restored, deleted: result.deleted, unchanged: result.unchanged, commits: result.commits, ...(result.last !== undefined ? { last: result.last } : {}) });
   let pending: Plan[] = [];
+  // The batch in the making is charged to the pending budget; short of room, it is committed
+  // early (which releases it) and the plan is charged again (SlowDown if it still does not fit).
+  const hold = new BudgetHold(repo.budget);
+  const charge = async (p: Plan) => {
+    const bytes = PLAN_OVERHEAD + Buffer.byteLength(p.key) + (p.want ? encodeVersion(p.want).length * PLAN_RECORD_FACTOR : 0);
+    if (hold.tryAdd(bytes)) return;
+    await flush();
+    hold.add(bytes);
+  };
   const flush = async () => {
     if (pending.length === 0) return;
     const plans = pending;
     pending = [];
+    try {
+      await commitPlans(plans);
+    } finally {
+      hold.release();
+    }
+  };
+  const commitPlans = async (plans: Plan[]) => {
     if (opts.dryRun) {
       for (const p of plans) {
         note({ key: p.key, action: p.want ? 'restore' : 'delete', ...(p.from !== undefined ? { from: p.from } : {}) });
@@ -170,19 +195,26 @@ export async function restoreBucket(repo: Repository, bucket: string, opts: Rest
     progress();
   };
   const after = opts.after !== undefined && opts.after !== '' ? opts.after : undefined;
-  for await (const k of pastAndNow(b, opts.to, { prefix, ...(after !== undefined ? { after } : {}) })) {
-    if (opts.maxKeys !== undefined && result.scanned >= opts.maxKeys) {
-      result.next = result.last!;
-      break;
+  try {
+    for await (const k of pastAndNow(b, opts.to, { prefix, ...(after !== undefined ? { after } : {}) })) {
+      if (opts.maxKeys !== undefined && result.scanned >= opts.maxKeys) {
+        result.next = result.last!;
+        break;
+      }
+      result.scanned++;
+      result.last = k.key;
+      const plan = planOf(k);
+      if (!plan) result.unchanged++;
+      else {
+        await charge(plan);
+        pending.push(plan);
+      }
+      if (pending.length >= batchKeys) await flush();
     }
-    result.scanned++;
-    result.last = k.key;
-    const plan = planOf(k);
-    if (!plan) result.unchanged++;
-    else pending.push(plan);
-    if (pending.length >= batchKeys) await flush();
+    await flush();
+  } finally {
+    hold.release();
   }
-  await flush();
   progress();
   return result;
 }

@@ -17,6 +17,10 @@
  * order above, its encoded run metadata, newest first. Roots written before the version log
  * lack the section (`versionLog` false): opening one builds the log from the namespace
  * (version-log-migrate.ts).
+ *
+ * The history account (history-budget.ts) follows: for each bucket, in the order above, its
+ * accounted history bytes and entries. Roots written before budgets lack it (`history`
+ * absent): opening recounts by walking the logs.
  */
 import { ByteReader, ByteWriter } from './binary.js';
 import { readRef, writeRef, type RecordRef } from './commit.js';
@@ -59,6 +63,8 @@ export interface RootRecord {
   keys?: [string, Uint8Array][];
   /** Whether the root has the version log section (false: written before the log existed). */
   versionLog?: boolean;
+  /** History account per bucket, in `buckets` order: [bytes, entries] (absent: not recorded). */
+  history?: { buckets: [number, number][] };
 }
 
 const MAGIC_V1 = 0x31525453; // "STR1"
@@ -88,6 +94,11 @@ export function encodeRoot(root: RootRecord): Uint8Array {
     const runs = b.versionRuns ?? [];
     w.varint(runs.length);
     for (const run of runs) w.bytes(run);
+  }
+  if (root.history) {
+    if (root.history.buckets.length !== root.buckets.length) throw new RangeError('the history account does not match the root buckets');
+    w.varint(root.history.buckets.length);
+    for (const [bytes, points] of root.history.buckets) w.varint(bytes).varint(points);
   }
   return w.finish();
 }
@@ -131,6 +142,10 @@ export function decodeRoot(bytes: Uint8Array, what = 'root record'): RootRecord 
       if (runs.length > 0) b.versionRuns = runs;
     }
     root.versionLog = true;
+  }
+  if (r.remaining > 0) {
+    if (count('history accounts') !== root.buckets.length) throw new StoreError('Corrupt', `${what}: history accounts do not match its buckets`);
+    root.history = { buckets: root.buckets.map(() => [r.varint(), r.varint()] as [number, number]) };
   }
   r.end();
   return root;

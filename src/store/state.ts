@@ -17,6 +17,7 @@ import { decodeKeyRecord, type KeyRecord } from './keys-record.js';
 import { LOG_TOMBSTONE, namespaceValue, VersionLog } from './version-log.js';
 import { logKey, parseLogKey } from './version-id.js';
 import { runMetaKey } from './run-meta-key.js';
+import { applyHistoryChange, historyChange, HistoryAccount } from './history-budget.js';
 
 /** An open run: its encoded metadata (for roots) and its reader. */
 export interface RunHandle {
@@ -43,6 +44,9 @@ export class BucketState implements Keyspace {
   readonly uploads = new UploadSpace();
   /** Every write of every key, newest first per key (version-log.ts). */
   readonly versions = new VersionLog();
+  /** Accounted history bytes and entries of this bucket's version log (history-budget.ts). */
+  historyBytes = 0;
+  historyPoints = 0;
 
   constructor(name: string, id: string, created: number) {
     this.name = name;
@@ -78,6 +82,13 @@ export class RepoState {
    * runMetaKey: applying a mutation is synchronous, opening a run is not.
    */
   readonly preparedRuns = new Map<string, RunHandle>();
+  /** Accounted history bytes, budget and refusals (history-budget.ts), kept by apply. */
+  readonly history = new HistoryAccount();
+
+  /** Accounted history bytes, whole repository (history-budget.ts). */
+  get historyBytes(): number {
+    return this.history.bytes;
+  }
 
   /** Bytes held by every overlay and frozen layer, shared layers once (what a checkpoint would flush). */
   overlayBytes(): number {
@@ -102,8 +113,17 @@ export class RepoState {
     return n;
   }
 
-  /** Applies one committed mutation. Throws StoreError 'Corrupt' if it cannot apply. */
+  /**
+   * Applies one committed mutation, and its change to the history account. Throws StoreError
+   * 'Corrupt' if it cannot apply.
+   */
   apply(m: Mutation): void {
+    const change = historyChange(this, m);
+    this.#apply(m);
+    applyHistoryChange(this, change);
+  }
+
+  #apply(m: Mutation): void {
     switch (m.op) {
       case 'put': {
         const b = this.#bucket(m.bucket);

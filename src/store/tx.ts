@@ -19,9 +19,12 @@ import { uploadCountDelta, uploadWrites, type UploadMutation } from './upload-sp
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import { logKey, parseLogKey, type Position } from './version-id.js';
-import { LOG_TOMBSTONE, namespaceValue } from './version-log.js';
+import { ENTRY_ABSENCE, LOG_TOMBSTONE, namespaceValue } from './version-log.js';
+import { dropLogEntryBytes, logEntryBytes } from './history-budget.js';
 
 const stageKey = (bucket: string, key: string) => `${bucket}\u0000${key}`;
+/** Version-log entry flag byte (version-log.ts): the entry was removed. */
+const FLAG_REMOVED = 2;
 
 export class Batch {
   readonly seq: number;
@@ -48,6 +51,15 @@ export class Batch {
   readonly configs = new Map<string, Uint8Array | null>();
   /** Access keys created or replaced (record) or deleted (null) by this batch. */
   readonly keys = new Map<string, KeyRecord | null>();
+  /**
+   * History bytes (history-budget.ts): the committed total this batch is staged on (set by its
+   * first transaction: the batch in flight's total after, else the committed total), the change
+   * its mutations make, and per bucket name the change relative to what the bucket held before
+   * this batch, or (for a bucket created, forked or deleted here) its bytes since then.
+   */
+  historyBase: number | undefined;
+  historyDelta = 0;
+  readonly bucketHistory = new Map<string, number>();
   /** Version log entries staged, by stageKey(bucket id, object key), then log key. */
   readonly logStaged = new Map<string, Map<string, Uint8Array>>();
   /**
@@ -70,6 +82,11 @@ export class Batch {
     this.packId = crypto.getRandomValues(new Uint8Array(12));
     this.tag = tagOf(this.packId);
   }
+
+  /** The repository's accounted history bytes once this batch is applied (its commit record's). */
+  get historyAfter(): number {
+    return (this.historyBase ?? 0) + this.historyDelta;
+  }
 }
 
 /** What a transaction can see of a bucket. */
@@ -91,6 +108,48 @@ export class Tx {
     this.#repo = repo;
     this.#batch = batch;
     this.#mark = { bodies: batch.bodies.length, mutations: batch.mutations.length, offset: batch.nextOffset, bodyBytes: batch.bodyBytes };
+    batch.historyBase ??= batch.prev ? batch.prev.historyAfter : repo.history.bytes;
+  }
+
+  /** Accounted history bytes of bucket `name` as this transaction sees it (staged changes included). */
+  historyOf(name: string): number {
+    let n = 0;
+    for (const b of [this.#batch, this.#batch.prev]) {
+      if (!b) continue;
+      n += b.bucketHistory.get(name) ?? 0;
+      if (b.buckets.has(name)) return n; // created, forked or deleted in that batch: nothing older applies
+    }
+    return n + (this.#repo.buckets.get(name)?.historyBytes ?? 0);
+  }
+
+  /** Repository history bytes once this batch applies as staged so far. */
+  get historyAfter(): number {
+    return this.#batch.historyAfter;
+  }
+
+  /**
+   * Records a change of `delta` history bytes in `bucket` made by the mutation about to be
+   * staged (history-budget.ts), after checking it fits: a growth that would take the total
+   * after this batch past the budget throws StoreError 'HistoryBudgetFull' and records nothing,
+   * unless `exempt` (changes that only make history expirable). `reset`: the bucket is created,
+   * forked or deleted by this mutation, and `delta` is its bytes from here on.
+   */
+  noteHistory(bucket: string, delta: number, opts: { exempt?: boolean; reset?: boolean } = {}): void {
+    const b = this.#batch;
+    const account = this.#repo.history;
+    const after = b.historyAfter;
+    const change = opts.reset ? delta - this.historyOf(bucket) : delta;
+    if (change > 0 && !opts.exempt && after + change > account.limit) throw account.fullError(after, change);
+    const had = b.bucketHistory.has(bucket);
+    const prevBucket = b.bucketHistory.get(bucket);
+    const prevDelta = b.historyDelta;
+    b.bucketHistory.set(bucket, opts.reset ? delta : (prevBucket ?? 0) + delta);
+    b.historyDelta += change;
+    this.#undo.push(() => {
+      b.historyDelta = prevDelta;
+      if (had) b.bucketHistory.set(bucket, prevBucket!);
+      else b.bucketHistory.delete(bucket);
+    });
   }
 
   get time(): number {
@@ -158,6 +217,8 @@ export class Tx {
   putVersion(bucket: string, key: string, entry: Uint8Array): Position {
     const pos = this.nextPosition();
     const id = this.requireBucket(bucket).id;
+    // An absence (unversioned DELETE of an existing key) only makes history expirable.
+    this.noteHistory(bucket, logEntryBytes(logKey(key, pos), entry), { exempt: entry[0] === ENTRY_ABSENCE });
     const sk = stageKey(bucket, key);
     const prev = this.#batch.staged.get(sk);
     this.#batch.staged.set(sk, namespaceValue(entry));
@@ -167,11 +228,19 @@ export class Tx {
     return pos;
   }
 
-  /** Stages replacing the version log entry of `key` at `pos` (the namespace is not touched). */
-  rewriteVersion(bucket: string, key: string, pos: Position, entry: Uint8Array): void {
+  /**
+   * Stages replacing the version log entry of `key` at `pos`, whose bytes were `replaced`, by
+   * `entry` (the namespace is not touched). A growth past the history budget throws StoreError
+   * 'HistoryBudgetFull', except a removal (the entry gains the removed flag), which only makes
+   * history expirable, and a `relocation` (GC re-pointing a body), which adds no retained point.
+   */
+  rewriteVersion(bucket: string, key: string, pos: Position, entry: Uint8Array, replaced: Uint8Array, opts: { relocation?: boolean } = {}): void {
     const id = this.requireBucket(bucket).id;
+    const historyDelta = entry.length - replaced.length;
+    const removal = (entry[1]! & FLAG_REMOVED) !== 0 && (replaced[1]! & FLAG_REMOVED) === 0;
+    this.noteHistory(bucket, historyDelta, { exempt: removal || opts.relocation === true });
     this.#stageLog(id, key, logKey(key, pos), entry);
-    this.#batch.mutations.push({ op: 'rewriteVersion', bucket, key, seq: pos.seq, index: pos.index, entry });
+    this.#batch.mutations.push({ op: 'rewriteVersion', bucket, key, seq: pos.seq, index: pos.index, entry, historyDelta });
   }
 
   /**
@@ -182,6 +251,8 @@ export class Tx {
    */
   expireVersions(bucket: string, keys: string[], sizes: number[]): void {
     const id = this.requireBucket(bucket).id;
+    // Drops free room: recorded in the batch's history total, never refused (history-budget.ts).
+    dropLogEntryBytes(this, bucket, keys.map((k, i) => [k, sizes[i]!] as const));
     for (const k of keys) {
       const parsed = parseLogKey(k);
       if (!parsed) throw new RangeError(`not a version log key: ${JSON.stringify(k)}`);
@@ -243,6 +314,7 @@ export class Tx {
   }
 
   createBucket(name: string, id: string, created: number): void {
+    this.noteHistory(name, 0, { reset: true });
     const prev = this.#batch.buckets.get(name);
     this.#batch.buckets.set(name, { id, created });
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
@@ -261,6 +333,8 @@ export class Tx {
     if (!b.alone || b.prev || this.#mark.mutations > 0 || b.buckets.size > 0) {
       throw new Error('a fork must run alone in its batch (Repository.run with alone)');
     }
+    // A fork counts its own log: it adds the source's bytes (history-budget.ts).
+    this.noteHistory(name, this.historyOf(source), { reset: true });
     b.buckets.set(name, { id, created });
     this.#undo.push(() => b.buckets.delete(name));
     b.mutations.push({ op: 'forkBucket', bucket: name, source, id, created });
@@ -271,7 +345,8 @@ export class Tx {
    * (fork-at-time.ts prepareForkAt): registered in the state's preparedRuns for the commit's
    * apply (and unregistered if this transaction is discarded).
    */
-  forkBucketAt(name: string, source: string, p: { id: string; at: number; runs: RunHandle[]; versionRuns: RunHandle[] }, created: number): void {
+  forkBucketAt(name: string, source: string, p: { id: string; at: number; runs: RunHandle[]; versionRuns: RunHandle[]; historyBytes: number }, created: number): void {
+    this.noteHistory(name, p.historyBytes, { reset: true });
     const prev = this.#batch.buckets.get(name);
     this.#batch.buckets.set(name, { id: p.id, created });
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));
@@ -280,11 +355,12 @@ export class Tx {
       this.#repo.preparedRuns.set(k, h);
       this.#undo.push(() => this.#repo.preparedRuns.delete(k));
     }
-    this.#batch.mutations.push({ op: 'forkBucketAt', bucket: name, source, id: p.id, created, at: p.at, runs: p.runs.map((h) => h.meta), versionRuns: p.versionRuns.map((h) => h.meta) });
+    this.#batch.mutations.push({ op: 'forkBucketAt', bucket: name, source, id: p.id, created, at: p.at, runs: p.runs.map((h) => h.meta), versionRuns: p.versionRuns.map((h) => h.meta), historyDelta: p.historyBytes });
     this.#dropStagedConfigs(name);
   }
 
   deleteBucket(name: string): void {
+    this.noteHistory(name, 0, { reset: true });
     const prev = this.#batch.buckets.get(name);
     this.#batch.buckets.set(name, null);
     this.#undo.push(() => (prev === undefined ? this.#batch.buckets.delete(name) : this.#batch.buckets.set(name, prev)));

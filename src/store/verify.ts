@@ -28,6 +28,7 @@ import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
 import { FORMAT } from './anchor.js';
 import { checkLogEntry } from './version-log-verify.js';
+import { verifyHistory } from './history-verify.js';
 import { markRepository } from './gc-mark.js';
 
 /** Blob keys a version's body lives in. */
@@ -218,6 +219,9 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
       problem('uploads', err);
     }
   }
+
+  // 3c. The history account the root and the chain record matches the logs (history-verify.ts).
+  if (root) for (const p of await verifyHistory(provider, root, chain)) problem(p.blob, p.error);
 
   // 4. Every body blob the index refers to exists. Referred to means as reads see the index:
   // each key's newest entry (gc-mark.ts walks it merged). An entry shadowed by a newer one in

@@ -21,6 +21,15 @@ import { VERSIONING_CONFIG } from './versioning.js';
 import type { ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
+import { BudgetHold, RETRY_AFTER_SECONDS } from './budget.js';
+
+/**
+ * What a listed version costs in memory while its page is built, relative to its encoded log
+ * entry: the decoded record (strings, maps, digests as objects) is about three times its bytes.
+ */
+const DECODED_RECORD_FACTOR = 3;
+/** Fixed cost of one listed version (the page entry object and its key string), bytes. */
+const PAGE_ENTRY_OVERHEAD = 128;
 
 /** S3 returns at most this many versions + common prefixes per page. */
 export const MAX_VERSION_KEYS = 1000;
@@ -105,6 +114,7 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
   }
 
   const it = mergeSources(sources, from);
+  const hold = new BudgetHold(repo.budget);
   let count = 0;
   let current: { key: string; filter: VisibilityFilter; nullUnknownBefore?: Position } | undefined = resume;
   let last: { key: string; versionId?: string } | undefined;
@@ -167,11 +177,19 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
         result.isTruncated = true;
         break;
       }
+      // The page holds its decoded records until it is rendered: charged to the pending budget.
+      // Short of room, the page ends here (S3 lets a page be shorter than max-keys).
+      if (!hold.tryAdd(r.value.value.length * DECODED_RECORD_FACTOR + PAGE_ENTRY_OVERHEAD)) {
+        if (count === 0) throw new StoreError('SlowDown', 'pending budget exhausted: no room for a page of versions', { retryAfterSeconds: RETRY_AFTER_SECONDS });
+        result.isTruncated = true;
+        break;
+      }
       result.versions.push({ key, versionId: v.versionId, isLatest: v.isLatest, version: v.record });
       count++;
       last = { key, versionId: v.versionId };
     }
   } finally {
+    hold.release();
     await it.return();
   }
   if (result.isTruncated && last) {

@@ -61,7 +61,7 @@ export async function stageRemoveVersion(tx: Tx, bucket: string, key: string, ve
   const record = found.entry.record;
   opts.check?.(record);
   checkRemovable(record, { ...opts, now: tx.time });
-  tx.rewriteVersion(bucket, key, found.position, encodeEntry({ ...found.entry, removedAt: tx.time }));
+  tx.rewriteVersion(bucket, key, found.position, encodeEntry({ ...found.entry, removedAt: tx.time }), found.bytes);
   const cur = await currentRecord(tx, bucket, key);
   const pos = cur && positionOf(cur);
   if (pos && pos.seq === found.position.seq && pos.index === found.position.index) {

@@ -62,7 +62,7 @@ export async function stageUpdateVersion(
     if (old.lock) next.lock = old.lock;
     else delete next.lock;
   }
-  tx.rewriteVersion(bucket, key, found.position, encodeEntry({ ...found.entry, record: next }));
+  tx.rewriteVersion(bucket, key, found.position, encodeEntry({ ...found.entry, record: next }), found.bytes);
   const pos = cur && positionOf(cur);
   if (pos && pos.seq === found.position.seq && pos.index === found.position.index) tx.put(bucket, key, encodeVersions([next]));
   return next;

@@ -5,7 +5,11 @@
  * in that server: a Store on the s3 provider survives a reopen and verifies clean.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
+import {
+  createS3Provider,
+  DEFAULT_PART_BYTES,
+  type S3Provider,
+} from '../../src/provider/s3/index.js';
 import { runProviderContract } from './contract.js';
 import { ACCESS_KEY, SECRET_KEY, startTestServer, type TestServer } from '../integration/harness.js';
 import { Store } from '../../src/store/store.js';
@@ -51,6 +55,7 @@ async function strataProvider(prefix: string): Promise<S3Provider> {
 // whole key: provider keys can have 1018 bytes.
 runProviderContract({
   name: 's3 (Strata)',
+  unsizedBufferBytes: DEFAULT_PART_BYTES,
   create: () => strataProvider(`ns${String(++namespace).padStart(3, '0')}/`),
   etagPerWrite: false,
   maxKeyBytes: 1018,

@@ -129,11 +129,41 @@ describe('retries', () => {
     await expectCode(p.put('c', Buffer.from('x'), { ifNoneMatch: '*' }), 'Unavailable');
     expect(proxy.requests).toHaveLength(1);
 
+    // RGW answers the loser of an If-Match race with 500: an unknown outcome, not a refusal.
+    proxy.requests.length = 0;
+    proxy.faults.push('internal');
+    const err = await p.put('c', Buffer.from('x'), { ifMatch: 'e'.repeat(32) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'Unavailable' });
+    expect((err as Error).message).toContain('outcome unknown');
+    expect(proxy.requests).toHaveLength(1);
+
     proxy.requests.length = 0;
     proxy.faults.push('slowdown', 'throttle');
     await p.put('c', Buffer.from('y'), { ifNoneMatch: '*' }); // s3rver ignores the condition itself
     expect(proxy.requests).toHaveLength(3);
     expect(proxy.requests[2].headers['if-none-match']).toBe('*');
+  });
+});
+
+describe('If-Match on the wire', () => {
+  it('is quoted by default, bare when the form says so, and checked by HEAD when not 32 hex', async () => {
+    const etag = 'a'.repeat(32);
+    const quoted = await viaProxy([], { conditionalWrites: true });
+    await quoted.put('m', Buffer.from('x'), { ifMatch: etag }).catch(() => {});
+    expect(proxy.requests.at(-1)?.headers['if-match']).toBe(`"${etag}"`);
+
+    const bare = await viaProxy([], {
+      conditionalWrites: true,
+      ifMatchForm: { quoted: false, prefixCompare: true },
+    });
+    expect(bare.ifMatchForm).toEqual({ quoted: false, prefixCompare: true });
+    proxy.requests.length = 0;
+    await bare.put('m', Buffer.from('x'), { ifMatch: etag }).catch(() => {});
+    expect(proxy.requests.at(-1)?.headers['if-match']).toBe(etag);
+    // An etag a prefix comparison could confuse is compared by HEAD first: absent here.
+    proxy.requests.length = 0;
+    await expectCode(bare.put('absent', Buffer.from('x'), { ifMatch: 'abc' }), 'PreconditionFailed');
+    expect(proxy.requests.map((r) => r.method)).toEqual(['HEAD']);
   });
 });
 

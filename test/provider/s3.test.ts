@@ -4,7 +4,11 @@
  * misbehaving HTTP servers started here.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
+import {
+  createS3Provider,
+  DEFAULT_PART_BYTES,
+  type S3Provider,
+} from '../../src/provider/s3/index.js';
 import { runProviderContract } from './contract.js';
 import { S3RVER_BUCKET, S3RVER_CREDENTIALS, startS3rver, type RunningS3rver } from './s3rver.js';
 
@@ -35,6 +39,7 @@ async function s3rverProvider(prefix: string): Promise<S3Provider> {
 
 runProviderContract({
   name: 's3 (s3rver)',
+  unsizedBufferBytes: DEFAULT_PART_BYTES,
   create: () => s3rverProvider(`ns${++namespace}/`),
   quirks: {
     pathMappedKeys:

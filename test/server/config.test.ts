@@ -1,7 +1,7 @@
 /**
  * `strata serve` configuration: the option table resolved from flags, environment and config
  * file. Regression for issue 8 §7: unknown flags and stray arguments were ignored
- * (`--prot 9001` served on 9000, `serve ../dir` used ./data), `--pending-bytes 0|64MiB|abc`
+ * (`--prot 9001` served on 9000, `serve ../dir` used ./data), `--pending-budget 0|64MiB|abc`
  * fell back to the default and a negative value refused every write, and config-file keys
  * spelled like the flags (or mistyped) were silently ignored.
  */
@@ -41,7 +41,8 @@ describe('resolveConfig', () => {
       port: 9000,
       data: './data',
       log: 'info',
-      pendingBytes: 256 * 1024 * 1024,
+      pendingBytes: 64 * 1024 * 1024,
+      historyBudget: 256 * 1024 * 1024,
       shutdownTimeout: 25_000,
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
@@ -97,7 +98,7 @@ describe('resolveConfig', () => {
 
   it('refuses unknown flags with a hint, repeated flags, and missing values', () => {
     refuses(['--prot', '9001'], {}, /unknown option --prot \(did you mean --port\?\)/);
-    refuses(['--pending', '1MiB'], {}, /did you mean --pending-bytes/);
+    refuses(['--pending', '1MiB'], {}, /did you mean --pending-budget/);
     refuses(['-p', '9001'], {}, /unknown option -p/);
     refuses(['--port', '1', '--port', '2'], {}, /--port is given twice/);
     refuses(['--port'], {}, /--port needs a value/);
@@ -114,22 +115,27 @@ describe('resolveConfig', () => {
     refuses(['--', '--port'], {}, /unexpected argument '--port'/);
   });
 
-  it('parses --pending-bytes with units and refuses 0, negatives and garbage', () => {
-    expect(resolveConfig(['--pending-bytes', '64MiB'], {}).pendingBytes).toBe(64 * 2 ** 20);
-    expect(resolveConfig(['--pending-bytes', '1048576'], {}).pendingBytes).toBe(2 ** 20);
-    expect(resolveConfig([], { STRATA_PENDING_BYTES: '2GiB' }).pendingBytes).toBe(2 ** 31);
+  it('parses --pending-budget with units and refuses 0, negatives and garbage', () => {
+    expect(resolveConfig(['--pending-budget', '64MiB'], {}).pendingBytes).toBe(64 * 2 ** 20);
+    expect(resolveConfig(['--pending-budget', '1048576'], {}).pendingBytes).toBe(2 ** 20);
+    expect(resolveConfig([], { STRATA_PENDING_BUDGET: '2GiB' }).pendingBytes).toBe(2 ** 31);
     expect(
       resolveConfig([], { STRATA_CONFIG: file({ 'pending-bytes': '512MiB' }) }).pendingBytes
     ).toBe(2 ** 29);
     expect(resolveConfig([], { STRATA_CONFIG: file({ pendingBytes: 4194304 }) }).pendingBytes).toBe(
       4 * 2 ** 20
     );
-    refuses(['--pending-bytes', '0'], {}, /--pending-bytes: 0 is out of range/);
-    refuses(['--pending-bytes', 'abc'], {}, /--pending-bytes: 'abc' is not a size/);
-    refuses(['--pending-bytes=-5'], {}, /out of range/);
-    refuses(['--pending-bytes', '-5'], {}, /out of range/);
-    refuses(['--pending-bytes', '1KiB'], {}, /out of range \(between 1MiB and 1TiB\)/);
-    refuses([], { STRATA_PENDING_BYTES: '64XB' }, /STRATA_PENDING_BYTES: '64XB' is not a size/);
+    refuses(['--pending-budget', '0'], {}, /--pending-budget: 0 is out of range/);
+    refuses(['--pending-budget', 'abc'], {}, /--pending-budget: 'abc' is not a size/);
+    refuses(['--pending-budget=-5'], {}, /out of range/);
+    refuses(['--pending-budget', '-5'], {}, /out of range/);
+    refuses(['--pending-budget', '1KiB'], {}, /out of range \(between 1MiB and 1TiB\)/);
+    // The history budget: sizes with units, from flag or env; nonsense refused.
+    expect(resolveConfig(['--history-budget', '1GiB'], {}).historyBudget).toBe(2 ** 30);
+    expect(resolveConfig([], { STRATA_HISTORY_BUDGET: '512KiB' }).historyBudget).toBe(2 ** 19);
+    refuses(['--history-budget', '0'], {}, /--history-budget: 0 is out of range/);
+    refuses(['--history-budget', 'lots'], {}, /--history-budget: 'lots' is not a size/);
+    refuses([], { STRATA_PENDING_BUDGET: '64XB' }, /STRATA_PENDING_BUDGET: '64XB' is not a size/);
   });
 
   it('validates every value: port, host, log, region, base-domain', () => {
@@ -150,8 +156,8 @@ describe('resolveConfig', () => {
   it('reports every bad value at once, from every source', () => {
     refuses(
       ['--port', 'x', '--log', 'y'],
-      { STRATA_PENDING_BYTES: '0' },
-      /--port[\s\S]*--log[\s\S]*STRATA_PENDING_BYTES/
+      { STRATA_PENDING_BUDGET: '0' },
+      /--port[\s\S]*--log[\s\S]*STRATA_PENDING_BUDGET/
     );
     // A bad value is an error even where a higher source overrides it.
     refuses(['--port', '9001'], { STRATA_PORT: 'nine' }, /STRATA_PORT/);
@@ -287,7 +293,7 @@ describe('config file', () => {
 
   it('touches nothing: resolving a config with a missing data directory creates nothing', () => {
     const data = join(dir, 'not-yet', 'data');
-    const c = resolveConfig(['--data', data, '--pending-bytes', '8MiB'], {});
+    const c = resolveConfig(['--data', data, '--pending-budget', '8MiB'], {});
     expect(c.data).toBe(data);
     expect(existsSync(join(dir, 'not-yet'))).toBe(false);
   });

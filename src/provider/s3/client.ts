@@ -67,7 +67,7 @@ export type RequestBody =
   | { kind: 'stream'; source: AsyncIterable<Uint8Array>; length: number };
 
 export interface S3Request {
-  method: 'GET' | 'HEAD' | 'PUT' | 'DELETE';
+  method: 'GET' | 'HEAD' | 'PUT' | 'POST' | 'DELETE';
   /** Decoded absolute path: `/bucket/key`. */
   path: string;
   query?: [string, string][];

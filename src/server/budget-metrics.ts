@@ -1,0 +1,22 @@
+/**
+ * @module Prometheus families for the budgets (store/budget.ts, store/history-budget.ts):
+ * retained points, accounted history bytes and budget, pending bytes and budget, and
+ * refusals by reason. Read from memory on each scrape: nothing here walks history.
+ */
+import type { Repository } from '../store/repository.js';
+import { family } from './metrics.js';
+
+/** The budget families of `repo`, as text lines (metrics.ts collect). */
+export function budgetMetrics(repo: Repository): string[] {
+  const h = repo.state.history;
+  const refusals = 'strata_budget_refusals_total';
+  return [
+    ...family('strata_history_points', 'gauge', 'Retained points: version-log entries of every bucket (forks count their own).', h.points),
+    ...family('strata_history_bytes', 'gauge', 'Accounted history bytes (version-log keys and entries of every bucket).', h.bytes),
+    ...family('strata_history_budget_bytes', 'gauge', 'History budget: accounted history bytes allowed.', h.limit === Infinity ? -1 : h.limit),
+    `# HELP ${refusals} Writes refused by a budget, by reason (pending: 503 SlowDown; history: 403 QuotaExceeded).`,
+    `# TYPE ${refusals} counter`,
+    `${refusals}{reason="pending"} ${repo.budget.refusals}`,
+    `${refusals}{reason="history"} ${h.refusals.history}`,
+  ];
+}
