@@ -7,8 +7,9 @@
  *        -> 200 {bucket, from, window, windowMs, entries: [{time, key, op, versionId, writeId, size?, etag?, removedAt?}], next?}
  *   POST /_strata/admin/v1/buckets/{bucket}/restore         {to, prefix?, dryRun?, after?, maxKeys?}
  *        -> 200 {bucket, to, prefix, dryRun, scanned, restored, deleted, unchanged, commits, changes, next?}
- *   GET  /_strata/admin/v1/buckets/{bucket}/history-window  -> 200 {bucket, window, windowMs}
- *   PUT  /_strata/admin/v1/buckets/{bucket}/history-window  {window} -> 200 {bucket, window, windowMs}
+ *   GET  /_strata/admin/v1/buckets/{bucket}/history-window  -> 200 {bucket, window, windowMs, own}
+ *   PUT  /_strata/admin/v1/buckets/{bucket}/history-window  {window} -> 200 {bucket, window, windowMs, own: true}
+ *   (DELETE of it, back to the server default: expire.ts)
  *
  * Times are RFC 3339 (answers: UTC with milliseconds); a window is a duration (`30d`, `12h`,
  * `0`). The history is a POST because admin requests carry no query string (router.ts); it
@@ -78,6 +79,8 @@ export interface AdminWindowResult {
   bucket: string;
   window: string;
   windowMs: number;
+  /** The bucket set its own window (false: it follows the server default, --retention). */
+  own: boolean;
 }
 
 /** `text` as ms since the epoch; AdminError 400 InvalidArgument naming `field` otherwise. */
@@ -144,7 +147,7 @@ export async function adminWindow(store: Store, bucket: string, window?: string)
     await store.putHistoryWindow(bucket, ms);
   }
   const ms = store.getHistoryWindow(bucket);
-  return { bucket, window: formatDuration(ms), windowMs: ms };
+  return { bucket, window: formatDuration(ms), windowMs: ms, own: store.hasOwnHistoryWindow(bucket) };
 }
 
 /** The history routes (mounted under /_strata/admin/v1). */

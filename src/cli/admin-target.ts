@@ -85,7 +85,7 @@ function remote(opts: AdminClientOptions): Target {
  * Throws UsageError (exit 2) for a bad --endpoint, a missing repository, missing credentials,
  * a locked directory without a known server; and what opening the repository throws.
  */
-export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<Target> {
+export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void, storeOptions: { retentionMs?: number } = {}): Promise<Target> {
   const location = o.data;
   const dir = localDirectory(location);
   if (o.endpoint) {
@@ -95,7 +95,7 @@ export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progr
   if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
   try {
-    const store = await openStore(location, { create: false });
+    const store = await openStore(location, { ...storeOptions, create: false });
     progress(`opened repository ${location}`);
     return { where: `repository ${location}`, store, close: () => store.close() };
   } catch (err) {

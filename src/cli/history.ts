@@ -4,7 +4,7 @@
  * newest first — and `strata history-window BUCKET [DURATION]`: how far back it reaches.
  *
  *   strata history BUCKET [KEY] [--prefix P] [--since T] [--until T] [--limit N] [--cursor C] [--json]
- *   strata history-window BUCKET [DURATION]
+ *   strata history-window BUCKET [DURATION | default] [--retention D]
  *
  * Times are RFC 3339 or a duration before now (`2h`). `--limit` entries are printed (pages
  * are fetched until then); when there are more, the last line says how to go on (--cursor).
@@ -19,6 +19,13 @@ import { defineOption, resolveOptions, type OptionDef } from '../server/options.
 import { integerType, stringType } from '../server/option-types.js';
 import { openTarget, parseCliTime, reportFailure, TARGET_NOTES, TARGET_OPTIONS, type Target, type TargetOptions } from './admin-target.js';
 import { formatTime } from '../store/time-text.js';
+import { RETENTION_OPTION, retentionStoreOptions, type RetentionOption } from './retention-option.js';
+
+/** history-window's options: where, and the server default window for a stopped repository. */
+const WINDOW_OPTIONS: OptionDef<TargetOptions & RetentionOption>[] = [
+  ...(TARGET_OPTIONS as OptionDef<TargetOptions & RetentionOption>[]),
+  RETENTION_OPTION as OptionDef<TargetOptions & RetentionOption>,
+];
 
 interface HistoryCliOptions extends TargetOptions {
   prefix?: string;
@@ -128,25 +135,32 @@ export const historyWindowVerb: Verb = {
   name: 'history-window',
   summary: "show or set a bucket's history window",
   synopsis: 'BUCKET [DURATION] [options]',
-  description: `Shows how far back BUCKET can be read as of a time, restored or forked at a time (default
-30d), or sets it to DURATION (7d, 12h, 0 = only the current state). Nothing expires yet: a shorter
-window refuses older times, a longer one brings them back.`,
-  options: TARGET_OPTIONS as readonly OptionDef<never>[],
+  description: `Shows how far back BUCKET can be read as of a time, restored or forked at a time, or sets it
+to DURATION (7d, 12h, 0 = only the current state), or with \`default\` makes it follow the server's
+--retention again (30d unless set). History older than the window expires (strata expire, or the
+server's expiry worker): a window made longer later does not bring expired history back.`,
+  options: WINDOW_OPTIONS as readonly OptionDef<never>[],
   positionals: { name: 'BUCKET [DURATION]', min: 1, max: 2 },
   notes: `${TARGET_NOTES}
 
 exit codes: 0 done, 1 refused (no such bucket, bad duration), 2 bad command line, or the repository
 or server cannot be used.`,
   run: async (args, env) => {
-    const o = resolveOptions(TARGET_OPTIONS, { flags: args.flags, env }) as TargetOptions;
+    const o = resolveOptions(WINDOW_OPTIONS, { flags: args.flags, env }) as TargetOptions & RetentionOption;
     const [bucket, window] = args.positionals as [string, string | undefined];
+    const clear = window === 'default';
     let t: Target | undefined;
     try {
-      t = await openTarget(o, env, (l) => process.stderr.write(`history-window: ${l}\n`));
-      const r: AdminWindowResult = t.store
-        ? await adminWindow(t.store, bucket, window)
-        : ((await adminRequest(t.remote, window === undefined ? 'GET' : 'PUT', ['buckets', bucket, 'history-window'], window === undefined ? undefined : { window })) as AdminWindowResult);
-      process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.bucket}: history window ${r.window}\n`);
+      t = await openTarget(o, env, (l) => process.stderr.write(`history-window: ${l}\n`), retentionStoreOptions(o));
+      let r: AdminWindowResult;
+      if (t.store) {
+        if (clear) await t.store.clearHistoryWindow(bucket);
+        r = await adminWindow(t.store, bucket, clear ? undefined : window);
+      } else {
+        const method = clear ? 'DELETE' : window === undefined ? 'GET' : 'PUT';
+        r = (await adminRequest(t.remote, method, ['buckets', bucket, 'history-window'], method === 'PUT' ? { window } : undefined)) as AdminWindowResult;
+      }
+      process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${r.bucket}: history window ${r.window}${r.own ? '' : ' (server default)'}\n`);
       return 0;
     } catch (err) {
       if (err instanceof UsageError) throw err;

@@ -9,6 +9,7 @@ import { keysVerb } from './keys.js';
 import { forkVerb } from './fork.js';
 import { historyVerb, historyWindowVerb } from './history.js';
 import { restoreVerb } from './restore.js';
+import { expireVerb } from './expire.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, lifecycleVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, expireVerb, lifecycleVerb];

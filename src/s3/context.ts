@@ -10,6 +10,7 @@ import type { Metrics } from '../server/metrics.js';
 import type { Logger } from '../server/log.js';
 import type { MasterKey } from '../server/master-key.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
+import type { ExpiryWorker } from '../server/expiry-worker.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
 import { resourceOfTarget } from './resource.js';
 
@@ -31,6 +32,8 @@ export interface ServerDeps {
   sseCOverHttp?: boolean;
   /** The server's lifecycle worker: admin runs go through it (admin/lifecycle.ts). */
   lifecycle?: LifecycleRunner;
+  /** The history expiry worker (admin POST /expire runs it now). */
+  historyExpiry?: ExpiryWorker;
 }
 
 export class RequestContext {

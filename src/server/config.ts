@@ -64,6 +64,10 @@ export interface ServerConfig {
   uploadSweepInterval?: number;
   /** Time (ms) between lifecycle rule passes (0: no scheduled passes). */
   lifecycleInterval?: number;
+  /** History window (ms) of every bucket without its own (store retentionMs; 0: current state only). */
+  retention?: number;
+  /** Time (ms) between history expiry runs (0: never scheduled). */
+  expiryInterval?: number;
   /** Bearer token that opens GET /metrics on the S3 port (none: not served there). */
   metricsToken?: string;
   /** `host:port` of a separate listener serving /metrics and /health only. */
@@ -287,6 +291,24 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: durationType({ min: 0, max: 7 * 86_400_000 }),
     default: 3600_000,
     help: 'how often bucket lifecycle rules are carried out (0: only by `strata lifecycle run`); STRATA_LIFECYCLE_DAY_MS shortens a rule day (debug)',
+  }),
+  opt({
+    name: 'retention',
+    key: 'retention',
+    env: 'STRATA_RETENTION',
+    // Up to 100 years (history-window.ts MAX_HISTORY_WINDOW_MS); 0 keeps the current state only.
+    type: durationType({ min: 0, max: 36_500 * 86_400_000 }),
+    default: 30 * 86_400_000,
+    help: 'history window of every bucket without its own (strata history-window): how far back reads, restores and forks reach; older history expires',
+  }),
+  opt({
+    name: 'expiry-interval',
+    key: 'expiryInterval',
+    env: 'STRATA_EXPIRY_INTERVAL',
+    // 0 turns the schedule off (strata expire still runs it); at least a second otherwise.
+    type: durationType({ min: 0, max: 7 * 86_400_000 }),
+    default: 3_600_000,
+    help: 'how often history older than its window is expired (walks every version log; 0: only by strata expire)',
   }),
   opt({
     name: 'metrics-token',

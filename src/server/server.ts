@@ -26,6 +26,7 @@ import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 import { DEFAULT_LIFECYCLE_INTERVAL_MS, LifecycleWorker } from './lifecycle-worker.js';
+import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -99,6 +100,7 @@ export async function startServer(
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
+      ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
     });
   } catch (err) {
@@ -146,7 +148,14 @@ export async function startServer(
   const lifecycleInterval = config.lifecycleInterval ?? DEFAULT_LIFECYCLE_INTERVAL_MS;
   const lifecycle = new LifecycleWorker(store, log, { intervalMs: lifecycleInterval || DEFAULT_LIFECYCLE_INTERVAL_MS });
   metrics.collect(() => lifecycle.metrics());
+  const historyExpiry = new ExpiryWorker(store, log, { intervalMs: config.expiryInterval ?? DEFAULT_EXPIRY_INTERVAL_MS });
   metrics.collect(() => [
+    ...family('strata_expiry_runs_total', 'counter', 'History expiry runs (scheduled and asked for).', historyExpiry.stats.runs),
+    ...family('strata_expiry_failures_total', 'counter', 'History expiry runs that failed.', historyExpiry.stats.failures),
+    ...family('strata_expiry_entries_examined_total', 'counter', 'Version log entries examined by expiry.', historyExpiry.stats.examined),
+    ...family('strata_expiry_entries_expired_total', 'counter', 'Version log entries dropped by expiry.', historyExpiry.stats.expired),
+    ...family('strata_expiry_bytes_total', 'counter', 'Bytes of version log entries dropped by expiry.', historyExpiry.stats.bytes),
+    ...family('strata_expiry_last_run_ms', 'gauge', 'Duration of the last history expiry run.', historyExpiry.stats.lastMs),
     ...family('strata_commits_total', 'counter', 'Group commits written.', repo.stats.commits),
     ...family('strata_committed_operations_total', 'counter', 'Operations acknowledged through commits.', repo.stats.operations),
     ...family('strata_checkpoints_total', 'counter', 'Checkpoints (roots) written.', repo.stats.checkpoints),
@@ -170,7 +179,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
-  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle };
+  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
@@ -206,6 +215,7 @@ export async function startServer(
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
   if (lifecycleInterval > 0) lifecycle.start();
+  historyExpiry.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -240,6 +250,7 @@ export async function startServer(
         });
         await expiry.stop();
         await lifecycle.stop();
+        await historyExpiry.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});

@@ -37,7 +37,8 @@
  * held until the key's end (an older kept null would cancel them), then released oldest
  * first, so a batch boundary inside a key always leaves a state obeying 5. The interval union
  * of newer entries is a list of disjoint intervals inside W; past MAX_INTERVALS of them the
- * key is kept whole from there on (conservative).
+ * key is kept whole from there on (conservative), and so it is when the caller cannot hold
+ * more drops (giveUp).
  */
 import type { LogEntry } from './version-log.js';
 import { isLocked } from './object-lock.js';
@@ -141,6 +142,19 @@ export class KeyExpiry {
     this.#nulls = [];
     this.#absences = [];
     return held.map(({ logKey, size }) => ({ logKey, size }));
+  }
+
+  /**
+   * Keeps the rest of the key, the held drops included (the caller cannot hold more of them:
+   * see expiry.ts). Returns how many held drops were let go.
+   */
+  giveUp(): number {
+    const n = this.held;
+    this.#gaveUp = true;
+    this.#nulls = [];
+    this.#absences = [];
+    this.#union.length = 0;
+    return n;
   }
 
   /** Held drops (memory the caller accounts for). */

@@ -82,8 +82,13 @@ export interface ExpiryReport {
 const DROP_HEAP_BYTES = 160;
 /** Budget is reserved in steps of this many bytes (one step ~ a batch of drops). */
 const RESERVE_STEP_BYTES = MAX_EXPIRE_KEYS * DROP_HEAP_BYTES;
-/** How long to wait for pending budget before giving up the run (ms): a full budget is transient. */
+/** How long to wait for pending budget for the batch before giving up the run (ms): a full budget is transient. */
 const BUDGET_WAIT_MS = 60_000;
+/**
+ * How long to wait for pending budget for a key's held drops (ms) before keeping that key
+ * whole this time (a key with very many replaced null writes must not stall the run).
+ */
+const HELD_WAIT_MS = 1000;
 
 const running = new WeakMap<Repository, Promise<unknown>>();
 
@@ -197,7 +202,10 @@ async function expireBucket(repo: Repository, b: BucketState, opts: HistoryExpir
       const head = decodeEntryHeader(e.value, what);
       const entry = cur.rule.candidate(head) && head.kind === 'version' ? decodeEntry(e.value, what) : head;
       await take(cur.rule.next(raw, entry, e.value.length));
-      await hold.fit((cur.rule.held + batch.length) * DROP_HEAP_BYTES);
+      if (!(await hold.fit((cur.rule.held + batch.length) * DROP_HEAP_BYTES, HELD_WAIT_MS))) {
+        report.skipped += cur.rule.giveUp();
+        await hold.fit(batch.length * DROP_HEAP_BYTES);
+      }
     }
   } finally {
     await it.return();
@@ -246,19 +254,27 @@ class BudgetHold {
     this.#repo = repo;
   }
 
-  /** Holds at least `bytes` (waits while the budget is full; StoreError 'SlowDown' after BUDGET_WAIT_MS). */
-  async fit(bytes: number): Promise<void> {
+  /**
+   * Holds at least `bytes`, waiting while the budget is full. After `waitMs`: resolves false
+   * when a wait was given, else throws StoreError 'SlowDown' (BUDGET_WAIT_MS).
+   */
+  async fit(bytes: number, waitMs?: number): Promise<boolean> {
     const want = Math.ceil(bytes / RESERVE_STEP_BYTES);
     while (this.#releases.length > Math.max(want, 1)) this.#releases.pop()!();
-    const deadline = Date.now() + BUDGET_WAIT_MS;
+    const deadline = Date.now() + (waitMs ?? BUDGET_WAIT_MS);
     while (this.#releases.length < want) {
       try {
         this.#releases.push(this.#repo.budget.reserve(RESERVE_STEP_BYTES));
       } catch (err) {
-        if ((err as StoreError).code !== 'SlowDown' || Date.now() > deadline) throw err;
+        if ((err as StoreError).code !== 'SlowDown') throw err;
+        if (Date.now() > deadline) {
+          if (waitMs !== undefined) return false;
+          throw err;
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     }
+    return true;
   }
 
   release(): void {

@@ -173,6 +173,11 @@ export function getHistoryWindow(repo: Repository, bucket: string): number {
   return bucketWindow(repo, requireBucketState(repo, bucket));
 }
 
+/** Whether `bucket` has a window of its own (false: it follows the server default). Throws StoreError 'NoSuchBucket'. */
+export function hasOwnHistoryWindow(repo: Repository, bucket: string): boolean {
+  return hasOwnWindow(requireBucketState(repo, bucket));
+}
+
 /**
  * Makes `bucket` follow the server-wide default window again (removes its `history` config)
  * in one commit. History already expired stays expired. Throws StoreError 'NoSuchBucket'.

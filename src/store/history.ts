@@ -5,8 +5,8 @@
  *
  * Order is the log's: keys in namespace order, each key's writes newest first (a timeline of
  * one key, or of the keys under a prefix, key by key). `since` / `until` keep the writes made
- * in that interval; writes older than the bucket's history window are not shown (they are
- * what issue 10's expiry will drop). Pages are bounded twice: `limit` writes returned, and at
+ * in that interval; writes older than the bucket's history window are not shown (expiry.ts
+ * drops those no read in the window reaches). Pages are bounded twice: `limit` writes returned, and at
  * most SCAN_BUDGET log entries read per call (a narrow time filter over a large bucket returns
  * short pages); `next` resumes after the last entry read.
  *

@@ -28,7 +28,7 @@ import { removeVersion, type RemoveOptions, type RemoveOutcome } from './version
 import { updateVersion } from './versions-update.js';
 import { getVersioning, putVersioning, type VersioningStatus } from './versioning.js';
 import { forkBucket, type ForkOptions, type ForkResult } from './fork.js';
-import { clearHistoryWindow, getHistoryWindow, putHistoryWindow } from './history-window.js';
+import { clearHistoryWindow, getHistoryWindow, hasOwnHistoryWindow, putHistoryWindow } from './history-window.js';
 import { expireHistory, type HistoryExpiryOptions, type ExpiryReport } from './expiry.js';
 import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
@@ -146,12 +146,16 @@ export class Store {
   }
 
   // History (history-window.ts, as-of*.ts)
-  /** The bucket's history window, ms (default 30 days). */
+  /** The bucket's history window, ms: its own, else the server default (repository option retentionMs, 30 days). */
   getHistoryWindow(bucket: string): number {
     return getHistoryWindow(this.repo, bucket);
   }
   putHistoryWindow(bucket: string, ms: number): Promise<void> {
     return putHistoryWindow(this.repo, bucket, ms);
+  }
+  /** Whether the bucket set its own window (false: it follows the server default, --retention). */
+  hasOwnHistoryWindow(bucket: string): boolean {
+    return hasOwnHistoryWindow(this.repo, bucket);
   }
   clearHistoryWindow(bucket: string): Promise<void> {
     return clearHistoryWindow(this.repo, bucket);

@@ -7,7 +7,7 @@
  * past time) is stepped over. In a bucket that never enabled versioning every write is a
  * null write, so a key's older entries are skipped with one seek after its newest. In a
  * Suspended bucket the replaced null writes of a listed key are stepped over one by one (the
- * price of keeping that history until expiry, issue 10, trims it).
+ * price of keeping that history until expiry, expiry.ts, drops it past the window).
  */
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';

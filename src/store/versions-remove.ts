@@ -4,7 +4,8 @@
  *
  * A removal rewrites the version's log entry with the removal time (version-log.ts flag
  * `removed`): S3 never shows it again, while a read as of an earlier time still finds it
- * (history is never made unrecoverable here; expiring it is issue 10's). Removing the key's
+ * (history is never made unrecoverable here: expiry.ts drops the entry once no read in the
+ * bucket's window reaches it). Removing the key's
  * current version makes the next visible one current (a delete marker included), or the key
  * absent when none is left.
  *

@@ -98,10 +98,15 @@ describe('on a stopped repository', () => {
     expect(r.stderr).toMatch(/restore: 3 keys examined, 1 restored, 1 deleted, 1 unchanged, 1 commits/);
     const again = await json<{ restored: number; deleted: number; commits: number }>(['restore', B, '--to', t1, '--prefix', 'logs/']);
     expect(again).toMatchObject({ restored: 0, deleted: 0, commits: 0 });
-    expect(await json<{ window: string }>(['history-window', B])).toMatchObject({ window: '30d', windowMs: 30 * 86_400_000 });
-    expect(await json<{ window: string }>(['history-window', B, '7d'])).toMatchObject({ window: '7d' });
+    expect(await json<{ window: string }>(['history-window', B])).toMatchObject({ window: '30d', windowMs: 30 * 86_400_000, own: false });
+    expect(await json<{ window: string }>(['history-window', B, '--retention', '2d'])).toMatchObject({ window: '2d', own: false });
+    expect(await json<{ window: string }>(['history-window', B, '7d'])).toMatchObject({ window: '7d', own: true });
     const w = await strata(['history-window', B]);
     expect(w.stdout).toBe(`${B}: history window 7d\n`);
+    // `default`: back to the server default (--retention), which the bucket then follows.
+    const d = await strata(['history-window', B, 'default', '--retention', '45d']);
+    expect(d.stdout).toBe(`${B}: history window 45d (server default)\n`);
+    await strata(['history-window', B, '7d']);
   });
 
   it('answers bad usage with 2 and refusals with 1', async () => {
@@ -199,7 +204,8 @@ describe('through the running server', () => {
       expect(await bad('POST', ['buckets', B, 'history'], { extra: 1 })).toEqual({ status: 400, code: 'InvalidJson' });
       expect(await bad('PUT', ['buckets', B, 'history-window'], { window: '-1d' })).toEqual({ status: 400, code: 'InvalidArgument' });
       expect(await bad('PUT', ['buckets', B, 'history-window'], {})).toEqual({ status: 400, code: 'InvalidJson' });
-      expect(await bad('DELETE', ['buckets', B, 'history-window'], undefined)).toEqual({ status: 405, code: 'MethodNotAllowed' });
+      expect(await bad('POST', ['buckets', B, 'history-window'], undefined)).toEqual({ status: 405, code: 'MethodNotAllowed' });
+      expect(await bad('DELETE', ['buckets', 'nope', 'history-window'], undefined)).toEqual({ status: 404, code: 'NoSuchBucket' });
     } finally {
       c.destroy();
       await s.stop();

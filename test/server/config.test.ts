@@ -48,6 +48,8 @@ describe('resolveConfig', () => {
       uploadExpiry: 7 * 86_400_000,
       uploadSweepInterval: 10 * 60_000,
       lifecycleInterval: 3600_000,
+      retention: 30 * 86_400_000,
+      expiryInterval: 3_600_000,
       maxConnections: 1024,
       headerTimeoutMs: 20_000,
       bodyTimeoutMs: 20_000,
@@ -55,6 +57,20 @@ describe('resolveConfig', () => {
       sseCOverHttp: false,
     });
     expect(DEFAULTS).toMatchObject({ host: '127.0.0.1', port: 9000, data: './data', log: 'info' });
+  });
+
+  it('parses the retention window and the expiry interval (0 allowed for both) and refuses what makes no sense', () => {
+    expect(resolveConfig(['--retention', '12h', '--expiry-interval', '0'], {})).toMatchObject({ retention: 12 * 3_600_000, expiryInterval: 0 });
+    expect(resolveConfig([], { STRATA_RETENTION: '0', STRATA_EXPIRY_INTERVAL: '90m' })).toMatchObject({ retention: 0, expiryInterval: 90 * 60_000 });
+    for (const args of [
+      ['--retention', '-1d'],
+      ['--retention', '36501d'],
+      ['--retention', 'forever'],
+      ['--expiry-interval', '8d'],
+      ['--expiry-interval', 'soon'],
+    ]) {
+      expect(() => resolveConfig(args, {}), args.join(' ')).toThrow(OptionError);
+    }
   });
 
   it('parses the multipart upload options and refuses what makes no sense', () => {

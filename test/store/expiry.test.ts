@@ -101,7 +101,10 @@ describe.each(['memory', 'fs'] as const)('expiry on %s', (kind) => {
     const window = now - mid.time - 500;
     await store.putHistoryWindow('hist', window);
     const seen: ExpiryProgress[] = [];
+    const accounted = store.repo.state.historyBytes;
     const report = await store.expireHistory({ onProgress: (p) => void seen.push(p) });
+    // The history budget's account went down by exactly the bytes the report says were dropped.
+    expect(accounted - store.repo.state.historyBytes).toBe(report.bytes);
     const start = readableFrom(store, 'hist');
     expect(start).toBeGreaterThanOrEqual(now - window);
     expect(start).toBeLessThan(now - window + 10);
@@ -126,6 +129,47 @@ describe.each(['memory', 'fs'] as const)('expiry on %s', (kind) => {
     const v = await verifyRepository(await provider.reopen());
     expect(v.problems).toEqual([]);
     expect(v.ok).toBe(true);
+  }, 120_000);
+
+});
+
+describe('expiry over rounds (the memory provider: its runs and checkpoints are the same code)', () => {
+  it('rounds of writes and expiries with windows that shrink and grow: every read still in reach stays exact; a fork is untouched', async () => {
+    const clock = new Clock();
+    const { store, provider } = await open('memory', clock, { checkpointEvery: 5, maxRuns: 2 });
+    await store.createBucket('rounds');
+    const model = new BucketModel();
+    const steps: Step[] = [];
+    let forkSteps: Step[] | undefined;
+    let expired = 0;
+    for (const [round, frac] of [0.5, 0.8, 0.3, 0.9, 0.6].entries()) {
+      steps.push(...(await runScript(store, clock, 'rounds', model, { seed: 100 + round, count: 50, keys: KEYS })));
+      clock.tick();
+      if (round === 1) {
+        // A fork now: its log shares the source's runs and layers; expiring the source must not change it.
+        await store.forkBucket('rounds', 'rounds-fork');
+        await store.putHistoryWindow('rounds-fork', 30 * 24 * HOUR); // its own (the source's was copied)
+        forkSteps = [...steps];
+      }
+      // The window reaches back `frac` of the way to the first step (a longer one than before
+      // may reach into what was expired: those times stay refused).
+      const window = Math.round((clock.t - steps[0]!.time) * frac);
+      await store.putHistoryWindow('rounds', window);
+      const r = await store.expireHistory({ bucket: 'rounds' });
+      expired += r.expired;
+      expect(await versionsOf(store, 'rounds'), `round ${round}`).toEqual(model.versions());
+      await checkWindow(store, 'rounds', steps, KEYS, readableFrom(store, 'rounds'), clock.t);
+      clock.tick();
+    }
+    expect(expired).toBeGreaterThan(20);
+    // The fork still reads, as of its creation on, what the source read then.
+    const fk = forkSteps!;
+    const created = store.repo.state.buckets.get('rounds-fork')!.created;
+    const last = fk.at(-1)!;
+    for (const key of KEYS) expect(await readAt(store, 'rounds-fork', key, created), key).toBe(last.snapshot.get(key));
+    await store.close();
+    const v = await verifyRepository(await provider.reopen());
+    expect(v.problems).toEqual([]);
   }, 120_000);
 });
 
@@ -284,6 +328,13 @@ describe('the expiry rule', () => {
     clock.tick(2 * HOUR);
     expect((await store.expireHistory()).expired).toBe(1);
     expect((await logKeys(store, 'lck')).length).toBe(0);
+    // A legal hold keeps a version from removal, hence from expiry: overwritten, it is listed and kept.
+    const held = (await store.putObject('lck', 'h', stream(body), { size: 3, lock: { legalHold: true } })).version.versionId;
+    await store.putObject('lck', 'h', stream(body), { size: 3 });
+    await expect(store.removeVersion('lck', 'h', held, { bypassGovernance: true })).rejects.toMatchObject({ code: 'AccessDenied' });
+    clock.tick(1000);
+    expect((await store.expireHistory()).expired).toBe(0);
+    expect((await versionsOf(store, 'lck')).map((v) => v[1])).toContain(held);
   });
 
   it('a fork keeps its own history: expiring the source drops nothing of the fork, and the reverse', async () => {
@@ -311,6 +362,20 @@ describe('the expiry rule', () => {
     expect(r.expired).toBe(4);
     expect(await readAt(store, 'fork1', 'k', store.repo.lastCommitTime)).toBe('v4');
     expect(await readAt(store, 'src', 'k', store.repo.lastCommitTime)).toBe('new');
+  });
+
+  it('a key whose held drops do not fit the pending budget is kept whole this time; the others expire', async () => {
+    // 256 KiB of pending budget: one reservation step (1,000 drops) fits, two do not.
+    const { clock, store } = await fresh({ retentionMs: 0, pendingBytes: 256 * 1024 });
+    await store.createBucket('tight');
+    for (let i = 0; i < 1500; i++) await putText(store, 'tight', 'many', `v${i}`);
+    for (let i = 0; i < 5; i++) await putText(store, 'tight', 'some', `v${i}`);
+    clock.tick();
+    const r = await store.expireHistory();
+    expect(r.expired).toBe(4); // 'some' only
+    expect(r.skipped).toBeGreaterThan(900);
+    expect(store.repo.budget.used).toBe(0);
+    expect(await readAt(store, 'tight', 'many', store.repo.lastCommitTime)).toBe('v1499');
   });
 
   it('batches of at most 1,000; a bucket replaced during the run is left alone', async () => {
