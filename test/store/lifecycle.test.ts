@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { lockedBucketConfigs } from '../../src/store/object-lock-config.js';
 import { runLifecycle, LIFECYCLE_PAGE } from '../../src/store/lifecycle.js';
-import { encodeLifecycle, LIFECYCLE_CONFIG } from '../../src/store/lifecycle-config.js';
+import { afterDays, encodeLifecycle, LIFECYCLE_CONFIG } from '../../src/store/lifecycle-config.js';
 import { parseLifecycleConfiguration } from '../../src/s3/xml/lifecycle.js';
 import { makeProvider, stream } from './helpers.js';
 
@@ -33,7 +33,7 @@ const put = async (store: Store, key: string, body = 'abc', opts: Record<string,
 const keys = async (store: Store, bucket = B) => (await store.listObjects(bucket)).contents.map((c) => c.key);
 const versions = async (store: Store, bucket = B) =>
   (await store.listVersions(bucket)).versions.map((v) => `${v.key}:${v.version.deleteMarker ? 'marker' : 'v'}${v.isLatest ? '*' : ''}`);
-const run = (store: Store, now: number, bucket?: string) => runLifecycle(store.repo, { now, dayMs: DAY, ...(bucket ? { bucket } : {}) });
+const run = (store: Store, now: number, bucket?: string, dayMs = DAY) => runLifecycle(store.repo, { now, dayMs, ...(bucket ? { bucket } : {}) });
 
 describe('runLifecycle', () => {
   it('Expiration Days deletes current objects the filter selects, on the day and not before (unversioned)', async () => {
@@ -44,24 +44,27 @@ describe('runLifecycle', () => {
        <Rule><ID>t</ID><Filter><And><Tag><Key>tmp</Key><Value>yes</Value></Tag><ObjectSizeGreaterThan>3</ObjectSizeGreaterThan></And></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>
        <Rule><ID>off</ID><Filter/><Status>Disabled</Status><Expiration><Days>1</Days></Expiration></Rule>`
     );
+    // An hour-long day: the puts below take far less, so which rule is due when is certain.
+    const D = 3_600_000;
     const t0 = (await put(store, 'logs/a')).lastModified;
-    await put(store, 'logs/b');
+    const logsB = (await put(store, 'logs/b')).lastModified;
     await put(store, 'keep');
-    await put(store, 'tagged-big', 'abcdef', { tags: { tmp: 'yes' } });
+    const big = (await put(store, 'tagged-big', 'abcdef', { tags: { tmp: 'yes' } })).lastModified;
     await put(store, 'tagged-small', 'ab', { tags: { tmp: 'yes' } });
     await put(store, 'tagged-other', 'abcdef', { tags: { tmp: 'no' } });
     // Before the day (rounded up to the next day boundary) nothing happens.
-    expect((await run(store, t0 + 1)).expired).toBe(0);
-    const r1 = await run(store, t0 + 2 * DAY + 1);
+    expect((await run(store, t0 + 1, undefined, D)).expired).toBe(0);
+    expect((await run(store, afterDays(big, 1, D) - 1, undefined, D)).expired).toBe(0);
+    const r1 = await run(store, afterDays(big, 1, D), undefined, D);
     expect(r1.expired).toBe(1);
     expect(await keys(store)).toEqual(['keep', 'logs/a', 'logs/b', 'tagged-other', 'tagged-small']);
-    const r2 = await run(store, t0 + 4 * DAY);
+    const r2 = await run(store, afterDays(logsB, 2, D), undefined, D);
     expect(r2.expired).toBe(2);
     expect(await keys(store)).toEqual(['keep', 'tagged-other', 'tagged-small']);
     // An unversioned bucket keeps no versions of what expired.
     expect(await versions(store)).toEqual(['keep:v*', 'tagged-other:v*', 'tagged-small:v*']);
     // Nothing is due again.
-    expect((await run(store, t0 + 10 * DAY)).expired).toBe(0);
+    expect((await run(store, t0 + 10 * D, undefined, D)).expired).toBe(0);
   });
 
   it('Expiration Date past: everything selected goes; a future date: nothing', async () => {
@@ -83,7 +86,7 @@ describe('runLifecycle', () => {
     await store.putVersioning(B, 'Enabled');
     await setRules(
       store,
-      `<Rule><ID>cur</ID><Prefix>a</Prefix><Status>Enabled</Status><Expiration><Days>5</Days></Expiration></Rule>
+      `<Rule><ID>cur</ID><Prefix>a</Prefix><Status>Enabled</Status><Expiration><Days>50</Days></Expiration></Rule>
        <Rule><ID>nc</ID><Prefix>b</Prefix><Status>Enabled</Status><NoncurrentVersionExpiration><NoncurrentDays>1</NoncurrentDays><NewerNoncurrentVersions>2</NewerNoncurrentVersions></NoncurrentVersionExpiration></Rule>`
     );
     const t0 = (await put(store, 'a')).lastModified;
@@ -95,7 +98,7 @@ describe('runLifecycle', () => {
     expect(r.versionsRemoved).toBe(2);
     expect(r.expired).toBe(0);
     expect(await versions(store)).toEqual(['a:v*', 'b:v*', 'b:v', 'b:v']);
-    const r2 = await run(store, t0 + 7 * DAY);
+    const r2 = await run(store, t0 + 52 * DAY);
     expect(r2.expired).toBe(1);
     expect(await versions(store)).toEqual(['a:marker*', 'a:v', 'b:v*', 'b:v', 'b:v']);
     expect(await keys(store)).toEqual(['b']);
