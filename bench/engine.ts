@@ -6,12 +6,16 @@
  * bench/RESULTS.md.
  *
  * Flags: --quick (small N, under a minute, for smoke tests), --no-write (print only),
- * --only=amp,scale,cold,durable (a subset; implies nothing is written). Temp
+ * --only=amp,scale,cold,durable,checkpoint (a subset; the engine section is then not written).
+ * The checkpoint lane (PUT latency while checkpoints and compactions run, issue 10) keeps its
+ * own section, `bench:engine-checkpoint`, written whenever it runs (unless --no-write or
+ * --quick), so `--only=checkpoint` refreshes it alone. Temp
  * repositories go under BENCH_TMPDIR (default: the OS temp dir) and are removed.
  */
 import { benchAmplification } from './engine-amplification.js';
 import { benchColdRead } from './engine-cold-read.js';
 import { benchDurable } from './engine-durable.js';
+import { benchCheckpoint } from './engine-checkpoint.js';
 import { argValue } from './engine-fixture.js';
 import { benchScale } from './engine-scale.js';
 import { machineLine } from './lib/machine.js';
@@ -19,7 +23,8 @@ import { writeSection } from './lib/results.js';
 
 const quick = process.argv.includes('--quick');
 const only = argValue('only')?.split(',');
-const write = !process.argv.includes('--no-write') && !only;
+const noWrite = process.argv.includes('--no-write');
+const write = !noWrite && !only;
 
 const started = Date.now();
 const log = (msg: string) => process.stderr.write(`[bench:engine +${((Date.now() - started) / 1000).toFixed(0)}s] ${msg}\n`);
@@ -49,8 +54,30 @@ const body = [
   `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
 ].join('\n');
 
-console.log(body);
+if (parts.length > 0) console.log(body);
 if (write) {
   writeSection('bench:engine', body);
   log('wrote bench/RESULTS.md');
+}
+
+if (!only || only.includes('checkpoint')) {
+  const t = Date.now();
+  const lane = await benchCheckpoint({ quick, log });
+  const section = [
+    '## Storage engine: checkpoints off the write path (`npm run bench:engine -- --only=checkpoint`)',
+    '',
+    machineLine(),
+    quick ? '\n**Quick run: small N, not for publication.**' : '',
+    '',
+    'Target from issue 10: p99.9 PUT latency ≤ 50 ms while checkpoints and compactions run on a 1,000,000-object bucket.',
+    '',
+    lane,
+    '',
+    `Whole lane: ${((Date.now() - t) / 1000).toFixed(0)} s.`,
+  ].join('\n');
+  console.log(section);
+  if (!noWrite && !quick) {
+    writeSection('bench:engine-checkpoint', section);
+    log('wrote the bench:engine-checkpoint section of bench/RESULTS.md');
+  }
 }

@@ -3,16 +3,18 @@
  * exact one is at staging, history-budget.ts / tx.ts), made from what the request declares —
  * before any body byte is read, before `100 Continue` is sent, before any blob is written.
  *
- * History budget: a request that would add a retained point (PutObject, CopyObject, POST
- * Object, CompleteMultipartUpload, and CreateMultipartUpload / UploadPart / UploadPartCopy,
- * whose upload can only end in one) is refused with StoreError 'HistoryBudgetFull' (403
+ * History budget: a request that would add a retained point (PutObject, CopyObject,
+ * CompleteMultipartUpload, and CreateMultipartUpload / UploadPart / UploadPartCopy, whose
+ * upload can only end in one) is refused with StoreError 'HistoryBudgetFull' (403
  * QuotaExceeded) when even the smallest entry it could add does not fit. The estimate is a
- * LOWER bound of the entry's accounted bytes (log key + fixed record fields + the user
- * metadata it declares), so this check never refuses a write the exact check would admit:
- * writes fill the budget to the byte. A carrier body (streamed to blobs before staging) is
- * checked again by the store against an upper bound before its first blob (objects-write.ts). DELETE without versionId adds a delete marker in a
- * versioned or suspended bucket (refused when full) and an absence otherwise (admitted: it
- * only makes history expirable, history-budget.ts). Removals (?versionId=) are always admitted.
+ * LOWER bound of the entry's accounted bytes (log key + fixed record fields), so this check
+ * never refuses a write the exact check would admit: writes fill the budget to the byte. A
+ * sized carrier body (streamed to blobs before staging) is checked again by the store against
+ * an upper bound before its first blob (objects-write.ts); POST Object names its key in its
+ * form, so the store checks it before its first chunk (objects-unsized.ts). DELETE without
+ * versionId adds a delete marker in a versioned or suspended bucket (refused when full) and an
+ * absence otherwise (admitted: it only makes history expirable, history-budget.ts). Removals
+ * (?versionId=) are always admitted.
  *
  * Pending budget: a body the store would hold (a packed body whole, a carrier one segment at a
  * time) is refused with 503 SlowDown + Retry-After when even the smallest reservation it

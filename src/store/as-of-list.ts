@@ -33,6 +33,10 @@ import { decodeToken, encodeToken, type ListBinding, type ListPosition } from '.
 import { MAX_KEYS, type ListOptions, type ListResult } from './list.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
+import { BudgetHold, RETRY_AFTER_SECONDS } from './budget.js';
+
+/** Memory one examined key may hold in the page (its entry object, record, key), bytes, besides its key. */
+const AS_OF_KEY_BYTES = 512;
 
 /**
  * Version log entries read per as-of listing request at most: about 50-100 ms of merge work,
@@ -94,6 +98,7 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
   }
 
   const it = mergeSources(b.versions.sources(), from);
+  const hold = new BudgetHold(repo.budget);
   const bound = new SeqBound(at);
   let steps = 0;
   let count = 0;
@@ -133,9 +138,13 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
           }
           // A new key: the previous one is examined (decided, or all its writes were later).
           if (current) done = { key: current.key, skipPrefix: false };
+          // The page holds what it lists until it is rendered: each key examined is charged to
+          // the pending budget; short of room, the page ends here as when out of steps.
+          const short = !hold.tryAdd(AS_OF_KEY_BYTES + 2 * parsed.key.length);
+          if (short && !done) throw new StoreError('SlowDown', 'pending budget exhausted: no room for a page of keys', { retryAfterSeconds: RETRY_AFTER_SECONDS });
           // Out of budget: end the page here, unless `done` would read back as a common
           // prefix (a V1 marker ending in the delimiter): then one more key is examined.
-          if (steps >= budget && done && (done.skipPrefix || !cpShaped(done.key, prefix, delimiter))) {
+          if ((steps >= budget || short) && done && (done.skipPrefix || !cpShaped(done.key, prefix, delimiter))) {
             result.isTruncated = true;
             break;
           }
@@ -186,6 +195,7 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
       }
     }
   } finally {
+    hold.release();
     await it.return();
   }
   if (result.isTruncated && done) {

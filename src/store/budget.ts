@@ -5,6 +5,10 @@
  * carrier: one segment) before it reads its body or touches the provider. A reservation
  * that would exceed the budget is refused at once with StoreError 'SlowDown' (the S3
  * layer answers 503 SlowDown + Retry-After): the caller retries later, nothing was written.
+ *
+ * Work that buffers while it walks history holds a BudgetHold (below): a ListObjectVersions
+ * page, an as-of listing page and a history page (their entries, until built), a restore batch (its planned
+ * records, until committed). Expiry and GC reserve their own buffers (expiry.ts, gc*.ts).
  */
 import { StoreError } from './errors.js';
 

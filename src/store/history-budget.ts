@@ -169,7 +169,8 @@ export function rootHistory(state: RepoState, names: readonly string[]): RootHis
 
 /**
  * Sets the account from a root at open, before the chain is replayed: each bucket's bytes and
- * points, and the totals (their sums). A root without history totals (written before budgets) leaves it inexact.
+ * points, and the totals (their sums). A root without history totals (written before budgets)
+ * leaves it inexact (the genesis root, holding no bucket, is exact).
  */
 export function restoreHistory(state: RepoState, root: RootRecord): void {
   state.history.bytes = 0;
@@ -321,7 +322,8 @@ export function assertHistoryRoom(state: RepoState, bytes: number): void {
 /**
  * Bytes every version-log entry holds besides its key and metadata, at least: kind and flags
  * (2), commit time (a 6-byte varint for any time after 1970 + 4.4 years), record flags (1),
- * version id (1 + 4: `null` at the shortest), size (1), MD5 (16), part count (1), Last-Modified (6).
+ * version id (1 + 4: `null` at the shortest), size (1), MD5 (16), part count (1),
+ * Last-Modified (6).
  */
 const MIN_ENTRY_FIXED_BYTES = 2 + 6 + 1 + 5 + 1 + 16 + 1 + 6;
 

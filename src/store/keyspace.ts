@@ -11,12 +11,14 @@
  * empty overlay, and lets both read [that layer, S's older layers, S's runs]: a cost bound by
  * the number of layers and runs (a few), never by the number of keys or the overlay's bytes.
  *
- * A checkpoint flushes every frozen layer into a run ONCE, however many keyspaces share it
- * (the layer remembers its run), and each sharer then reads that run where it read the layer;
- * roots hence name the same run metadata under every bucket that shares it.
+ * A checkpoint (checkpoint.ts) freezes every overlay too, and flushes every frozen layer into a
+ * run ONCE, however many keyspaces share it (the layer remembers its run); each sharer then
+ * reads that run where it read the layer, so roots name the same run metadata under every
+ * bucket that shares it.
  *
- * Any per-bucket keyspace that must fork with its bucket (the object namespace; the version
- * log) implements {@link Keyspace} and is forked and flushed with these functions.
+ * Every per-bucket keyspace (the object namespace, the version log, uploads) implements
+ * {@link Keyspace}; those that fork with their bucket (not uploads) are forked with these
+ * functions.
  */
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
@@ -55,6 +57,15 @@ export class FrozenLayer {
       });
     }
     return this.#run;
+  }
+
+  /**
+   * Forgets the run written for this layer (after a checkpoint that wrote it failed): no root
+   * names that run, so GC may delete it once its grace has passed, and a later checkpoint must
+   * not name it then. The next flush writes a new one.
+   */
+  forget(): void {
+    this.#run = undefined;
   }
 }
 
@@ -101,52 +112,16 @@ export function forkKeyspace(src: Keyspace, dst: Keyspace): void {
   dst.runs = [...src.runs];
 }
 
-/** Moves `k`'s overlay, when it holds anything, in front of its frozen layers; returns that layer. */
-function freezeOverlay(k: Keyspace): FrozenLayer | undefined {
+/**
+ * Moves `k`'s overlay, when it holds anything, in front of its frozen layers (`k` gets a new
+ * empty overlay); returns that layer. What `k` reads does not change. O(1).
+ */
+export function freezeOverlay(k: Keyspace): FrozenLayer | undefined {
   if (k.overlay.size === 0) return undefined;
   const layer = new FrozenLayer(k.overlay);
   k.frozen = [layer, ...k.frozen];
   k.overlay = new SortedMap(k.overlay.name);
   return layer;
-}
-
-/**
- * Checkpoint flush of `k`: freezes its overlay, has every frozen layer written as a run
- * (`write`, once per layer for all its sharers: FrozenLayer.flush), then reads those runs in
- * the layers' place. Writes committed meanwhile go to the new overlay and stay there; layers
- * frozen meanwhile (a fork) stay layers. Rejects with what `write` rejects with, leaving `k`
- * reading the same entries (the layers stay until their runs exist; the overlay this call froze
- * becomes the overlay again when no fork shares it and nothing was written meanwhile, so
- * failing checkpoints do not pile up layers).
- */
-export async function flushKeyspace(k: Keyspace, write: (map: SortedMap) => Promise<RunHandle>): Promise<void> {
-  const fresh = freezeOverlay(k);
-  const layers = k.frozen;
-  if (layers.length === 0) return;
-  let runs: RunHandle[];
-  try {
-    runs = await Promise.all(layers.map((l) => l.flush(write)));
-  } catch (err) {
-    if (fresh && !fresh.shared && k.frozen[0] === fresh && k.overlay.size === 0) {
-      k.frozen = k.frozen.slice(1);
-      k.overlay = fresh.map;
-    }
-    throw err;
-  }
-  const flushed = new Set(layers);
-  k.frozen = k.frozen.filter((l) => !flushed.has(l));
-  k.runs = [...runs, ...k.runs];
-}
-
-/**
- * The keyspaces of `spaces` that share a run or a frozen layer (which becomes a shared run when
- * flushed) with another one: forks and their sources. Compacting such a keyspace whole would
- * rewrite what it shares, once per sharer. O(runs + layers).
- */
-export function sharingKeyspaces(spaces: readonly Keyspace[]): Set<Keyspace> {
-  const uses = new Map<RunHandle | FrozenLayer, number>();
-  for (const k of spaces) for (const x of [...k.runs, ...k.frozen]) uses.set(x, (uses.get(x) ?? 0) + 1);
-  return new Set(spaces.filter((k) => [...k.runs, ...k.frozen].some((x) => uses.get(x)! > 1)));
 }
 
 /** Heap bytes of `k`'s frozen layers not yet in `seen` (which it extends): shared layers count once. */

@@ -1,6 +1,6 @@
 /**
  * @module Point lookups in an LSM keyspace: the overlay first, then the runs newest first.
- * Shared by the object namespace (state.ts) and the uploads keyspace (upload-space.ts).
+ * Used by keyspace.ts below the overlay and frozen layers.
  */
 import type { SortedMap } from './index/sorted-map.js';
 import type { RunHandle } from './state.js';

@@ -17,6 +17,7 @@ import type { SeekKey } from './index/merge.js';
 import { runKey, uploadRunKey, versionRunKey } from './layout.js';
 import { isTombstone } from './records.js';
 import { isGone, UPLOAD_PREFIX } from './upload-keys.js';
+import { isLogTombstone } from './version-log.js';
 import type { RunHandle } from './state.js';
 import { blobError } from './body-reader.js';
 
@@ -66,6 +67,11 @@ export function lazyRunHandle(provider: Provider, meta: Uint8Array, cache: Block
   return { meta, key, reader };
 }
 
+/** Bytes of the run `h` (from its metadata; reads nothing). */
+export function runSize(h: RunHandle): number {
+  return decodeRunMeta(h.meta).size;
+}
+
 /**
  * Writes the overlay's entries (tombstones included: they shadow older runs) as a run, of the
  * bucket's object index or (`uploads`) of its uploads keyspace.
@@ -76,24 +82,13 @@ export async function flushOverlay(provider: Provider, bucketId: string, overlay
 }
 
 /**
- * Merges every run of a bucket (newest first) into one. The result is the oldest level,
- * so tombstones have nothing left to shadow and are dropped.
+ * Merges a contiguous window of a bucket's object index runs (newest first) into one. When the
+ * window reaches the oldest run (`oldest`) the result is the oldest level, so tombstones have
+ * nothing left to shadow and are dropped; otherwise everything is kept.
  */
-export async function compactAll(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
-  const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {
-    keep: (_key: string, value: Uint8Array) => !isTombstone(value),
-  });
-  return openRunHandle(provider, encodeRunMeta(meta), cache);
-}
-
-/**
- * Merges the newest `runs` of a bucket's object index (newest first), not all of them: older
- * runs may still need the tombstones, so everything is kept. For buckets that share older
- * runs with forks (keyspace.ts sharingKeyspaces), which a full merge would rewrite once per
- * sharer.
- */
-export async function compactNewest(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
-  const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), {});
+export async function compactObjects(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, oldest: boolean): Promise<RunHandle> {
+  const keep = oldest ? { keep: (_key: string, value: Uint8Array) => !isTombstone(value) } : {};
+  const meta = await compactRuns(provider, runKey(bucketId), runs.map((r) => r.reader), keep);
   return openRunHandle(provider, encodeRunMeta(meta), cache);
 }
 
@@ -118,26 +113,8 @@ export function uploadsKeep(): (key: string, value: Uint8Array) => boolean {
 }
 
 /**
- * How many of an uploads keyspace's newest runs (newest first) a checkpoint merges: none while
- * there are at most `maxRuns`; else the newest runs as long as the next older one is no larger
- * than what is merged so far (size tiers: a run is rewritten about log2(keyspace / flush) times,
- * and a checkpoint does not rewrite large runs of untouched uploads); when that finds fewer than
- * two, none until there are 2 * maxRuns runs, then the newest two. All of them is a full
- * compaction (see compactUploads).
- */
-export function uploadsCompactionSize(runs: readonly RunHandle[], maxRuns: number): number {
-  if (runs.length <= maxRuns) return 0;
-  const sizes = runs.map((r) => decodeRunMeta(r.meta).size);
-  let n = 1;
-  let merged = sizes[0]!;
-  while (n < runs.length && sizes[n]! <= merged) merged += sizes[n++]!;
-  if (n >= 2) return n;
-  return runs.length >= 2 * maxRuns ? 2 : 0;
-}
-
-/**
- * Merges the newest `runs` of a bucket's uploads keyspace (newest first) into one. When they
- * are all of its runs the result is the oldest level: deletions and the parts of ended uploads
+ * Merges a contiguous window of a bucket's uploads keyspace runs (newest first) into one. When
+ * it reaches the oldest run (`all`) the result is the oldest level: deletions and the parts of ended uploads
  * go (uploadsKeep); otherwise everything is kept, since older runs may still need shadowing.
  */
 export async function compactUploads(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, all: boolean): Promise<RunHandle> {
@@ -182,11 +159,13 @@ export async function writeIndexRun(
 }
 
 /**
- * Merges the newest `runs` of a bucket's version log (newest first) into one, keeping every
- * entry (nothing in the log expires yet: each log key's newest value survives); the merged
- * run's handle is lazy.
+ * Merges a contiguous window of a bucket's version log runs (newest first) into one, keeping
+ * each log key's newest value; when the window reaches the oldest run (`oldest`), log keys
+ * whose newest value is a tombstone (LOG_TOMBSTONE: expired) are dropped, since nothing older
+ * is left for them to shadow. A partial merge keeps tombstones. The merged run's handle is lazy.
  */
-export async function compactVersions(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache): Promise<RunHandle> {
-  const meta = await compactRuns(provider, versionRunKey(bucketId), runs.map((r) => r.reader));
+export async function compactVersions(provider: Provider, bucketId: string, runs: readonly RunHandle[], cache: BlockCache, oldest: boolean): Promise<RunHandle> {
+  const keep = oldest ? { keep: (_key: string, value: Uint8Array) => !isLogTombstone(value) } : {};
+  const meta = await compactRuns(provider, versionRunKey(bucketId), runs.map((r) => r.reader), keep);
   return lazyRunHandle(provider, encodeRunMeta(meta), cache);
 }

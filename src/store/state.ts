@@ -95,8 +95,15 @@ export class RepoState {
     let n = 0;
     const seen = new Set<FrozenLayer>();
     for (const b of this.buckets.values()) {
-      n += b.overlay.bytes + frozenBytes(b, seen) + b.uploads.overlay.bytes + b.versions.overlay.bytes + frozenBytes(b.versions, seen);
+      n += b.overlay.bytes + frozenBytes(b, seen) + b.uploads.overlay.bytes + frozenBytes(b.uploads, seen) + b.versions.overlay.bytes + frozenBytes(b.versions, seen);
     }
+    return n;
+  }
+
+  /** Bytes held by the overlays that take writes (not frozen layers), all buckets. */
+  liveOverlayBytes(): number {
+    let n = 0;
+    for (const b of this.buckets.values()) n += b.overlay.bytes + b.uploads.overlay.bytes + b.versions.overlay.bytes;
     return n;
   }
 

@@ -2,23 +2,28 @@
  * @module A bucket's uploads keyspace in memory (its overlay, its runs, the count of uploads
  * in progress) and what each committed upload mutation writes into it.
  *
- * The overlay holds what changed since the last checkpoint; a checkpoint flushes it into a
- * run, so an upload costs memory only until then. Transactions stage the very writes that
+ * The overlay holds what changed since the last checkpoint; a checkpoint freezes it and flushes
+ * it into a run, so an upload costs memory only until then. Transactions stage the very writes that
  * applying the mutation later makes (uploadWrites), so what a batch sees is what it commits.
  */
 import { SortedMap } from './index/sorted-map.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import type { RunHandle } from './state.js';
-import { newestValue } from './run-lookup.js';
+import { keyspaceLookup, keyspaceSources, type FrozenLayer, type Keyspace } from './keyspace.js';
 import { completionKey, GONE, isGone, partKey, queueKey, uploadKey } from './upload-keys.js';
 
 export type UploadMutation = Extract<Mutation, { op: 'beginUpload' | 'setPart' | 'closeUpload' | 'dropCompletion' }>;
 
 const utf8 = new TextEncoder();
 
-export class UploadSpace {
+export class UploadSpace implements Keyspace {
   overlay = new SortedMap('uploads overlay');
+  /**
+   * Overlays frozen by a checkpoint in flight (checkpoint.ts), newest first; uploads do not
+   * fork, so these are never shared.
+   */
+  frozen: FrozenLayer[] = [];
   /** Newest first. */
   runs: RunHandle[] = [];
   /** Uploads in progress (what the per-bucket cap counts). */
@@ -26,13 +31,13 @@ export class UploadSpace {
 
   /** The value under `key`, or undefined when absent or deleted. Throws what reading a run throws. */
   async lookup(key: string): Promise<Uint8Array | undefined> {
-    const v = await newestValue(this.overlay, this.runs, key);
+    const v = await keyspaceLookup(this, key);
     return v && !isGone(v) ? v : undefined;
   }
 
   /** Sources for a merge, newest first. */
   sources(): SortedSource[] {
-    return [this.overlay, ...this.runs.map((r) => r.reader)];
+    return keyspaceSources(this);
   }
 }
 

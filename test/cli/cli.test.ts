@@ -3,7 +3,7 @@
  * issue 8 §7, each checked where it used to go wrong:
  *   - `serve --help` started a server and generated credentials;
  *   - `serve --prot 9001` served on 9000, `serve ../dir` served ./data;
- *   - `--pending-bytes 0|64MiB|abc` fell back to the default, a negative one refused all writes;
+ *   - `--pending-bytes` (now `--pending-budget`) `0|64MiB|abc` fell back to the default, a negative one refused all writes;
  *   - a port in use was found after the data directory was created and credentials printed;
  *   - `--data /proc/x` spun at 80% CPU forever;
  *   - `verify` on a missing directory created it and exited 1 (not 2);
@@ -127,7 +127,7 @@ describe('help, version, usage errors: nothing started, nothing written', () => 
       expect(version.stdout).toMatch(/^strata \d+\.\d+\.\d+/);
     }
     const serveHelp = run(['serve', '--port', '1', '-h']);
-    expect(serveHelp.stdout).toContain('--pending-bytes <size>');
+    expect(serveHelp.stdout).toContain('--pending-budget <size>');
     expect(serveHelp.stdout).toContain('STRATA_ACCESS_KEY');
     expect(run(['--help']).stdout).toMatch(/serve[\s\S]*verify/);
     expect(run(['--version']).code).toBe(0);
@@ -139,9 +139,9 @@ describe('help, version, usage errors: nothing started, nothing written', () => 
     const cases: [string[], RegExp][] = [
       [['serve', '--prot', '9001'], /unknown option --prot \(did you mean --port\?\)/],
       [['serve', '../dir'], /unexpected argument '\.\.\/dir'/],
-      [['serve', '--pending-bytes', '0'], /--pending-bytes: 0 is out of range/],
-      [['serve', '--pending-bytes', 'abc'], /'abc' is not a size/],
-      [['serve', '--pending-bytes=-5'], /out of range/],
+      [['serve', '--pending-budget', '0'], /--pending-budget: 0 is out of range/],
+      [['serve', '--pending-budget', 'abc'], /'abc' is not a size/],
+      [['serve', '--pending-budget=-5'], /out of range/],
       [['serve', '--port', '70000'], /--port: 70000 is out of range/],
       [['serve', '--tls-cert', '/x.pem'], /--tls-cert and --tls-key go together/],
       [['verify', '--jsno'], /did you mean --json/],
@@ -223,14 +223,14 @@ describe('serve', () => {
     expect(notDir.stderr).toMatch(/is not a directory/);
   });
 
-  it('serves with --pending-bytes in units and reports what a shutdown waits for', async () => {
+  it('serves with --pending-budget in units and reports what a shutdown waits for', async () => {
     const data = mkdtempSync(join(scratch, 'data-'));
     const s = await serve([
       '--port',
       '0',
       '--data',
       data,
-      '--pending-bytes',
+      '--pending-budget',
       '64MiB',
       '--shutdown-timeout',
       '1s',

@@ -6,14 +6,15 @@
  * are CreateMultipartUpload and a PUT whose body is sent at once — each leaving every file under
  * the data directory as it was; that an unversioned DELETE of an existing key is still admitted
  * (it only makes history expirable); and that with the pending budget exhausted a PUT is refused
- * with 503 SlowDown + Retry-After, also before 100 Continue.
+ * with 503 SlowDown + Retry-After, also before 100 Continue; and that /metrics counts the refusals
+ * by reason.
  */
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { signRequest } from '../../src/sigv4/sign.js';
-import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { signV4, errorCode } from './wire.js';
 import { snapshot } from './support/refusals.js';
 
@@ -115,5 +116,14 @@ describe('admission at request entry', () => {
       release();
       s.server!.store.repo.state.history.limit = 4096;
     }
+  });
+
+  it('counts refusals by reason in the metrics', async () => {
+    const text = await (await request(`${s.url}/metrics`, { headers: METRICS_AUTH })).body.text();
+    const count = (reason: string) => Number(new RegExp(`^strata_budget_refusals_total\\{reason="${reason}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    // The fill's last write, the 100-continue PUT, CreateMultipartUpload and the 2 MiB PUT.
+    expect(count('history')).toBe(4);
+    expect(count('pending')).toBe(1);
+    expect(text).toMatch(/^strata_history_budget_bytes 4096$/m);
   });
 });

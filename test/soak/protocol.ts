@@ -19,6 +19,8 @@ export interface WorkerStoreOptions {
   checkpointEvery: number;
   overlayBytes: number;
   maxRuns: number;
+  /** Every root write waits this long first (ms), so checkpoints are in flight most of the time. */
+  rootDelayMs?: number;
 }
 
 export interface WorkerConfig {

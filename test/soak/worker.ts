@@ -234,7 +234,16 @@ async function main(): Promise<void> {
   setTimeout(() => process.exit(3), MAX_LIFETIME_MS).unref();
   const dirLock = await acquireDirectoryLock(config.dir);
   const provider = await createFsProvider({ dir: config.dir });
-  const store = await Store.open(provider, { ...config.store, log: (event) => emit({ t: 'event', event }) }, async () => {
+  const { rootDelayMs, ...storeOptions } = config.store;
+  if (rootDelayMs) {
+    // Slow root writes: the kill then usually lands while a checkpoint is in flight.
+    const put = provider.put.bind(provider);
+    provider.put = async (key, body, o) => {
+      if (key.startsWith('roots/')) await sleep(rootDelayMs);
+      return put(key, body, o);
+    };
+  }
+  const store = await Store.open(provider, { ...storeOptions, log: (event) => emit({ t: 'event', event }) }, async () => {
     await provider.close();
     await dirLock.release();
   });

@@ -3,7 +3,7 @@
  *
  * Proves that a ListObjectVersions page is charged while it is built: with a budget too small
  * for a full page, pages end early (IsTruncated, with markers) yet paging returns every version
- * exactly once (so do history pages, `strata history`); with no room at all the walk is refused with 'SlowDown' + retryAfterSeconds;
+ * exactly once (so do history pages, `strata history`, and as-of listings); with no room at all the walk is refused with 'SlowDown' + retryAfterSeconds;
  * and that a restore commits its batch early when the budget is short, completes, and leaves
  * the budget at zero. A second, unrelated reservation shows the charge is real.
  */
@@ -85,6 +85,28 @@ describe('pending budget on history walks and restore', () => {
     expect(seen.sort()).toEqual([...ids].sort());
     const release = store.repo.budget.reserve(store.repo.budget.limit);
     await expect(store.listHistory(B)).rejects.toMatchObject({ code: 'SlowDown' });
+    release();
+    await store.close();
+  });
+
+  it('ends as-of listing pages early when the budget is short, and the token resumes without loss', async () => {
+    const { store } = await fill(8 * 1024, 60, 60);
+    const at = store.repo.lastCommitTime;
+    const keys: string[] = [];
+    let token: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const r = await store.listObjectsAsOf(B, { at, maxKeys: 1000, ...(token ? { continuationToken: token } : {}) });
+      pages++;
+      keys.push(...r.contents.map((c) => c.key));
+      expect(store.repo.budget.used).toBe(0);
+      if (!r.isTruncated) break;
+      token = r.nextContinuationToken!;
+    }
+    expect(pages).toBeGreaterThan(1);
+    expect(keys).toEqual(Array.from({ length: 60 }, (_, i) => `key-${i}`).sort());
+    const release = store.repo.budget.reserve(store.repo.budget.limit);
+    await expect(store.listObjectsAsOf(B, { at, maxKeys: 10 })).rejects.toMatchObject({ code: 'SlowDown' });
     release();
     await store.close();
   });

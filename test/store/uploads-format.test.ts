@@ -25,9 +25,7 @@ import {
 import { completionVersion, decodeCompletion, encodeCompletion, encodeUpload, partListDigest } from '../../src/store/uploads.js';
 import { decodeCommit, encodeCommit, type Mutation } from '../../src/store/commit.js';
 import { decodeRoot, encodeRoot, type RootRecord } from '../../src/store/root.js';
-import { uploadsCompactionSize, uploadsKeep } from '../../src/store/runs.js';
-import { encodeRunMeta, HEADER_BYTES, TRAILER_BYTES } from '../../src/store/index/run-format.js';
-import type { RunHandle } from '../../src/store/state.js';
+import { uploadsKeep } from '../../src/store/runs.js';
 import { StoreError } from '../../src/store/errors.js';
 import type { ObjectVersion } from '../../src/store/records.js';
 import { prng } from '../support/random.js';
@@ -259,43 +257,3 @@ describe('compaction of an uploads keyspace', () => {
   });
 });
 
-describe('when an uploads keyspace compacts', () => {
-  const run = (size: number): RunHandle => ({
-    key: `r${size}`,
-    reader: undefined as never,
-    meta: encodeRunMeta({ blobKey: `r${size}`, size, entryCount: 0, firstKey: undefined, lastKey: undefined, footerOffset: HEADER_BYTES, footerLength: size - HEADER_BYTES - TRAILER_BYTES, footerCrc: 0 }),
-  });
-
-  it('merges the newest runs of similar size, never a large run for a small one, and bounds the count', () => {
-    const sizes = (l: number[]) => uploadsCompactionSize(l.map(run), 4);
-    expect(sizes([100, 100, 100, 100])).toBe(0); // at most maxRuns: nothing
-    expect(sizes([100, 100, 100, 100, 100])).toBe(5); // all similar: everything (a full compaction)
-    expect(sizes([100, 100, 150, 10_000, 20_000])).toBe(3); // the small ones, not the large
-    expect(sizes([100, 10_000, 10_000, 20_000, 40_000])).toBe(0); // a tiny new run waits...
-    expect(sizes([100, 10_000, 10_000, 20_000, 40_000, 80_000, 160_000, 320_000])).toBe(2); // ...until 2 * maxRuns
-  });
-
-  it('rewrites each flushed byte a logarithmic number of times in steady state', () => {
-    const maxRuns = 8;
-    const flush = 1000;
-    let runs: number[] = [];
-    let written = 0;
-    let most = 0;
-    const flushes = 5000;
-    for (let i = 0; i < flushes; i++) {
-      runs = [flush, ...runs];
-      written += flush;
-      const n = uploadsCompactionSize(runs.map(run), maxRuns);
-      if (n > 0) {
-        const merged = runs.slice(0, n).reduce((a, b) => a + b, 0);
-        written += merged;
-        runs = [merged, ...runs.slice(n)];
-      }
-      most = Math.max(most, runs.length);
-    }
-    expect(most).toBeLessThanOrEqual(2 * maxRuns);
-    // Full compaction on every ninth flush would write ~flushes^2 / 18 runs' worth; tiers write
-    // each byte about log2(flushes) times.
-    expect(written / (flushes * flush)).toBeLessThan(2 * Math.log2(flushes));
-  });
-});
