@@ -19,6 +19,7 @@ import { KEY_ROUTES } from './keys.js';
 import { FORK_ROUTES } from './forks.js';
 import { HISTORY_ROUTES } from './history.js';
 import { GC_ROUTES } from './gc.js';
+import { LIFECYCLE_ROUTES } from './lifecycle.js';
 import { EXPIRE_ROUTES } from './expire.js';
 
 /** Every admin path starts with this; the API version follows. */
@@ -35,7 +36,7 @@ export interface AdminRoute {
 }
 
 /** Every admin route. */
-const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES, ...EXPIRE_ROUTES, ...GC_ROUTES];
+const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES, ...EXPIRE_ROUTES, ...GC_ROUTES, ...LIFECYCLE_ROUTES];
 
 /** Whether `r` is addressed to the admin API (path-style `/_strata/...`, not a virtual-hosted bucket). */
 export function isAdminRequest(r: RequestContext): boolean {

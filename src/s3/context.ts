@@ -2,6 +2,7 @@
  * @module The per-request context handed to every operation handler, and the server-wide
  * dependencies it reaches through.
  */
+import type { LifecycleRunner } from '../admin/lifecycle.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Store } from '../store/store.js';
 import type { AuthResult } from './auth/index.js';
@@ -29,6 +30,8 @@ export interface ServerDeps {
   metricsToken?: string;
   /** SSE-C keys are accepted over plain HTTP from other hosts too (see s3/sse-transport.ts). */
   sseCOverHttp?: boolean;
+  /** The server's lifecycle worker: admin runs go through it (admin/lifecycle.ts). */
+  lifecycle?: LifecycleRunner;
   /** The history expiry worker (admin POST /expire runs it now). */
   historyExpiry?: ExpiryWorker;
 }

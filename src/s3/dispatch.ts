@@ -18,6 +18,7 @@ import { handleGetObjectTorrent } from './ops/torrent.js';
 import { handlePostObject } from './post-object/handler.js';
 import * as lock from './ops/object-lock.js';
 import * as versions from './ops/versions.js';
+import * as lifecycle from './ops/lifecycle.js';
 
 export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
   switch (e.op) {
@@ -49,6 +50,12 @@ export async function dispatch(r: RequestContext, e: Endpoint): Promise<void> {
       return tagging.handlePutBucketTagging(r, e);
     case 'DeleteBucketTagging':
       return tagging.handleDeleteBucketTagging(r, e);
+    case 'GetBucketLifecycle':
+      return lifecycle.handleGetBucketLifecycle(r, e);
+    case 'PutBucketLifecycle':
+      return lifecycle.handlePutBucketLifecycle(r, e);
+    case 'DeleteBucketLifecycle':
+      return lifecycle.handleDeleteBucketLifecycle(r, e);
     case 'GetBucketEncryption':
       return encryption.handleGetBucketEncryption(r, e);
     case 'PutBucketEncryption':

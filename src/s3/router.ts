@@ -169,7 +169,7 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     // POST ?metadataTable, ?metadataConfiguration...: never mistaken for a form upload.
     const unsupportedPost = firstIn(BUCKET_NOT_IMPLEMENTED, q.names());
     if (unsupportedPost !== undefined) throw notImplemented(unsupportedPost, 'bucket');
-    if (q.has('object-lock')) throw methodNotAllowed(method, 'BUCKET');
+    if (q.has('object-lock') || q.has('lifecycle')) throw methodNotAllowed(method, 'BUCKET');
     // A browser form upload: authenticated by its own form fields (see src/s3/post-object).
     return { op: 'PostObject', bucket };
   }
@@ -177,6 +177,11 @@ function routeBucket(method: string, bucket: string, q: QueryParams): Endpoint {
     if (method === 'GET') return { op: 'GetBucketCors', bucket };
     if (method === 'PUT') return { op: 'PutBucketCors', bucket };
     return { op: 'DeleteBucketCors', bucket };
+  }
+  if (q.has('lifecycle')) {
+    if (method === 'GET') return { op: 'GetBucketLifecycle', bucket };
+    if (method === 'PUT') return { op: 'PutBucketLifecycle', bucket };
+    return { op: 'DeleteBucketLifecycle', bucket };
   }
   if (q.has('tagging')) {
     if (method === 'GET') return { op: 'GetBucketTagging', bucket };

@@ -66,6 +66,8 @@ export interface ServerConfig {
   gcInterval?: number;
   /** How long a blob stays unreachable (and how old it must be) before GC deletes it, ms. */
   gcGrace?: number;
+  /** Time (ms) between lifecycle rule passes (0: no scheduled passes). */
+  lifecycleInterval?: number;
   /** History window (ms) of every bucket without its own (store retentionMs; 0: current state only). */
   retention?: number;
   /** Time (ms) between history expiry runs (0: never scheduled). */
@@ -303,6 +305,15 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: durationType({ min: 0, max: 30 * 86_400_000 }),
     default: 3_600_000,
     help: 'how long a blob stays unreachable (and how old it must be) before GC deletes it',
+  }),
+  opt({
+    name: 'lifecycle-interval',
+    key: 'lifecycleInterval',
+    env: 'STRATA_LIFECYCLE_INTERVAL',
+    // 0 turns the schedule off (`strata lifecycle run` still works); tests use a second or less.
+    type: durationType({ min: 0, max: 7 * 86_400_000 }),
+    default: 3600_000,
+    help: 'how often bucket lifecycle rules are carried out (0: only by `strata lifecycle run`); STRATA_LIFECYCLE_DAY_MS shortens a rule day (debug)',
   }),
   opt({
     name: 'retention',

@@ -26,6 +26,7 @@ import { loadTls, type TlsMaterial } from './tls.js';
 import { OptionError } from './option-types.js';
 import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker } from './upload-expiry.js';
 import { DEFAULT_GC_INTERVAL_MS, GcWorker, gcMetricValues } from './gc-worker.js';
+import { DEFAULT_LIFECYCLE_INTERVAL_MS, LifecycleWorker } from './lifecycle-worker.js';
 import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
 
@@ -147,6 +148,9 @@ export async function startServer(
   });
   const gcInterval = config.gcInterval ?? DEFAULT_GC_INTERVAL_MS;
   const gcWorker = gcInterval > 0 ? new GcWorker(store, log, { intervalMs: gcInterval, ...(config.gcGrace !== undefined ? { graceMs: config.gcGrace } : {}) }) : undefined;
+  const lifecycleInterval = config.lifecycleInterval ?? DEFAULT_LIFECYCLE_INTERVAL_MS;
+  const lifecycle = new LifecycleWorker(store, log, { intervalMs: lifecycleInterval || DEFAULT_LIFECYCLE_INTERVAL_MS });
+  metrics.collect(() => lifecycle.metrics());
   const historyExpiry = new ExpiryWorker(store, log, { intervalMs: config.expiryInterval ?? DEFAULT_EXPIRY_INTERVAL_MS });
   metrics.collect(() => [
     ...gcMetricValues(store).flatMap((m) => family(m.name, m.type, m.help, m.value)),
@@ -181,7 +185,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
-  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, historyExpiry };
+  const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
@@ -217,6 +221,7 @@ export async function startServer(
   log.info('listening', { url, data: config.data, ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
   gcWorker?.start();
+  if (lifecycleInterval > 0) lifecycle.start();
   historyExpiry.start();
   let closing: Promise<void> | undefined;
   return {
@@ -252,6 +257,7 @@ export async function startServer(
         });
         await expiry.stop();
         await gcWorker?.stop();
+        await lifecycle.stop();
         await historyExpiry.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);

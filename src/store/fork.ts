@@ -14,8 +14,8 @@
  * What the fork takes from the source:
  *   - every object (the object namespace as of the fork's commit);
  *   - every bucket setting (CORS, ACL, default encryption, tagging, Block Public Access,
- *     Object Ownership, versioning, Object Lock...) except those in NOT_COPIED: the owner,
- *     who is whoever the caller names (CreateBucket: the creating key), and the bucket
+ *     Object Ownership, versioning, Object Lock...) except those in NOT_COPIED: the lifecycle
+ *     rules, the owner, who is whoever the caller names (CreateBucket: the creating key), and the bucket
  *     policy, whose statements name the source bucket in their resources;
  *   - not the multipart uploads in progress (the fork starts with none), and not the access
  *     keys' grants (they name the source's bucket id; the fork has its own).
@@ -26,13 +26,16 @@ import { checkBucketName } from './validate.js';
 import { newId } from './layout.js';
 import { OWNER_CONFIG, ownerIn, stageOwner } from './keys.js';
 import { prepareForkAt, stageForkAt } from './fork-at-time.js';
+import { LIFECYCLE_CONFIG } from './lifecycle-config.js';
 
 /**
  * Bucket settings a fork does not take from its source: the owner (the caller names it) and
  * the bucket policy (its resources are ARNs of the source bucket: copied, it would describe
- * another bucket, and a Deny written for the source would silently not apply to the fork).
+ * another bucket, and a Deny written for the source would silently not apply to the fork),
+ * and the lifecycle configuration: a fork keeps the source's objects as they were, and the
+ * source's rules expiring them would defeat that (a fork has rules only when given its own).
  */
-export const NOT_COPIED: ReadonlySet<string> = new Set([OWNER_CONFIG, 'policy']);
+export const NOT_COPIED: ReadonlySet<string> = new Set([OWNER_CONFIG, 'policy', LIFECYCLE_CONFIG]);
 
 export interface ForkOptions {
   /** Access key id that owns the fork; absent: owned by nobody (admin keys only). */

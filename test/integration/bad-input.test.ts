@@ -730,11 +730,14 @@ describe('names, ranges, part numbers, methods and sub-resources', () => {
   });
 
   it('unsupported sub-resources -> 501 NotImplemented as XML, and they do not act as the plain operation', async () => {
-    for (const sub of ['logging', 'lifecycle', 'notification', 'website', 'replication']) {
+    for (const sub of ['logging', 'notification', 'website', 'replication']) {
       for (const method of ['GET', 'PUT', 'DELETE']) {
         expectError(await call({ method, path: `/${BUCKET}`, query: { [sub]: '' } }), 501, 'NotImplemented');
       }
     }
+    // Lifecycle is implemented: a PUT without a document is refused, never a bucket creation.
+    expectError(await call({ method: 'GET', path: `/${BUCKET}`, query: { lifecycle: '' } }), 404, 'NoSuchLifecycleConfiguration');
+    expectError(await call({ method: 'PUT', path: `/${BUCKET}`, query: { lifecycle: '' }, body: Buffer.from('<x/>') }), 400, 'InvalidRequest'); // no Content-MD5
     // Object Lock sub-resources are implemented: on a bucket without Object Lock they are
     // refused (InvalidRequest; a document that is not theirs is MalformedXML first).
     for (const sub of ['retention', 'legal-hold']) {

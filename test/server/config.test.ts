@@ -49,6 +49,7 @@ describe('resolveConfig', () => {
       uploadSweepInterval: 10 * 60_000,
       gcInterval: 3_600_000,
       gcGrace: 3_600_000,
+      lifecycleInterval: 3600_000,
       retention: 30 * 86_400_000,
       expiryInterval: 3_600_000,
       maxConnections: 1024,

@@ -350,7 +350,7 @@ describe('what a fork takes', () => {
     const r = await store.uploadPart('settings', 'pending', uploadId, 1, stream(part), { size: part.length });
     const res = await store.forkBucket('settings', 'settings-fork', { owner: 'KEYTWO', configs: [['acl', null], ['tagging', utf8('c=d')]] });
     expect(res.copied).toEqual(['acl', 'cors', 'encryption', 'tagging', 'versioning']);
-    expect([...NOT_COPIED].sort()).toEqual(['owner', 'policy']);
+    expect([...NOT_COPIED].sort()).toEqual(['lifecycle', 'owner', 'policy']);
     const cfg = (name: string) => {
       const v = store.getBucketConfig('settings-fork', name);
       return v && new TextDecoder().decode(v);

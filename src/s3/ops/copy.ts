@@ -4,6 +4,7 @@
  * carry), with COPY/REPLACE metadata and tagging directives and x-amz-copy-source-if-*
  * conditions.
  */
+import { expirationHeader } from './lifecycle.js';
 import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -63,5 +64,6 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
     ...encryptionHeaders(v.encryption?.mode, enc.customer),
     ...writtenVersionHeader(v.versionId),
     ...copySourceVersionHeader(r, e.source, v.copySourceVersionId),
+    ...expirationHeader(r, e.bucket, e.key, v),
   });
 }

@@ -2,6 +2,7 @@
  * @module Multipart operations: Create, UploadPart, UploadPartCopy, Complete, Abort,
  * ListParts.
  */
+import { abortHeaders, expirationHeader } from './lifecycle.js';
 import { copySourceVersionHeader, writtenVersionHeader } from './versions.js';
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
@@ -52,6 +53,7 @@ export async function handleCreateMultipartUpload(r: RequestContext, e: Op<'Crea
   const headers: Record<string, string> = encryptionHeaders(enc.request?.mode, enc.customer);
   if (alg) headers['x-amz-checksum-algorithm'] = alg.toUpperCase();
   if (alg || type) headers['x-amz-checksum-type'] = type ?? (alg === 'crc64nvme' ? 'FULL_OBJECT' : 'COMPOSITE');
+  Object.assign(headers, abortHeaders(r, e.bucket, e.key, uploadId));
   sendXml(r, 200, renderInitiateMultipartUploadResult({ bucket: e.bucket, key: e.key, uploadId }), headers);
 }
 
@@ -168,7 +170,11 @@ export async function handleCompleteMultipartUpload(r: RequestContext, e: Op<'Co
     checksums,
   };
   if (ct) out.checksumType = ct;
-  sendXml(r, 200, renderCompleteMultipartUploadResult(out), { ...encryptionHeaders(v.encryption?.mode, customer), ...writtenVersionHeader(v.versionId) });
+  sendXml(r, 200, renderCompleteMultipartUploadResult(out), {
+    ...encryptionHeaders(v.encryption?.mode, customer),
+    ...writtenVersionHeader(v.versionId),
+    ...expirationHeader(r, e.bucket, e.key, v),
+  });
 }
 
 export async function handleAbortMultipartUpload(r: RequestContext, e: Op<'AbortMultipartUpload'>): Promise<void> {

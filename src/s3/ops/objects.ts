@@ -22,6 +22,7 @@ import type { ClaimOptions } from '../../store/digest.js';
 import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } from '../sse.js';
 import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } from '../object-lock-headers.js';
 import { mayBypassGovernance } from '../authz/bypass-governance.js';
+import { expirationHeader } from './lifecycle.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -86,6 +87,7 @@ export async function handlePutObject(r: RequestContext, e: Op<'PutObject'>): Pr
     ...writtenVersionHeader(result.versionId),
     ...checksumEcho(result.version, body.checksumAlgorithm),
     ...encryptionHeaders(result.version.encryption?.mode, enc.customer),
+    ...expirationHeader(r, e.bucket, e.key, result.version),
   });
 }
 
@@ -128,6 +130,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     ...versionIdHeader(r, e.bucket, g.version.versionId, named),
     ...encryptionHeaders(g.version.encryption?.mode, customer),
     ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
+    ...expirationHeader(r, e.bucket, e.key, g.version, !named),
   };
   await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }

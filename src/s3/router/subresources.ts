@@ -14,7 +14,6 @@ export const BUCKET_NOT_IMPLEMENTED: ReadonlySet<string> = new Set([
   'analytics',
   'intelligent-tiering',
   'inventory',
-  'lifecycle',
   'logging',
   'metadataAnnotationTable',
   'metadataConfiguration',

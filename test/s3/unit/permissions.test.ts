@@ -37,7 +37,7 @@ describe('the permission table', () => {
   });
 
   /** Bucket configuration: CORS, encryption, ACL, policy, Block Public Access, Object Ownership. */
-  const CONFIG = /Cors$|Encryption$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
+  const CONFIG = /Cors$|Encryption$|Lifecycle$|^(Get|Put)BucketAcl$|BucketPolicy|PublicAccessBlock$|OwnershipControls$/;
 
   it('reserves bucket configuration and deletion to owner', () => {
     for (const op of OPS.filter((o) => CONFIG.test(o) || o === 'DeleteBucket')) expect(NEEDS[op], op).toBe('owner');
@@ -85,6 +85,9 @@ function sample(op: Operation, b: string, src: string): Endpoint {
     GetBucketTagging: { op: 'GetBucketTagging', bucket: b },
     PutBucketTagging: { op: 'PutBucketTagging', bucket: b },
     DeleteBucketTagging: { op: 'DeleteBucketTagging', bucket: b },
+    GetBucketLifecycle: { op: 'GetBucketLifecycle', bucket: b },
+    PutBucketLifecycle: { op: 'PutBucketLifecycle', bucket: b },
+    DeleteBucketLifecycle: { op: 'DeleteBucketLifecycle', bucket: b },
     GetBucketEncryption: { op: 'GetBucketEncryption', bucket: b },
     PutBucketEncryption: { op: 'PutBucketEncryption', bucket: b },
     DeleteBucketEncryption: { op: 'DeleteBucketEncryption', bucket: b },
