@@ -7,6 +7,7 @@
  * Memory: one segment buffer per upload, whatever the body size; the provider write
  * pulls the next segment only when it has written the previous one (backpressure).
  */
+import type { InflightTicket } from './inflight-blobs.js';
 import type { Provider } from '../provider/provider.js';
 import { PackStream } from '../pack/stream-writer.js';
 import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
@@ -101,7 +102,8 @@ export async function writeCarrier(
   size: number,
   onData: (chunk: Uint8Array) => void,
   signal?: AbortSignal,
-  sealer?: StreamSealer
+  sealer?: StreamSealer,
+  inflight?: InflightTicket
 ): Promise<ChunkRef[]> {
   const chunks: ChunkRef[] = [];
   // The provider may wrap an error thrown by the body it pulls; keep ours to rethrow it.
@@ -112,6 +114,7 @@ export async function writeCarrier(
       const lengths = segmentLengths(n);
       const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);
       const key = chunkKey();
+      inflight?.add(key); // before the write starts: GC must not sweep it (inflight-blobs.ts)
       async function* frames(): AsyncGenerator<Uint8Array> {
         yield pack.header();
         for (const len of lengths) {

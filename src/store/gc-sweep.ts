@@ -39,6 +39,8 @@ export interface SweepOptions {
   now: () => number;
   /** When the mark began (ms): blobs modified since are never deleted by this pass. */
   markStarted: number;
+  /** Blobs of writes in flight in this process (inflight-blobs.ts): never deleted. */
+  protect?: (key: string) => boolean;
   onProgress?: (p: { phase: 'sweep'; examined: number; unreachable: number; freed: number; freedBytes: number }) => void;
 }
 
@@ -61,6 +63,13 @@ export interface SweepReport {
  * Throws listing and state-writing errors (deletions already done stay done: they were of
  * unreachable blobs); failed deletes are counted, not thrown.
  */
+/** Whether `key` names a commit blob (layout.ts commitKey) with a sequence above `seq`. */
+function commitAfter(key: string, seq: number): boolean {
+  if (!key.startsWith('commits/')) return false;
+  const n = parseInt(key.slice('commits/'.length, 'commits/'.length + 12), 16);
+  return !Number.isFinite(n) || n > seq;
+}
+
 export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOptions): Promise<SweepReport> {
   const report: SweepReport = { examinedBlobs: 0, examinedBytes: 0, unreachableBlobs: 0, unreachableBytes: 0, freedBlobs: 0, freedBytes: 0, pendingBlobs: 0, errors: 0 };
   const state = await readGcState(provider);
@@ -96,6 +105,13 @@ export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOpt
         if (mark.live.has(item.key)) continue;
         report.unreachableBlobs++;
         report.unreachableBytes += item.size;
+        // A commit blob past the anchor the mark read is a commit in flight (written, its
+        // anchor move pending) or a crashed attempt, which a later pass frees once the anchor
+        // has passed its sequence; and what an open write holds is not garbage.
+        if (commitAfter(item.key, mark.anchorSeq) || opts.protect?.(item.key)) {
+          report.pendingBlobs++;
+          continue;
+        }
         const first = Math.min(state.seen.get(item.key) ?? now, now);
         const modified = item.lastModified.getTime();
         const due = now - first >= opts.graceMs && now - modified >= opts.graceMs && modified < unjudged;
@@ -110,7 +126,7 @@ export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOpt
     }
   }
   await Promise.all(pending);
-  report.pendingBlobs = next.size;
+  report.pendingBlobs += next.size;
   if (!opts.dryRun) {
     // The new state first, then the old ones: a crash in between leaves two, the newest wins.
     const newest = state.key ? parseInt(state.key.slice(GC_PREFIX.length, GC_PREFIX.length + 12), 16) : -1;

@@ -158,7 +158,7 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       // flushes and its root, which can take long on a large repository; a fork at a time being
       // staged) are kept too: extra roots for the sweep, never a reason to keep less.
       for (const key of runsInMemory(repo)) mark.live.add(key);
-      const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, protect: (key) => repo.inflight.protects(key, markStarted), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       const report = fromSweep(swept, dryRun, started, mark.live.size, mark.anchorSeq);
       if (cleaned) {
         report.cleanedPacks = cleaned.cleanedPacks;

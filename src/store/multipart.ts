@@ -162,6 +162,7 @@ export async function uploadPart(
   let releaseSealed: (() => void) | undefined;
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
+  const inflight = repo.inflight.open();
   try {
     const { ref, record: rec } = await openUpload(repo, bucket, key, uploadId);
     // An encrypted upload's key is checked before any byte is read.
@@ -182,7 +183,7 @@ export async function uploadPart(
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
-    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer);
+    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer, inflight);
     const { digests: d } = finishDigest(digest, claimOpts);
     const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
     const part: PartRecord = { size: d.size, md5, values: d.values, chunks, lastModified: 0 };
@@ -209,6 +210,7 @@ export async function uploadPart(
     await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
+    inflight.close();
     release();
     releaseSealed?.();
   }

@@ -83,6 +83,7 @@ export async function putObjectUnsized(
   let release = repo.budget.reserve(headBytes + (opts.encryption ? sealedLength(SEGMENT_SIZE) : 0));
   const reader = new ExactReader(body);
   const chunks: ChunkRef[] = [];
+  const inflight = repo.inflight.open();
   try {
     await precheck(repo, bucket, key, opts.conditions);
     const head = await reader.read(headBytes);
@@ -112,7 +113,7 @@ export async function putObjectUnsized(
         sealer = new StreamSealer(streamKey(crypt.dataKey, id), piece.length, SEGMENT_SIZE);
         streams.push({ id, size: piece.length });
       }
-      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), opts.signal, sealer);
+      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), opts.signal, sealer, inflight);
       chunks.push(...refs);
       if (piece.length < UNSIZED_PIECE_BYTES && piece !== head) break;
       // The next piece (and a sealed segment in flight) is charged before it is read; the
@@ -130,6 +131,7 @@ export async function putObjectUnsized(
     await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
+    inflight.close();
     release();
   }
 }

@@ -121,6 +121,7 @@ export async function putObject(
   if (!packed) assertHistoryRoom(repo.state, maxEntryBytes(key, opts, Math.ceil(opts.size / CHUNK_SIZE)));
   const release = repo.budget.reserve(held);
   const reader = new ExactReader(body);
+  const inflight = repo.inflight.open();
   let chunks: Location | undefined;
   try {
     await precheck(repo, bucket, key, opts.conditions);
@@ -133,7 +134,7 @@ export async function putObject(
       digest.update(bytes);
     } else {
       const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
-      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer);
+      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer, inflight);
       chunks = { kind: 'chunks', chunks: refs };
     }
     const { digests: d, primary } = finishDigest(digest, opts);
@@ -144,6 +145,7 @@ export async function putObject(
     await abandonChunks(repo.provider, reader, chunks?.kind === 'chunks' ? chunks.chunks : [], err);
     throw err;
   } finally {
+    inflight.close();
     release();
   }
 }

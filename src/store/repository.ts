@@ -47,6 +47,7 @@ import { BodyCache } from './body-cache.js';
 import { lazyRunHandle, openRunHandle } from './runs.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { openForkRuns } from './fork-at-time.js';
+import { InflightBlobs } from './inflight-blobs.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -167,6 +168,8 @@ export class Repository {
   readonly bodies: BodyCache;
   /** Deletes the carrier chunks of parts that became unreachable (see carrier-reaper.ts). */
   readonly reaper: CarrierReaper;
+  /** Chunks of writes in flight, which no commit names yet: GC keeps them (inflight-blobs.ts). */
+  readonly inflight = new InflightBlobs();
   readonly config: RepositoryConfig;
   readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;

@@ -426,26 +426,42 @@ export class FsProvider implements Provider {
     }
   }
 
-  /** fsync(2) of a directory, through a cached handle in exclusive mode. */
+  /**
+   * fsync(2) of a directory, through a cached handle in exclusive mode. A concurrent prune of
+   * an emptied sibling directory or the cache's eviction may close the cached handle while
+   * this sync runs (EBADF, "file closed"): then it syncs again through a fresh handle, so a
+   * PUT never fails because a GC deleted blobs beside it.
+   */
   async #fsyncDir(path: string): Promise<void> {
     if (!this.#exclusive) return fsyncDir(path);
-    let h = this.#dirHandles.get(path);
-    if (!h) {
-      h = await open(path, 'r');
-      const raced = this.#dirHandles.get(path);
-      if (raced) {
-        await h.close();
-        h = raced;
-      } else {
-        this.#dirHandles.set(path, h);
-        if (this.#dirHandles.size > MAX_DIR_HANDLES) {
-          const [oldest, handle] = this.#dirHandles.entries().next().value as [string, FileHandle];
-          this.#dirHandles.delete(oldest);
-          void handle.close().catch(() => undefined);
-        }
+    for (let attempt = 0; ; attempt++) {
+      const h = await this.#dirHandle(path);
+      try {
+        return await h.sync();
+      } catch (err) {
+        if (errno(err) !== 'EBADF' || attempt >= 2) throw err;
+        if (this.#dirHandles.get(path) === h) this.#dirHandles.delete(path);
       }
     }
-    await h.sync();
+  }
+
+  /** The cached directory handle of `path`, opened (and cached, evicting the oldest) if none. */
+  async #dirHandle(path: string): Promise<FileHandle> {
+    let h = this.#dirHandles.get(path);
+    if (h) return h;
+    h = await open(path, 'r');
+    const raced = this.#dirHandles.get(path);
+    if (raced) {
+      await h.close();
+      return raced;
+    }
+    this.#dirHandles.set(path, h);
+    if (this.#dirHandles.size > MAX_DIR_HANDLES) {
+      const [oldest, handle] = this.#dirHandles.entries().next().value as [string, FileHandle];
+      this.#dirHandles.delete(oldest);
+      void handle.close().catch(() => undefined);
+    }
+    return h;
   }
 
   /**
