@@ -67,6 +67,8 @@ export interface BuildContext {
   provider: Provider;
   cache: BlockCache;
   maxRuns: number;
+  /** Bucket ids whose object index and version log merge every run (and drop tombstones). */
+  major?: ReadonlySet<string>;
   log: (event: string, fields: Record<string, unknown>) => void;
   /** Called once per compaction that landed in the plan ('versions' counts apart). */
   onCompaction: (kind: KeyspaceKind) => void;
@@ -150,7 +152,8 @@ async function buildJob(job: Job, shared: boolean[], ctx: BuildContext): Promise
     flushed.push(s.value);
   }
   const all = [...flushed, ...job.runs];
-  const w = chooseMerge(all.map(runSize), ctx.maxRuns, shared);
+  const major = job.kind !== 'uploads' && ctx.major?.has(id) === true && all.length > 0;
+  const w = major ? { start: 0, count: all.length } : chooseMerge(all.map(runSize), ctx.maxRuns, shared);
   if (!w) return all;
   const window = all.slice(w.start, w.start + w.count);
   const oldest = reachesOldest(w, all.length);

@@ -122,15 +122,24 @@ async function runExpiry(repo: Repository, opts: HistoryExpiryOptions): Promise<
   const report: ExpiryReport = { buckets: 0, examined: 0, expired: 0, bytes: 0, skipped: 0, ms: 0 };
   const names = opts.bucket !== undefined ? [opts.bucket] : [...repo.state.buckets.keys()].sort();
   const hold = new BudgetHold(repo);
+  const dropped: string[] = [];
   try {
     for (const name of names) {
       const b = repo.state.buckets.get(name);
       if (!b) continue; // deleted meanwhile
       report.buckets++;
+      const before = report.expired;
       await expireBucket(repo, b, opts, report, hold);
+      if (report.expired > before) dropped.push(b.id);
     }
   } finally {
     hold.release();
+  }
+  if (report.expired > 0) {
+    // Dropped entries are tombstones until a merge reaching the oldest run: merge the logs of
+    // the buckets that dropped entries now, so their bytes (and GC's) come back.
+    repo.requestMajorCompaction(dropped);
+    await repo.checkpoint();
   }
   report.ms = Math.round(performance.now() - t0);
   return report;

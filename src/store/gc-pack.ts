@@ -7,7 +7,9 @@
  *
  *   1. choose   from the mark (gc-mark.ts): packs outside the chain (the chain's commit blobs
  *               are needed to open anyway) whose live entry bytes / blob size < cleanBelow,
- *               sparsest first, at most MAX_MOVE_BYTES and MAX_MOVE_ENTRIES per pass;
+ *               sparsest first, then packs under SMALL_PACK_BYTES once there are at least
+ *               MIN_SMALL_PACKS of them (coalesced), at most MAX_MOVE_BYTES and
+ *               MAX_MOVE_ENTRIES per pass;
  *   2. find     every referrer, in every bucket and fork: object namespace entries and version
  *               log entries (removed ones included) whose location is one of those entries;
  *   3. copy     each live entry read with one ranged read and its CRC32C checked (a corrupt
@@ -83,7 +85,13 @@ export function cleanedPackKey(): string {
   return `packs/${hour}${newId(8).slice(0, 16)}`;
 }
 
-/** Packs worth cleaning, sparsest first, within MAX_MOVE_BYTES. */
+/** Packs below this size (bytes) are coalesced into bigger ones, whatever their live fraction. */
+const SMALL_PACK_BYTES = 64 * 1024;
+/** Coalesce small packs only when at least this many are waiting (one small pack left over
+ * is not rewritten pass after pass). */
+const MIN_SMALL_PACKS = 16;
+
+/** Packs worth cleaning: the sparsest first, then small ones; within MAX_MOVE_BYTES. */
 async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): Promise<Set<string>> {
   const sizes = new Map<string, number>();
   for (const prefix of ['commits/', 'packs/']) {
@@ -96,13 +104,20 @@ async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): P
     }
   }
   const sparse: { blob: string; live: number; entries: number; fraction: number }[] = [];
+  const small: typeof sparse = [];
   for (const [blob, size] of sizes) {
     let live = 0;
     const entries = mark.packs.get(blob)!;
     for (const length of entries.values()) live += ENTRY_HEADER_SIZE + length;
     if (size > 0 && live / size < cleanBelow) sparse.push({ blob, live, entries: entries.size, fraction: live / size });
+    else if (size < SMALL_PACK_BYTES) small.push({ blob, live, entries: entries.size, fraction: live / size });
   }
   sparse.sort((a, b) => a.fraction - b.fraction);
+  // Small packs are coalesced once there are enough of them to make one worth writing: a serial
+  // writer's commits each hold one small body beside its commit record (a 512 B body in a
+  // ~900 B blob is 57 % live, never "sparse"), and a blob per body costs its record, its
+  // framing and, on a file system, a whole block.
+  if (small.length >= MIN_SMALL_PACKS) sparse.push(...small.sort((a, b) => a.fraction - b.fraction));
   const out = new Set<string>();
   let bytes = 0;
   let entries = 0;

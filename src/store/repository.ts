@@ -173,6 +173,8 @@ export class Repository {
   readonly config: RepositoryConfig;
   readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
+  /** Buckets (ids) whose next checkpoint merges all their runs (requestMajorCompaction). */
+  #major = new Set<string>();
   readonly #writer = newId(8);
   #seq = 0;
   #head: RecordRef | undefined;
@@ -558,6 +560,21 @@ export class Repository {
    * flight first. Rejects with the checkpoint's failure (state stays readable; a later
    * checkpoint retries). Returns without one when the repository is fenced.
    */
+  /**
+   * Asks the next checkpoint to merge every run of the object index and the version log of the
+   * buckets with ids `bucketIds` into one, dropping tombstones (expiry's dropped entries and
+   * deleted keys): what frees their bytes. Expiry asks after dropping entries.
+   */
+  requestMajorCompaction(bucketIds: Iterable<string>): void {
+    for (const id of bucketIds) this.#major.add(id);
+  }
+
+  #takeMajor(): ReadonlySet<string> {
+    const taken = this.#major;
+    this.#major = new Set();
+    return taken;
+  }
+
   async checkpoint(): Promise<void> {
     await this.run(async () => undefined);
     while (this.#checkpointing) await this.#checkpointing.catch(() => undefined);
@@ -655,6 +672,8 @@ export class Repository {
         provider: this.provider,
         cache: this.cache,
         maxRuns: this.#opts.maxRuns,
+        // Taken by this checkpoint: a request made while it builds waits for the next one.
+        major: this.#takeMajor(),
         log: (event, fields) => this.log(event, fields),
         onCompaction: (kind) => (kind === 'versions' ? this.stats.logCompactions++ : this.stats.compactions++),
         onCompactionFailed: () => this.stats.failedCompactions++,
