@@ -153,22 +153,32 @@ export async function markRepository(provider: Provider, opts: { cache?: BlockCa
   }
   return result;
 
-  async function walk(sources: SortedSource[], what: string, visit: (key: string, value: Uint8Array) => void): Promise<void> {
-    const it = mergeSources(sources);
-    try {
-      for (;;) {
-        let r;
-        try {
-          r = await it.next();
-        } catch (err) {
-          throw blobError(err, what);
-        }
-        if (r.done) return;
-        visit(r.value.key, r.value.value);
-        if (++result.entries % 65_536 === 0) progress();
+  function walk(sources: SortedSource[], what: string, visit: (key: string, value: Uint8Array) => void): Promise<void> {
+    return walkMerged(sources, what, (key, value) => {
+      visit(key, value);
+      if (++result.entries % 65_536 === 0) progress();
+    });
+  }
+}
+
+/**
+ * Visits every entry of `sources` merged as reads see them (newest value per key). Throws
+ * what reading throws, as a blob error naming `what` (body-reader.ts blobError).
+ */
+export async function walkMerged(sources: SortedSource[], what: string, visit: (key: string, value: Uint8Array) => void): Promise<void> {
+  const it = mergeSources(sources);
+  try {
+    for (;;) {
+      let r;
+      try {
+        r = await it.next();
+      } catch (err) {
+        throw blobError(err, what);
       }
-    } finally {
-      await it.return();
+      if (r.done) return;
+      visit(r.value.key, r.value.value);
     }
+  } finally {
+    await it.return();
   }
 }

@@ -33,7 +33,7 @@
  * unreachable blob like any other.
  */
 import type { Repository } from './repository.js';
-import type { MarkResult } from './gc-mark.js';
+import { walkMerged, type MarkResult } from './gc-mark.js';
 import { getBytes } from '../provider/provider.js';
 import { entryRange, readEntry } from '../pack/reader.js';
 import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
@@ -141,11 +141,11 @@ async function findReferrers(repo: Repository, chosen: ReadonlySet<string>): Pro
     if (!f.refs.some((r) => r.bucket === ref.bucket && r.log === ref.log && r.key === ref.key)) f.refs.push(ref);
   };
   for (const b of [...repo.state.buckets.values()]) {
-    await walk(b.sources(), `bucket ${b.name} index`, (key, value) => {
+    await walkMerged(b.sources(), `bucket ${b.name} index`, (key, value) => {
       if (isTombstone(value)) return;
       for (const v of decodeVersions(value)) note(v.location, { bucket: b.name, log: false, key });
     });
-    await walk(b.versions.sources(), `bucket ${b.name} version log`, (key, value) => {
+    await walkMerged(b.versions.sources(), `bucket ${b.name} version log`, (key, value) => {
       if (value.length === 0 || isTombstone(value)) return;
       const e = decodeEntry(value);
       if (e.record) note(e.record.location, { bucket: b.name, log: true, key });
@@ -154,23 +154,6 @@ async function findReferrers(repo: Repository, chosen: ReadonlySet<string>): Pro
   return found;
 }
 
-async function walk(sources: SortedSource[], what: string, visit: (key: string, value: Uint8Array) => void): Promise<void> {
-  const it = mergeSources(sources);
-  try {
-    for (;;) {
-      let r;
-      try {
-        r = await it.next();
-      } catch (err) {
-        throw blobError(err, what);
-      }
-      if (r.done) return;
-      visit(r.value.key, r.value.value);
-    }
-  } finally {
-    await it.return();
-  }
-}
 
 /** `loc` with the entry `from` replaced by `to`, or undefined when `loc` is not `from`. */
 function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {

@@ -14,9 +14,9 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { makeProvider, stream } from './helpers.js';
 import type { BucketState } from '../../src/store/state.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
 });
 
 async function entries(b: BucketState, kind: 'versions' | 'objects'): Promise<{ live: number; tombstones: number }> {
