@@ -150,10 +150,18 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
     try {
       if (opts.checkpoint && !dryRun) await repo.checkpoint();
       // Compared with the provider's modification times: the wall clock, not a test's clock.
-      const markStarted = Date.now();
+      let markStarted = Date.now();
       const cache = new BlockCache({ maxBytes: MARK_CACHE_BYTES });
-      const mark = await markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      const markNow = () => markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      let mark = await markNow();
       const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
+      if (cleaned && cleaned.cleanedPacks > 0) {
+        // The packs just emptied are unreachable once a root covers the re-pointing commits:
+        // mark again, so this sweep already counts them (first seen now: freed after the grace).
+        await repo.checkpoint();
+        markStarted = Date.now();
+        mark = await markNow();
+      }
       // Runs this process already reads but no durable root names yet (a checkpoint between its
       // flushes and its root, which can take long on a large repository; a fork at a time being
       // staged) are kept too: extra roots for the sweep, never a reason to keep less.
