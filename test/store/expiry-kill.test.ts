@@ -6,7 +6,6 @@
  * entries the rule keeps (window 0: the current writes and the listed versions), and a
  * further run drops nothing.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../soak/bundle.js';
@@ -15,6 +14,7 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { mergeSources } from '../../src/store/index/merge.js';
 import { isLogTombstone } from '../../src/store/version-log.js';
 import { readableRange } from '../../src/store/history-window.js';
+import { runKillable } from './kill-run.js';
 import { collect, tempDir } from './helpers.js';
 import { putText } from './history-model.js';
 import type { Store } from '../../src/store/store.js';
@@ -42,29 +42,8 @@ interface Line {
 
 /** Runs the worker; SIGKILLs it once it reports `killAfter` entries expired (never, if undefined). */
 function run(dir: string, killAfter: number | undefined): Promise<{ lines: Line[]; killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker.path, dir, '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: Line[] = [];
-    let buf = '';
-    let stderr = '';
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      const parts = (buf + d.toString()).split('\n');
-      buf = parts.pop()!;
-      for (const raw of parts) {
-        if (!raw) continue;
-        const line = JSON.parse(raw) as Line;
-        lines.push(line);
-        if (killAfter !== undefined && line.t === 'progress' && (line.expired ?? 0) >= killAfter) child.kill('SIGKILL');
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      if (signal === 'SIGKILL' || code === 0) resolve({ lines, killed: signal === 'SIGKILL' });
-      else reject(new Error(`worker failed (${code}): ${stderr} ${JSON.stringify(lines.slice(-2))}`));
-    });
+  return runKillable<Line>(worker.path, [dir, '0'], (line, kill) => {
+    if (killAfter !== undefined && line.t === 'progress' && (line.expired ?? 0) >= killAfter) kill();
   });
 }
 

@@ -7,7 +7,6 @@
  * After every kill the repository opens, verifies clean and every kept object (bucket and
  * fork) reads back byte-exact; two final passes run to the end and leave it the same.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../soak/bundle.js';
@@ -17,6 +16,7 @@ import type { Store } from '../../src/store/store.js';
 import type { KeyRing } from '../../src/store/crypto/envelope.js';
 import { randomBytes } from '../support/random.js';
 import { expectBytes } from '../support/bytes.js';
+import { runKillable } from './kill-run.js';
 import { collect, stream, tempDir } from './helpers.js';
 
 const KEPT = 1000;
@@ -45,34 +45,13 @@ interface Line {
 
 /** Runs one pass; SIGKILLs it `delayMs` after its first event of `phase` (never, if undefined). */
 function run(dir: string, phase: string | undefined, delayMs = 0): Promise<{ lines: Line[]; killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker.path, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: Line[] = [];
-    let buf = '';
-    let stderr = '';
-    let armed = false;
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      const parts = (buf + d.toString()).split('\n');
-      buf = parts.pop()!;
-      for (const raw of parts) {
-        if (!raw) continue;
-        const line = JSON.parse(raw) as Line;
-        lines.push(line);
-        if (phase && !armed && line.phase === phase) {
-          armed = true;
-          if (delayMs === 0) child.kill('SIGKILL');
-          else setTimeout(() => child.kill('SIGKILL'), delayMs);
-        }
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      if (signal === 'SIGKILL' || code === 0) resolve({ lines, killed: signal === 'SIGKILL' });
-      else reject(new Error(`worker failed (${code}): ${stderr} ${JSON.stringify(lines.slice(-2))}`));
-    });
+  let armed = false;
+  return runKillable<Line>(worker.path, [dir], (line, kill) => {
+    if (phase && !armed && line.phase === phase) {
+      armed = true;
+      if (delayMs === 0) kill();
+      else setTimeout(kill, delayMs);
+    }
   });
 }
 

@@ -6,12 +6,12 @@
  * either still as it was before the restore or already as it was at the time, and the final
  * state equals the state at the time for every key, bodies included.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../soak/bundle.js';
 import { openStore } from '../../src/store/open.js';
 import { verifyRepository } from '../../src/store/verify.js';
+import { runKillable } from './kill-run.js';
 import { collect, tempDir } from './helpers.js';
 import { putText } from './history-model.js';
 import type { Store } from '../../src/store/store.js';
@@ -37,29 +37,8 @@ interface Line {
 
 /** Runs the worker; SIGKILLs it once it reports `killAfterCommits` commits (never, if undefined). */
 function run(dir: string, time: number, killAfterCommits: number | undefined): Promise<{ lines: Line[]; killed: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker.path, dir, BUCKET, String(time), '6'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const lines: Line[] = [];
-    let buf = '';
-    let stderr = '';
-    const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      const parts = (buf + d.toString()).split('\n');
-      buf = parts.pop()!;
-      for (const raw of parts) {
-        if (!raw) continue;
-        const line = JSON.parse(raw) as Line;
-        lines.push(line);
-        if (killAfterCommits !== undefined && line.t === 'progress' && (line.commits ?? 0) >= killAfterCommits) child.kill('SIGKILL');
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => {
-      clearTimeout(guard);
-      if (signal === 'SIGKILL' || code === 0) resolve({ lines, killed: signal === 'SIGKILL' });
-      else reject(new Error(`worker failed (${code}): ${stderr} ${JSON.stringify(lines.slice(-2))}`));
-    });
+  return runKillable<Line>(worker.path, [dir, BUCKET, String(time), '6'], (line, kill) => {
+    if (killAfterCommits !== undefined && line.t === 'progress' && (line.commits ?? 0) >= killAfterCommits) kill();
   });
 }
 
