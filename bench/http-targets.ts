@@ -76,12 +76,16 @@ function stopper(child: ChildProcess, dataDir?: string): () => Promise<void> {
 const STRATA_KEY = 'BENCHACCESSKEY000001';
 const STRATA_SECRET = 'bench-secret-key-0123456789abcdefghij';
 
-/** Starts `name` on 127.0.0.1 with a fresh data directory (or `dataDir` for Strata). */
-export async function startTarget(name: TargetName, opts: { dataDir?: string } = {}): Promise<Target> {
+/**
+ * Starts `name` on 127.0.0.1 with a fresh data directory (or `dataDir` for Strata, which may
+ * be an erasure domain pattern such as `D/disk{1...6}`); `args` are further `serve` options
+ * for Strata (e.g. `['--erasure', '4+2']`).
+ */
+export async function startTarget(name: TargetName, opts: { dataDir?: string; args?: readonly string[] } = {}): Promise<Target> {
   if (name === 'strata') {
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'bench-strata-'));
     const cli = join(here, '../src/cli/main.js');
-    const child = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--log', 'warn'], {
+    const child = spawn(process.execPath, [cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, '--log', 'warn', ...(opts.args ?? [])], {
       env: { ...process.env, STRATA_ACCESS_KEY: STRATA_KEY, STRATA_SECRET_KEY: STRATA_SECRET },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,179 @@
+/**
+ * @module The lanes of `npm run bench:erasure`: one Strata server process each, over the plain
+ * fs provider (one directory) or the erasure provider (k+m over N directory domains, all under
+ * one temporary root on this machine), started as `strata serve --data 'D/disk{1...N}'
+ * --erasure k+m`. A lane can be stopped, have domains wiped (their directories emptied, as a
+ * lost disk replaced by a new one) and be restarted on the same data; scrub and repair run as
+ * `strata scrub` child processes while the server is stopped (each domain is locked by the
+ * process that opens it).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startTarget, type Target } from './http-targets.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The built CLI (dist/src/cli/main.js), beside dist/bench/. */
+export const CLI = join(here, '../src/cli/main.js');
+
+export interface LaneSpec {
+  /** Label in the tables: 'fs', 'ec 4+2', 'ec 10+4'. */
+  name: string;
+  /** Erasure parameters; absent for the plain fs lane. */
+  k?: number;
+  m?: number;
+}
+
+export const FS_LANE: LaneSpec = { name: 'fs' };
+export const EC42: LaneSpec = { name: 'ec 4+2', k: 4, m: 2 };
+export const EC104: LaneSpec = { name: 'ec 10+4', k: 10, m: 4 };
+
+/** What `strata scrub --json` prints (ScrubReport, src/provider/erasure/scrub.ts). */
+export interface ScrubReport {
+  blobs: number;
+  bytes: number;
+  damagedByDomain: Record<string, number>;
+  repairedFragments: number;
+  repairBytes: number;
+  lost: string[];
+  ms: number;
+}
+
+export interface ScrubRun {
+  report: ScrubReport;
+  /** Wall-clock seconds of the whole `strata scrub` process (start-up included). */
+  wallSeconds: number;
+}
+
+/** Sum of the sizes of every file under `dir` (0 if it does not exist). */
+export function treeBytes(dir: string): number {
+  let total = 0;
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += treeBytes(p);
+    else if (e.isFile()) total += statSync(p).size;
+  }
+  return total;
+}
+
+export class Lane {
+  readonly spec: LaneSpec;
+  /** This lane's directory under the bench's temporary root. */
+  readonly root: string;
+  target: Target | undefined;
+
+  constructor(spec: LaneSpec, parent: string) {
+    this.spec = spec;
+    this.root = join(parent, spec.name.replace(/[^a-z0-9]+/gi, '-'));
+    mkdirSync(this.root, { recursive: true });
+  }
+
+  get erasure(): boolean {
+    return this.spec.k !== undefined;
+  }
+
+  /** Number of failure domains: k+m for an erasure lane (every blob touches all of them). */
+  get domainCount(): number {
+    return this.erasure ? this.spec.k! + this.spec.m! : 1;
+  }
+
+  /** The `--data` value: the directory, or the `{1...N}` domain pattern. */
+  get data(): string {
+    return this.erasure ? join(this.root, `disk{1...${this.domainCount}}`) : join(this.root, 'data');
+  }
+
+  /** Directory of domain i (1-based). */
+  domainDir(i: number): string {
+    return join(this.root, `disk${i}`);
+  }
+
+  private get erasureArgs(): string[] {
+    return this.erasure ? ['--erasure', `${this.spec.k}+${this.spec.m}`] : [];
+  }
+
+  /** Starts the server on this lane's data (a no-op when running). */
+  async start(): Promise<Target> {
+    if (!this.target) {
+      if (this.erasure) for (let i = 1; i <= this.domainCount; i++) mkdirSync(this.domainDir(i), { recursive: true });
+      this.target = await startTarget('strata', { dataDir: this.data, args: this.erasureArgs });
+    }
+    return this.target;
+  }
+
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s); the data stays. */
+  async stop(): Promise<void> {
+    await this.target?.stop();
+    this.target = undefined;
+  }
+
+  /**
+   * Empties the directories of domains `indices` (1-based), as a lost disk replaced by a new
+   * empty one. The server must be stopped (it caches open file handles). Returns the bytes
+   * removed.
+   */
+  wipeDomains(indices: readonly number[]): number {
+    if (this.target) throw new Error('wipeDomains: stop the server first');
+    let removed = 0;
+    for (const i of indices) {
+      const dir = this.domainDir(i);
+      removed += treeBytes(dir);
+      for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
+    }
+    return removed;
+  }
+
+  /** `strata scrub --json [--repair]` over this lane's domains (server stopped). */
+  async scrub(repair: boolean): Promise<ScrubRun> {
+    if (this.target) throw new Error('scrub: stop the server first');
+    const args = ['scrub', '--data', this.data, ...this.erasureArgs, '--json', ...(repair ? ['--repair'] : [])];
+    const t0 = performance.now();
+    const { code, stdout, stderr } = await runCli(args);
+    const wallSeconds = (performance.now() - t0) / 1000;
+    if (code !== 0 && code !== 1) throw new Error(`strata ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
+    return { report: parseJsonOutput<ScrubReport>(stdout, 'strata scrub'), wallSeconds };
+  }
+
+  /** `strata verify`: resolves with its exit code (0 sound) and summary. */
+  async verify(): Promise<{ code: number; stdout: string; stderr: string }> {
+    if (this.target) throw new Error('verify: stop the server first');
+    return runCli(['verify', '--data', this.data, ...this.erasureArgs]);
+  }
+
+  /** Stops the server and removes the lane's data. */
+  async remove(): Promise<void> {
+    await this.stop();
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** Runs the CLI to completion and collects its output. */
+export function runCli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
+  });
+}
+
+/** The JSON document a `--json` CLI run printed (the whole of stdout, or its last `{…}` block). */
+export function parseJsonOutput<T>(stdout: string, what: string): T {
+  const text = stdout.trim();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    const i = text.lastIndexOf('\n{');
+    if (i >= 0) return JSON.parse(text.slice(i + 1)) as T;
+    throw new Error(`${what}: no JSON on stdout: ${text.slice(-500)}`);
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * @module The markdown of `npm run bench:erasure`: the targets of issue 11 with PASS/MISS on
+ * every row, the large-object, small-object and scrub/repair tables (medians with ranges,
+ * server CPU per request), and the GFS federation figures, quoted with their source.
+ */
+import type { RunResult } from './http-load.js';
+import type { BigRun } from './erasure-measure.js';
+import { mibPerSecond } from './erasure-measure.js';
+import type { ScrubRun } from './erasure-lanes.js';
+import { table } from './lib/markdown.js';
+import { fmt, median, medianRange, percentile } from './lib/stats.js';
+
+/** Every figure the bench collected, by lane name ('fs', 'ec 4+2', 'ec 10+4'). */
+export interface ErasureResults {
+  bigSize: number;
+  bigPut: Map<string, BigRun[]>;
+  bigGet: Map<string, BigRun[]>;
+  degradedGet: Map<string, BigRun[]>;
+  smallPut: Map<string, RunResult[]>;
+  smallGet: Map<string, RunResult[]>;
+  /** Per erasure lane: the maintenance runs and what they covered. */
+  maintenance: Map<string, Maintenance>;
+  /** Byte-exact checks done (label → ok). */
+  checks: { label: string; ok: boolean }[];
+}
+
+export interface Maintenance {
+  /** Bytes the m domains wiped for the degraded GET held. */
+  wipedForDegraded?: number;
+  /** Repair of the m domains wiped for the degraded GET. */
+  repairM?: ScrubRun & { wipedBytes: number };
+  /** Scrub (verify only) of the populated, healthy set. */
+  scrub?: ScrubRun;
+  /** Repair of one wiped domain, and the bytes that domain held. */
+  repairOne?: ScrubRun & { wipedBytes: number; restoredBytes: number };
+  /** Scrub after the repair: damage it still found (0 expected). */
+  afterDamage?: number;
+  /** `strata verify` exit code after the repair (0 = clean). */
+  verifyCode?: number;
+}
+
+export const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
+const MIB = 2 ** 20;
+
+const bigMiB = (runs: BigRun[] | undefined) => (runs?.length ? median(runs.map(mibPerSecond)) : NaN);
+const loopOps = (runs: RunResult[] | undefined) => (runs?.length ? median(runs.map((r) => r.n / r.seconds)) : NaN);
+/** Rate of a repair: bytes the wiped domain held over the wall time of `strata scrub --repair`. */
+export const repairMiB = (r: Maintenance['repairOne']) => (r ? r.wipedBytes / MIB / r.wallSeconds : NaN);
+
+/** The issue's targets, one row each, with what was measured and PASS/MISS. */
+export function targetsTable(res: ErasureResults): string {
+  const rows: string[][] = [];
+  const ec = [...res.maintenance.keys()];
+  const put104 = bigMiB(res.bigPut.get('ec 10+4'));
+  const get104 = bigMiB(res.bigGet.get('ec 10+4'));
+  if (res.bigPut.has('ec 10+4')) {
+    rows.push(['64 MiB PUT, (10,4), 1 client', '>= 300 MiB/s', `${fmt(put104)} MiB/s`, verdict(put104 >= 300)]);
+    rows.push(['64 MiB GET, (10,4), 1 client', '>= 400 MiB/s', `${fmt(get104)} MiB/s`, verdict(get104 >= 400)]);
+  }
+  for (const lane of ec) {
+    const d = bigMiB(res.degradedGet.get(lane));
+    if (res.degradedGet.has(lane)) rows.push([`64 MiB degraded GET, ${lane}, m domains wiped`, '>= 250 MiB/s', `${fmt(d)} MiB/s`, verdict(d >= 250)]);
+  }
+  for (const lane of ec) {
+    const r = res.maintenance.get(lane)?.repairOne;
+    if (r) {
+      const rate = repairMiB(r);
+      rows.push([`repair one lost domain (${fmt(r.wipedBytes / MIB)} MiB), ${lane}`, '>= 200 MiB/s', `${fmt(rate)} MiB/s (${fmt(r.wallSeconds, 1)} s)`, verdict(rate >= 200)]);
+    }
+  }
+  const fsPut = loopOps(res.smallPut.get('fs'));
+  const fsGet = loopOps(res.smallGet.get('fs'));
+  for (const lane of ec) {
+    for (const [op, fsOps, runs] of [
+      ['PUT', fsPut, res.smallPut.get(lane)],
+      ['GET', fsGet, res.smallGet.get(lane)],
+    ] as const) {
+      if (!runs) continue;
+      const ops = loopOps(runs);
+      const share = ops / fsOps;
+      rows.push([`4 KiB ${op}, ${lane} vs fs, 16 conn`, '>= 80% of fs', `${fmt(ops)} vs ${fmt(fsOps)} ops/s = ${fmt(100 * share)}%`, verdict(share >= 0.8)]);
+    }
+  }
+  for (const lane of ec) {
+    const m = res.maintenance.get(lane)!;
+    if (m.verifyCode !== undefined || m.afterDamage !== undefined) {
+      const ok = m.verifyCode === 0 && m.afterDamage === 0;
+      rows.push([`after repair, ${lane}: verify clean, scrub finds no damage`, 'clean', `verify exit ${m.verifyCode ?? 'n/a'}, ${m.afterDamage ?? 'n/a'} damaged`, verdict(ok)]);
+    }
+  }
+  for (const c of res.checks) rows.push([`byte-exact: ${c.label}`, 'equal', c.ok ? 'equal' : 'DIFFERENT', verdict(c.ok)]);
+  return table(['Target', 'Goal', 'Measured (medians)', ''], rows, ['l', 'l', 'l', 'l']);
+}
+
+/** Large-object table: MiB/s per run (median, range) and server CPU per request. */
+export function bigTable(res: ErasureResults): string {
+  const rows: string[][] = [];
+  for (const [op, map] of [
+    ['PUT', res.bigPut],
+    ['GET', res.bigGet],
+    ['degraded GET', res.degradedGet],
+  ] as const) {
+    for (const [lane, runs] of map) {
+      const n = runs.reduce((a, r) => a + r.n, 0);
+      const cpu = runs.reduce((a, r) => a + r.serverCpuSeconds, 0);
+      const secs = runs.reduce((a, r) => a + r.seconds, 0);
+      rows.push([
+        lane,
+        op,
+        String(runs.length),
+        String(n),
+        medianRange(runs.map(mibPerSecond)),
+        medianRange(runs.map((r) => (1000 * r.seconds) / r.n)),
+        n ? fmt((cpu * 1000) / n) : 'n/a',
+        secs ? fmt((100 * cpu) / secs) : 'n/a',
+      ]);
+    }
+  }
+  return table(['Lane', `${fmt(res.bigSize / MIB)} MiB op`, 'runs', 'n', 'MiB/s', 'ms/request', 'server CPU ms/request', 'server CPU %'], rows, ['l', 'l']);
+}
+
+/** Small-object table: ops/s per run (median, range), latency, errors, server CPU per op. */
+export function smallTable(res: ErasureResults): string {
+  const rows: string[][] = [];
+  for (const [op, map] of [
+    ['PUT', res.smallPut],
+    ['GET', res.smallGet],
+  ] as const) {
+    for (const [lane, runs] of map) {
+      const all = runs.flatMap((r) => r.latenciesMs);
+      const n = runs.reduce((a, r) => a + r.n, 0);
+      const cpu = runs.reduce((a, r) => a + r.serverCpuSeconds, 0);
+      rows.push([
+        lane,
+        op,
+        String(runs.length),
+        String(n),
+        medianRange(runs.map((r) => r.n / r.seconds)),
+        fmt(percentile(all, 50), 2),
+        fmt(percentile(all, 99), 2),
+        String(runs.reduce((a, r) => a + r.errors, 0)),
+        n ? fmt((cpu * 1000) / n, 3) : 'n/a',
+      ]);
+    }
+  }
+  return table(['Lane', '4 KiB op, 16 conn', 'runs', 'n', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op'], rows, ['l', 'l']);
+}
+
+/** Scrub and repair table, one row per maintenance run. */
+export function maintenanceTable(res: ErasureResults): string {
+  const rows: string[][] = [];
+  const row = (lane: string, what: string, r: ScrubRun, bytes: number, extra: string) =>
+    rows.push([
+      lane,
+      what,
+      fmt(r.report.blobs),
+      fmt(bytes / MIB),
+      fmt(r.wallSeconds, 2),
+      fmt(r.report.ms / 1000, 2),
+      fmt(bytes / MIB / r.wallSeconds),
+      fmt(r.report.repairedFragments),
+      fmt(r.report.repairBytes / MIB),
+      String(r.report.lost.length),
+      extra,
+    ]);
+  for (const [lane, m] of res.maintenance) {
+    if (m.repairM) row(lane, 'repair after m domains wiped', m.repairM, m.repairM.wipedBytes, `${fmt(m.repairM.wipedBytes / MIB)} MiB wiped`);
+    if (m.scrub) row(lane, 'scrub (verify only), healthy', m.scrub, m.scrub.report.bytes, damageText(m.scrub.report.damagedByDomain));
+    if (m.repairOne)
+      row(lane, 'repair one wiped domain', m.repairOne, m.repairOne.wipedBytes, `domain held ${fmt(m.repairOne.wipedBytes / MIB)} MiB, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after`);
+  }
+  return table(
+    ['Lane', 'Run', 'blobs', 'MiB', 'wall s', 'report s', 'MiB/s (wall)', 'fragments rebuilt', 'MiB rebuilt', 'lost', 'notes'],
+    rows,
+    ['l', 'l']
+  );
+}
+
+function damageText(byDomain: Record<string, number>): string {
+  const hit = Object.entries(byDomain).filter(([, n]) => n > 0);
+  return hit.length ? `damage: ${hit.map(([d, n]) => `${d} ${n}`).join(', ')}` : 'no damage';
+}
+
+/** The GFS federation figures the issue cites, quoted (not measured here). */
+export function gfsQuote(): string {
+  return [
+    '### Reference: GFS federation (quoted, not measured here)',
+    '',
+    'Quoted from the GFS federation prototype results (`shared/reference/seeds/gfs-erasure-federation-results.txt`, cited by issue 11; a 14-core Apple-silicon host, JVM, all nodes on loopback; different machine and software, so not comparable figure for figure):',
+    '',
+    '> datapath_encode_1thread  k=10, m=4, block=512 KiB  mb_s=308.5',
+    '>',
+    '> Durability data path: encode 233–291 MB/s, restore 254–393 MB/s for 256 MiB–1 GiB objects',
+    '>',
+    '> 256 MiB (10,4) 512 KiB: encode 248.5 MB/s, restore 277.7 MB/s, detect+repair 2.11 s (job 1.852 s)',
+  ].join('\n');
+}

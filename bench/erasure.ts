@@ -1,0 +1,234 @@
+/**
+ * @module `npm run bench:erasure`: the erasure provider through the S3 server, against the plain
+ * fs provider in the same run. Lanes (erasure-lanes.ts): fs, (4,2) over 6 directory domains and
+ * (10,4) over 14, all under one temporary directory on this machine, each served by its own
+ * `strata serve` process. Measures 64 MiB PUT and GET at one client (MiB/s); 4 KiB PUT and GET
+ * at 16 connections over many keys (ops/s); GET with m domains wiped (degraded, heal on read);
+ * then, per erasure lane, `strata scrub --repair` of the wiped domains, a scrub of a set whose
+ * domains hold ~1 GiB each, and the repair of one wiped domain (MiB/s), checked afterwards by
+ * `strata verify`, a second scrub and byte-exact GETs. Runs are interleaved across lanes;
+ * medians with ranges; server CPU from /proc. Prints markdown and rewrites the `bench:erasure`
+ * section of bench/RESULTS.md.
+ *
+ * Flags: --quick (one short run, 64 MiB per domain for the repair), --no-write,
+ *        --lanes=fs,4+2,10+4, --repair-mib=N (bytes per domain before the repair, default 1024)
+ */
+import { randomFillSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pool } from 'undici';
+import { pool } from './http-load.js';
+import { EC104, EC42, FS_LANE, Lane, treeBytes, type LaneSpec } from './erasure-lanes.js';
+import { bigGets, bigPuts, createBucket, fillSmall, getDigest, sha256, smallGets, smallPuts, SMALL_KEYS_PER_WORKER } from './erasure-measure.js';
+import { bigTable, gfsQuote, maintenanceTable, smallTable, targetsTable, type ErasureResults } from './erasure-report.js';
+import { machineLine } from './lib/machine.js';
+import { writeSection } from './lib/results.js';
+import { fmt } from './lib/stats.js';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const write = !args.includes('--no-write');
+const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const laneNames = (flag('lanes') ?? 'fs,4+2,10+4').split(',');
+const repairMiB = Number(flag('repair-mib') ?? (quick ? 64 : 1024));
+
+const MIB = 2 ** 20;
+const BIG = 64 * MIB;
+const SMALL = 4096;
+const CONC = 16;
+/** Repeated runs per measurement (medians and ranges over them). */
+const RUNS = quick ? 1 : 3;
+/** 64 MiB requests per run: enough to smooth one slow request, few enough to bound the disk used. */
+const BIG_PER_RUN = quick ? 2 : 4;
+/** Duration of one small-object closed-loop run, ms. */
+const SMALL_MS = quick ? 1000 : 4000;
+/** Small keys written per worker before the GET runs (16 workers). */
+const SMALL_FILL = quick ? 64 : SMALL_KEYS_PER_WORKER;
+
+const started = Date.now();
+const log = (m: string) => process.stderr.write(`[bench:erasure +${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
+
+function specs(): LaneSpec[] {
+  const all: Record<string, LaneSpec> = { fs: FS_LANE, '4+2': EC42, '10+4': EC104 };
+  return laneNames.map((n) => {
+    const s = all[n];
+    if (!s) throw new Error(`--lanes: unknown lane '${n}' (fs, 4+2, 10+4)`);
+    return s;
+  });
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  map.set(key, [...(map.get(key) ?? []), value]);
+}
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'bench-erasure-'));
+  const loadStart = load();
+  const res: ErasureResults = {
+    bigSize: BIG,
+    bigPut: new Map(),
+    bigGet: new Map(),
+    degradedGet: new Map(),
+    smallPut: new Map(),
+    smallGet: new Map(),
+    maintenance: new Map(),
+    checks: [],
+  };
+  const lanes = specs().map((s) => new Lane(s, root));
+  const pools = new Map<Lane, Pool>();
+  const big = new Uint8Array(BIG);
+  randomFillSync(big);
+  const bigSha = sha256(big);
+  const small = new Uint8Array(SMALL);
+  randomFillSync(small);
+  try {
+    for (const lane of lanes) {
+      const t = await lane.start();
+      pools.set(lane, pool(t, CONC));
+      await createBucket(pools.get(lane)!, t);
+      log(`${lane.spec.name}: ${t.url} on ${lane.data}`);
+    }
+    const each = async (fn: (lane: Lane, p: Pool) => Promise<void>) => {
+      for (const lane of lanes) await fn(lane, pools.get(lane)!);
+    };
+
+    // Large objects: PUT runs, then GET runs of one object, interleaved across lanes.
+    for (let run = 0; run < RUNS; run++) {
+      await each(async (lane, p) => {
+        const r = await bigPuts(p, lane.target!, big, BIG_PER_RUN, 'big-put');
+        push(res.bigPut, lane.spec.name, r);
+        log(`${lane.spec.name} PUT 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+      });
+    }
+    await each(async (lane, p) => {
+      await bigPuts(p, lane.target!, big, 1, 'big-get', 1);
+      res.checks.push({ label: `64 MiB GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
+    });
+    for (let run = 0; run < RUNS; run++) {
+      await each(async (lane, p) => {
+        const r = await bigGets(p, lane.target!, 'big-get-0', BIG, BIG_PER_RUN);
+        push(res.bigGet, lane.spec.name, r);
+        log(`${lane.spec.name} GET 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+      });
+    }
+
+    // Small objects: 16 connections over many keys.
+    for (let run = 0; run < RUNS; run++) {
+      await each(async (lane, p) => {
+        const r = await smallPuts(p, lane.target!, small, CONC, SMALL_MS);
+        push(res.smallPut, lane.spec.name, r);
+        log(`${lane.spec.name} PUT 4 KiB x${CONC} run ${run + 1}: ${fmt(r.n / r.seconds)} ops/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}`);
+      });
+    }
+    const written = new Map<Lane, number[]>();
+    await each(async (lane, p) => void written.set(lane, await fillSmall(p, lane.target!, small, CONC, SMALL_FILL)));
+    for (let run = 0; run < RUNS; run++) {
+      await each(async (lane, p) => {
+        const r = await smallGets(p, lane.target!, written.get(lane)!, CONC, SMALL_MS);
+        push(res.smallGet, lane.spec.name, r);
+        log(`${lane.spec.name} GET 4 KiB x${CONC} run ${run + 1}: ${fmt(r.n / r.seconds)} ops/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}`);
+      });
+    }
+
+    // Degraded GET: m domains wiped (server restarted on what is left).
+    for (const lane of lanes.filter((l) => l.erasure)) {
+      const m = lane.spec.m!;
+      await pools.get(lane)!.close();
+      await lane.stop();
+      const wiped = lane.wipeDomains(Array.from({ length: m }, (_, i) => i + 1));
+      log(`${lane.spec.name}: wiped ${m} domains (${fmt(wiped / MIB)} MiB)`);
+      const t = await lane.start();
+      const p = pool(t, CONC);
+      pools.set(lane, p);
+      res.checks.push({ label: `64 MiB degraded GET, ${lane.spec.name}`, ok: (await getDigest(p, t, 'big-get-0')) === bigSha });
+      for (let run = 0; run < RUNS; run++) {
+        const r = await bigGets(p, t, 'big-get-0', BIG, BIG_PER_RUN);
+        push(res.degradedGet, lane.spec.name, r);
+        log(`${lane.spec.name} degraded GET 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+      }
+      res.maintenance.set(lane.spec.name, { wipedForDegraded: wiped });
+    }
+    for (const lane of lanes.filter((l) => !l.erasure)) {
+      await pools.get(lane)!.close();
+      pools.delete(lane);
+      await lane.remove();
+    }
+
+    // Maintenance, one erasure lane at a time (each fills its domains to ~repairMiB).
+    for (const lane of lanes.filter((l) => l.erasure)) {
+      const name = lane.spec.name;
+      const mt = res.maintenance.get(name)!;
+      await pools.get(lane)!.close();
+      pools.delete(lane);
+      await lane.stop();
+      mt.repairM = { ...(await lane.scrub(true)), wipedBytes: mt.wipedForDegraded ?? 0 };
+      log(`${name}: repair of the m wiped domains: ${fmt(mt.repairM.wallSeconds, 1)} s, ${mt.repairM.report.repairedFragments} fragments`);
+      // Every blob has a fragment on each of the k+m domains: a domain holds ~1/k of the logical bytes.
+      const t = await lane.start();
+      const p = pool(t, 1);
+      const fills = Math.max(1, Math.ceil((repairMiB * MIB * lane.spec.k!) / BIG));
+      log(`${name}: writing ${fills} x 64 MiB so that each domain holds ~${repairMiB} MiB`);
+      await bigPuts(p, t, big, fills, 'fill', fills);
+      await p.close();
+      await lane.stop();
+      mt.scrub = await lane.scrub(false);
+      log(`${name}: scrub ${fmt(mt.scrub.report.bytes / MIB)} MiB in ${fmt(mt.scrub.wallSeconds, 1)} s`);
+      const wipedBytes = lane.wipeDomains([1]);
+      const repaired = await lane.scrub(true);
+      mt.repairOne = { ...repaired, wipedBytes, restoredBytes: treeBytes(lane.domainDir(1)) };
+      log(`${name}: repair of one domain (${fmt(wipedBytes / MIB)} MiB) in ${fmt(repaired.wallSeconds, 1)} s`);
+      const verified = await lane.verify();
+      mt.verifyCode = verified.code;
+      if (verified.code !== 0) log(`${name}: strata verify exit ${verified.code}: ${verified.stdout.slice(-1000)} ${verified.stderr.slice(-1000)}`);
+      const after = await lane.scrub(false);
+      mt.afterDamage = Object.values(after.report.damagedByDomain).reduce((a, n) => a + n, 0) + after.report.lost.length;
+      const t2 = await lane.start();
+      const p2 = pool(t2, 1);
+      res.checks.push({ label: `64 MiB GET after repair, ${name}`, ok: (await getDigest(p2, t2, 'big-get-0')) === bigSha });
+      res.checks.push({ label: `64 MiB filler GET after repair, ${name}`, ok: (await getDigest(p2, t2, `fill-${fills - 1}`)) === bigSha });
+      await p2.close();
+      await lane.remove();
+    }
+  } finally {
+    for (const p of pools.values()) await p.close().catch(() => undefined);
+    for (const lane of lanes) await lane.remove().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+  }
+  const body = [
+    '## Erasure coding (`npm run bench:erasure`)',
+    '',
+    machineLine(['hono', '@hono/node-server', 'undici']),
+    '',
+    `Load average (1 / 5 / 15 min): ${loadStart} at start, ${load()} at the end.`,
+    '',
+    'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server). 64 MiB requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections over 16,384 keys. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+    quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
+    '',
+    '### Targets (issue 11)',
+    '',
+    targetsTable(res),
+    '',
+    '### 64 MiB PUT and GET, one client',
+    '',
+    bigTable(res),
+    '',
+    '### 4 KiB PUT and GET, 16 connections',
+    '',
+    smallTable(res),
+    '',
+    '### Scrub and repair',
+    '',
+    maintenanceTable(res),
+    '',
+    gfsQuote(),
+  ].join('\n');
+  console.log(body);
+  if (write) {
+    writeSection('bench:erasure', body);
+    log('wrote bench/RESULTS.md');
+  }
+}
+
+await main();
