@@ -44,6 +44,8 @@ export interface ScrubRun {
   report: ScrubReport;
   /** Wall-clock seconds of the whole `strata scrub` process (start-up included). */
   wallSeconds: number;
+  /** Its exit code (0 full redundancy, 1 blobs lost, 3 damage left). */
+  code: number;
 }
 
 /** Sum of the sizes of every file under `dir` (0 if it does not exist). */
@@ -136,8 +138,9 @@ export class Lane {
     const t0 = performance.now();
     const { code, stdout, stderr } = await runCli(args);
     const wallSeconds = (performance.now() - t0) / 1000;
-    if (code !== 0 && code !== 1) throw new Error(`strata ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
-    return { report: parseJsonOutput<ScrubReport>(stdout, 'strata scrub'), wallSeconds };
+    // Exit 0: full redundancy; 1: blobs lost; 3: damage left (a scrub without --repair).
+    if (code !== 0 && code !== 1 && code !== 3) throw new Error(`strata ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
+    return { report: parseJsonOutput<ScrubReport>(stdout, 'strata scrub'), wallSeconds, code };
   }
 
   /** `strata verify`: resolves with its exit code (0 sound) and summary. */

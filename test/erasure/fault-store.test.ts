@@ -35,7 +35,7 @@ async function putRange(store: Store, from: number, to: number): Promise<void> {
     await Promise.all(
       Array.from({ length: Math.min(20, to - i) }, (_, j) => {
         const b = bodyOf(i + j);
-        return store.putObject('b', `k${i + j}`, stream(b), { size: b.length });
+        return store.putObject('bkt', `k${i + j}`, stream(b), { size: b.length });
       })
     );
   }
@@ -43,7 +43,7 @@ async function putRange(store: Store, from: number, to: number): Promise<void> {
 
 async function expectObjects(store: Store, from: number, to: number, label: string): Promise<void> {
   for (let i = from; i < to; i++) {
-    const got = await collect((await store.getObject('b', `k${i}`)).body);
+    const got = await collect((await store.getObject('bkt', `k${i}`)).body);
     const want = bodyOf(i);
     expect(firstDiff(got, want), `${label}: k${i} (${want.length} bytes, got ${got.length})`).toBe(-1);
   }
@@ -92,7 +92,7 @@ async function openRig(): Promise<{ r: Rig; store: Store }> {
   rigs.push(r);
   const store = await Store.open(r.provider);
   stores.push(store);
-  await store.createBucket('b');
+  await store.createBucket('bkt');
   return { r, store };
 }
 

@@ -59,12 +59,12 @@ describe('kill -9 of strata scrub --repair', () => {
     ec = ecRoot('kill-repair');
     server = await startServer(ec);
     let c = client(server.url);
-    await c.send(new CreateBucketCommand({ Bucket: 'b' }));
+    await c.send(new CreateBucketCommand({ Bucket: 'bkt' }));
     const objects = new Map<string, number>();
     for (let i = 0; i < OBJECTS; i += 8) {
       await Promise.all(
         Array.from({ length: 8 }, async (_, j) => {
-          await putObject(c, 'b', `o${i + j}`, bodyOf(i + j));
+          await putObject(c, 'bkt', `o${i + j}`, bodyOf(i + j));
           objects.set(`o${i + j}`, i + j);
         })
       );
@@ -121,7 +121,7 @@ describe('kill -9 of strata scrub --repair', () => {
     await expectVerifyClean(ec, 'after the repairs');
     server = await startServer(ec);
     c = client(server.url);
-    await expectObjects(c, 'b', objects, 'after the repairs');
+    await expectObjects(c, 'bkt', objects, 'after the repairs');
     c.destroy();
     await server.stop();
     server = undefined;

@@ -33,10 +33,10 @@ describe('kill -9 of an erasure-backed server during PUTs', () => {
     for (let round = 0; round < ROUNDS; round++) {
       server = await startServer(ec);
       const c = client(server.url);
-      if (round === 0) await c.send(new CreateBucketCommand({ Bucket: 'b' }));
-      await expectObjects(c, 'b', acked, `restart ${round}`);
+      if (round === 0) await c.send(new CreateBucketCommand({ Bucket: 'bkt' }));
+      await expectObjects(c, 'bkt', acked, `restart ${round}`);
       for (const [key, s] of inFlight) {
-        const got = await getObject(c, 'b', key);
+        const got = await getObject(c, 'bkt', key);
         if (got) expect(firstDiff(got, bodyOf(s)), `restart ${round}: in-flight ${key} torn`).toBe(-1);
       }
       inFlight.clear();
@@ -52,7 +52,7 @@ describe('kill -9 of an erasure-backed server during PUTs', () => {
             const key = `r${round}/o${n}`;
             inFlight.set(key, n);
             try {
-              await putObject(c, 'b', key, bodyOf(n));
+              await putObject(c, 'bkt', key, bodyOf(n));
             } catch (err) {
               if (killed) return;
               throw err;
@@ -74,7 +74,7 @@ describe('kill -9 of an erasure-backed server during PUTs', () => {
     }
     server = await startServer(ec);
     const c = client(server.url);
-    await expectObjects(c, 'b', acked, 'final');
+    await expectObjects(c, 'bkt', acked, 'final');
     c.destroy();
     await server.stop();
     server = undefined;

@@ -1,0 +1,44 @@
+/**
+ * `npm run bench:erasure --quick` must keep working (so the benchmark cannot rot): the fs and
+ * (4,2) lanes run end to end with 16 MiB per domain for the repair, and the report shows every
+ * table, each measured figure, byte-exact reads (healthy, degraded, after repair) and a clean
+ * `strata verify` and scrub after the repair. Performance rows may MISS on a shared machine;
+ * they are not checked here.
+ * Uses dist/ as built by `npm test`'s pretest (run `npm run build:js` first when run alone).
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../integration/harness.js';
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/erasure.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('bench:erasure --quick', () => {
+  it('measures the fs and (4,2) lanes end to end and checks what it measured', async () => {
+    const run = await runBench(['--quick', '--no-write', '--lanes=fs,4+2', '--repair-mib=16']);
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    const out = run.stdout;
+    for (const heading of ['### Targets (issue 11)', '### 64 MiB PUT and GET, one client', '### 4 KiB PUT and GET, 16 connections', '### Scrub and repair', 'quoted, not measured here'])
+      expect(out).toContain(heading);
+    // Every lane measured every operation (a figure, not n/a).
+    for (const row of [/\| fs \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| GET \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| degraded GET \| 1 \| 2 \| [\d,]+ /])
+      expect(out).toMatch(row);
+    expect(out).toMatch(/\| ec 4\+2 \| PUT \| 1 \| \d+ \| [\d,]+ \([\d,]+–[\d,]+\) \| [\d.]+ \| [\d.]+ \| 0 \|/);
+    expect(out).toMatch(/\| ec 4\+2 \| repair one wiped domain \| [\d,]+ \| [\d,]+ \|/);
+    // Correctness rows must all pass.
+    const exact = out.split('\n').filter((l) => l.startsWith('| byte-exact'));
+    expect(exact.length).toBe(5);
+    for (const l of exact) expect(l).toMatch(/PASS \|$/);
+    expect(out).toMatch(/\| after repair, ec 4\+2: verify clean, scrub finds no damage \| clean \| verify exit 0, 0 damaged \| PASS \|/);
+  }, 240_000);
+});
