@@ -316,7 +316,7 @@ export interface ErasureSources {
   /** The `--erasure` value (`k+m`), when given. */
   erasure?: string;
   /** The config file's `erasure` section as parsed JSON, when present. */
-  file?: RawValue;
+  file?: unknown;
   /** How to name the file in messages (its path). */
   fileName?: string;
 }
