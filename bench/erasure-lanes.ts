@@ -96,6 +96,11 @@ export class Lane {
     return join(this.root, `disk${i}`);
   }
 
+  /** The CLI verbs get k+m from the environment (STRATA_ERASURE), as an operator's shell would. */
+  private get env(): Record<string, string> {
+    return this.erasure ? { STRATA_ERASURE: `${this.spec.k}+${this.spec.m}` } : {};
+  }
+
   private get erasureArgs(): string[] {
     return this.erasure ? ['--erasure', `${this.spec.k}+${this.spec.m}`] : [];
   }
@@ -134,9 +139,9 @@ export class Lane {
   /** `strata scrub --json [--repair]` over this lane's domains (server stopped). */
   async scrub(repair: boolean): Promise<ScrubRun> {
     if (this.target) throw new Error('scrub: stop the server first');
-    const args = ['scrub', '--data', this.data, ...this.erasureArgs, '--json', ...(repair ? ['--repair'] : [])];
+    const args = ['scrub', '--data', this.data, '--json', ...(repair ? ['--repair'] : [])];
     const t0 = performance.now();
-    const { code, stdout, stderr } = await runCli(args);
+    const { code, stdout, stderr } = await runCli(args, this.env);
     const wallSeconds = (performance.now() - t0) / 1000;
     // Exit 0: full redundancy; 1: blobs lost; 3: damage left (a scrub without --repair).
     if (code !== 0 && code !== 1 && code !== 3) throw new Error(`strata ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
@@ -146,7 +151,7 @@ export class Lane {
   /** `strata verify`: resolves with its exit code (0 sound) and summary. */
   async verify(): Promise<{ code: number; stdout: string; stderr: string }> {
     if (this.target) throw new Error('verify: stop the server first');
-    return runCli(['verify', '--data', this.data, ...this.erasureArgs]);
+    return runCli(['verify', '--data', this.data], this.env);
   }
 
   /** Stops the server and removes the lane's data. */
@@ -156,10 +161,10 @@ export class Lane {
   }
 }
 
-/** Runs the CLI to completion and collects its output. */
-export function runCli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs the CLI to completion (with `env` added to this process's) and collects its output. */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
