@@ -17,6 +17,7 @@ import { lookupBlob, nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, readBlocks, trailerLength } from './read.js';
 import { rebuildFragments, readCopy } from './rebuild.js';
 import type { WriteContext } from './write.js';
+import { replacementTargets } from './replace.js';
 
 export interface CheckOutcome {
   check: BlobCheck;
@@ -100,9 +101,13 @@ export async function checkBlob(
     const states = await Promise.all(
       meta.fragments.map((d, i) => (d === undefined ? Promise.resolve<FragmentState>('missing') : checkFragment(ctx, meta, i, d, options.signal)))
     );
-    states.forEach((state, i) =>
-      fragments.push({ index: i, domain: meta.fragments[i] ?? ctx.place(key, meta.k + meta.m)[i] ?? '?', state })
-    );
+    let placed: string[] = [];
+    try {
+      placed = ctx.place(key, meta.k + meta.m);
+    } catch {
+      // the policy cannot be met with these domains: report missing fragments without one
+    }
+    states.forEach((state, i) => fragments.push({ index: i, domain: meta.fragments[i] ?? placed[i] ?? '?', state }));
   } else {
     const states = await Promise.all(meta.copies.map((d) => checkFragment(ctx, meta, 0, d, options.signal)));
     states.forEach((state, i) => fragments.push({ index: i, domain: meta.copies[i]!, state }));
@@ -120,10 +125,15 @@ export async function checkBlob(
   const exclude = new Set([...holding, ...ctx.domains.failedIds()]);
   if (bad > 0 && meta.layout === 'striped') {
     const badIdx = fragments.filter((f) => f.state !== 'ok').map((f) => f.index);
-    const targets = placeSome(ctx, key, badIdx.length, exclude);
+    const unusable = new Set([
+      ...ctx.domains.failedIds(),
+      ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain),
+    ]);
+    const chosen = replacementTargets(ctx, key, meta.k + meta.m, badIdx, holding, unusable);
     const old = badIdx.map((i) => meta.fragments[i]);
     badIdx.forEach((i) => (meta.fragments[i] = undefined));
-    const results = await rebuildFragments(ctx, meta, badIdx.slice(0, targets.length), targets);
+    const idx = [...chosen.keys()];
+    const results = idx.length ? await rebuildFragments(ctx, meta, idx, idx.map((i) => chosen.get(i)!)) : [];
     for (const r of results) {
       if (!r.ok) continue;
       meta.fragments[r.index] = r.domain;
@@ -137,7 +147,7 @@ export async function checkBlob(
     const source = meta.copies.find((d, i) => fragments[i]!.state === 'ok')!;
     const copy = await readCopy(ctx, meta, source);
     const corrupt = fragments.filter((f) => f.state !== 'ok' && f.domain !== '?').map((f) => f.domain);
-    const targets = placeSome(ctx, key, bad, exclude);
+    const targets = ctx.rank(key).filter((d) => !holding.has(d) && !exclude.has(d)).slice(0, bad);
     const child = nameOf(meta, 0);
     const okCopies = meta.copies.filter((_, i) => fragments[i]!.state === 'ok');
     for (const t of targets) {
@@ -160,17 +170,6 @@ export async function checkBlob(
     if (name && name.name.generation < meta.generation) await dropName(ctx, s.domain, s.childKey);
   }
   return { check, meta, clean: true };
-}
-
-function placeSome(ctx: WriteContext, key: string, count: number, exclude: ReadonlySet<string>): string[] {
-  for (let c = count; c >= 1; c--) {
-    try {
-      return ctx.place(key, c, exclude);
-    } catch {
-      // fewer eligible domains than fragments to place: place what fits
-    }
-  }
-  return [];
 }
 
 async function dropName(ctx: WriteContext, domain: string, child: string): Promise<void> {

@@ -233,6 +233,39 @@ export function unframe(
   }
 }
 
+/**
+ * Checks framed blocks like unframe, but copies only cell bytes [from, to) into `out` at
+ * `outOffset` (`cellStart` is the in-cell offset of the first framed block): a ranged read
+ * verifies whole blocks and keeps only what was asked, without an intermediate copy.
+ */
+export function unframeRange(
+  framed: Uint8Array,
+  generation: number,
+  index: number,
+  firstBlock: number,
+  cellStart: number,
+  from: number,
+  to: number,
+  out: Uint8Array,
+  outOffset: number
+): void {
+  const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
+  let i = 0;
+  let pos = cellStart;
+  for (let b = firstBlock; i < framed.length; b++) {
+    const n = Math.min(BLOCK_BYTES, framed.length - i - CRC_BYTES);
+    if (n <= 0) throw new FragmentError(`framed range ends inside block ${b}`);
+    const block = framed.subarray(i, i + n);
+    if (((crc32c(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
+      throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
+    const a = Math.max(from, pos);
+    const z = Math.min(to, pos + n);
+    if (z > a) out.set(block.subarray(a - pos, z - pos), outOffset + (a - from));
+    pos += n;
+    i += n + CRC_BYTES;
+  }
+}
+
 /** Data bytes in a framed range of `framedLen` bytes (inverse of framedLength for whole blocks). */
 export function unframedLength(framedLen: number): number {
   const blocks = Math.ceil(framedLen / (BLOCK_BYTES + CRC_BYTES));

@@ -45,7 +45,7 @@ import { checkBlob } from './check.js';
 import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta } from './lookup.js';
-import { placeFragments, validatePolicy } from './place.js';
+import { placeFragments, rankDomains, validatePolicy } from './place.js';
 import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import type {
@@ -110,6 +110,7 @@ class ErasureProviderImpl implements ErasureProvider {
       onDamaged: (meta) => this.#queueRepair(meta.key),
       onDegradedRead: () => void this.stats.degradedReads++,
       place: (key, count, exclude) => placeFragments(key, domains, config.policy, count, exclude),
+      rank: (key) => rankDomains(key, domains),
     };
   }
 

@@ -31,6 +31,44 @@ export function rankDomains(key: string, domains: readonly Labelled[]): string[]
     .map((d) => d.id);
 }
 
+function placeAmong(
+  key: string,
+  domains: readonly Labelled[],
+  policy: PlacementPolicy,
+  count: number,
+  skip: ReadonlySet<string>,
+  fixed: (string | undefined)[]
+): string[] | undefined {
+  const byId = new Map(domains.map((d) => [d.id, d]));
+  const allow = policy.allow ? new Set(policy.allow) : undefined;
+  const deny = new Set(policy.deny ?? []);
+  const used = new Map<string, number>();
+  const take = (id: string): boolean => {
+    const d = byId.get(id)!;
+    const ok = (policy.spread ?? []).every((r) => (used.get(`${r.label}=${d.labels[r.label] ?? ''}`) ?? 0) < r.max);
+    if (!ok) return false;
+    for (const r of policy.spread ?? []) {
+      const slot = `${r.label}=${d.labels[r.label] ?? ''}`;
+      used.set(slot, (used.get(slot) ?? 0) + 1);
+    }
+    return true;
+  };
+  const out = [...fixed];
+  const chosen = new Set(fixed.filter((d): d is string => !!d));
+  for (const id of chosen) take(id);
+  let i = 0;
+  for (const id of rankDomains(key, domains)) {
+    while (i < count && out[i] !== undefined) i++;
+    if (i >= count) break;
+    if (skip.has(id) || chosen.has(id) || deny.has(id) || (allow && !allow.has(id))) continue;
+    if (!take(id)) continue;
+    out[i] = id;
+    chosen.add(id);
+  }
+  while (i < count && out[i] !== undefined) i++;
+  return i >= count ? (out.slice(0, count) as string[]) : undefined;
+}
+
 export function placeFragments(
   key: string,
   domains: readonly Labelled[],
@@ -38,28 +76,16 @@ export function placeFragments(
   count: number,
   exclude?: ReadonlySet<string>
 ): string[] {
-  const byId = new Map(domains.map((d) => [d.id, d]));
-  const allow = policy.allow ? new Set(policy.allow) : undefined;
-  const deny = new Set(policy.deny ?? []);
-  const used = new Map<string, number>();
-  const out: string[] = [];
-  for (const id of rankDomains(key, domains)) {
-    if (out.length === count) break;
-    if (exclude?.has(id) || deny.has(id) || (allow && !allow.has(id))) continue;
-    const d = byId.get(id)!;
-    const ok = (policy.spread ?? []).every(
-      (r) => (used.get(`${r.label}=${d.labels[r.label] ?? ''}`) ?? 0) < r.max
-    );
-    if (!ok) continue;
-    for (const r of policy.spread ?? []) {
-      const slot = `${r.label}=${d.labels[r.label] ?? ''}`;
-      used.set(slot, (used.get(slot) ?? 0) + 1);
+  if (exclude?.size) {
+    const base = placeAmong(key, domains, policy, count, new Set(), new Array(count).fill(undefined));
+    if (base) {
+      const kept = placeAmong(key, domains, policy, count, exclude, base.map((d) => (exclude.has(d) ? undefined : d)));
+      if (kept) return kept;
     }
-    out.push(id);
   }
-  if (out.length < count)
-    throw new PlacementError(`only ${out.length} of ${count} eligible domains for ${key}`);
-  return out;
+  const found = placeAmong(key, domains, policy, count, exclude ?? new Set(), new Array(count).fill(undefined));
+  if (!found) throw new PlacementError(`cannot place ${count} fragments of ${key}`);
+  return found;
 }
 
 export function validatePolicy(

@@ -13,7 +13,7 @@
 import { getBytes, ProviderError } from '../provider.js';
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
 import type { DomainSet } from './domains.js';
-import { FragmentError, parseTrailer, unframe, unframedLength } from './fragment.js';
+import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 
@@ -61,6 +61,29 @@ function why(err: unknown): string {
   return (err as Error)?.message ?? String(err);
 }
 
+/** Reads fragment `index`'s blocks holding cell bytes [from, to) of stripe `s` from `domain`,
+ * verifies them, and copies [from, to) into `out` at `outOffset`. Throws like readBlocks. */
+async function readPiece(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  index: number,
+  domain: string,
+  s: number,
+  from: number,
+  to: number,
+  out: Uint8Array,
+  outOffset: number
+): Promise<void> {
+  const fr = framedRange(g, s, from, to);
+  const child = nameOf(meta, index);
+  const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
+    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+  );
+  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+  unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+}
+
 /** Candidate domains for a replicated read: healthy ones first. */
 function copyOrder(ctx: ReadContext, meta: BlobMeta): string[] {
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
@@ -82,8 +105,7 @@ async function readStripe(
       if (meta.layout === 'replicated') {
         for (const domain of copyOrder(ctx, meta)) {
           try {
-            const { data, cellStart } = await readBlocks(ctx, meta, g, 0, domain, s, p.from, p.to);
-            out.set(data.subarray(p.from - cellStart, p.to - cellStart), outOffsets[i]);
+            await readPiece(ctx, meta, g, 0, domain, s, p.from, p.to, out, outOffsets[i]!);
             return;
           } catch (err) {
             if (err instanceof ProviderError && err.code === 'Aborted') throw err;
@@ -95,8 +117,7 @@ async function readStripe(
       const domain = meta.fragments[p.cell];
       if (domain !== undefined && !ctx.domains.isFailed(domain)) {
         try {
-          const { data, cellStart } = await readBlocks(ctx, meta, g, p.cell, domain, s, p.from, p.to);
-          out.set(data.subarray(p.from - cellStart, p.to - cellStart), outOffsets[i]);
+          await readPiece(ctx, meta, g, p.cell, domain, s, p.from, p.to, out, outOffsets[i]!);
           return;
         } catch (err) {
           if (err instanceof ProviderError && err.code === 'Aborted') throw err;

@@ -23,12 +23,16 @@ import { nameOf, type BlobMeta } from './lookup.js';
 import type { ReadContext } from './read.js';
 import { buildCopy, rebuildFragments, SINK_STRIPES } from './rebuild.js';
 import { FragmentSink } from './sink.js';
+import { replacementTargets } from './replace.js';
 import type { ErasureConfig } from './types.js';
 
 export interface WriteContext extends ReadContext {
   config: ErasureConfig;
-  /** Domain ids for fragments 0..count-1 of `key`, skipping `exclude`; throws when too few. */
+  /** Domain ids for fragments 0..count-1 of `key`, excluded ones replaced (placeFragments);
+   * throws PlacementError when too few. */
   place(key: string, count: number, exclude?: ReadonlySet<string>): string[];
+  /** Every domain id in rendezvous order for `key`. */
+  rank(key: string): string[];
 }
 
 /** The outcome of a write: the new blob's meta, and whether it is short of full redundancy. */
@@ -177,12 +181,17 @@ export async function writeStriped(
   let replaced = 0;
   if (meta.length !== undefined) {
     try {
-      const exclude = new Set([...placed.filter((d): d is string => !!d), ...ctx.domains.failedIds()]);
-      const targets = placeUpTo(ctx, key, missing.length, 1, exclude);
-      const results = await rebuildFragments(ctx, meta, missing.slice(0, targets.length), targets);
-      for (const r of results) if (r.ok) (meta.fragments[r.index] = r.domain), replaced++;
+      const lost = new Set(missing.map((i) => placed[i]).filter((d): d is string => !!d));
+      const exclude = new Set([...lost, ...ctx.domains.failedIds()]);
+      const holding = new Set(ok.map((i) => placed[i]!));
+      const targets = replacementTargets(ctx, key, n, missing, holding, exclude);
+      const idx = [...targets.keys()];
+      if (idx.length) {
+        const results = await rebuildFragments(ctx, meta, idx, idx.map((i) => targets.get(i)!));
+        for (const r of results) if (r.ok) (meta.fragments[r.index] = r.domain), replaced++;
+      }
     } catch {
-      // no replacement domain, or the rebuild failed: judged below
+      // the rebuild failed: judged below
     }
   }
   if (replaced === missing.length) return { meta, degraded: false };
@@ -219,12 +228,15 @@ export async function writeReplicated(
   while (meta.copies.length < want) {
     let targets: string[];
     try {
-      const exclude = new Set([...tried, ...ctx.domains.failedIds()]);
-      targets = placeUpTo(ctx, key, want - meta.copies.length, 1, exclude);
+      const exclude = new Set([...[...tried].filter((d) => !meta.copies.includes(d)), ...ctx.domains.failedIds()]);
+      const full = placeUpTo(ctx, key, want, 1, exclude);
+      targets = full.filter((d) => !meta.copies.includes(d) && !tried.has(d));
+      if (targets.length === 0) targets = ctx.rank(key).filter((d) => !tried.has(d) && !exclude.has(d)).slice(0, want - meta.copies.length);
     } catch (err) {
       lastErr ??= err;
       break;
     }
+    if (targets.length === 0) break;
     targets.forEach((t) => tried.add(t));
     const results = await Promise.allSettled(
       targets.map((d) =>
