@@ -118,8 +118,3 @@ export class DomainSet {
     });
   }
 }
-
-/** Settles every promise; returns values and errors by position. */
-export async function settleAll<T>(promises: Promise<T>[]): Promise<PromiseSettledResult<T>[]> {
-  return Promise.allSettled(promises);
-}
