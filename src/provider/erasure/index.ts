@@ -45,7 +45,7 @@ import { checkBlob } from './check.js';
 import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta } from './lookup.js';
-import { placeFragments, rankDomains, validatePolicy } from './place.js';
+import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import type {
