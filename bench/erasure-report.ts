@@ -50,16 +50,17 @@ export const repairMiB = (r: Maintenance['repairOne']) => (r ? r.wipedBytes / MI
 /** The issue's targets, one row each, with what was measured and PASS/MISS. */
 export function targetsTable(res: ErasureResults): string {
   const rows: string[][] = [];
+  const big = `${fmt(res.bigSize / MIB)} MiB`;
   const ec = [...res.maintenance.keys()];
   const put104 = bigMiB(res.bigPut.get('ec 10+4'));
   const get104 = bigMiB(res.bigGet.get('ec 10+4'));
   if (res.bigPut.has('ec 10+4')) {
-    rows.push(['64 MiB PUT, (10,4), 1 client', '>= 300 MiB/s', `${fmt(put104)} MiB/s`, verdict(put104 >= 300)]);
-    rows.push(['64 MiB GET, (10,4), 1 client', '>= 400 MiB/s', `${fmt(get104)} MiB/s`, verdict(get104 >= 400)]);
+    rows.push([`${big} PUT, (10,4), 1 client`, '>= 300 MiB/s', `${fmt(put104)} MiB/s`, verdict(put104 >= 300)]);
+    rows.push([`${big} GET, (10,4), 1 client`, '>= 400 MiB/s', `${fmt(get104)} MiB/s`, verdict(get104 >= 400)]);
   }
   for (const lane of ec) {
     const d = bigMiB(res.degradedGet.get(lane));
-    if (res.degradedGet.has(lane)) rows.push([`64 MiB degraded GET, ${lane}, m domains wiped`, '>= 250 MiB/s', `${fmt(d)} MiB/s`, verdict(d >= 250)]);
+    if (res.degradedGet.has(lane)) rows.push([`${big} degraded GET, ${lane}, m domains wiped`, '>= 250 MiB/s', `${fmt(d)} MiB/s`, verdict(d >= 250)]);
   }
   for (const lane of ec) {
     const r = res.maintenance.get(lane)?.repairOne;

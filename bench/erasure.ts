@@ -11,7 +11,8 @@
  * section of bench/RESULTS.md.
  *
  * Flags: --quick (one short run, 64 MiB per domain for the repair), --no-write,
- *        --lanes=fs,4+2,10+4, --repair-mib=N (bytes per domain before the repair, default 1024)
+ *        --lanes=fs,4+2,10+4, --repair-mib=N (MiB per domain before the repair, default 1024),
+ *        --big-mib=N (large-object size, default 64)
  */
 import { randomFillSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,17 +35,19 @@ const laneNames = (flag('lanes') ?? 'fs,4+2,10+4').split(',');
 const repairMiB = Number(flag('repair-mib') ?? (quick ? 64 : 1024));
 
 const MIB = 2 ** 20;
-const BIG = 64 * MIB;
+/** Large-object size (the issue's 64 MiB; --big-mib for the smoke test's shorter run). */
+const BIG = Number(flag('big-mib') ?? 64) * MIB;
+const BIG_LABEL = `${BIG / MIB} MiB`;
 const SMALL = 4096;
 const CONC = 16;
 /** Repeated runs per measurement (medians and ranges over them). */
 const RUNS = quick ? 1 : 3;
-/** 64 MiB requests per run: enough to smooth one slow request, few enough to bound the disk used. */
+/** Large requests per run: enough to smooth one slow request, few enough to bound the disk used. */
 const BIG_PER_RUN = quick ? 2 : 4;
 /** Duration of one small-object closed-loop run, ms. */
 const SMALL_MS = quick ? 1000 : 4000;
 /** Small keys written per worker before the GET runs (16 workers). */
-const SMALL_FILL = quick ? 64 : SMALL_KEYS_PER_WORKER;
+const SMALL_FILL = quick ? 16 : SMALL_KEYS_PER_WORKER;
 
 const started = Date.now();
 const log = (m: string) => process.stderr.write(`[bench:erasure +${((Date.now() - started) / 1000).toFixed(0)}s] ${m}\n`);
@@ -99,18 +102,18 @@ async function main(): Promise<void> {
       await each(async (lane, p) => {
         const r = await bigPuts(p, lane.target!, big, BIG_PER_RUN, 'big-put');
         push(res.bigPut, lane.spec.name, r);
-        log(`${lane.spec.name} PUT 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+        log(`${lane.spec.name} PUT ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       });
     }
     await each(async (lane, p) => {
       await bigPuts(p, lane.target!, big, 1, 'big-get', 1);
-      res.checks.push({ label: `64 MiB GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
+      res.checks.push({ label: `${BIG_LABEL} GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
     });
     for (let run = 0; run < RUNS; run++) {
       await each(async (lane, p) => {
         const r = await bigGets(p, lane.target!, 'big-get-0', BIG, BIG_PER_RUN);
         push(res.bigGet, lane.spec.name, r);
-        log(`${lane.spec.name} GET 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+        log(`${lane.spec.name} GET ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       });
     }
 
@@ -142,11 +145,11 @@ async function main(): Promise<void> {
       const t = await lane.start();
       const p = pool(t, CONC);
       pools.set(lane, p);
-      res.checks.push({ label: `64 MiB degraded GET, ${lane.spec.name}`, ok: (await getDigest(p, t, 'big-get-0')) === bigSha });
+      res.checks.push({ label: `${BIG_LABEL} degraded GET, ${lane.spec.name}`, ok: (await getDigest(p, t, 'big-get-0')) === bigSha });
       for (let run = 0; run < RUNS; run++) {
         const r = await bigGets(p, t, 'big-get-0', BIG, BIG_PER_RUN);
         push(res.degradedGet, lane.spec.name, r);
-        log(`${lane.spec.name} degraded GET 64 MiB run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
+        log(`${lane.spec.name} degraded GET ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       }
       res.maintenance.set(lane.spec.name, { wipedForDegraded: wiped });
     }
@@ -169,7 +172,7 @@ async function main(): Promise<void> {
       const t = await lane.start();
       const p = pool(t, 1);
       const fills = Math.max(1, Math.ceil((repairMiB * MIB * lane.spec.k!) / BIG));
-      log(`${name}: writing ${fills} x 64 MiB so that each domain holds ~${repairMiB} MiB`);
+      log(`${name}: writing ${fills} x ${BIG_LABEL} so that each domain holds ~${repairMiB} MiB`);
       await bigPuts(p, t, big, fills, 'fill', fills);
       await p.close();
       await lane.stop();
@@ -186,8 +189,8 @@ async function main(): Promise<void> {
       mt.afterDamage = Object.values(after.report.damagedByDomain).reduce((a, n) => a + n, 0) + after.report.lost.length;
       const t2 = await lane.start();
       const p2 = pool(t2, 1);
-      res.checks.push({ label: `64 MiB GET after repair, ${name}`, ok: (await getDigest(p2, t2, 'big-get-0')) === bigSha });
-      res.checks.push({ label: `64 MiB filler GET after repair, ${name}`, ok: (await getDigest(p2, t2, `fill-${fills - 1}`)) === bigSha });
+      res.checks.push({ label: `${BIG_LABEL} GET after repair, ${name}`, ok: (await getDigest(p2, t2, 'big-get-0')) === bigSha });
+      res.checks.push({ label: `${BIG_LABEL} filler GET after repair, ${name}`, ok: (await getDigest(p2, t2, `fill-${fills - 1}`)) === bigSha });
       await p2.close();
       await lane.remove();
     }
@@ -203,14 +206,18 @@ async function main(): Promise<void> {
     '',
     `Load average (1 / 5 / 15 min): ${loadStart} at start, ${load()} at the end.`,
     '',
-    'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server). 64 MiB requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections over 16,384 keys. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+    'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server). ' +
+      BIG_LABEL +
+      ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
+      fmt(CONC * SMALL_FILL) +
+      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
     '',
     '### Targets (issue 11)',
     '',
     targetsTable(res),
     '',
-    '### 64 MiB PUT and GET, one client',
+    `### ${BIG_LABEL} PUT and GET, one client`,
     '',
     bigTable(res),
     '',

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:erasure --quick` must keep working (so the benchmark cannot rot): the fs and
- * (4,2) lanes run end to end with 16 MiB per domain for the repair, and the report shows every
- * table, each measured figure, byte-exact reads (healthy, degraded, after repair) and a clean
+ * (4,2) lanes run end to end with 8 MiB objects and 8 MiB per domain for the repair, and the
+ * report shows every table, each measured figure, byte-exact reads (healthy, degraded, after repair) and a clean
  * `strata verify` and scrub after the repair. Performance rows may MISS on a shared machine;
  * they are not checked here.
  * Uses dist/ as built by `npm test`'s pretest (run `npm run build:js` first when run alone).
@@ -25,10 +25,10 @@ function runBench(args: string[]): Promise<{ code: number | null; stdout: string
 
 describe('bench:erasure --quick', () => {
   it('measures the fs and (4,2) lanes end to end and checks what it measured', async () => {
-    const run = await runBench(['--quick', '--no-write', '--lanes=fs,4+2', '--repair-mib=16']);
+    const run = await runBench(['--quick', '--no-write', '--lanes=fs,4+2', '--repair-mib=8', '--big-mib=8']);
     expect(run.code, run.stderr.slice(-3000)).toBe(0);
     const out = run.stdout;
-    for (const heading of ['### Targets (issue 11)', '### 64 MiB PUT and GET, one client', '### 4 KiB PUT and GET, 16 connections', '### Scrub and repair', 'quoted, not measured here'])
+    for (const heading of ['### Targets (issue 11)', '### 8 MiB PUT and GET, one client', '### 4 KiB PUT and GET, 16 connections', '### Scrub and repair', 'quoted, not measured here'])
       expect(out).toContain(heading);
     // Every lane measured every operation (a figure, not n/a).
     for (const row of [/\| fs \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| GET \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| degraded GET \| 1 \| 2 \| [\d,]+ /])
