@@ -12,15 +12,10 @@ import { ProviderError, type Provider } from '../provider/provider.js';
 import type { Domain, ErasureConfig, ErasureProvider } from '../provider/erasure/types.js';
 import { localDirectory } from './open.js';
 
-type CreateErasureProvider = (options: { config: ErasureConfig; domains: Domain[] }) => Promise<ErasureProvider>;
-
 /** The erasure provider's module, loaded when a set is opened (plain repositories never pay
- * for the codec and its wasm). */
-async function erasureFactory(): Promise<CreateErasureProvider> {
-  // TODO(merge): a plain import('../provider/erasure/index.js') once ec-core's module is on main.
-  const path = '../provider/erasure/index.js';
-  const mod = (await import(path)) as { createErasureProvider: CreateErasureProvider };
-  return mod.createErasureProvider;
+ * for loading the provider). */
+async function erasureFactory(): Promise<typeof import('../provider/erasure/index.js').createErasureProvider> {
+  return (await import('../provider/erasure/index.js')).createErasureProvider;
 }
 
 /** One line for the start-up log: what the set is and what single-writer means. */

@@ -4,12 +4,12 @@
  * and serves every object byte-exact; with more than m it refuses to start, naming them.
  * In-process server (test/integration/harness.ts), AWS SDK v3.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, REGION, ROOT, SECRET_KEY, startTestServer } from './harness.js';
+import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer } from './harness.js';
 import { seeded } from './seeded.js';
 
 const MiB = 1024 * 1024;
@@ -22,10 +22,6 @@ const OBJECTS: [string, Buffer][] = [
   ['l', seeded(6 * MiB + 11, 3)],
 ];
 
-// PENDING until ec-core's provider (src/provider/erasure/index.ts) is on this branch: the
-// integrator removes this guard when merging (it ran green against ec-core's branch).
-const providerLanded = existsSync(join(ROOT, 'src/provider/erasure/index.ts'));
-
 const client = (url: string) =>
   new S3Client({ endpoint: url, region: REGION, forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
 
@@ -35,7 +31,7 @@ function breakDomain(n: number): void {
   writeFileSync(`${dir}/disk${n}`, 'not a directory any more');
 }
 
-describe.skipIf(!providerLanded)('an erasure set with unusable domains at start', () => {
+describe('an erasure set with unusable domains at start', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('starts and serves with m domains unusable, and refuses to start with m+1', async () => {

@@ -7,7 +7,7 @@
  * it runs, and `strata verify` over the same set finds the repository sound.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -18,7 +18,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, CLI, REGION, ROOT, SECRET_KEY } from './harness.js';
+import { ACCESS_KEY, CLI, REGION, SECRET_KEY } from './harness.js';
 import { etagOf, seeded } from './seeded.js';
 
 const MiB = 1024 * 1024;
@@ -122,11 +122,7 @@ async function expectAll(s3: S3Client, objects: readonly [string, Buffer][]): Pr
   expect(await listAll(s3)).toEqual(sorted.map(([key, body]) => ({ key, size: body.length })));
 }
 
-// PENDING until ec-core's provider (src/provider/erasure/index.ts) is on this branch: the
-// integrator removes this guard when merging (it ran green against ec-core's branch).
-const providerLanded = existsSync(join(ROOT, 'src/provider/erasure/index.ts'));
-
-describe.skipIf(!providerLanded)('strata serve over a six-directory (4,2) erasure set', () => {
+describe('strata serve over a six-directory (4,2) erasure set', () => {
   let server: Served | undefined;
   afterAll(async () => {
     await server?.stop();
