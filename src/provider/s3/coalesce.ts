@@ -1,0 +1,54 @@
+/**
+ * @module Merging runs of small body chunks before they reach the socket.
+ *
+ * Strata hands the provider bodies as many small chunks: a commit blob of 1,024 tiny objects
+ * is ~2,000 pieces (each entry's 24-byte header, then its body), a run blob is one chunk per
+ * index block. Sent as they are, each becomes its own socket write and, with TCP_NODELAY,
+ * often its own segment; the server then wakes up once per piece. Measured on Ceph RGW
+ * (bench/providers-million.ts): a 190 KiB commit blob sent as 2,050 chunks took 248 ms on
+ * average, the same bytes merged into one buffer 90 ms, and the write rate of the
+ * million-object lane doubled.
+ */
+
+/**
+ * Merged buffers are at most this long, bytes: large enough that a commit blob of small
+ * bodies goes out in a handful of writes, small enough that the copy made for one request
+ * stays far below the pending budget (64 MiB) even with every pool connection sending.
+ */
+export const COALESCE_BYTES = 256 * 1024;
+
+/**
+ * The bytes of `chunks`, in order, as a list where every run of consecutive chunks shorter
+ * than `limit` is merged into buffers of at most `limit` bytes (one copy); chunks of `limit`
+ * bytes or more are passed through uncopied, and so is a merged run of one chunk. Empty
+ * chunks are dropped. Mutates nothing; the result may share memory with `chunks`.
+ * @throws RangeError when `limit` is not a positive safe integer.
+ */
+export function coalesceChunks(
+  chunks: readonly Uint8Array[],
+  limit: number = COALESCE_BYTES
+): Uint8Array[] {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`invalid limit ${limit}`);
+  const out: Uint8Array[] = [];
+  let run: Uint8Array[] = [];
+  let runBytes = 0;
+  const flush = (): void => {
+    if (run.length === 1) out.push(run[0]!);
+    else if (run.length > 1) out.push(Buffer.concat(run, runBytes));
+    run = [];
+    runBytes = 0;
+  };
+  for (const c of chunks) {
+    if (c.byteLength === 0) continue;
+    if (c.byteLength >= limit) {
+      flush();
+      out.push(c);
+      continue;
+    }
+    if (runBytes + c.byteLength > limit) flush();
+    run.push(c);
+    runBytes += c.byteLength;
+  }
+  flush();
+  return out;
+}
