@@ -48,7 +48,7 @@ describe('readAhead', () => {
     const { source, log } = scripted(3);
     const it = readAhead(source).scan(FROM_START);
     const first = await it.next();
-    expect(first.value.keys).toEqual(['k0a', 'k0b']);
+    expect((first.value as EntryBatch).keys).toEqual(['k0a', 'k0b']);
     expect(log).toEqual(['pull 0', 'pull 1']); // batch 1 is being read while 0 is used
     const keys: string[] = [...(first.value as EntryBatch).keys];
     for (let s = await it.next(); !s.done; s = await it.next()) keys.push(...(s.value as EntryBatch).keys);
@@ -61,7 +61,7 @@ describe('readAhead', () => {
   test('reports a failed read ahead on that batch, without an unhandled rejection, and stops', async () => {
     const { source, log } = scripted(5, 1);
     const it = readAhead(source).scan(FROM_START);
-    expect((await it.next()).value.keys).toEqual(['k0a', 'k0b']);
+    expect(((await it.next()).value as EntryBatch).keys).toEqual(['k0a', 'k0b']);
     await new Promise((r) => setTimeout(r, 20)); // the read ahead fails meanwhile
     await expect(it.next()).rejects.toThrow('batch 1 failed');
     expect((await it.next()).done).toBe(true);
@@ -84,11 +84,9 @@ describe('readAhead', () => {
 class SlowProvider extends CountingProvider {
   delayMs = 0;
   inFlight = 0;
-  gets = 0;
   /** Gets that started while another was in flight. */
   overlapped = 0;
   override async get(key: string, options?: GetOptions): Promise<GetResult> {
-    this.gets++;
     if (this.inFlight > 0) this.overlapped++;
     this.inFlight++;
     try {
