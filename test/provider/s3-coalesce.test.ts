@@ -9,6 +9,7 @@ import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.j
 import { bytes, chunked, readAll } from './helpers.js';
 import { S3RVER_BUCKET, S3RVER_CREDENTIALS, startS3rver, type RunningS3rver } from './s3rver.js';
 
+const collect = (chunks: readonly Uint8Array[], limit?: number) => [...coalesceChunks(chunks, limit)];
 const joined = (chunks: readonly Uint8Array[]) => Buffer.concat(chunks.map((c) => Buffer.from(c)));
 
 describe('coalesceChunks', () => {
@@ -16,7 +17,7 @@ describe('coalesceChunks', () => {
     for (const limit of [1, 5, 64, 1000]) {
       const data = bytes(5000, limit);
       const chunks = chunked(data, 40, limit);
-      const out = coalesceChunks(chunks, limit);
+      const out = collect(chunks, limit);
       expect(joined(out).equals(data)).toBe(true);
       for (const c of out) {
         // Merged buffers never exceed the limit; a longer one is an original chunk.
@@ -29,30 +30,40 @@ describe('coalesceChunks', () => {
   it('passes large chunks through uncopied and drops empty ones', () => {
     const big = bytes(300, 1);
     const small = [bytes(10, 2), new Uint8Array(0), bytes(20, 3)];
-    const out = coalesceChunks([...small, big, new Uint8Array(0), bytes(5, 4)], 100);
+    const out = collect([...small, big, new Uint8Array(0), bytes(5, 4)], 100);
     expect(out.length).toBe(3);
     expect(out[1]).toBe(big); // the same object: not copied
     expect(out[0].byteLength).toBe(30);
     expect(joined(out).equals(joined([...small, big, bytes(5, 4)]))).toBe(true);
-    expect(coalesceChunks([new Uint8Array(0), new Uint8Array(0)])).toEqual([]);
-    expect(coalesceChunks([])).toEqual([]);
+    expect(collect([new Uint8Array(0), new Uint8Array(0)])).toEqual([]);
+    expect(collect([])).toEqual([]);
   });
 
   it('returns a lone small chunk as it is', () => {
     const one = bytes(10, 5);
-    expect(coalesceChunks([one])[0]).toBe(one);
+    expect(collect([one])[0]).toBe(one);
   });
 
   it('splits a long run of tiny chunks into buffers of at most the default limit', () => {
     const tiny = Array.from({ length: 40_000 }, (_, i) => Buffer.from([i & 0xff, (i >> 8) & 0xff, 7, 9, 11, 13, 17, 19, 23, 29]));
-    const out = coalesceChunks(tiny);
+    const out = collect(tiny);
     expect(out.length).toBe(Math.ceil((40_000 * 10) / COALESCE_BYTES));
     for (const c of out) expect(c.byteLength).toBeLessThanOrEqual(COALESCE_BYTES);
     expect(joined(out).equals(joined(tiny))).toBe(true);
   });
 
+  it('merges lazily: one buffer per step, made when asked for', () => {
+    const tiny = Array.from({ length: 1000 }, (_, i) => Buffer.alloc(100, i & 0xff));
+    const it = coalesceChunks(tiny, 1000);
+    const first = it.next();
+    expect(first.done).toBe(false);
+    expect((first.value as Uint8Array).byteLength).toBe(1000);
+    tiny[10]!.fill(0xee); // not merged yet: the next buffer sees the change
+    expect(Buffer.from(it.next().value as Uint8Array).subarray(0, 100).every((b) => b === 0xee)).toBe(true);
+  });
+
   it('refuses a limit that is not a positive integer', () => {
-    for (const bad of [0, -1, 1.5, NaN, Infinity]) expect(() => coalesceChunks([], bad)).toThrow(RangeError);
+    for (const bad of [0, -1, 1.5, NaN, Infinity]) expect(() => collect([], bad)).toThrow(RangeError);
   });
 });
 

@@ -219,9 +219,12 @@ export class S3Client {
     if (req.body) {
       headers['content-length'] = String(req.body.length);
       if (req.body.kind === 'bytes') {
+        const chunks = req.body.chunks;
         // Many small chunks (a commit blob's entries) go out as a few merged writes (coalesce.ts).
-        const chunks = req.body.chunks.length === 1 ? req.body.chunks : coalesceChunks(req.body.chunks);
-        body = chunks.length === 1 ? chunks[0] : Readable.from(chunks, { objectMode: false });
+        body =
+          chunks.length === 1
+            ? chunks[0]
+            : Readable.from(coalesceChunks(chunks), { objectMode: false });
       } else {
         const source = req.body.source;
         body = Readable.from(

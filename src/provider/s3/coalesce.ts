@@ -18,37 +18,39 @@
 export const COALESCE_BYTES = 256 * 1024;
 
 /**
- * The bytes of `chunks`, in order, as a list where every run of consecutive chunks shorter
- * than `limit` is merged into buffers of at most `limit` bytes (one copy); chunks of `limit`
- * bytes or more are passed through uncopied, and so is a merged run of one chunk. Empty
- * chunks are dropped. Mutates nothing; the result may share memory with `chunks`.
- * @throws RangeError when `limit` is not a positive safe integer.
+ * The bytes of `chunks`, in order, where every run of consecutive chunks shorter than
+ * `limit` is merged into buffers of at most `limit` bytes; chunks of `limit` bytes or more
+ * are passed through uncopied, and so is a merged run of one chunk. Empty chunks are
+ * dropped. Lazy: a buffer is made only when the consumer asks for it, so sending a large
+ * body of small chunks holds one merged buffer at a time, not a copy of the body. Mutates
+ * nothing; what it yields may share memory with `chunks`.
+ * @throws RangeError (on the first step) when `limit` is not a positive safe integer.
  */
-export function coalesceChunks(
+export function* coalesceChunks(
   chunks: readonly Uint8Array[],
   limit: number = COALESCE_BYTES
-): Uint8Array[] {
+): Generator<Uint8Array, void, undefined> {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`invalid limit ${limit}`);
-  const out: Uint8Array[] = [];
   let run: Uint8Array[] = [];
   let runBytes = 0;
-  const flush = (): void => {
-    if (run.length === 1) out.push(run[0]!);
-    else if (run.length > 1) out.push(Buffer.concat(run, runBytes));
+  function* flush(): Generator<Uint8Array, void, undefined> {
+    const held = run;
+    const bytes = runBytes;
     run = [];
     runBytes = 0;
-  };
+    if (held.length === 1) yield held[0]!;
+    else if (held.length > 1) yield Buffer.concat(held, bytes);
+  }
   for (const c of chunks) {
     if (c.byteLength === 0) continue;
     if (c.byteLength >= limit) {
-      flush();
-      out.push(c);
+      yield* flush();
+      yield c;
       continue;
     }
-    if (runBytes + c.byteLength > limit) flush();
+    if (runBytes + c.byteLength > limit) yield* flush();
     run.push(c);
     runBytes += c.byteLength;
   }
-  flush();
-  return out;
+  yield* flush();
 }
