@@ -17,10 +17,11 @@ import { CEPH_START_TIMEOUT_MS, cephSuite, startCeph, type RunningCeph } from '.
 
 /**
  * Objects written by default: the million the issue asks for. Measured on the shared 2-core
- * machine (load average 7), 1,000,000 objects take 92 s to write (61-92 us per object, of it
- * ~60 us of Strata's own CPU per object and ~24 s of commits waiting for checkpoints); before
- * the s3 provider merged small body chunks (src/provider/s3/coalesce.ts) it was 326-380 us
- * per object, 525 s under load.
+ * machine: 1,000,000 objects written in 92-120 s at a load average of 7-8 (61-120 us per
+ * object; Strata's own CPU is ~60 us of it, the rest commits waiting on RGW round trips and
+ * on checkpoints), 408-507 s at a load average of 17 (every RGW request then waits for a
+ * core). Before the s3 provider merged small body chunks (src/provider/s3/coalesce.ts) it
+ * was 326-380 us per object idle and 525 s for the million under load.
  */
 const DEFAULT_OBJECTS = 1_000_000;
 const N = Number(process.env.STRATA_CEPH_OBJECTS ?? DEFAULT_OBJECTS);
@@ -28,10 +29,11 @@ const N = Number(process.env.STRATA_CEPH_OBJECTS ?? DEFAULT_OBJECTS);
 const IN_FLIGHT = 4096;
 const BUCKET = 'scale';
 /**
- * Allowed time for the whole test: 0.5 ms per object (5x the loaded rate; a hang guard, not
- * a benchmark) plus two minutes for the checkpoint, reopen and reads.
+ * Allowed time for the whole test: 0.8 ms per object (above the 0.51 ms measured at a load
+ * average of 17; a hang guard, not a benchmark) plus two minutes for the checkpoint, reopen
+ * and reads.
  */
-const TEST_TIMEOUT_MS = 120_000 + N / 2;
+const TEST_TIMEOUT_MS = 120_000 + N * 0.8;
 
 let ceph: RunningCeph | undefined;
 const opened: S3Provider[] = [];
