@@ -82,8 +82,9 @@ export interface ScrubReport extends ScrubTotals {
   complete: boolean;
   /** The cursor key this run continued after, when it resumed a pass. */
   resumedFrom?: string;
-  /** Blobs checked by earlier runs of this pass (part of `blobs`). */
+  /** Blobs and bytes checked by earlier runs of this pass (part of `blobs`, `bytes`). */
   resumedBlobs: number;
+  resumedBytes: number;
   /** When the pass began (ms since the epoch; an earlier run's start when resumed). */
   startedAt: number;
   /** This run's duration, ms. */
@@ -299,6 +300,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
     complete: !stopped,
     ...(cursor ? { resumedFrom: cursor.after } : {}),
     resumedBlobs,
+    resumedBytes,
     startedAt,
     ms: clock.now() - began,
   };
