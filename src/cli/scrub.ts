@@ -94,6 +94,7 @@ export function scrubSummary(r: ScrubReport, where: string): string {
     `lost         ${r.lostCount} blobs${r.lostCount ? ' (more than m fragments damaged: unreadable)' : ''}`,
     ...r.lost.map((k) => `  ${k}`),
     ...(r.lostCount > r.lost.length ? [`  ... and ${r.lostCount - r.lost.length} more`] : []),
+    ...(r.lostCount ? ['(strata verify names the objects whose bodies these blobs hold)'] : []),
   ];
   return lines.join('\n');
 }

@@ -36,7 +36,7 @@ export const DEFAULT_SCRUB_CONCURRENCY = 4;
 /** Save the cursor after this many blobs... */
 export const CURSOR_EVERY_BLOBS = 500;
 /** ...or this many ms, whichever comes first: a kill repeats at most this much work. */
-export const CURSOR_EVERY_MS = 5000;
+export const CURSOR_EVERY_MS = 2000;
 /** Checked-but-unfolded results kept while one slow blob holds the prefix back, per slot. */
 const WINDOW_PER_SLOT = 16;
 
