@@ -198,7 +198,12 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   };
 
   // Size the pass: what is left after the cursor, plus what the cursor already covered.
-  const left = await countPass(provider, cursor?.after, signal, (b, n) => progress('count', totals.blobs + b, totals.bytes + n));
+  let left = { blobs: 0, bytes: 0 };
+  try {
+    left = await countPass(provider, cursor?.after, signal, (b, n) => progress('count', totals.blobs + b, totals.bytes + n));
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  }
   const totalBlobs = totals.blobs + left.blobs;
   const totalBytes = totals.bytes + left.bytes;
 
@@ -266,12 +271,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
         while (inflight.size >= concurrency || window.length >= concurrency * WINDOW_PER_SLOT) await Promise.race(inflight);
         if (saveError) throw saveError;
         if (signal?.aborted) break outer;
-        try {
-          await limiter?.take(it.size, signal);
-        } catch (err) {
-          if (signal?.aborted) break outer;
-          throw err;
-        }
+        await limiter?.take(it.size, signal);
         const slot: Slot = { key: it.key, size: it.size, state: 'running' };
         window.push(slot);
         start(slot);
@@ -279,7 +279,8 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       startAfter = page.next;
     } while (startAfter !== undefined);
   } catch (err) {
-    if (!(signal?.aborted && err instanceof ProviderError && err.code === 'Aborted')) {
+    // Whatever a listing or a wait throws once the signal fired is the stop itself.
+    if (!signal?.aborted) {
       await Promise.allSettled(inflight);
       throw err;
     }
