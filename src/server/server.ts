@@ -186,7 +186,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
-  const erasure = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
+  const erasureUpkeep = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
@@ -225,7 +225,7 @@ export async function startServer(
   gcWorker?.start();
   if (lifecycleInterval > 0) lifecycle.start();
   historyExpiry.start();
-  erasure?.start();
+  erasureUpkeep?.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -262,7 +262,7 @@ export async function startServer(
         await gcWorker?.stop();
         await lifecycle.stop();
         await historyExpiry.stop();
-        await erasure?.stop();
+        await erasureUpkeep?.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});
