@@ -3,7 +3,8 @@
  * damage by domain and the blobs that are lost, and with --repair rebuilds missing or corrupt
  * fragments onto healthy domains (provider/erasure/scrub.ts).
  *
- *   strata scrub --data LOCATION [--erasure k+m] [--repair] [--rate 50MiB] [--restart] [--json]
+ *   strata scrub --data LOCATION [--erasure k+m] [--repair] [--rate 50MiB] [--restart] [--objects]
+ *                [--json]
  *
  * A progress bar on stderr when it is a terminal, a progress line every few seconds otherwise;
  * the summary (or --json, the report) on stdout. Resumable: a killed scrub continues from its
@@ -17,6 +18,7 @@
 import { adminRequest } from '../admin/client.js';
 import { adminScrub, type AdminScrubRequest } from '../admin/scrub.js';
 import type { ScrubProgress, ScrubReport } from '../provider/erasure/scrub.js';
+import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
 import type { Verb } from './verb.js';
 import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
@@ -29,7 +31,11 @@ interface ScrubCliOptions extends TargetOptions {
   repair?: boolean;
   rate?: number;
   restart?: boolean;
+  objects?: boolean;
 }
+
+/** What --objects adds to the report: per lost blob, the objects whose bodies it holds. */
+type LostObjects = Record<string, { objects: string[]; more: number }>;
 
 /** Progress bar redraw period on a terminal, ms. */
 const BAR_MS = 200;
@@ -51,6 +57,7 @@ const OPTIONS: OptionDef<ScrubCliOptions>[] = [
   opt({ name: 'repair', key: 'repair', type: booleanType(), help: 'rewrite missing or corrupt fragments onto healthy domains', from: once }),
   opt({ name: 'rate', key: 'rate', type: sizeType({ min: 1024 }), help: 'read at most this many bytes of blobs per second (default: unlimited)', from: once }),
   opt({ name: 'restart', key: 'restart', type: booleanType(), help: 'ignore a saved cursor and start the pass over', from: once }),
+  opt({ name: 'objects', key: 'objects', type: booleanType(), help: 'name the objects lost blobs hold (walks the index again; local repositories)', from: once }),
 ];
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
@@ -94,9 +101,30 @@ export function scrubSummary(r: ScrubReport, where: string): string {
     `lost         ${r.lostCount} blobs${r.lostCount ? ' (more than m fragments damaged: unreadable)' : ''}`,
     ...r.lost.map((k) => `  ${k}`),
     ...(r.lostCount > r.lost.length ? [`  ... and ${r.lostCount - r.lost.length} more`] : []),
-    ...(r.lostCount ? ['(strata verify names the objects whose bodies these blobs hold)'] : []),
+    ...(r.lostCount ? ['(--objects, or strata verify, names the objects whose bodies these blobs hold)'] : []),
   ];
   return lines.join('\n');
+}
+
+/**
+ * The objects whose bodies the blobs `lost` hold, from the index walk of strata verify (which
+ * reads the repository again: opt-in). Blobs no object names (index runs, roots) are absent.
+ * Throws what verifyRepository throws.
+ */
+async function nameLostObjects(provider: Provider, lost: readonly string[]): Promise<LostObjects> {
+  const { verifyRepository } = await import('../store/verify.js');
+  const want = new Set(lost);
+  const out: LostObjects = {};
+  for (const p of (await verifyRepository(provider)).problems) {
+    if (want.has(p.blob) && p.affects?.length) out[p.blob] = { objects: p.affects, more: p.affectsMore ?? 0 };
+  }
+  return out;
+}
+
+function lostObjectsText(l: LostObjects): string {
+  const lines = ['objects in lost blobs:'];
+  for (const [blob, { objects, more }] of Object.entries(l)) lines.push(`  ${blob}: ${objects.join(', ')}${more ? ` and ${more} more` : ''}`);
+  return lines.length > 1 ? lines.join('\n') : 'objects in lost blobs: none named (the lost blobs hold no object bodies)';
 }
 
 /** The exit code a finished report means (see the module note). */
@@ -115,7 +143,8 @@ export const scrubVerb: Verb = {
 checks its CRCs, reports damage by domain and lists the blobs that are lost (more than m fragments
 damaged). --repair rebuilds missing or corrupt fragments onto healthy domains, so a domain replaced
 by a new empty directory is brought back to full redundancy. --rate bounds the bytes read per
-second. A killed scrub resumes from its saved cursor when run again (--restart starts over).`,
+second. A killed scrub resumes from its saved cursor when run again (--restart starts over).
+--objects names the objects whose bodies lost blobs hold (a second walk of the index).`,
   options: OPTIONS as readonly OptionDef<never>[],
   notes: `${TARGET_NOTES}
 
@@ -154,7 +183,16 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
     };
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal) : ((await adminRequest(t.remote, 'POST', ['scrub'], req, REMOTE_TIMEOUT_MS)) as ScrubReport);
     if (barShown) process.stderr.write('\r\x1b[K');
-    process.stdout.write(o.json ? `${JSON.stringify(r, null, 2)}\n` : `${scrubSummary(r, t.where)}\n`);
+    barShown = false;
+    let lostObjects: LostObjects | undefined;
+    if (o.objects && r.lost.length) {
+      if (t.provider) {
+        line('naming the objects lost blobs hold (walking the index)');
+        lostObjects = await nameLostObjects(t.provider, r.lost);
+      } else line('--objects: run strata verify on the stopped repository to name the objects lost blobs hold');
+    }
+    if (o.json) process.stdout.write(`${JSON.stringify(lostObjects ? { ...r, lostObjects } : r, null, 2)}\n`);
+    else process.stdout.write(`${scrubSummary(r, t.where)}\n${lostObjects ? `${lostObjectsText(lostObjects)}\n` : ''}`);
     return scrubExitCode(r);
   } catch (err) {
     if (barShown) process.stderr.write('\n');
