@@ -43,7 +43,7 @@ const MIN_RATE = 1024;
 /** The erasure provider under `provider`; throws AdminError 409 'NotErasure' for any other. */
 export function erasureOf(provider: Provider): ErasureProvider {
   if (!isErasureProvider(provider)) {
-    throw new AdminError(409, 'NotErasure', `the repository is on the ${provider.kind} provider, not erasure: nothing to scrub (strata verify checks any repository)`);
+    throw new AdminError(409, 'NotErasure', `the repository is on the ${provider.kind} provider, not erasure-coded: it has no failure domains to scrub or list (strata verify checks any repository)`);
   }
   return provider;
 }

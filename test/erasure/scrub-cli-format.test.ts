@@ -57,6 +57,6 @@ describe('admin scrub arguments', () => {
   });
 
   it('refuses a repository not on the erasure provider', () => {
-    expect(() => erasureOf(new MemoryProvider())).toThrow(/not erasure/);
+    expect(() => erasureOf(new MemoryProvider())).toThrow(/not erasure-coded/);
   });
 });
