@@ -3,16 +3,18 @@
  * and `strata domains` call on a stopped repository, so both paths answer alike.
  *
  *   POST /_strata/admin/v1/scrub    {repair?: boolean, rate?: "50MiB", restart?: boolean}
- *        -> 200 ScrubReport (provider/erasure/scrub.ts) once the pass is done
- *   GET  /_strata/admin/v1/scrub    -> 200 {running, progress?, last?}  (the last admin pass)
+ *        -> 202 AdminScrubStatus   starts a pass in the server (409 ScrubInProgress if one runs)
+ *   GET  /_strata/admin/v1/scrub    -> 200 AdminScrubStatus {running, id, progress?, last?}
  *   GET  /_strata/admin/v1/domains  -> 200 {k, m, domains: DomainHealth[]} (with usage)
  *
+ * A pass reads every fragment, which takes far longer than one admin request may (the server
+ * drops a connection idle for minutes): so POST starts it and answers at once with its `id`, and
+ * the client polls GET for progress and for `last` (the report, or the error, of pass `id`).
  * Options travel in the (signed) body: admin requests carry no query string (router.ts), so
  * `repair` is a body field rather than `?repair=true`. A POST preempts the server's background
- * scrub (which saves its cursor; the admin pass continues it when of the same kind) and waits
- * for another admin pass in progress. Errors: 400 InvalidJson / InvalidArgument (rate), 409
- * NotErasure on a repository that is not on the erasure provider, and the provider's errors
- * (listing or saving the cursor failed: 500).
+ * scrub (which saves its cursor; the admin pass continues it when of the same kind). Errors: 400
+ * InvalidJson / InvalidArgument (rate), 409 NotErasure on a repository not on the erasure
+ * provider, 409 ScrubInProgress.
  */
 import type { AdminRoute } from './router.js';
 import { AdminError, readJson, sendJson } from './http.js';
@@ -60,35 +62,83 @@ export function parseRate(text: string): number {
   return n;
 }
 
-const state = new WeakMap<object, { running: boolean; progress?: ScrubProgress; last?: ScrubReport }>();
+/** What GET (and POST) answer about the server's admin passes. */
+export interface AdminScrubStatus {
+  running: boolean;
+  /** The pass running, or else the last one started (0: none yet). */
+  id: number;
+  progress?: ScrubProgress;
+  /** The last finished pass: its report, or why it failed. */
+  last?: { id: number; report?: ScrubReport; error?: { code: string; message: string } };
+}
+
+interface PassState {
+  seq: number;
+  running?: { id: number; progress?: ScrubProgress; abort: AbortController; done: Promise<void> };
+  last?: AdminScrubStatus['last'];
+}
+
+const passes = new WeakMap<object, PassState>();
 
 /**
- * Runs one scrub pass over `provider` as `req` says (see the module note). Throws AdminError
- * 409 'NotErasure' or 400 'InvalidArgument', and what runScrub throws.
+ * Runs one scrub pass over `provider` as `req` says, in the caller (a stopped repository: the
+ * `strata scrub --data` path). Throws AdminError 409 'NotErasure' or 400 'InvalidArgument', and
+ * what runScrub throws.
  */
 export async function adminScrub(provider: Provider, req: AdminScrubRequest, onProgress?: (p: ScrubProgress) => void, signal?: AbortSignal): Promise<ScrubReport> {
   const erasure = erasureOf(provider);
   const rate = req.rate !== undefined ? parseRate(req.rate) : undefined;
   await preemptBackgroundScrub(erasure);
-  const s = state.get(erasure) ?? { running: false };
-  state.set(erasure, s);
-  s.running = true;
-  try {
-    const report = await runScrub(erasure, {
-      repair: req.repair === true,
-      resume: req.restart !== true,
-      ...(rate !== undefined ? { rateBytesPerSec: rate } : {}),
-      ...(signal ? { signal } : {}),
-      onProgress: (p) => {
-        s.progress = p;
-        onProgress?.(p);
-      },
-    });
-    s.last = report;
-    return report;
-  } finally {
-    s.running = false;
-  }
+  return runScrub(erasure, {
+    repair: req.repair === true,
+    resume: req.restart !== true,
+    ...(rate !== undefined ? { rateBytesPerSec: rate } : {}),
+    ...(signal ? { signal } : {}),
+    ...(onProgress ? { onProgress } : {}),
+  });
+}
+
+/** The admin passes' status on `provider`. Throws AdminError 409 'NotErasure'. */
+export function adminScrubStatus(provider: Provider): AdminScrubStatus {
+  const s = passes.get(erasureOf(provider));
+  if (!s) return { running: false, id: 0 };
+  return {
+    running: s.running !== undefined,
+    id: s.running?.id ?? s.seq,
+    ...(s.running?.progress ? { progress: s.running.progress } : {}),
+    ...(s.last ? { last: s.last } : {}),
+  };
+}
+
+/**
+ * Starts a pass in the background (the server's path) and returns the status naming it.
+ * Throws AdminError 409 'NotErasure' / 'ScrubInProgress' or 400 'InvalidArgument' before
+ * starting anything.
+ */
+export function startAdminScrub(provider: Provider, req: AdminScrubRequest): AdminScrubStatus {
+  const erasure = erasureOf(provider);
+  if (req.rate !== undefined) parseRate(req.rate);
+  const s = passes.get(erasure) ?? { seq: 0 };
+  passes.set(erasure, s);
+  if (s.running) throw new AdminError(409, 'ScrubInProgress', `scrub pass ${s.running.id} is running; follow it with GET /_strata/admin/v1/scrub`);
+  const id = ++s.seq;
+  const abort = new AbortController();
+  const run: NonNullable<PassState['running']> = { id, abort, done: Promise.resolve() };
+  s.running = run;
+  run.done = adminScrub(erasure, req, (p) => (run.progress = p), abort.signal).then(
+    (report) => void (s.last = { id, report }),
+    (err: unknown) => void (s.last = { id, error: { code: String((err as { code?: unknown }).code ?? 'InternalError'), message: String((err as Error)?.message ?? err) } })
+  ).finally(() => {
+    if (s.running === run) s.running = undefined;
+  });
+  return adminScrubStatus(erasure);
+}
+
+/** Stops an admin pass running on `provider` (its cursor is saved) and waits for it. */
+export async function stopAdminScrub(provider: Provider): Promise<void> {
+  const r = passes.get(provider)?.running;
+  r?.abort.abort();
+  await r?.done;
 }
 
 /** Every domain's health and usage. Throws AdminError 409 'NotErasure', and what domainHealth throws. */
@@ -109,7 +159,7 @@ export const SCRUB_ROUTES: AdminRoute[] = [
     op: 'AdminScrub',
     handle: async (r) => {
       const body = await readJson(r, { repair: 'boolean', rate: 'string', restart: 'boolean' });
-      sendJson(r, 200, await adminScrub(storeProvider(r.store), body));
+      sendJson(r, 202, startAdminScrub(storeProvider(r.store), body));
     },
   },
   {
@@ -117,8 +167,7 @@ export const SCRUB_ROUTES: AdminRoute[] = [
     path: ['scrub'],
     op: 'AdminScrubStatus',
     handle: async (r) => {
-      const s = state.get(erasureOf(storeProvider(r.store)));
-      sendJson(r, 200, { running: s?.running ?? false, ...(s?.running && s.progress ? { progress: s.progress } : {}), ...(s?.last ? { last: s.last } : {}) });
+      sendJson(r, 200, adminScrubStatus(storeProvider(r.store)));
     },
   },
   {

@@ -9,14 +9,15 @@
  * A progress bar on stderr when it is a terminal, a progress line every few seconds otherwise;
  * the summary (or --json, the report) on stdout. Resumable: a killed scrub continues from its
  * saved cursor when run again (--restart starts over); SIGINT/SIGTERM stop it cleanly with the
- * cursor saved. On a repository a server holds, it goes through that server's admin API.
+ * cursor saved. On a repository a server holds, the server runs the pass (admin API: POST starts
+ * it, GET follows it; a signal stops following, not the server's pass).
  * Exit codes: 0 every blob at full redundancy (nothing damaged, or all repaired); 1 blobs lost
  * (more than m fragments damaged: unreadable); 2 bad command line, or the repository or server
  * cannot be used; 3 damage left (readable but short of full redundancy: run with --repair, or
  * check failures); 4 stopped by a signal before the end (run again to resume).
  */
-import { adminRequest } from '../admin/client.js';
-import { adminScrub, type AdminScrubRequest } from '../admin/scrub.js';
+import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
+import { adminScrub, type AdminScrubRequest, type AdminScrubStatus } from '../admin/scrub.js';
 import type { ScrubProgress, ScrubReport } from '../provider/erasure/scrub.js';
 import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
@@ -41,8 +42,8 @@ type LostObjects = Record<string, { objects: string[]; more: number }>;
 const BAR_MS = 200;
 /** Progress line period when stderr is not a terminal (a log file), ms. */
 const LINE_MS = 5000;
-/** How long `strata scrub` waits for a server's pass: a full read of a large repository. */
-const REMOTE_TIMEOUT_MS = 48 * 60 * 60 * 1000;
+/** Between two polls of a server's pass: often enough for the progress bar, cheap for the server. */
+const POLL_MS = 1000;
 const BAR_WIDTH = 24;
 
 export const EXIT_LOST = 1;
@@ -127,6 +128,25 @@ function lostObjectsText(l: LostObjects): string {
   return lines.length > 1 ? lines.join('\n') : 'objects in lost blobs: none named (the lost blobs hold no object bodies)';
 }
 
+/**
+ * Starts a pass in the server at `remote` and follows it (progress to `onProgress`) to its end;
+ * `signal` stops following (the server's pass goes on). Throws AdminClientError for a refusal or
+ * a failed pass.
+ */
+async function remoteScrub(remote: AdminClientOptions, req: AdminScrubRequest, onProgress: (p: ScrubProgress) => void, signal: AbortSignal): Promise<ScrubReport> {
+  const { id } = (await adminRequest(remote, 'POST', ['scrub'], req)) as AdminScrubStatus;
+  for (;;) {
+    const s = (await adminRequest(remote, 'GET', ['scrub'])) as AdminScrubStatus;
+    if (s.running && s.id === id && s.progress) onProgress(s.progress);
+    if (s.last?.id === id) {
+      if (s.last.error) throw new AdminClientError(500, s.last.error.code, s.last.error.message);
+      return s.last.report!;
+    }
+    if (signal.aborted) throw new AdminClientError(500, 'Stopped', `stopped following scrub pass ${id}; it goes on in the server (GET /_strata/admin/v1/scrub)`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
 /** The exit code a finished report means (see the module note). */
 export function scrubExitCode(r: ScrubReport): number {
   if (r.lostCount > 0) return EXIT_LOST;
@@ -181,7 +201,7 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
-    const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal) : ((await adminRequest(t.remote, 'POST', ['scrub'], req, REMOTE_TIMEOUT_MS)) as ScrubReport);
+    const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;
     let lostObjects: LostObjects | undefined;

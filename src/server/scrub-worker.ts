@@ -201,6 +201,10 @@ export function erasureMaintenance(
       void scrub?.start();
     },
     async stop() {
+      // An admin pass (POST /_strata/admin/v1/scrub) runs in the server too: stopped with it,
+      // its cursor saved. (Loaded here: admin/scrub.ts imports this module.)
+      const { stopAdminScrub } = await import('../admin/scrub.js');
+      await stopAdminScrub(provider);
       await scrub?.stop();
       await repair.stop();
     },

@@ -3,7 +3,8 @@
  * a domain is replaced by an empty directory, GETs return every object byte-exact (rebuilt from
  * parity) and the repair worker rewrites what those reads found; the background scrub (a short
  * --scrub-interval) repairs the rest (commits, roots, runs no GET read); `strata scrub` and `strata domains` (built CLI) go through
- * the server's admin API while it holds the domains' locks; /metrics carries strata_erasure_*.
+ * the server's admin API while it holds the domains' locks (a pass started by POST, followed by
+ * GET, a second POST refused, stopped with the server); /metrics carries strata_erasure_*.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ import { ACCESS_KEY, CLI, METRICS_AUTH, SECRET_KEY, startTestServer } from '../i
 import { clientEnv, run } from '../integration/support/run-cli.js';
 import { bytesOf, createS3Client, WireLog } from '../integration/support/sdk-v3-client.js';
 import type { ScrubReport } from '../../src/provider/erasure/scrub.js';
+import type { AdminScrubStatus } from '../../src/admin/scrub.js';
+import { adminRequest } from '../../src/admin/client.js';
 import { randomBytes } from '../support/random.js';
 
 const wire = new WireLog();
@@ -95,8 +98,23 @@ describe('erasure maintenance in the server', () => {
         const got = await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'healme', Key: key }))).Body);
         expect(Buffer.compare(got, body), key).toBe(0);
       }
+
+      // The admin API: POST starts a pass and answers at once; a second POST while it runs is
+      // refused; GET follows it; stopping the server stops it (cursor saved) without waiting.
+      const admin = { endpoint: s.url, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } };
+      const started = (await adminRequest(admin, 'POST', ['scrub'], { rate: '1KiB', restart: true })) as AdminScrubStatus;
+      expect(started).toMatchObject({ running: true });
+      await expect(adminRequest(admin, 'POST', ['scrub'], {})).rejects.toMatchObject({ status: 409, code: 'ScrubInProgress' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { rate: 'fast' })).rejects.toMatchObject({ status: 400, code: 'InvalidArgument' });
+      await sleep(1500);
+      const status = (await adminRequest(admin, 'GET', ['scrub'])) as AdminScrubStatus;
+      expect(status.running).toBe(true);
+      expect(status.id).toBe(started.id);
+      expect(status.progress?.totalBlobs).toBeGreaterThan(0);
     } finally {
+      const t0 = Date.now();
       await s.stop();
+      expect(Date.now() - t0).toBeLessThan(15_000);
     }
     const verify = await run(process.execPath, [CLI, 'verify', '--data', data, '--erasure', '4+2'], { env: clientEnv({}) });
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
