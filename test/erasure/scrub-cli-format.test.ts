@@ -10,6 +10,7 @@ import { parseRate, erasureOf } from '../../src/admin/scrub.js';
 import { emptyTotals } from '../../src/provider/erasure/scrub-cursor.js';
 import type { ScrubReport } from '../../src/provider/erasure/scrub.js';
 import { MemoryProvider } from '../../src/provider/memory/index.js';
+import { resolveConfig } from '../../src/server/config.js';
 
 const report = (over: Partial<ScrubReport> = {}): ScrubReport => ({ ...emptyTotals(), repair: false, complete: true, resumedBlobs: 0, resumedBytes: 0, startedAt: 0, ms: 1000, ...over });
 
@@ -58,5 +59,15 @@ describe('admin scrub arguments', () => {
 
   it('refuses a repository not on the erasure provider', () => {
     expect(() => erasureOf(new MemoryProvider())).toThrow(/not erasure-coded/);
+  });
+});
+
+describe('server scrub options', () => {
+  it('--scrub-interval (0 = off) and --scrub-rate parse from flags and env; nonsense is refused', () => {
+    expect(resolveConfig(['--scrub-interval', '0', '--scrub-rate', '10MiB'], {})).toMatchObject({ scrubInterval: 0, scrubRate: 10 * 2 ** 20 });
+    expect(resolveConfig([], { STRATA_SCRUB_INTERVAL: '12h', STRATA_SCRUB_RATE: '1GiB' })).toMatchObject({ scrubInterval: 12 * 3_600_000, scrubRate: 2 ** 30 });
+    for (const bad of [['--scrub-interval', '91d'], ['--scrub-interval', 'daily'], ['--scrub-interval', '-1h'], ['--scrub-rate', '100'], ['--scrub-rate', 'fast'], ['--scrub-rate', '0']]) {
+      expect(() => resolveConfig(bad, {}), bad.join(' ')).toThrow(/scrub/);
+    }
   });
 });
