@@ -94,7 +94,7 @@ export function scrubSummary(r: ScrubReport, where: string): string {
     ...(r.resumedFrom !== undefined ? [`resumed      after ${r.resumedFrom} (${r.resumedBlobs} blobs checked earlier)`] : []),
     `checked      ${r.blobs} blobs, ${mib(r.bytes)}; ${r.fragments.verified} fragments in ${secs.toFixed(1)} s (${mib((r.bytes - r.resumedBytes) / secs)}/s this run)`,
     `damaged      ${r.damagedBlobs} blobs: ${r.fragments.missing} fragments missing, ${r.fragments.corrupt} corrupt, ${r.fragments.unreachable} unreachable`,
-    ...domains.map(([d, n]) => `  domain ${d.padEnd(12)} ${n} damaged fragments`),
+    ...domains.map(([d, n]) => `  domain ${d.padEnd(12)} ${n} damaged fragments${d === '?' ? ' (missing replicas of small blobs; the provider names no domain)' : ''}`),
     `repaired     ${r.repairedFragments} fragments, ${mib(r.repairBytes)} written`,
     ...(r.unrepairedBlobs ? [`degraded     ${r.unrepairedBlobs} blobs left short of full redundancy${r.repair ? '' : ' (run with --repair)'}`] : []),
     ...(r.vanished ? [`vanished     ${r.vanished} blobs deleted while the scrub ran`] : []),

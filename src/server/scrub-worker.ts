@@ -27,6 +27,9 @@ export const DEFAULT_SCRUB_RATE = DEFAULT_REPAIR_RATE;
 /** Delay before an interrupted pass resumes after a start, ms: long enough to let the server
  * settle (recovery, the first requests), short enough that restarts cannot starve the scrub. */
 export const RESUME_DELAY_MS = 60_000;
+/** Delay before a failed or preempted pass is taken up again, ms: a domain that was down for
+ * a moment (or an admin pass) should not cost a day of scrubbing. */
+export const RETRY_MS = 10 * 60_000;
 
 export interface ScrubWorkerStats {
   passes: number;
@@ -89,9 +92,10 @@ export class ScrubWorker {
     const step = Math.min(ms, 2 ** 31 - 1);
     this.#timer = setTimeout(() => {
       if (step < ms) return this.#schedule(ms - step);
-      this.#running = this.pass().then(() => {
+      this.#running = this.pass().then((r) => {
         this.#running = undefined;
-        this.#schedule(this.#intervalMs);
+        // A pass that failed or was preempted is taken up again soon, not a whole interval later.
+        this.#schedule(r?.complete ? this.#intervalMs : Math.min(this.#intervalMs, RETRY_MS));
       });
     }, step);
     this.#timer.unref();
