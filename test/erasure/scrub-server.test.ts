@@ -106,6 +106,9 @@ describe('erasure maintenance in the server', () => {
       expect(started).toMatchObject({ running: true });
       await expect(adminRequest(admin, 'POST', ['scrub'], {})).rejects.toMatchObject({ status: 409, code: 'ScrubInProgress' });
       await expect(adminRequest(admin, 'POST', ['scrub'], { rate: 'fast' })).rejects.toMatchObject({ status: 400, code: 'InvalidArgument' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { repair: 'yes' })).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { repair: true, everything: 1 })).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], [1, 2])).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
       await sleep(1500);
       const status = (await adminRequest(admin, 'GET', ['scrub'])) as AdminScrubStatus;
       expect(status.running).toBe(true);
