@@ -45,6 +45,7 @@ import { decodeVersions, encodeVersions, isTombstone, type Location } from './re
 import { decodeEntry, encodeEntry } from './version-log.js';
 import { parseLogKey } from './version-id.js';
 import { newId } from './layout.js';
+import { decodeRunMeta } from './index/run-format.js';
 import { blobError } from './body-reader.js';
 
 /** Bytes of live bodies moved per pass at most: bounds the pass's time. */
@@ -72,6 +73,8 @@ export interface CleanReport {
   /** Provider reads of source packs (coalesced spans), and re-pointing commits made. */
   requests: number;
   commits: number;
+  /** Referrers re-pointed per bucket (name): each left a superseded copy in its runs. */
+  repointedByBucket: Map<string, number>;
 }
 
 /** Who names a body: a namespace key or a version log key of a bucket. */
@@ -87,6 +90,35 @@ const locId = (blob: string, offset: number) => `${blob}@${offset}`;
 export function cleanedPackKey(): string {
   const hour = Math.floor(Date.now() / 3_600_000).toString(16).padStart(9, '0');
   return `packs/${hour}${newId(8).slice(0, 16)}`;
+}
+
+/** Share of a bucket's indexed entries re-pointed by one pass above which its runs are merged
+ * whole at the checkpoint that follows (Repository.requestMajorCompaction): each re-pointed
+ * entry leaves its old copy in an older run until a merge reaches it, so cleaning all of a
+ * bucket's packs would otherwise leave its index twice its size until size-tiered compaction
+ * gets there; below the share, the merge would rewrite much to drop little. */
+export const MAJOR_COMPACTION_SHARE = 0.25;
+
+/**
+ * Ids of the buckets of `repo` whose re-pointed referrers (`byBucket`, by name) are at least
+ * MAJOR_COMPACTION_SHARE of the entries their namespace and version log runs hold (what the
+ * run metas say, plus the overlays). Reads only memory; throws nothing for a malformed meta
+ * (that bucket is merged: a merge reads and checks every run anyway).
+ */
+export function bucketsToCompact(repo: Repository, byBucket: ReadonlyMap<string, number>): string[] {
+  const ids: string[] = [];
+  for (const [name, n] of byBucket) {
+    const b = repo.state.buckets.get(name);
+    if (!b || n === 0) continue;
+    let entries = b.overlay.size + b.versions.overlay.size;
+    try {
+      for (const r of [...b.runs, ...b.versions.runs]) entries += decodeRunMeta(r.meta).entryCount;
+    } catch {
+      entries = 0;
+    }
+    if (n >= entries * MAJOR_COMPACTION_SHARE) ids.push(b.id);
+  }
+  return ids;
 }
 
 /** Packs below this size (bytes) are coalesced into bigger ones, whatever their live fraction. */
@@ -170,22 +202,30 @@ function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {
  * `from` (see the module note). Returns how many changed and the commits made. Throws what a
  * commit throws (the others still run to their end first).
  */
-async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<{ changed: number; commits: number }> {
+async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<{ changed: number; commits: number; byBucket: Map<string, number> }> {
   const flat = moves.flatMap((m) => m.refs.map((ref) => ({ ref, from: m.from, to: m.to })));
   const slices: (typeof flat)[] = [];
   for (let i = 0; i < flat.length; i += COMMIT_REFS) slices.push(flat.slice(i, i + COMMIT_REFS));
-  const results = await Promise.allSettled(slices.map((slice) => repo.run((tx) => repointSlice(tx, slice))));
+  const byBucket = new Map<string, number>();
+  const results = await Promise.allSettled(slices.map((slice) => repo.run((tx) => repointSlice(tx, slice, byBucket))));
   let changed = 0;
   for (const r of results) {
     if (r.status === 'rejected') throw r.reason;
     changed += r.value;
   }
-  return { changed, commits: slices.length };
+  return { changed, commits: slices.length, byBucket };
 }
 
-/** Stages the re-pointing of one slice in `tx` (inside the commit loop); how many changed. */
-async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLoc }[]): Promise<number> {
+/**
+ * Stages the re-pointing of one slice in `tx` (inside the commit loop); how many changed.
+ * Adds the changes per bucket to `byBucket` (counted at staging: a failed commit throws anyway).
+ */
+async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLoc }[], byBucket: Map<string, number>): Promise<number> {
   let n = 0;
+  const count = (bucket: string) => {
+    n++;
+    byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + 1);
+  };
   for (const { ref, from, to } of slice) {
     if (!tx.bucket(ref.bucket)) continue;
     if (!ref.log) {
@@ -201,7 +241,7 @@ async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLo
       });
       if (hit) {
         tx.put(ref.bucket, ref.key, encodeVersions(next));
-        n++;
+        count(ref.bucket);
       }
       continue;
     }
@@ -214,7 +254,7 @@ async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLo
     if (!loc || !e.record) continue;
     // A relocation adds no retained point: never refused by the history budget.
     tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }), value, { relocation: true });
-    n++;
+    count(ref.bucket);
   }
   return n;
 }
@@ -236,7 +276,7 @@ interface Written {
  * entries where they were.
  */
 export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cleanBelow: number; onProgress?: CleanProgress }): Promise<CleanReport> {
-  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0 };
+  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
   const chosen = await choose(repo, mark, opts.cleanBelow);
   if (chosen.size === 0) return report;
   const found = [...(await findReferrers(repo, chosen)).values()];
@@ -253,6 +293,7 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
     try {
       const r = await repoint(repo, w.moves);
       report.repointed += r.changed;
+      for (const [bucket, n] of r.byBucket) report.repointedByBucket.set(bucket, (report.repointedByBucket.get(bucket) ?? 0) + n);
       report.commits += r.commits;
       report.movedBytes += w.bytes;
     } catch (err) {

@@ -19,7 +19,7 @@ import { Repository as RepositoryClass } from './repository.js';
 import { markRepository, MARK_CACHE_BYTES, type MarkProgress } from './gc-mark.js';
 import { sweep, type SweepReport } from './gc-sweep.js';
 import { BlockCache } from './index/block-cache.js';
-import { cleanPacks, type CleanProgress } from './gc-pack.js';
+import { bucketsToCompact, cleanPacks, type CleanProgress } from './gc-pack.js';
 
 /** Grace before an unreachable blob is deleted, ms: longer than any request or in-flight write
  * (a multi-GiB upload on a slow link), short enough that space comes back the same day. */
@@ -172,6 +172,9 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       if (cleaned && cleaned.cleanedPacks > 0) {
         // The packs just emptied are unreachable once a root covers the re-pointing commits:
         // mark again, so this sweep already counts them (first seen now: freed after the grace).
+        // Buckets whose index was largely rewritten are merged whole by that checkpoint, so the
+        // superseded copies of the re-pointed entries (and the runs holding them) go too.
+        repo.requestMajorCompaction(bucketsToCompact(repo, cleaned.repointedByBucket));
         await repo.checkpoint();
         markStarted = Date.now();
         mark = await markNow();

@@ -1,7 +1,8 @@
 /**
  * Pack cleaning at the scale serial writers make it (gc-pack.ts): hundreds of commit blobs that
  * each hold one small body are coalesced with one read per source pack and few re-pointing
- * commits (many referrers each, not one or two), and afterwards every object reads back
+ * commits (many referrers each, not one or two), the bucket's runs are merged so each key is
+ * held once, and afterwards every object reads back
  * byte-exact, also from a fresh open, with `verify` clean and the old blobs swept.
  */
 import { describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { Store } from '../../src/store/store.js';
 import { runGc } from '../../src/store/gc.js';
 import { COMMIT_REFS } from '../../src/store/gc-pack.js';
 import { verifyRepository } from '../../src/store/verify.js';
+import { decodeRunMeta } from '../../src/store/index/run-format.js';
 import { randomBytes } from '../support/random.js';
 import { expectBytes } from '../support/bytes.js';
 import { collect, makeProvider, stream } from './helpers.js';
@@ -38,6 +40,14 @@ describe.each(['memory', 'fs'] as const)('pack cleaning of many one-body packs o
       // Many referrers per commit: the old pass made one per 1-2 referrers under load.
       expect(report.cleanCommits!).toBeLessThanOrEqual(Math.ceil((2 * bodies) / COMMIT_REFS) + 1);
       expect(report.errors).toBe(0);
+      // Every key was re-pointed: the checkpoint after cleaning merged the bucket's runs whole,
+      // so each key is held once, not beside its superseded copy.
+      const b = store.repo.state.buckets.get('bkt')!;
+      const entries = (runs: { meta: Uint8Array }[]) => runs.reduce((n, r) => n + decodeRunMeta(r.meta).entryCount, 0);
+      expect(b.runs.length).toBe(1);
+      expect(b.versions.runs.length).toBe(1);
+      expect(entries(b.runs)).toBe(bodies);
+      expect(entries(b.versions.runs)).toBe(bodies);
       const commitsAfter = (await p.provider.list({ prefix: 'commits/' })).items.length;
       expect(commitsAfter).toBeLessThan(commitsBefore / 10);
 
