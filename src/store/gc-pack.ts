@@ -19,7 +19,7 @@
  *               create-only and durable before anything names it. The next pack is read and
  *               written while the previous one's commits run (two packs in memory at most);
  *   4. commit   re-pointing as ordinary guarded commits (at most COMMIT_REFS referrers each,
- *               all of one new pack queued at once so the commit loop pipelines them):
+ *               the referrers looked up just before, outside the commit loop, to warm the cache):
  *               inside the commit loop, each referrer's CURRENT value (what this batch and the
  *               one in flight staged included) is read and changed only if it still names the
  *               old location — so a concurrent overwrite, delete, removal or expiry wins and the
@@ -197,21 +197,25 @@ function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {
 }
 
 /**
- * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers, all queued at
- * once (the commit loop pipelines them); each is changed only if its current value still names
- * `from` (see the module note). Returns how many changed and the commits made. Throws what a
- * commit throws (the others still run to their end first).
+ * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers, one after the
+ * other (writers' commits interleave with them); each is changed only if its current value
+ * still names `from` (see the module note). Before each commit the referrers are looked up
+ * once outside the commit loop, so the index blocks the guarded re-reads need are cached and
+ * the commit loop does not wait on the disk for them. Returns how many changed and the
+ * commits made. Throws what a commit throws (and what a lookup throws).
  */
 async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<{ changed: number; commits: number; byBucket: Map<string, number> }> {
   const flat = moves.flatMap((m) => m.refs.map((ref) => ({ ref, from: m.from, to: m.to })));
   const slices: (typeof flat)[] = [];
   for (let i = 0; i < flat.length; i += COMMIT_REFS) slices.push(flat.slice(i, i + COMMIT_REFS));
   const byBucket = new Map<string, number>();
-  const results = await Promise.allSettled(slices.map((slice) => repo.run((tx) => repointSlice(tx, slice, byBucket))));
   let changed = 0;
-  for (const r of results) {
-    if (r.status === 'rejected') throw r.reason;
-    changed += r.value;
+  for (const slice of slices) {
+    for (const { ref } of slice) {
+      const b = repo.state.buckets.get(ref.bucket);
+      if (b) await (ref.log ? b.versions.lookup(ref.key) : b.lookup(ref.key));
+    }
+    changed += await repo.run((tx) => repointSlice(tx, slice, byBucket));
   }
   return { changed, commits: slices.length, byBucket };
 }
