@@ -197,6 +197,8 @@ export class BlockBuilder {
    */
   async finishAs(version: RunFormatVersion): Promise<Uint8Array> {
     if (version === 1) return this.finish();
+    // Never write a block no reader would take (one entry of tens of MiB; not made today).
+    if (this.#sink.length > MAX_BLOCK_RAW_BYTES) throw new IndexError('ERR_RUN_ENTRY', `block of ${this.#sink.length} bytes exceeds ${MAX_BLOCK_RAW_BYTES}`);
     const raw = this.#sink.view().slice();
     this.#sink.reset();
     this.#count = 0;
