@@ -113,9 +113,9 @@ class RunEncoder {
       this.#firstKey ??= key;
       this.#lastKey = key;
       this.#count++;
-      if (this.#block.byteLength >= this.#options.blockBytes) yield await this.#finishBlock();
+      if (this.#block.byteLength >= this.#options.blockBytes) yield this.#finishBlock();
     }
-    if (this.#block.count > 0) yield await this.#finishBlock();
+    if (this.#block.count > 0) yield this.#finishBlock();
     const footer = this.#footer.finish(
       this.#count,
       this.#prev.subarray(0, this.#count > 0 ? this.#prevLength : 0),
@@ -152,9 +152,9 @@ class RunEncoder {
     }
   }
 
-  async #finishBlock(): Promise<Uint8Array> {
+  #finishBlock(): Uint8Array {
     const entries = this.#block.count;
-    const block = await this.#block.finishAs(this.#options.version);
+    const block = this.#block.finishAs(this.#options.version);
     const crc = new DataView(block.buffer, block.byteOffset).getUint32(block.length - 4, true);
     this.#footer.addBlock(this.#blockFirst, this.#offset, block.length, entries, crc);
     this.#offset += block.length;
