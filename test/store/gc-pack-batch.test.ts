@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { runGc } from '../../src/store/gc.js';
-import { COMMIT_REFS } from '../../src/store/gc-pack.js';
+import { COMMIT_REFS, MAJOR_COMPACTION_SHARE, bucketsToCompact } from '../../src/store/gc-pack.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { decodeRunMeta } from '../../src/store/index/run-format.js';
 import { randomBytes } from '../support/random.js';
@@ -70,4 +70,28 @@ describe.each(['memory', 'fs'] as const)('pack cleaning of many one-body packs o
       p.cleanup();
     }
   }, 60_000);
+});
+
+describe('which buckets pack cleaning has merged whole', () => {
+  it('only those whose re-pointed share of index entries reaches MAJOR_COMPACTION_SHARE', async () => {
+    const p = await makeProvider('memory');
+    try {
+      const store = await Store.open(p.provider);
+      await store.createBucket('big');
+      await store.createBucket('small');
+      for (let i = 0; i < 100; i++) await store.putObject('big', `k${i}`, stream(randomBytes(10, i)), { size: 10 });
+      await store.putObject('small', 'one', stream(randomBytes(10, 1)), { size: 10 });
+      await store.checkpoint();
+      const big = store.repo.state.buckets.get('big')!;
+      const small = store.repo.state.buckets.get('small')!;
+      // 'big' holds 200 entries (namespace and version log): a quarter is 50.
+      const at = Math.ceil(200 * MAJOR_COMPACTION_SHARE);
+      expect(bucketsToCompact(store.repo, new Map([['big', at - 1], ['small', 2]]))).toEqual([small.id]);
+      expect(bucketsToCompact(store.repo, new Map([['big', at]]))).toEqual([big.id]);
+      expect(bucketsToCompact(store.repo, new Map([['gone', 5], ['big', 0]]))).toEqual([]);
+      await store.close();
+    } finally {
+      p.cleanup();
+    }
+  });
 });
