@@ -1,0 +1,45 @@
+/**
+ * @module Pulling a request body into fixed-size buffers (stripes), one chunk at a time.
+ */
+export class ByteSource {
+  readonly #it: AsyncIterator<Uint8Array>;
+  #rest: Uint8Array | undefined;
+  #done = false;
+  /** Bytes handed out so far. */
+  total = 0;
+
+  constructor(chunks: AsyncIterable<Uint8Array>) {
+    this.#it = chunks[Symbol.asyncIterator]();
+  }
+
+  /**
+   * Copies up to `n` bytes into `buf` at `off`; resolves with the number copied, less than
+   * `n` only at the end of the body. Errors of the body pass through.
+   */
+  async fill(buf: Uint8Array, off: number, n: number): Promise<number> {
+    let got = 0;
+    while (got < n) {
+      if (!this.#rest) {
+        if (this.#done) break;
+        const step = await this.#it.next();
+        if (step.done) {
+          this.#done = true;
+          break;
+        }
+        this.#rest = step.value;
+      }
+      const take = Math.min(n - got, this.#rest.length);
+      buf.set(this.#rest.subarray(0, take), off + got);
+      got += take;
+      this.#rest = take === this.#rest.length ? undefined : this.#rest.subarray(take);
+    }
+    this.total += got;
+    return got;
+  }
+
+  /** Stops the body early (releases a stream). */
+  async cancel(): Promise<void> {
+    if (!this.#done) await this.#it.return?.(undefined);
+    this.#done = true;
+  }
+}

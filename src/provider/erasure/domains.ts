@@ -1,0 +1,120 @@
+/**
+ * @module The failure domains as the erasure provider sees them: bounded calls and health.
+ *
+ * Every call to a child goes through DomainSet.call, which gives it domainTimeoutMs: a child
+ * that does not answer in time is treated as failed for that call (ProviderError
+ * 'Unavailable' naming the domain), so a hanging disk or endpoint never stalls a request
+ * beyond the bound. A domain whose call failed with a transport error or timed out is marked
+ * failed for FAILED_COOLDOWN_MS: writes place around it at once instead of waiting for the
+ * timeout again, reads try it last. Its next successful call marks it healthy again.
+ */
+import { ProviderError, type Provider } from '../provider.js';
+import type { Domain, DomainHealth } from './types.js';
+
+/** How long a failed domain is skipped by writes (and tried last by reads), ms. Long enough
+ * that a dead disk costs one timeout per few seconds, short enough that a flapping one
+ * comes back quickly. */
+export const FAILED_COOLDOWN_MS = 5_000;
+
+interface HealthState {
+  failedAt: number;
+  error: string;
+}
+
+/** Did this error come from the domain itself (as opposed to a missing key or a bad request)? */
+export function isDomainFailure(err: unknown): boolean {
+  if (!(err instanceof ProviderError)) return true;
+  return err.code === 'Unavailable' || err.code === 'Io' || err.code === 'Locked';
+}
+
+export class DomainSet {
+  readonly domains: readonly Domain[];
+  readonly timeoutMs: number;
+  readonly #byId = new Map<string, Domain>();
+  readonly #health = new Map<string, HealthState>();
+
+  constructor(domains: readonly Domain[], timeoutMs: number) {
+    this.domains = domains;
+    this.timeoutMs = timeoutMs;
+    for (const d of domains) this.#byId.set(d.id, d);
+  }
+
+  get(id: string): Domain {
+    const d = this.#byId.get(id);
+    if (!d) throw new ProviderError('Io', `unknown domain ${id}`);
+    return d;
+  }
+
+  /** Domains failed within the cooldown. */
+  failedIds(now = Date.now()): Set<string> {
+    const out = new Set<string>();
+    for (const [id, h] of this.#health) if (now - h.failedAt < FAILED_COOLDOWN_MS) out.add(id);
+    return out;
+  }
+
+  isFailed(id: string): boolean {
+    const h = this.#health.get(id);
+    return !!h && Date.now() - h.failedAt < FAILED_COOLDOWN_MS;
+  }
+
+  markFailed(id: string, err: unknown): void {
+    this.#health.set(id, { failedAt: Date.now(), error: (err as Error)?.message ?? String(err) });
+  }
+
+  markOk(id: string): void {
+    if (this.#health.size) this.#health.delete(id);
+  }
+
+  /**
+   * Runs `fn` on domain `id`'s provider with a timeout of timeoutMs (or `timeoutMs`). A
+   * timeout or transport failure marks the domain failed and rejects with ProviderError
+   * ('Unavailable' on timeout; the child's own error otherwise); other errors (NotFound,
+   * InvalidRange…) pass through and leave the domain healthy. The signal given to `fn`
+   * fires on timeout, so children that honour it stop their work.
+   */
+  async call<T>(
+    id: string,
+    what: string,
+    fn: (provider: Provider, signal: AbortSignal) => Promise<T>,
+    timeoutMs = this.timeoutMs
+  ): Promise<T> {
+    const domain = this.get(id);
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      if (!Number.isFinite(timeoutMs)) return; // the caller bounds the call itself (streams)
+      timer = setTimeout(() => {
+        const err = new ProviderError('Unavailable', `domain ${id}: ${what} not answered within ${timeoutMs} ms`);
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    });
+    try {
+      const result = await Promise.race([fn(domain.provider, controller.signal), timeout]);
+      this.markOk(id);
+      return result;
+    } catch (err) {
+      if (isDomainFailure(err)) {
+        this.markFailed(id, err);
+        if (err instanceof ProviderError && err.code === 'Unavailable') throw err;
+        throw new ProviderError('Unavailable', `domain ${id}: ${what} failed: ${(err as Error)?.message ?? err}`, {
+          cause: err,
+        });
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Health as last seen (no probe). */
+  snapshot(): DomainHealth[] {
+    return this.domains.map((d) => {
+      const h = this.#health.get(d.id);
+      const failed = !!h && Date.now() - h.failedAt < FAILED_COOLDOWN_MS;
+      return failed
+        ? { id: d.id, labels: d.labels, state: 'failed' as const, error: h!.error }
+        : { id: d.id, labels: d.labels, state: 'ok' as const };
+    });
+  }
+}

@@ -1,0 +1,417 @@
+/**
+ * @module The erasure provider: blobs across failure domains (child providers), striped
+ * with Reed-Solomon or replicated, with per-block CRC32C, heal on read and repair.
+ *
+ *   blob >= stripeThreshold  → k data + m parity cells per stripe, fragment i on domain
+ *                              placed[i] (rendezvous hashing + policy, place.ts)
+ *   smaller blob, 'anchor'   → m + 1 whole copies, read as the newest valid one
+ *
+ * Fragment names (child-key.ts) carry layout, geometry, logical length and write
+ * generation; the bytes (fragment.ts) carry a header, CRC32C-framed blocks and a trailer.
+ *
+ * Single writer: conditional puts (ifNoneMatch '*', ifMatch) are decided here under an
+ * in-process per-key lock, not by the children, so one repository must be served by one
+ * process. An etag names one write: `<layout><generation>-<length>` in base 36; generations
+ * are microsecond timestamps made strictly increasing, so a rewrite of identical bytes still
+ * gets a new etag (the content is not hashed: list() reports etags from names alone).
+ *
+ * Overwrites write the new generation beside the old and delete the old once the new is
+ * acknowledged, so a reader sees the old blob or the new one, never a mix. A delete removes
+ * every fragment it can reach; fragments on a domain that is down at the time stay behind,
+ * show up again in list() when it returns (too few to read: a read fails with 'Io'), and
+ * are removed by the next delete of the key (the store's GC deletes unreferenced blobs it
+ * lists) or by checkBlob's repair.
+ */
+import { Readable } from 'node:stream';
+import { checkedChunks, discardBody, replayableLength, throwIfAborted } from '../body.js';
+import { createEncoder, type ReedSolomon } from '../../codec/reed-solomon.js';
+import {
+  ProviderError,
+  type BlobBody,
+  type BlobInfo,
+  type ByteRange,
+  type GetOptions,
+  type GetResult,
+  type ListOptions,
+  type ListPage,
+  type ProviderCapabilities,
+  type PutOptions,
+} from '../provider.js';
+import { resolveRange } from '../range.js';
+import { ByteSource } from './byte-source.js';
+import { checkLogicalKey } from './child-key.js';
+import { DomainSet } from './domains.js';
+import { checkBlob } from './check.js';
+import { MAX_CELL_BYTES } from './fragment.js';
+import { listMerged } from './list.js';
+import { etagOf, lookupBlob, nameOf, type BlobMeta } from './lookup.js';
+import { placeFragments, rankDomains, validatePolicy } from './placement.js';
+import { readRange, streamRange, trailerLength } from './read.js';
+import { writeReplicated, writeStriped, type WriteContext } from './write.js';
+import type {
+  BlobCheck,
+  Domain,
+  DomainHealth,
+  ErasureConfig,
+  ErasureProvider,
+  ErasureStats,
+} from './types.js';
+
+export type { ErasureProvider } from './types.js';
+
+/** Keys always replicated, whatever their size: the repository's anchor (store/layout.ts
+ * ANCHOR_KEY) is replaced by compare-and-swap, which independent children cannot give a
+ * striped blob. */
+export const ALWAYS_REPLICATED = new Set(['anchor']);
+
+/** Blob descriptions kept in memory so warm reads skip the lookup (~200 bytes each:
+ * 100,000 entries is about 20 MiB). */
+export const META_CACHE_ENTRIES = 100_000;
+
+export interface ErasureProviderOptions {
+  config: ErasureConfig;
+  domains: Domain[];
+}
+
+class ErasureProviderImpl implements ErasureProvider {
+  readonly kind = 'erasure' as const;
+  readonly capabilities: ProviderCapabilities = { conditionalWrites: true, sortedList: true };
+  readonly k: number;
+  readonly m: number;
+  readonly domains: readonly Domain[];
+  readonly stats: ErasureStats = {
+    fragmentsVerified: 0,
+    fragmentsDamaged: 0,
+    fragmentsRepaired: 0,
+    repairBytes: 0,
+    degradedReads: 0,
+    degradedBlobs: 0,
+  };
+  readonly #config: ErasureConfig;
+  readonly #set: DomainSet;
+  readonly #codecs = new Map<string, ReedSolomon>();
+  readonly #cache = new Map<string, BlobMeta>();
+  readonly #locks = new Map<string, Promise<void>>();
+  readonly #repair = new Set<string>();
+  readonly #ctx: WriteContext;
+  #gen = 0;
+  #closed = false;
+
+  constructor(config: ErasureConfig, domains: Domain[]) {
+    this.#config = config;
+    this.k = config.k;
+    this.m = config.m;
+    this.domains = domains;
+    this.#set = new DomainSet(domains, config.domainTimeoutMs);
+    this.#ctx = {
+      domains: this.#set,
+      config,
+      codec: (k, m) => this.#codec(k, m),
+      onDamaged: (meta) => this.#queueRepair(meta.key),
+      onDegradedRead: () => void this.stats.degradedReads++,
+      place: (key, count, exclude) => placeFragments(key, domains, config.policy, count, exclude),
+      rank: (key) => rankDomains(key, domains),
+    };
+  }
+
+  #codec(k: number, m: number): ReedSolomon {
+    const id = `${k}+${m}`;
+    let c = this.#codecs.get(id);
+    if (!c) this.#codecs.set(id, (c = createEncoder(k, m)));
+    return c;
+  }
+
+  #queueRepair(key: string): void {
+    this.#repair.add(key);
+    this.stats.degradedBlobs = this.#repair.size;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new ProviderError('Io', 'erasure provider is closed');
+  }
+
+  #nextGen(after = 0): number {
+    this.#gen = Math.max(Date.now() * 1000, this.#gen + 1, after + 1);
+    return this.#gen;
+  }
+
+  #remember(meta: BlobMeta): void {
+    this.#cache.delete(meta.key);
+    this.#cache.set(meta.key, meta);
+    if (this.#cache.size > META_CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+
+  #info(meta: BlobMeta): BlobInfo {
+    return {
+      key: meta.key,
+      size: meta.length!,
+      etag: etagOf({ ...meta, length: meta.sized ? meta.length : undefined }),
+      lastModified: meta.lastModified,
+    };
+  }
+
+  /** Runs `fn` holding `key`'s in-process lock (puts, deletes and repairs of one key queue). */
+  async #withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#locks.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const tail = new Promise<void>((r) => (release = r));
+    this.#locks.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (this.#locks.get(key) === tail) this.#locks.delete(key);
+    }
+  }
+
+  /**
+   * The current write of `key`: cached, else looked up. Throws 'NotFound' when no domain
+   * holds a fragment (and at most m did not answer), 'Unavailable' when more than m did not
+   * answer, 'Io' when fragments exist but too few to read (the blob is lost: fail closed).
+   */
+  async #meta(key: string, fresh = false): Promise<BlobMeta> {
+    const cached = fresh ? undefined : this.#cache.get(key);
+    if (cached) {
+      this.#remember(cached);
+      return cached;
+    }
+    const found = await lookupBlob(this.#set, key);
+    if (!found.meta) {
+      if (found.names.length > 0) {
+        throw new ProviderError(
+          'Io',
+          `${key}: only ${found.names.length} fragments found, too few to read (k=${this.k}, m=${this.m}` +
+            `${found.unreachable.length ? `; unreachable: ${found.unreachable.join(', ')}` : ''})`
+        );
+      }
+      if (found.unreachable.length > this.m)
+        throw new ProviderError('Unavailable', `${key}: ${found.unreachable.length} domains did not answer (${found.unreachable.join(', ')})`);
+      throw new ProviderError('NotFound', `${key}: no such blob`);
+    }
+    const meta = found.meta;
+    if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
+    if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);
+    if (meta.layout === 'replicated' && meta.copies.length < this.m + 1) this.#queueRepair(key);
+    this.#remember(meta);
+    return meta;
+  }
+
+  async put(key: string, body: BlobBody, options: PutOptions = {}): Promise<BlobInfo> {
+    const len = options.contentLength;
+    try {
+      this.#checkOpen();
+      checkLogicalKey(key);
+      throwIfAborted(options.signal, key);
+      if (len !== undefined && (!Number.isSafeInteger(len) || len < 0))
+        throw new ProviderError('LengthMismatch', `${key}: invalid contentLength ${len}`);
+    } catch (err) {
+      discardBody(body);
+      throw err;
+    }
+    return this.#withLock(key, async () => {
+      let current: BlobMeta | undefined;
+      try {
+        if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
+          current = await this.#meta(key).catch((err) => {
+            if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+            throw err;
+          });
+          if (options.ifNoneMatch === '*' && current)
+            throw new ProviderError('PreconditionFailed', `${key}: exists (ifNoneMatch: '*')`);
+          if (options.ifMatch !== undefined) {
+            const etag = current ? this.#info(current).etag : undefined;
+            if (etag !== options.ifMatch)
+              throw new ProviderError('PreconditionFailed', `${key}: etag is ${etag ?? 'absent'}, not ${options.ifMatch}`);
+          }
+        } else current = this.#cache.get(key);
+      } catch (err) {
+        discardBody(body);
+        throw err;
+      }
+      const generation = this.#nextGen(current?.generation);
+      const written = await this.#write(key, generation, body, len ?? replayableLength(body), options);
+      this.#remember(written.meta);
+      if (written.degraded) this.#queueRepair(key);
+      if (current && current.generation !== generation) await this.#dropWrite(current);
+      return this.#info(written.meta);
+    });
+  }
+
+  async #write(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
+    const source = new ByteSource(checkedChunks(body, key, options.contentLength, options.signal));
+    const threshold = this.#config.stripeThreshold;
+    const replicatedOnly = ALWAYS_REPLICATED.has(key);
+    if (length !== undefined && (replicatedOnly || length < threshold)) {
+      const bytes = new Uint8Array(length);
+      const got = await source.fill(bytes, 0, length);
+      await source.fill(new Uint8Array(1), 0, 1); // lets the checked body prove it ended
+      if (got !== length) throw new ProviderError('LengthMismatch', `${key}: body has ${got} bytes, contentLength says ${length}`);
+      throwIfAborted(options.signal, key);
+      return writeReplicated(this.#ctx, key, generation, bytes, options.signal);
+    }
+    if (length !== undefined) return writeStriped(this.#ctx, key, generation, new Uint8Array(0), source, length);
+    // Unknown length: read up to the threshold to choose the layout.
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      const want = replicatedOnly ? 64 * 1024 : Math.max(1, threshold - total);
+      const buf = new Uint8Array(want);
+      const got = await source.fill(buf, 0, want);
+      parts.push(buf.subarray(0, got));
+      total += got;
+      if (got < want) break;
+      if (!replicatedOnly && total >= threshold) {
+        return writeStriped(this.#ctx, key, generation, Buffer.concat(parts), source, undefined);
+      }
+    }
+    throwIfAborted(options.signal, key);
+    return writeReplicated(this.#ctx, key, generation, Buffer.concat(parts), options.signal);
+  }
+
+  /** Deletes every fragment of one write (best effort; see the module doc). */
+  async #dropWrite(meta: BlobMeta): Promise<void> {
+    const items =
+      meta.layout === 'striped'
+        ? meta.fragments.flatMap((d, i) => (d === undefined ? [] : [{ d, child: nameOf(meta, i) }]))
+        : meta.copies.map((d) => ({ d, child: nameOf(meta, 0) }));
+    await Promise.allSettled(items.map(({ d, child }) => this.#set.call(d, `delete ${child}`, (p) => p.delete(child))));
+  }
+
+  #readContext() {
+    let counted = false;
+    return {
+      ...this.#ctx,
+      onDegradedRead: () => {
+        if (!counted) this.stats.degradedReads++;
+        counted = true;
+      },
+    };
+  }
+
+  async get(key: string, options: GetOptions = {}): Promise<GetResult> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    throwIfAborted(options.signal, key);
+    const meta = await this.#meta(key);
+    const { start, length } = resolveRange(meta.length!, options.range, key);
+    const body =
+      length === 0
+        ? Readable.from([])
+        : Readable.from(streamRange(this.#readContext(), meta, start, length, options.signal), { objectMode: false });
+    return { info: this.#info(meta), start, length, body };
+  }
+
+  async read(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    const meta = await this.#meta(key);
+    const { start, length } = resolveRange(meta.length!, range, key);
+    if (length === 0) return new Uint8Array(0);
+    return readRange(this.#readContext(), meta, start, length, into);
+  }
+
+  async head(key: string): Promise<BlobInfo> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    return this.#info(await this.#meta(key));
+  }
+
+  async list(options: ListOptions = {}): Promise<ListPage> {
+    this.#checkOpen();
+    return listMerged(this.#set, options, this.m, async (e) => {
+      const cached = this.#cache.get(e.name.key);
+      if (cached?.generation === e.name.generation && cached.length !== undefined) return cached.length;
+      return (await this.#meta(e.name.key, true)).length!;
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    await this.#withLock(key, async () => {
+      const found = await lookupBlob(this.#set, key);
+      this.#cache.delete(key);
+      this.#repair.delete(key);
+      this.stats.degradedBlobs = this.#repair.size;
+      const results = await Promise.allSettled(
+        found.names.map((n) => this.#set.call(n.domain, `delete ${n.child}`, (p) => p.delete(n.child)))
+      );
+      const failed = results.filter((r) => r.status === 'rejected').length;
+      // Fragments left on domains that are down are tolerated (module doc), as long as what
+      // remains reachable is gone: a retry or the next GC pass removes the rest.
+      void failed;
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled(this.domains.map((d) => d.provider.close()));
+  }
+
+  async checkBlob(key: string, options: { repair?: boolean; signal?: AbortSignal } = {}): Promise<BlobCheck> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    return this.#withLock(key, async () => {
+      const result = await checkBlob(this.#ctx, key, this.#config, this.stats, options);
+      if (result.meta) this.#remember(result.meta);
+      else this.#cache.delete(key);
+      if (!result.check.lost && result.check.fragments.every((f) => f.state === 'ok') && result.clean) {
+        this.#repair.delete(key);
+        this.stats.degradedBlobs = this.#repair.size;
+      }
+      return result.check;
+    });
+  }
+
+  takeRepairQueue(): string[] {
+    const keys = [...this.#repair];
+    this.#repair.clear();
+    this.stats.degradedBlobs = 0;
+    return keys;
+  }
+
+  async domainHealth(options: { usage?: boolean } = {}): Promise<DomainHealth[]> {
+    return Promise.all(
+      this.domains.map(async (d): Promise<DomainHealth> => {
+        try {
+          let blobs = 0;
+          let bytes = 0;
+          let next: string | undefined;
+          do {
+            const page = await this.#set.call(d.id, 'list (health probe)', (p, signal) =>
+              p.list({ startAfter: next, limit: options.usage ? 1000 : 1, signal })
+            );
+            for (const item of page.items) (blobs++, (bytes += item.size));
+            next = options.usage ? page.next : undefined;
+          } while (next);
+          return options.usage ? { id: d.id, labels: d.labels, state: 'ok', blobs, bytes } : { id: d.id, labels: d.labels, state: 'ok' };
+        } catch (err) {
+          return { id: d.id, labels: d.labels, state: 'failed', error: (err as Error)?.message ?? String(err) };
+        }
+      })
+    );
+  }
+}
+
+/**
+ * Builds an erasure provider over opened domains. Validates the configuration (k, m, cell
+ * size, threshold, timeout) and the placement policy against the domains (validatePolicy:
+ * throws PlacementError saying why it cannot be satisfied); throws RangeError for other bad
+ * settings. The provider owns the domains' providers: close() closes them.
+ */
+export async function createErasureProvider(options: ErasureProviderOptions): Promise<ErasureProvider> {
+  const { config, domains } = options;
+  const { k, m, cellSize, stripeThreshold, domainTimeoutMs } = config;
+  if (!Number.isInteger(k) || !Number.isInteger(m) || k < 1 || m < 0 || k + m > 256)
+    throw new RangeError(`erasure: k=${k} m=${m}: need k >= 1, m >= 0, k + m <= 256`);
+  if (!Number.isInteger(cellSize) || cellSize < 1 || cellSize > MAX_CELL_BYTES)
+    throw new RangeError(`erasure: cellSize ${cellSize} outside 1..${MAX_CELL_BYTES} bytes`);
+  if (!Number.isSafeInteger(stripeThreshold) || stripeThreshold < 0)
+    throw new RangeError(`erasure: stripeThreshold ${stripeThreshold} is not a byte count`);
+  if (!(domainTimeoutMs > 0)) throw new RangeError(`erasure: domainTimeoutMs ${domainTimeoutMs} must be positive`);
+  if (domains.length < k + m) throw new RangeError(`erasure: ${k}+${m} needs ${k + m} domains, have ${domains.length}`);
+  validatePolicy(domains, config.policy, k, m);
+  return new ErasureProviderImpl(config, domains);
+}

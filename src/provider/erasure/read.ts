@@ -1,0 +1,291 @@
+/**
+ * @module Reading a blob's bytes: systematic, ranged, verified, rebuilt on the fly.
+ *
+ * A logical range maps to pieces of data cells (geometry.ts). Each piece is one positional
+ * read of the whole checksum blocks that hold it, on the fragment's domain; every block's
+ * CRC32C is checked before a byte is used. A piece whose fragment is missing, unreachable or
+ * fails a check is rebuilt: the same block range is read from k other fragments of the
+ * stripe (data first, then parity) and the wasm codec reconstructs it — only the blocks the
+ * range needs, not the whole stripe. The caller is told (onDegraded) so the key is queued
+ * for repair. With fewer than k good fragments the read fails with ProviderError 'Io' naming
+ * the blob: never wrong bytes.
+ */
+import { getBytes, ProviderError } from '../provider.js';
+import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
+import type { DomainSet } from './domains.js';
+import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
+import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
+import { nameOf, type BlobMeta } from './lookup.js';
+
+export interface ReadContext {
+  domains: DomainSet;
+  codec(k: number, m: number): ReedSolomon;
+  /** A fragment of `meta` was found missing or bad while reading (heal on read). */
+  onDamaged(meta: BlobMeta, index: number, domain: string | undefined, why: string): void;
+  /** A read had to rebuild from parity. */
+  onDegradedRead(meta: BlobMeta): void;
+}
+
+export function geometryOf(meta: BlobMeta): Geometry {
+  if (meta.length === undefined) throw new ProviderError('Io', `${meta.key}: length not resolved`);
+  return new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length);
+}
+
+/**
+ * Reads and verifies cell bytes [from, to) (whole blocks) of fragment `index` of stripe `s`
+ * from `domain`. Returns the data of the blocks, starting at in-cell offset `cellStart`.
+ * Throws ProviderError (domain failure, NotFound) or FragmentError (bad bytes).
+ */
+export async function readBlocks(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  index: number,
+  domain: string,
+  s: number,
+  from: number,
+  to: number
+): Promise<{ data: Uint8Array; cellStart: number }> {
+  const fr = framedRange(g, s, from, to);
+  const child = nameOf(meta, index);
+  const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
+    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+  );
+  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+  const data = new Uint8Array(unframedLength(fr.length));
+  unframe(framed, data, meta.generation, index, fr.firstBlock);
+  return { data, cellStart: fr.cellStart };
+}
+
+function why(err: unknown): string {
+  return (err as Error)?.message ?? String(err);
+}
+
+/** Reads fragment `index`'s blocks holding cell bytes [from, to) of stripe `s` from `domain`,
+ * verifies them, and copies [from, to) into `out` at `outOffset`. Throws like readBlocks. */
+async function readPiece(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  index: number,
+  domain: string,
+  s: number,
+  from: number,
+  to: number,
+  out: Uint8Array,
+  outOffset: number
+): Promise<void> {
+  const fr = framedRange(g, s, from, to);
+  const child = nameOf(meta, index);
+  const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
+    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+  );
+  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+  unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+}
+
+/** Candidate domains for a replicated read: healthy ones first. */
+function copyOrder(ctx: ReadContext, meta: BlobMeta): string[] {
+  return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
+}
+
+/** Reads the pieces of one stripe into `out` (at outOffset + each piece's position). */
+async function readStripe(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  s: number,
+  pieces: Piece[],
+  out: Uint8Array,
+  outOffsets: number[]
+): Promise<void> {
+  const failed: number[] = [];
+  await Promise.all(
+    pieces.map(async (p, i) => {
+      if (meta.layout === 'replicated') {
+        for (const domain of copyOrder(ctx, meta)) {
+          try {
+            await readPiece(ctx, meta, g, 0, domain, s, p.from, p.to, out, outOffsets[i]!);
+            return;
+          } catch (err) {
+            if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+            ctx.onDamaged(meta, 0, domain, why(err));
+          }
+        }
+        throw new ProviderError('Io', `${meta.key}: no readable copy on ${meta.copies.join(', ') || 'any domain'}`);
+      }
+      const domain = meta.fragments[p.cell];
+      if (domain !== undefined && !ctx.domains.isFailed(domain)) {
+        try {
+          await readPiece(ctx, meta, g, p.cell, domain, s, p.from, p.to, out, outOffsets[i]!);
+          return;
+        } catch (err) {
+          if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+          ctx.onDamaged(meta, p.cell, domain, why(err));
+        }
+      } else ctx.onDamaged(meta, p.cell, domain, domain ? 'domain failed' : 'missing');
+      failed.push(i);
+    })
+  );
+  if (failed.length === 0) return;
+  const from = Math.min(...failed.map((i) => pieces[i]!.from));
+  const to = Math.max(...failed.map((i) => pieces[i]!.to));
+  const cells = failed.map((i) => pieces[i]!.cell);
+  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells));
+  for (const i of failed) {
+    const p = pieces[i]!;
+    const shard = rebuilt.shards[p.cell]!;
+    out.set(shard.subarray(p.from - rebuilt.cellStart, p.to - rebuilt.cellStart), outOffsets[i]);
+  }
+  ctx.onDegradedRead(meta);
+}
+
+/**
+ * Rebuilds cell bytes [from, to) (whole blocks) of stripe `s` from k good fragments other
+ * than `bad`. Returns every shard of the range (data rebuilt, parity as read or missing).
+ * Throws ProviderError 'Io' naming the blob when fewer than k fragments are good.
+ */
+export async function rebuildRange(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  s: number,
+  from: number,
+  to: number,
+  bad: ReadonlySet<number>,
+  all = false
+): Promise<{ shards: Shard[]; cellStart: number }> {
+  const n = meta.k + meta.m;
+  const candidates: number[] = [];
+  for (let i = 0; i < n; i++) if (!bad.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
+  // Healthy domains first, data before parity (fewer rows to invert for data cells).
+  candidates.sort((a, b) => Number(ctx.domains.isFailed(meta.fragments[a]!)) - Number(ctx.domains.isFailed(meta.fragments[b]!)) || a - b);
+  const shards: Shard[] = new Array(n).fill(null);
+  let good = 0;
+  let cellStart = 0;
+  let next = 0;
+  const errors: string[] = [];
+  while (good < meta.k && next < candidates.length) {
+    const batch = candidates.slice(next, next + (meta.k - good));
+    next += batch.length;
+    const results = await Promise.allSettled(
+      batch.map((i) => readBlocks(ctx, meta, g, i, meta.fragments[i]!, s, from, to))
+    );
+    results.forEach((r, j) => {
+      const i = batch[j]!;
+      if (r.status === 'fulfilled') {
+        shards[i] = r.value.data;
+        cellStart = r.value.cellStart;
+        good++;
+      } else {
+        if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
+        errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
+        ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
+      }
+    });
+  }
+  if (good < meta.k) {
+    throw new ProviderError(
+      'Io',
+      `${meta.key}: stripe ${s} has ${good} good fragments of the ${meta.k} needed (k=${meta.k}, m=${meta.m}); ` +
+        `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
+    );
+  }
+  const codec = ctx.codec(meta.k, meta.m);
+  if (all) codec.reconstruct(shards);
+  else codec.reconstructData(shards);
+  return { shards, cellStart };
+}
+
+/** Groups the pieces of [start, start + length) by stripe, with each piece's output offset. */
+function plan(g: Geometry, start: number, length: number): { s: number; pieces: Piece[]; offsets: number[] }[] {
+  const out: { s: number; pieces: Piece[]; offsets: number[] }[] = [];
+  let off = 0;
+  for (const p of g.pieces(start, length)) {
+    let last = out[out.length - 1];
+    if (!last || last.s !== p.stripe) out.push((last = { s: p.stripe, pieces: [], offsets: [] }));
+    last.pieces.push(p);
+    last.offsets.push(off);
+    off += p.to - p.from;
+  }
+  return out;
+}
+
+/** The bytes of [start, start + length), whole, into `into` when it is large enough. */
+export async function readRange(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  start: number,
+  length: number,
+  into?: Uint8Array
+): Promise<Uint8Array> {
+  const g = geometryOf(meta);
+  const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+  await Promise.all(plan(g, start, length).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets)));
+  return out;
+}
+
+/** Stripes read ahead of the consumer by a streaming get: the next is fetched while the
+ * current is being sent. */
+const READ_AHEAD_STRIPES = 2;
+
+/** Streams [start, start + length) stripe by stripe with READ_AHEAD_STRIPES in flight. */
+export async function* streamRange(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  start: number,
+  length: number,
+  signal?: AbortSignal
+): AsyncGenerator<Uint8Array> {
+  const g = geometryOf(meta);
+  const stripes = plan(g, start, length);
+  const fetch = (i: number): Promise<Uint8Array> => {
+    const st = stripes[i]!;
+    const last = st.pieces[st.pieces.length - 1]!;
+    const size = st.offsets[st.offsets.length - 1]! + last.to - last.from - st.offsets[0]!;
+    const out = Buffer.allocUnsafe(size);
+    const base = st.offsets[0]!;
+    return readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets.map((o) => o - base)).then(() => out);
+  };
+  const inflight: Promise<Uint8Array>[] = [];
+  for (let i = 0; i < Math.min(READ_AHEAD_STRIPES, stripes.length); i++) inflight.push(fetch(i));
+  inflight.forEach((p) => p.catch(() => undefined));
+  for (let i = 0; i < stripes.length; i++) {
+    if (signal?.aborted) throw new ProviderError('Aborted', `${meta.key}: aborted`);
+    const bytes = await inflight.shift()!;
+    const ahead = i + READ_AHEAD_STRIPES;
+    if (ahead < stripes.length) {
+      const p = fetch(ahead);
+      p.catch(() => undefined);
+      inflight.push(p);
+    }
+    yield bytes;
+  }
+}
+
+/**
+ * The logical length of a write made from a stream of unknown length (its names carry `_`),
+ * read from the trailer of the first fragment or copy that has a valid one, and checked
+ * against the fragment's listed size. Throws ProviderError 'Io' when none does.
+ */
+export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<number> {
+  const holders =
+    meta.layout === 'striped' ? meta.fragments.map((d, i) => [d, i] as const) : meta.copies.map((d) => [d, 0] as const);
+  let last: unknown;
+  for (const [d, i] of holders) {
+    if (d === undefined) continue;
+    try {
+      const child = nameOf(meta, i);
+      const bytes = await ctx.domains.call(d, `read ${child}`, (p) =>
+        getBytes(p, child, { start: meta.fragmentBytes - TRAILER_BYTES, end: meta.fragmentBytes - 1 })
+      );
+      const t = parseTrailer(bytes);
+      const g = new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, t.length);
+      if (g.fragmentSize !== meta.fragmentBytes) throw new FragmentError(`${child}: size disagrees with its trailer`);
+      return t.length;
+    } catch (err) {
+      last = err;
+    }
+  }
+  throw new ProviderError('Io', `${meta.key}: no readable trailer: ${(last as Error)?.message ?? 'no fragment'}`);
+}
