@@ -44,7 +44,7 @@ import { DomainSet } from './domains.js';
 import { checkBlob } from './check.js';
 import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
-import { etagOf, lookupBlob, nameOf, type BlobMeta } from './lookup.js';
+import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
@@ -92,9 +92,12 @@ class ErasureProviderImpl implements ErasureProvider {
   readonly #codecs = new Map<string, ReedSolomon>();
   readonly #cache = new Map<string, BlobMeta>();
   readonly #locks = new Map<string, Promise<void>>();
+  readonly #lookups = new Map<string, Promise<LookupResult>>();
   readonly #repair = new Set<string>();
   readonly #ctx: WriteContext;
   #gen = 0;
+  /** Counts finished puts and deletes (any key): a lookup started before one is not cached. */
+  #epoch = 0;
   #closed = false;
 
   constructor(config: ErasureConfig, domains: Domain[]) {
@@ -176,7 +179,18 @@ class ErasureProviderImpl implements ErasureProvider {
       this.#remember(cached);
       return cached;
     }
-    const found = await lookupBlob(this.#set, key);
+    // Concurrent cold reads of one key share one lookup (N listings, not N per reader).
+    const epoch = this.#epoch;
+    let pending = fresh ? undefined : this.#lookups.get(key);
+    if (!pending) {
+      pending = lookupBlob(this.#set, key);
+      if (!fresh) {
+        this.#lookups.set(key, pending);
+        const done = (): void => void (this.#lookups.get(key) === pending && this.#lookups.delete(key));
+        pending.then(done, done);
+      }
+    }
+    const found = await pending;
     if (!found.meta) {
       if (found.names.length > 0) {
         throw new ProviderError(
@@ -193,7 +207,11 @@ class ErasureProviderImpl implements ErasureProvider {
     if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
     if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);
     if (meta.layout === 'replicated' && meta.copies.length < this.m + 1) this.#queueRepair(key);
-    this.#remember(meta);
+    // A put or delete that finished while this lookup listed may have made it stale: cache
+    // only a lookup that no write overtook (the write's own result is cached by the write).
+    const cur = this.#cache.get(key);
+    if (cur && cur.generation >= meta.generation) return cur;
+    if (epoch === this.#epoch) this.#remember(meta);
     return meta;
   }
 
@@ -231,6 +249,7 @@ class ErasureProviderImpl implements ErasureProvider {
       }
       const generation = this.#nextGen(current?.generation);
       const written = await this.#write(key, generation, body, len ?? replayableLength(body), options);
+      this.#epoch++;
       this.#remember(written.meta);
       if (written.degraded) this.#queueRepair(key);
       if (current && current.generation !== generation) await this.#dropWrite(current);
@@ -331,16 +350,18 @@ class ErasureProviderImpl implements ErasureProvider {
     checkLogicalKey(key);
     await this.#withLock(key, async () => {
       const found = await lookupBlob(this.#set, key);
+      this.#epoch++;
       this.#cache.delete(key);
       this.#repair.delete(key);
       this.stats.degradedBlobs = this.#repair.size;
       const results = await Promise.allSettled(
         found.names.map((n) => this.#set.call(n.domain, `delete ${n.child}`, (p) => p.delete(n.child)))
       );
-      const failed = results.filter((r) => r.status === 'rejected').length;
-      // Fragments left on domains that are down are tolerated (module doc), as long as what
-      // remains reachable is gone: a retry or the next GC pass removes the rest.
-      void failed;
+      // Fragments left on domains that are down (rejected deletes) are tolerated, see the
+      // module doc: the next delete of the key, or checkBlob, removes them.
+      void results;
+      this.#epoch++;
+      this.#cache.delete(key);
     });
   }
 
