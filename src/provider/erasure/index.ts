@@ -19,8 +19,9 @@
  * acknowledged, so a reader sees the old blob or the new one, never a mix. A delete removes
  * every fragment it can reach; fragments on a domain that is down at the time stay behind,
  * show up again in list() when it returns (too few to read: a read fails with 'Io'), and
- * are removed by the next delete of the key (the store's GC deletes unreferenced blobs it
- * lists) or by checkBlob's repair.
+ * are removed by the next delete of the key (the store's GC deletes the unreferenced blobs
+ * it lists). checkBlob reports such a key as lost and never deletes it: it cannot tell a
+ * leftover from a blob that lost more than m fragments.
  */
 import { Readable } from 'node:stream';
 import { checkedChunks, discardBody, replayableLength, throwIfAborted } from '../body.js';
@@ -358,7 +359,7 @@ class ErasureProviderImpl implements ErasureProvider {
         found.names.map((n) => this.#set.call(n.domain, `delete ${n.child}`, (p) => p.delete(n.child)))
       );
       // Fragments left on domains that are down (rejected deletes) are tolerated, see the
-      // module doc: the next delete of the key, or checkBlob, removes them.
+      // module doc: the next delete of the key removes them.
       void results;
       this.#epoch++;
       this.#cache.delete(key);
