@@ -15,7 +15,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStore, localDirectory } from '../store/open.js';
+import { openStore, homeDirectory } from '../store/open.js';
+import { erasureConfigFileOption, erasureOption, erasureSetupForVerb } from '../server/erasure-option.js';
 import { ProviderError } from '../provider/provider.js';
 import { StoreError } from '../store/errors.js';
 import type { Store } from '../store/store.js';
@@ -31,6 +32,9 @@ import { parseTimeText } from '../store/time-text.js';
 /** The options every admin verb has. */
 export interface TargetOptions {
   data: string;
+  /** `--erasure k+m` and `--config` (its erasure section): an erasure set (server/erasure-option.ts). */
+  erasure?: string;
+  configFile?: string;
   endpoint?: string;
   accessKey?: string;
   region: string;
@@ -43,6 +47,8 @@ const opt = <K extends keyof TargetOptions & string>(def: Parameters<typeof defi
 /** Their option table entries (a verb adds its own after them). */
 export const TARGET_OPTIONS: OptionDef<TargetOptions>[] = [
   opt({ name: 'data', key: 'data', env: 'STRATA_DATA_DIR', type: pathType('<dir|url>'), default: './data', help: 'the repository' }),
+  erasureOption<TargetOptions>(),
+  erasureConfigFileOption<TargetOptions>(),
   opt({ name: 'endpoint', key: 'endpoint', env: 'STRATA_ENDPOINT', type: stringType({ placeholder: '<url>' }), help: 'act through the server at URL' }),
   opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
   opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
@@ -87,7 +93,8 @@ function remote(opts: AdminClientOptions): Target {
  */
 export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void, storeOptions: { retentionMs?: number } = {}): Promise<Target> {
   const location = o.data;
-  const dir = localDirectory(location);
+  const erasure = await erasureSetupForVerb(o);
+  const dir = homeDirectory(location, erasure);
   if (o.endpoint) {
     if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
     return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
@@ -95,7 +102,7 @@ export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progr
   if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
   try {
-    const store = await openStore(location, { ...storeOptions, create: false });
+    const store = await openStore(location, { ...storeOptions, create: false, ...(erasure ? { erasure } : {}) });
     progress(`opened repository ${location}`);
     return { where: `repository ${location}`, store, close: () => store.close() };
   } catch (err) {

@@ -14,7 +14,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStore, localDirectory } from '../store/open.js';
+import { openStore, homeDirectory } from '../store/open.js';
+import { erasureConfigFileOption, erasureOption, erasureSetupForVerb } from '../server/erasure-option.js';
 import { ProviderError } from '../provider/provider.js';
 import { StoreError } from '../store/errors.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
@@ -29,6 +30,8 @@ import { booleanType, pathType, stringType, type OptionType } from '../server/op
 
 interface ForkOptions {
   data: string;
+  erasure?: string;
+  configFile?: string;
   endpoint?: string;
   accessKey?: string;
   region: string;
@@ -46,6 +49,8 @@ const once = { env: false, file: false } as const;
 
 const OPTIONS: OptionDef<ForkOptions>[] = [
   opt({ name: 'data', key: 'data', env: 'STRATA_DATA_DIR', type: pathType('<dir|url>'), default: './data', help: 'the repository' }),
+  erasureOption<ForkOptions>(),
+  erasureConfigFileOption<ForkOptions>(),
   opt({ name: 'endpoint', key: 'endpoint', env: 'STRATA_ENDPOINT', type: stringType({ placeholder: '<url>' }), help: 'act through the server at URL' }),
   opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
   opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
@@ -83,7 +88,8 @@ function remote(opts: AdminClientOptions): Forker {
 /** Chooses where to act (see the module header). */
 async function forker(o: ForkOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<Forker> {
   const location = o.data;
-  const dir = localDirectory(location);
+  const erasure = await erasureSetupForVerb(o);
+  const dir = homeDirectory(location, erasure);
   if (o.endpoint) {
     if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
     return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
@@ -92,7 +98,7 @@ async function forker(o: ForkOptions, env: NodeJS.ProcessEnv, progress: (line: s
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
   try {
     progress(`opening repository ${location}`);
-    const store = await openStore(location, { create: false });
+    const store = await openStore(location, { create: false, ...(erasure ? { erasure } : {}) });
     return { where: `repository ${location}`, fork: (req) => adminFork(store, req), close: () => store.close() };
   } catch (err) {
     if (!(err instanceof ProviderError && err.code === 'Locked') || !dir) throw err;

@@ -22,7 +22,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStore, localDirectory } from '../store/open.js';
+import { openStore, homeDirectory } from '../store/open.js';
+import { erasureConfigFileOption, erasureOption, erasureSetupForVerb } from '../server/erasure-option.js';
+import type { ErasureConfig } from '../provider/erasure/types.js';
 import { ProviderError } from '../provider/provider.js';
 import { KeyRegistry, type KeyView } from '../store/keys-registry.js';
 import { createSealer } from '../store/keys-seal.js';
@@ -57,6 +59,8 @@ line, or the repository or server cannot be used.`;
 /** Resolved options of one `strata keys` invocation. */
 interface KeysOptions {
   data: string;
+  erasure?: string;
+  configFile?: string;
   endpoint?: string;
   accessKey?: string;
   region: string;
@@ -79,6 +83,8 @@ const sw = <K extends keyof KeysOptions & string>(name: string, key: K, help: st
 
 const COMMON_OPTIONS = [
   opt({ name: 'data', key: 'data', env: 'STRATA_DATA_DIR', type: pathType('<dir|url>'), default: './data', help: 'the repository' }),
+  erasureOption<KeysOptions>(),
+  erasureConfigFileOption<KeysOptions>(),
   opt({ name: 'endpoint', key: 'endpoint', env: 'STRATA_ENDPOINT', type: stringType({ placeholder: '<url>' }), help: 'act through the server at URL' }),
   opt({ name: 'access-key', key: 'accessKey', env: 'STRATA_ACCESS_KEY', type: stringType({ maxLength: 128, placeholder: '<id>' }), help: 'admin key for the server' }),
   opt({ name: 'region', key: 'region', type: stringType({ maxLength: 64, placeholder: '<name>' }), default: 'us-east-1', help: 'signing region' }),
@@ -146,10 +152,10 @@ function remoteManager(opts: AdminClientOptions): KeyManager {
   };
 }
 
-async function localManager(location: string, o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManager> {
-  const dir = localDirectory(location);
+async function localManager(location: string, o: KeysOptions, env: NodeJS.ProcessEnv, erasure: ErasureConfig | undefined): Promise<KeyManager> {
+  const dir = homeDirectory(location, erasure);
   if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
-  const store = await openStore(location, { create: false });
+  const store = await openStore(location, { create: false, ...(erasure ? { erasure } : {}) });
   try {
     const file = o.masterKeyFile;
     const fallback = dir && existsSync(defaultMasterKeyFile(dir)) ? defaultMasterKeyFile(dir) : undefined;
@@ -188,7 +194,8 @@ async function localManager(location: string, o: KeysOptions, env: NodeJS.Proces
 /** Chooses where to act (see the module header). */
 async function manager(o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManager> {
   const location = o.data;
-  const dir = localDirectory(location);
+  const erasure = await erasureSetupForVerb(o);
+  const dir = homeDirectory(location, erasure);
   const { endpoint, region } = o;
   if (endpoint) {
     if (!/^https?:\/\//.test(endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${endpoint})`);
@@ -198,7 +205,7 @@ async function manager(o: KeysOptions, env: NodeJS.ProcessEnv): Promise<KeyManag
     throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
   }
   try {
-    return await localManager(location, o, env);
+    return await localManager(location, o, env, erasure);
   } catch (err) {
     if (!(err instanceof ProviderError && err.code === 'Locked') || !dir) throw err;
     const running = readEndpointFile(dir);

@@ -10,6 +10,7 @@ import { booleanType } from '../server/option-types.js';
 import { resolveOptions } from '../server/options.js';
 import { SERVER_OPTIONS } from '../server/config.js';
 import { UsageError } from './args.js';
+import { erasureConfigFileOption, erasureOption, erasureSetupForVerb } from '../server/erasure-option.js';
 import type { Verb } from './verb.js';
 
 /** Interval between progress lines on stderr, ms. */
@@ -17,11 +18,15 @@ const PROGRESS_MS = 500;
 
 interface VerifyArgs {
   data?: string;
+  erasure?: string;
+  configFile?: string;
   json?: boolean;
 }
 
 const OPTIONS = [
   findOption(SERVER_OPTIONS, 'data')!,
+  erasureOption<VerifyArgs>(),
+  erasureConfigFileOption<VerifyArgs>(),
   { name: 'json', key: 'json', type: booleanType(), help: 'print the report as JSON on stdout' },
 ] as unknown as readonly OptionDef<never>[];
 
@@ -44,11 +49,12 @@ damage reaches. Read-only: takes no lock and writes nothing, so it may run besid
       env,
     }) as VerifyArgs;
     const location = args.positionals[0] ?? opts.data ?? './data';
+    const erasure = await erasureSetupForVerb({ ...opts, data: location });
     const { openReadOnly, NotARepositoryError } = await import('../store/open-read-only.js');
     const { verifyRepository } = await import('../store/verify.js');
     let repo;
     try {
-      repo = await openReadOnly(location);
+      repo = await openReadOnly(location, erasure);
     } catch (err) {
       if (!(err instanceof NotARepositoryError)) throw Object.assign(err as Error, { exitCode: 2 });
       process.stderr.write(`strata verify: ${err.message}\n`);

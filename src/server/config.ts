@@ -28,6 +28,8 @@ import {
 import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
 import { CONNECTION_DEFAULTS } from './connection-guard.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
+import { erasureOption, erasureSetup } from './erasure-option.js';
+import type { ErasureConfig } from '../provider/erasure/types.js';
 
 export type { Credentials } from './config-credentials.js';
 
@@ -38,6 +40,10 @@ export interface ServerConfig {
   port: number;
   /** The repository: a local directory, or a `file:`, `memory:`, `s3://`, `http(s)://` URL. */
   data: string;
+  /** `--erasure k+m`: erasure-code across the domains `data` names (server/erasure-option.ts). */
+  erasure?: string;
+  /** The erasure set-up resolved from `data`, `erasure` and the config file (undefined: plain). */
+  erasureConfig?: ErasureConfig;
   log: LogLevel;
   baseDomain?: string;
   region?: string;
@@ -137,6 +143,7 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     default: './data',
     help: 'the repository: a local directory (locked while served) or an s3:// or http(s):// URL',
   }),
+  erasureOption<ServerConfig>(),
   opt({
     name: 'base-domain',
     key: 'baseDomain',
@@ -361,8 +368,10 @@ export const SERVE_POSITIONALS: PositionalSpec = {
   strayHint: 'the repository is given with --data DIR',
 };
 
-/** Keys of the config file that are not options. */
-const FILE_EXTRA_KEYS = ['credentials'] as const;
+/** Keys of the config file that are not options (`erasure`: the section of
+ * provider/erasure/config.ts; the `--erasure` flag itself is never read from the file). */
+export const SERVER_FILE_EXTRA_KEYS = ['credentials', 'erasure'] as const;
+const FILE_EXTRA_KEYS = SERVER_FILE_EXTRA_KEYS;
 
 /**
  * Resolves the configuration from parsed flags, `env` and the config file they name.
@@ -401,6 +410,18 @@ export function configFromArgs(
         : parseCredentialList(fromFile, `${file!.path}: credentials`);
     const credentials = fromEnv ?? fileList;
     if (credentials) cfg.credentials = credentials;
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err;
+    problems.push(err.message);
+  }
+  try {
+    const fromFile = file?.extra.get('erasure');
+    const erasure = erasureSetup({
+      data: cfg.data ?? DEFAULTS.data,
+      ...(cfg.erasure !== undefined ? { erasure: cfg.erasure } : {}),
+      ...(fromFile !== undefined ? { file: fromFile, fileName: file!.path } : {}),
+    });
+    if (erasure) cfg.erasureConfig = erasure;
   } catch (err) {
     if (!(err instanceof OptionError)) throw err;
     problems.push(err.message);

@@ -5,7 +5,9 @@
  * after a grace period cut requests in flight, close the store and its directory lock).
  */
 import { getRequestListener } from '@hono/node-server';
-import { openStore, localDirectory } from '../store/open.js';
+import { openStore, homeDirectory } from '../store/open.js';
+import { erasureBanner } from '../store/erasure-open.js';
+import { erasureSetup } from './erasure-option.js';
 import type { Store, StoreOptions } from '../store/store.js';
 import { createApp } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
@@ -72,7 +74,9 @@ export async function startServer(
   config = { ...DEFAULTS, ...config };
   const log = new Logger(config.log, options.write);
   let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
-  checkDataLocation(config.data);
+  // An embedding program may give `erasure` without the resolved set-up: resolve it the same way.
+  const erasure = config.erasureConfig ?? erasureSetup({ data: config.data, ...(config.erasure !== undefined ? { erasure: config.erasure } : {}) });
+  for (const location of erasure ? erasure.domains.map((d) => d.url) : [config.data]) checkDataLocation(location);
   if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
     // A configured master key is only read, never created: check it before anything exists.
     try {
@@ -103,13 +107,15 @@ export async function startServer(
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
+      ...(erasure ? { erasure } : {}),
     });
   } catch (err) {
     await listener.abort();
     throw err;
   }
   log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
-  const dataDir = localDirectory(config.data);
+  if (erasure) log.info(erasureBanner(erasure), { domains: erasure.domains.map((d) => `${d.id}=${d.url}`) });
+  const dataDir = homeDirectory(config.data, erasure);
   let master: ReturnType<typeof loadMasterKey>;
   let registry: KeyRegistry;
   let creds: BootstrapResult;
@@ -133,7 +139,7 @@ export async function startServer(
   if (creds.created) {
     const c = creds.list[0]!;
     process.stderr.write(
-      `\nStrata generated credentials for this data directory (shown once; stored in ${localDirectory(config.data)}/strata-credentials.json):\n` +
+      `\nStrata generated credentials for this data directory (shown once; stored in ${dataDir}/strata-credentials.json):\n` +
         `  access key: ${c.accessKeyId}\n  secret key: ${c.secretAccessKey}\n\n`
     );
   }

@@ -18,6 +18,8 @@ import { openProvider } from '../provider/index.js';
 import { ProviderError, type Provider } from '../provider/provider.js';
 import { ANCHOR_KEY, CONFIG_KEY } from './layout.js';
 import { localDirectory } from './open.js';
+import { openErasureReadOnly } from './erasure-open.js';
+import type { ErasureConfig } from '../provider/erasure/types.js';
 
 /** The location cannot be read as a repository at all (exit 2 in `strata verify`). */
 export class NotARepositoryError extends Error {
@@ -42,15 +44,25 @@ async function exists(provider: Provider, key: string): Promise<boolean> {
 }
 
 /**
- * Opens `location` for reading. Writes nothing anywhere. Throws NotARepositoryError for a
- * missing path, a non-directory, or a location without a Strata anchor or configuration;
- * provider errors (unreachable S3, permissions) propagate.
+ * Opens `location` (or the erasure set `erasure`) for reading. Writes nothing anywhere. Throws
+ * NotARepositoryError for a missing path, a non-directory, or a location without a Strata
+ * anchor or configuration; provider errors (unreachable S3, permissions) propagate.
  */
-export async function openReadOnly(location: string): Promise<ReadOnlyRepository> {
-  const dir = localDirectory(location);
+export async function openReadOnly(location: string, erasure?: ErasureConfig): Promise<ReadOnlyRepository> {
+  const dir = erasure ? undefined : localDirectory(location);
   let provider: Provider;
   let liveOwner: LockOwner | undefined;
-  if (dir !== undefined) {
+  if (erasure) {
+    provider = await openErasureReadOnly(erasure);
+    for (const d of erasure.domains) {
+      const domainDir = localDirectory(d.url);
+      const owner = domainDir ? await readLockOwner(`${domainDir}/${DIRECTORY_LOCK_NAME}`).catch(() => undefined) : undefined;
+      if (owner && !isStale(owner)) {
+        liveOwner = owner;
+        break;
+      }
+    }
+  } else if (dir !== undefined) {
     let isDir = false;
     try {
       isDir = statSync(dir).isDirectory();

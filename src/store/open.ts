@@ -1,6 +1,8 @@
 /**
  * @module Opening a store from a location: a directory (the embedded default, locked so
- * that one process writes it), `file://`, `memory:`, or an S3 URL (see provider/index.ts).
+ * that one process writes it), `file://`, `memory:`, or an S3 URL (see provider/index.ts);
+ * or, with an erasure set-up (provider/erasure/config.ts), the erasure provider over its
+ * domains, each directory domain locked exclusively on its own (erasure-open.ts).
  */
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +10,8 @@ import { openProvider, type OpenProviderOptions } from '../provider/index.js';
 import { acquireDirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider } from '../provider/fs/index.js';
 import type { Provider } from '../provider/provider.js';
+import type { ErasureConfig } from '../provider/erasure/types.js';
+import { openErasureLocation } from './erasure-open.js';
 import { Store, type StoreOptions } from './store.js';
 
 /** The directory a location names, if it is a local one. */
@@ -17,8 +21,31 @@ export function localDirectory(location: string): string | undefined {
   return resolve(location);
 }
 
-/** Opens the provider for `location`; a local directory is exclusively locked first. */
-export async function openLocation(location: string, options: OpenProviderOptions = {}): Promise<{ provider: Provider; release: () => Promise<void> }> {
+/**
+ * The local directory that holds a repository's side files (generated credentials, the
+ * running server's address, the default master key beside it): the location's directory, or
+ * for an erasure set the first directory domain. Undefined when there is none (URLs only).
+ */
+export function homeDirectory(location: string, erasure?: ErasureConfig): string | undefined {
+  if (!erasure) return localDirectory(location);
+  for (const d of erasure.domains) {
+    const dir = localDirectory(d.url);
+    if (dir) return dir;
+  }
+  return undefined;
+}
+
+/**
+ * Opens the provider for `location`; a local directory is exclusively locked first. With
+ * `erasure`, opens its domains instead (`location` only names the set in messages): see
+ * openErasureLocation.
+ */
+export async function openLocation(
+  location: string,
+  options: OpenProviderOptions = {},
+  erasure?: ErasureConfig
+): Promise<{ provider: Provider; release: () => Promise<void> }> {
+  if (erasure) return openErasureLocation(erasure, options);
   const dir = localDirectory(location);
   const lock = dir ? await acquireDirectoryLock(dir) : undefined;
   try {
@@ -37,9 +64,13 @@ export async function openLocation(location: string, options: OpenProviderOption
   }
 }
 
-/** Opens a Store on `location`; closing it releases the provider and the directory lock. */
-export async function openStore(location: string, options: StoreOptions & { provider?: OpenProviderOptions } = {}): Promise<Store> {
-  const { provider, release } = await openLocation(location, options.provider);
+/** Opens a Store on `location` (or on the erasure set `options.erasure`); closing it releases
+ * the provider and the directory locks. */
+export async function openStore(
+  location: string,
+  options: StoreOptions & { provider?: OpenProviderOptions; erasure?: ErasureConfig } = {}
+): Promise<Store> {
+  const { provider, release } = await openLocation(location, options.provider, options.erasure);
   try {
     return await Store.open(provider, options, release);
   } catch (err) {
