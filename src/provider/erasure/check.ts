@@ -152,7 +152,7 @@ export async function checkBlob(
     const okCopies = meta.copies.filter((_, i) => fragments[i]!.state === 'ok');
     for (const t of targets) {
       try {
-        await ctx.domains.call(t, `put ${child}`, (p, signal) => p.put(child, copy, { contentLength: copy.length, signal }));
+        await ctx.domains.call(t, `put ${child}`, (p, { signal }) => p.put(child, copy, { contentLength: copy.length, signal }));
         okCopies.push(t);
         check.repaired++;
         check.repairBytes += copy.length;

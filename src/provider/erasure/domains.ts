@@ -77,28 +77,36 @@ export class DomainSet {
    * Runs `fn` on domain `id`'s provider with a timeout of timeoutMs (or `timeoutMs`). A
    * timeout or transport failure marks the domain failed and rejects with ProviderError
    * ('Unavailable' on timeout; the child's own error otherwise); other errors (NotFound,
-   * InvalidRange…) pass through and leave the domain healthy. The signal given to `fn`
-   * fires on timeout, so children that honour it stop their work.
+   * InvalidRange…) pass through and leave the domain healthy. `abort.signal` (made on first
+   * use) fires on timeout, so children given it stop their work.
    */
   async call<T>(
     id: string,
     what: string,
-    fn: (provider: Provider, signal: AbortSignal) => Promise<T>,
+    fn: (provider: Provider, abort: { readonly signal: AbortSignal }) => Promise<T>,
     timeoutMs = this.timeoutMs
   ): Promise<T> {
     const domain = this.get(id);
-    const controller = new AbortController();
+    // Small reads (the hot path) do not use the signal: an AbortController per call costs
+    // more than the read's bookkeeping, so one is made only when `fn` asks for it.
+    let controller: AbortController | undefined;
+    const lazy = {
+      get signal(): AbortSignal {
+        controller ??= new AbortController();
+        return controller.signal;
+      },
+    };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       if (!Number.isFinite(timeoutMs)) return; // the caller bounds the call itself (streams)
       timer = setTimeout(() => {
         const err = new ProviderError('Unavailable', `domain ${id}: ${what} not answered within ${timeoutMs} ms`);
-        controller.abort(err);
+        controller?.abort(err);
         reject(err);
       }, timeoutMs);
     });
     try {
-      const result = await Promise.race([fn(domain.provider, controller.signal), timeout]);
+      const result = await Promise.race([fn(domain.provider, lazy), timeout]);
       this.markOk(id);
       return result;
     } catch (err) {

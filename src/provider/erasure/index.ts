@@ -402,7 +402,7 @@ class ErasureProviderImpl implements ErasureProvider {
           let bytes = 0;
           let next: string | undefined;
           do {
-            const page = await this.#set.call(d.id, 'list (health probe)', (p, signal) =>
+            const page = await this.#set.call(d.id, 'list (health probe)', (p, { signal }) =>
               p.list({ startAfter: next, limit: options.usage ? 1000 : 1, signal })
             );
             for (const item of page.items) (blobs++, (bytes += item.size));

@@ -81,7 +81,7 @@ export async function lookupBlob(domains: DomainSet, key: string): Promise<Looku
       try {
         let next: string | undefined;
         do {
-          const page = await domains.call(d.id, `list ${prefix}`, (p, signal) =>
+          const page = await domains.call(d.id, `list ${prefix}`, (p, { signal }) =>
             p.list({ prefix, startAfter: next, limit: 1000, signal })
           );
           for (const item of page.items) {
