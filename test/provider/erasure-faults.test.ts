@@ -381,3 +381,43 @@ describe('erasure provider: deletes and unsized writes', () => {
     expect((await cold.checkBlob('unsized')).fragments.every((f) => f.state === 'ok')).toBe(true);
   });
 });
+
+describe('erasure provider: placement policy', () => {
+  it('puts every fragment and copy where the policy allows: one per zone, never on a denied domain, also after a replacement', async () => {
+    const zone = (i: number) => `z${(i % 4) + 1}`;
+    const failing: FailingPuts[] = [];
+    const rig = await makeRig({
+      k: 2,
+      m: 2,
+      n: 9,
+      labels: (i) => ({ zone: zone(i) }),
+      policy: { spread: [{ label: 'zone', max: 1 }], deny: ['d9'] },
+      wrap: (p) => (failing.push(new FailingPuts(p)), failing.at(-1)!),
+    });
+    const p = rig.provider;
+    const zoneOf = (d: number) => rig.domains[d]!.labels.zone;
+    for (let i = 0; i < 20; i++) {
+      await p.put(`s/${i}`, bytes(200 * KiB, i));
+      await p.put(`r/${i}`, bytes(1000, i));
+    }
+    for (let i = 0; i < 20; i++) {
+      const s = await fragmentsOf(rig, `s/${i}`);
+      expect(s).toHaveLength(4);
+      expect(new Set(s.map((f) => zoneOf(f[0]))).size).toBe(4);
+      const r = await fragmentsOf(rig, `r/${i}`);
+      expect(r).toHaveLength(3);
+      expect(new Set(r.map((f) => zoneOf(f[0]))).size).toBe(3);
+      expect([...s, ...r].some((f) => f[0] === 8)).toBe(false);
+    }
+    // d1 (zone z1) fails every put: fragments go to d5 (the other z1 domain) instead.
+    failing[0]!.failPuts = true;
+    for (let i = 0; i < 10; i++) await p.put(`t/${i}`, bytes(200 * KiB, 100 + i));
+    for (let i = 0; i < 10; i++) {
+      const t = await fragmentsOf(rig, `t/${i}`);
+      expect(t).toHaveLength(4);
+      expect(t.some((f) => f[0] === 0)).toBe(false);
+      expect(new Set(t.map((f) => zoneOf(f[0]))).size).toBe(4);
+      expect((await readAll(p, `t/${i}`)).equals(bytes(200 * KiB, 100 + i))).toBe(true);
+    }
+  });
+});
