@@ -122,7 +122,6 @@ export async function checkBlob(
   if (!options.repair || lost) return { check, meta: lost ? undefined : meta, clean: found.stale.length === 0 };
 
   const holding = new Set(fragments.filter((f) => f.state === 'ok').map((f) => f.domain));
-  const exclude = new Set([...holding, ...ctx.domains.failedIds()]);
   if (bad > 0 && meta.layout === 'striped') {
     const badIdx = fragments.filter((f) => f.state !== 'ok').map((f) => f.index);
     const unusable = new Set([
@@ -147,7 +146,18 @@ export async function checkBlob(
     const source = meta.copies.find((d, i) => fragments[i]!.state === 'ok')!;
     const copy = await readCopy(ctx, meta, source);
     const corrupt = fragments.filter((f) => f.state !== 'ok' && f.domain !== '?').map((f) => f.domain);
-    const targets = ctx.rank(key).filter((d) => !holding.has(d) && !exclude.has(d)).slice(0, bad);
+    // The policy's placement of m + 1 copies with unusable domains replaced; copies already
+    // good stay; a corrupt copy on a healthy domain is rewritten in place.
+    const unusable = new Set([...ctx.domains.failedIds(), ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain)]);
+    let planned: string[] = [];
+    try {
+      planned = ctx.place(key, config.m + 1, unusable);
+    } catch {
+      // the policy cannot be met: fall back to rendezvous order below
+    }
+    const targets = [...planned, ...ctx.rank(key)]
+      .filter((d, i, all) => all.indexOf(d) === i && !holding.has(d) && !unusable.has(d))
+      .slice(0, Math.min(bad, config.m + 1 - holding.size));
     const child = nameOf(meta, 0);
     const okCopies = meta.copies.filter((_, i) => fragments[i]!.state === 'ok');
     for (const t of targets) {

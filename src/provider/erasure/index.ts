@@ -342,7 +342,14 @@ class ErasureProviderImpl implements ErasureProvider {
     return listMerged(this.#set, options, this.m, async (e) => {
       const cached = this.#cache.get(e.name.key);
       if (cached?.generation === e.name.generation && cached.length !== undefined) return cached.length;
-      return (await this.#meta(e.name.key, true)).length!;
+      try {
+        return (await this.#meta(e.name.key, true)).length!;
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+        // An unsized write with no readable trailer (lost, or a crashed write): still listed,
+        // so that a GC can delete it, with size 0; reading it fails closed.
+        return 0;
+      }
     });
   }
 
