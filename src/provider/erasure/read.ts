@@ -211,6 +211,10 @@ function plan(g: Geometry, start: number, length: number): { s: number; pieces: 
   return out;
 }
 
+/** Stripes read ahead of the consumer by a streaming get: the next is fetched while the
+ * current is being sent. */
+const READ_AHEAD_STRIPES = 2;
+
 /** The bytes of [start, start + length), whole, into `into` when it is large enough. */
 export async function readRange(
   ctx: ReadContext,
@@ -221,13 +225,17 @@ export async function readRange(
 ): Promise<Uint8Array> {
   const g = geometryOf(meta);
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-  await Promise.all(plan(g, start, length).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets)));
+  const stripes = plan(g, start, length);
+  // A few stripes at a time: a whole-blob read of a large blob must not open k reads for
+  // every stripe at once.
+  for (let i = 0; i < stripes.length; i += READ_AHEAD_STRIPES * 2) {
+    await Promise.all(
+      stripes.slice(i, i + READ_AHEAD_STRIPES * 2).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets))
+    );
+  }
   return out;
 }
 
-/** Stripes read ahead of the consumer by a streaming get: the next is fetched while the
- * current is being sent. */
-const READ_AHEAD_STRIPES = 2;
 
 /** Streams [start, start + length) stripe by stripe with READ_AHEAD_STRIPES in flight. */
 export async function* streamRange(
