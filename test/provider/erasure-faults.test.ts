@@ -181,6 +181,15 @@ describe('erasure provider: damage', () => {
     const check = await p.checkBlob('lost/blob', { repair: true });
     expect(check.lost).toBe(true);
     expect(check.repaired).toBe(0);
+    await rig.domains[frags[1]![0]]!.provider.delete(frags[1]![1]);
+    await rig.domains[frags[2]![0]]!.provider.delete(frags[2]![1]);
+    // Three left of k = 4: lost, damage reported per fragment on its placed domain.
+    const gone = await p.checkBlob('lost/blob', { repair: true });
+    expect(gone.lost).toBe(true);
+    expect(gone.fragments.map((f) => f.state).sort()).toEqual(['missing', 'missing', 'missing', 'ok', 'ok', 'ok']);
+    expect(new Set(gone.fragments.map((f) => f.domain)).size).toBe(6);
+    await expectCode(p.head('lost/blob'), 'Io');
+    expect((await fragmentsOf(rig, 'lost/blob')).length).toBe(3); // never deleted by repair
     await p.close();
   });
 

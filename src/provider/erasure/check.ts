@@ -79,14 +79,30 @@ export async function checkBlob(
   const meta = found.meta;
   if (!meta) {
     if (found.names.length === 0) throw new ProviderError('NotFound', `${key}: no such blob`);
-    const n = found.names[0]!.name;
-    stats.fragmentsDamaged += found.names.length;
+    // Newest write's names: present ones as found (not verified: too few to matter), the rest
+    // missing on the domain placement gives them, so damage is reported by domain.
+    const newest = found.names.reduce((a, b) => (b.name.generation > a.name.generation ? b : a));
+    const n = newest.name;
+    const mine = found.names.filter((f) => f.name.generation === n.generation);
+    const count = n.layout === 'striped' ? n.k + n.m : config.m + 1;
+    let placed: string[] = [];
+    try {
+      placed = ctx.place(key, count);
+    } catch {
+      // unsatisfiable with these domains: missing fragments are reported without a domain
+    }
+    const fragments: FragmentCheck[] = [];
+    for (let i = 0; i < count; i++) {
+      const f = n.layout === 'striped' ? mine.find((x) => x.name.index === i) : mine[i];
+      fragments.push(f ? { index: i, domain: f.domain, state: 'ok' } : { index: i, domain: placed[i] ?? '?', state: 'missing' });
+    }
+    stats.fragmentsDamaged += fragments.filter((f) => f.state !== 'ok').length;
     return {
       check: {
         key,
         layout: n.layout,
         size: n.length ?? 0,
-        fragments: found.names.map((f) => ({ index: f.name.index, domain: f.domain, state: 'ok' as const })),
+        fragments,
         repaired: 0,
         repairBytes: 0,
         lost: true,
