@@ -84,6 +84,13 @@ async function readPiece(
   unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
 }
 
+/** A fragment its domain says is gone (NotFound) is dropped from the cached description, so
+ * the next reads rebuild at once instead of asking again; repair puts it back. */
+function forgetMissing(meta: BlobMeta, index: number, domain: string | undefined, err: unknown): void {
+  if (meta.layout === 'striped' && err instanceof ProviderError && err.code === 'NotFound' && meta.fragments[index] === domain)
+    meta.fragments[index] = undefined;
+}
+
 /** Candidate domains for a replicated read: healthy ones first. */
 function copyOrder(ctx: ReadContext, meta: BlobMeta): string[] {
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
@@ -121,6 +128,7 @@ async function readStripe(
           return;
         } catch (err) {
           if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+          forgetMissing(meta, p.cell, domain, err);
           ctx.onDamaged(meta, p.cell, domain, why(err));
         }
       } else ctx.onDamaged(meta, p.cell, domain, domain ? 'domain failed' : 'missing');
@@ -131,7 +139,16 @@ async function readStripe(
   const from = Math.min(...failed.map((i) => pieces[i]!.from));
   const to = Math.max(...failed.map((i) => pieces[i]!.to));
   const cells = failed.map((i) => pieces[i]!.cell);
-  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells));
+  // Data cells this stripe already read whole over the rebuild's block range are reused as
+  // sources instead of being read again.
+  const fr = framedRange(g, s, from, to);
+  const blockEnd = fr.cellStart + unframedLength(fr.length);
+  const seed = new Map<number, Uint8Array>();
+  pieces.forEach((p, i) => {
+    if (failed.includes(i) || p.from > fr.cellStart || p.to < blockEnd) return;
+    seed.set(p.cell, out.subarray(outOffsets[i]! + fr.cellStart - p.from, outOffsets[i]! + blockEnd - p.from));
+  });
+  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells), false, seed);
   for (const i of failed) {
     const p = pieces[i]!;
     const shard = rebuilt.shards[p.cell]!;
@@ -153,16 +170,22 @@ export async function rebuildRange(
   from: number,
   to: number,
   bad: ReadonlySet<number>,
-  all = false
+  all = false,
+  seed?: ReadonlyMap<number, Uint8Array>
 ): Promise<{ shards: Shard[]; cellStart: number }> {
   const n = meta.k + meta.m;
   const candidates: number[] = [];
-  for (let i = 0; i < n; i++) if (!bad.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
+  for (let i = 0; i < n; i++) if (!bad.has(i) && !seed?.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
   // Healthy domains first, data before parity (fewer rows to invert for data cells).
   candidates.sort((a, b) => Number(ctx.domains.isFailed(meta.fragments[a]!)) - Number(ctx.domains.isFailed(meta.fragments[b]!)) || a - b);
   const shards: Shard[] = new Array(n).fill(null);
   let good = 0;
-  let cellStart = 0;
+  let cellStart = framedRange(g, s, from, to).cellStart;
+  for (const [i, data] of seed ?? []) {
+    if (good === meta.k) break;
+    shards[i] = data;
+    good++;
+  }
   let next = 0;
   const errors: string[] = [];
   while (good < meta.k && next < candidates.length) {
@@ -181,6 +204,7 @@ export async function rebuildRange(
         if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
         errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
         ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
+        forgetMissing(meta, i, meta.fragments[i], r.reason);
       }
     });
   }
