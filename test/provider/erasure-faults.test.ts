@@ -204,7 +204,16 @@ describe('erasure provider: damage', () => {
     await rig.domains[copies[1]![0]]!.provider.delete(copies[1]![1]);
     expect((await readAll(p, 'r')).equals(data)).toBe(true);
     expect(p.takeRepairQueue()).toContain('r');
+    const before = await p.checkBlob('r');
+    expect(before.fragments.map((f) => f.state).sort()).toEqual(['corrupt', 'missing', 'ok']);
+    expect(before.fragments.every((f) => f.domain !== '?')).toBe(true);
+    const fixed = await p.checkBlob('r', { repair: true });
+    expect(fixed.repaired).toBe(2);
+    expect((await p.checkBlob('r')).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    expect(await fragmentsOf(rig, 'r')).toHaveLength(3);
     await corrupt(rig.domains[copies[2]![0]]!.provider, copies[2]![1], 200);
+    await corrupt(rig.domains[copies[0]![0]]!.provider, copies[0]![1], 300);
+    await corrupt(rig.domains[copies[1]![0]]!.provider, copies[1]![1], 400);
     await expectCode(readAll(p, 'r'), 'Io');
     await p.close();
   });

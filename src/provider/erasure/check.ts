@@ -127,7 +127,16 @@ export async function checkBlob(
   } else {
     const states = await Promise.all(meta.copies.map((d) => checkFragment(ctx, meta, 0, d, options.signal)));
     states.forEach((state, i) => fragments.push({ index: i, domain: meta.copies[i]!, state }));
-    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: '?', state: 'missing' });
+    // Missing copies are reported on the domains placement gives them ('?' only when the
+    // policy cannot be met with these domains).
+    let placed: string[] = [];
+    try {
+      placed = ctx.place(key, config.m + 1);
+    } catch {
+      // reported as '?'
+    }
+    const spare = placed.filter((d) => !meta.copies.includes(d));
+    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: spare.shift() ?? '?', state: 'missing' });
   }
   const good = fragments.filter((f) => f.state === 'ok').length;
   const bad = fragments.length - good;
@@ -161,7 +170,7 @@ export async function checkBlob(
   } else if (bad > 0) {
     const source = meta.copies.find((d, i) => fragments[i]!.state === 'ok')!;
     const copy = await readCopy(ctx, meta, source);
-    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.domain !== '?').map((f) => f.domain);
+    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.state !== 'missing' && f.domain !== '?').map((f) => f.domain);
     // The policy's placement of m + 1 copies with unusable domains replaced; copies already
     // good stay; a corrupt copy on a healthy domain is rewritten in place.
     const unusable = new Set([...ctx.domains.failedIds(), ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain)]);
