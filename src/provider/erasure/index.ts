@@ -69,6 +69,9 @@ export const ALWAYS_REPLICATED = new Set(['anchor']);
  * 100,000 entries is about 20 MiB). */
 export const META_CACHE_ENTRIES = 100_000;
 
+/** Keys the heal-on-read queue holds at most (~100 bytes each: about 10 MiB). */
+export const MAX_REPAIR_QUEUE = 100_000;
+
 export interface ErasureProviderOptions {
   config: ErasureConfig;
   domains: Domain[];
@@ -126,6 +129,9 @@ class ErasureProviderImpl implements ErasureProvider {
   }
 
   #queueRepair(key: string): void {
+    // Bounded: with a whole domain gone every read would queue its key; past the bound the
+    // scrub (which walks everything) finds the rest.
+    if (this.#repair.size >= MAX_REPAIR_QUEUE && !this.#repair.has(key)) return;
     this.#repair.add(key);
     this.stats.degradedBlobs = this.#repair.size;
   }
