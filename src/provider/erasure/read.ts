@@ -28,8 +28,14 @@ export interface ReadContext {
 
 export function geometryOf(meta: BlobMeta): Geometry {
   if (meta.length === undefined) throw new ProviderError('Io', `${meta.key}: length not resolved`);
-  return new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length);
+  const known = GEOMETRY.get(meta);
+  if (known && known.length === meta.length) return known;
+  const g = new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length);
+  GEOMETRY.set(meta, g);
+  return g;
 }
+
+const GEOMETRY = new WeakMap<BlobMeta, Geometry>();
 
 /**
  * Reads and verifies cell bytes [from, to) (whole blocks) of fragment `index` of stripe `s`
@@ -92,7 +98,8 @@ function forgetMissing(meta: BlobMeta, index: number, domain: string | undefined
 }
 
 /** Candidate domains for a replicated read: healthy ones first. */
-function copyOrder(ctx: ReadContext, meta: BlobMeta): string[] {
+function copyOrder(ctx: ReadContext, meta: BlobMeta): readonly string[] {
+  if (!meta.copies.some((d) => ctx.domains.isFailed(d))) return meta.copies;
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
 }
 
