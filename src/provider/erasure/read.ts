@@ -113,6 +113,19 @@ async function readStripe(
   out: Uint8Array,
   outOffsets: number[]
 ): Promise<void> {
+  // Fast path of a small read (one piece, healthy domain): no fan-out bookkeeping. Any
+  // failure falls through to the general path, which tries the other copies or rebuilds.
+  if (pieces.length === 1) {
+    const p = pieces[0]!;
+    const domain = meta.layout === 'replicated' ? meta.copies[0] : meta.fragments[p.cell];
+    if (domain !== undefined && !ctx.domains.isFailed(domain)) {
+      try {
+        return await readPiece(ctx, meta, g, meta.layout === 'replicated' ? 0 : p.cell, domain, s, p.from, p.to, out, outOffsets[0]!);
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+      }
+    }
+  }
   const failed: number[] = [];
   await Promise.all(
     pieces.map(async (p, i) => {
@@ -257,6 +270,10 @@ export async function readRange(
   const g = geometryOf(meta);
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   const stripes = plan(g, start, length);
+  if (stripes.length === 1) {
+    await readStripe(ctx, meta, g, stripes[0]!.s, stripes[0]!.pieces, out, stripes[0]!.offsets);
+    return out;
+  }
   // A few stripes at a time: a whole-blob read of a large blob must not open k reads for
   // every stripe at once.
   for (let i = 0; i < stripes.length; i += READ_AHEAD_STRIPES * 2) {
