@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createFsProvider } from '../src/provider/fs/index.js';
 import type { Provider } from '../src/provider/provider.js';
@@ -29,6 +29,8 @@ import { medianRange } from './lib/stats.js';
 import { startServer } from '../src/server/server.js';
 import { createCephBucket, startCephCluster } from './providers-ceph.js';
 
+const fmtLoad = (): string => loadavg().map((l) => l.toFixed(2)).join(' ');
+const loadAtStart = fmtLoad();
 const quick = process.argv.includes('--quick');
 const write = !process.argv.includes('--no-write') && !quick;
 const ROUNDS = quick ? 1 : 3;
@@ -281,7 +283,9 @@ const md = [
   ),
   ...(notes.length ? ['', ...notes] : []),
   '',
-  `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+  `Whole run: ${((Date.now() - started) / 1000).toFixed(0)} s; load average (1, 5, 15 min) ` +
+    `${loadAtStart} at the start, ${fmtLoad()} at the end (2 cores shared with other work: RGW ` +
+    'latency grows with the load, its daemons wait for a core on every request).',
 ].join('\n');
 process.stdout.write(`${md}\n`);
 if (write) writeSection('bench:providers', md);

@@ -43,3 +43,22 @@ export function checkDataLocation(location: string): void {
   }
   throw new OptionError(`--data: ${dir} is nested too deeply`);
 }
+
+/**
+ * checkDataLocation for every directory domain of an erasure set. A set rides out up to m
+ * failed domains, so up to m bad ones are returned (the caller logs them; opening marks them
+ * failed) instead of refusing the start; more than m throws OptionError naming each.
+ */
+export function checkErasureDomains(domains: readonly { id: string; url: string }[], m: number): string[] {
+  const bad: string[] = [];
+  for (const d of domains) {
+    try {
+      checkDataLocation(d.url);
+    } catch (err) {
+      if (!(err instanceof OptionError)) throw err;
+      bad.push(`domain ${d.id}: ${err.message}`);
+    }
+  }
+  if (bad.length > m) throw new OptionError(`${bad.length} erasure domains cannot be used, more than m = ${m}:\n${bad.join('\n')}`);
+  return bad;
+}

@@ -21,7 +21,7 @@ import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
 import { budgetMetrics } from './budget-metrics.js';
 import { DEFAULTS, type ServerConfig } from './config.js';
-import { checkDataLocation } from './data-location.js';
+import { checkDataLocation, checkErasureDomains } from './data-location.js';
 import { bindListener } from './listener.js';
 import { drainServer, trackRequests } from './shutdown.js';
 import { loadTls, type TlsMaterial } from './tls.js';
@@ -77,7 +77,10 @@ export async function startServer(
   let tls = config.tlsCert && config.tlsKey ? loadTls(config.tlsCert, config.tlsKey) : undefined;
   // An embedding program may give `erasure` without the resolved set-up: resolve it the same way.
   const erasure = config.erasureConfig ?? erasureSetup({ data: config.data, ...(config.erasure !== undefined ? { erasure: config.erasure } : {}) });
-  for (const location of erasure ? erasure.domains.map((d) => d.url) : [config.data]) checkDataLocation(location);
+  // An erasure set starts with up to m unusable domains (logged below; they count as failed).
+  let badDomains: string[] = [];
+  if (erasure) badDomains = checkErasureDomains(erasure.domains, erasure.m);
+  else checkDataLocation(config.data);
   if (process.env.STRATA_MASTER_KEY || config.masterKeyFile) {
     // A configured master key is only read, never created: check it before anything exists.
     try {
@@ -97,6 +100,7 @@ export async function startServer(
     bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
     bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
   });
+  for (const bad of badDomains) log.warn(`${bad}: serving without it`, {});
   const listener = await bindListener(config.host, config.port, tls, guard);
   let store: Store;
   const opening = performance.now();

@@ -8,24 +8,50 @@
 import { acquireDirectoryLock, type DirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider, FsProvider } from '../provider/fs/index.js';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
-import type { Provider } from '../provider/provider.js';
+import { ProviderError, type Provider } from '../provider/provider.js';
 import type { Domain, ErasureConfig, ErasureProvider } from '../provider/erasure/types.js';
 import { localDirectory } from './open.js';
 
-type CreateErasureProvider = (options: { config: ErasureConfig; domains: Domain[] }) => Promise<ErasureProvider>;
-
 /** The erasure provider's module, loaded when a set is opened (plain repositories never pay
- * for the codec and its wasm). */
-async function erasureFactory(): Promise<CreateErasureProvider> {
-  // TODO(merge): a plain import('../provider/erasure/index.js') once ec-core's module is on main.
-  const path = '../provider/erasure/index.js';
-  const mod = (await import(path)) as { createErasureProvider: CreateErasureProvider };
-  return mod.createErasureProvider;
+ * for loading the provider). */
+async function erasureFactory(): Promise<typeof import('../provider/erasure/index.js').createErasureProvider> {
+  return (await import('../provider/erasure/index.js')).createErasureProvider;
 }
 
 /** One line for the start-up log: what the set is and what single-writer means. */
 export function erasureBanner(c: ErasureConfig): string {
   return `erasure ${c.k}+${c.m} over ${c.domains.length} domains; single-writer: this repository must be served by one process`;
+}
+
+/**
+ * Stands in for a domain that could not be opened at start (a dead disk, a path that is now a
+ * file, no permission): every call fails with ProviderError 'Unavailable' naming the domain
+ * and why, so the erasure provider counts it as failed (reads rebuild around it, writes go
+ * elsewhere or are refused) until the next start opens it again.
+ */
+class UnopenedDomain implements Provider {
+  readonly kind = 'unopened';
+  readonly capabilities = { conditionalWrites: false, sortedList: true };
+  readonly #error: ProviderError;
+  constructor(id: string, url: string, cause: unknown) {
+    this.#error = new ProviderError('Unavailable', `domain ${id} (${url}) could not be opened: ${(cause as Error).message}`, { cause });
+  }
+  put(): Promise<never> {
+    return Promise.reject(this.#error);
+  }
+  get(): Promise<never> {
+    return Promise.reject(this.#error);
+  }
+  head(): Promise<never> {
+    return Promise.reject(this.#error);
+  }
+  list(): Promise<never> {
+    return Promise.reject(this.#error);
+  }
+  delete(): Promise<never> {
+    return Promise.reject(this.#error);
+  }
+  async close(): Promise<void> {}
 }
 
 /** Closes what was opened so far, newest first, ignoring failures (the first error wins). */
@@ -38,30 +64,49 @@ async function undo(providers: Provider[], locks: DirectoryLock[]): Promise<void
  * Opens the domains of `config` for writing and builds the erasure provider. Each directory
  * domain is created if missing and locked exclusively (a second server or admin verb on any
  * domain of the set gets ProviderError 'Locked'); URL domains open with `options` (s3
- * credentials and settings). `release` closes the provider (and so every child) and drops
- * the locks. Throws what opening a domain throws ('Locked', 'Io') or what
- * createErasureProvider throws, after undoing everything it opened.
+ * credentials and settings). A domain that fails to open for another reason (I/O, permission,
+ * an unreachable endpoint) is handed over as failed and reported on `log`, as long as at most
+ * m domains are: the set serves degraded, as it would after losing them while running. More
+ * than m throws ProviderError 'Unavailable' naming them. `release` closes the provider (and
+ * so every child) and drops the locks. Throws 'Locked', or what createErasureProvider throws,
+ * after undoing everything it opened.
  */
 export async function openErasureLocation(
   config: ErasureConfig,
-  options: OpenProviderOptions = {}
+  options: OpenProviderOptions = {},
+  log?: (event: string, fields: Record<string, unknown>) => void
 ): Promise<{ provider: Provider; release: () => Promise<void> }> {
   const locks: DirectoryLock[] = [];
   const children: Provider[] = [];
+  const unopened: string[] = [];
   let provider: ErasureProvider;
   try {
     const domains: Domain[] = [];
     for (const d of config.domains) {
       const dir = localDirectory(d.url);
       let child: Provider;
-      if (dir) {
-        locks.push(await acquireDirectoryLock(dir));
-        // Holding the directory lock, the fs provider may skip cross-process key locks.
-        child = await createFsProvider({ dir, exclusive: true });
-      } else child = await openProvider(d.url, options);
+      try {
+        if (dir) {
+          const lock = await acquireDirectoryLock(dir);
+          locks.push(lock);
+          // Holding the directory lock, the fs provider may skip cross-process key locks.
+          child = await createFsProvider({ dir, exclusive: true }).catch(async (err: unknown) => {
+            locks.splice(locks.indexOf(lock), 1);
+            await lock.release().catch(() => undefined);
+            throw err;
+          });
+        } else child = await openProvider(d.url, options);
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Locked') throw err;
+        child = new UnopenedDomain(d.id, d.url, err);
+        unopened.push(`${d.id} (${(err as Error).message})`);
+        log?.('erasure domain could not be opened: serving without it', { domain: d.id, url: d.url, error: (err as Error).message });
+      }
       children.push(child);
       domains.push({ id: d.id, labels: d.labels, provider: child });
     }
+    if (unopened.length > config.m)
+      throw new ProviderError('Unavailable', `erasure ${config.k}+${config.m}: ${unopened.length} domains could not be opened, more than m = ${config.m}: ${unopened.join('; ')}`);
     provider = await (await erasureFactory())({ config, domains });
   } catch (err) {
     await undo(children, locks);

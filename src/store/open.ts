@@ -43,9 +43,10 @@ export function homeDirectory(location: string, erasure?: ErasureConfig): string
 export async function openLocation(
   location: string,
   options: OpenProviderOptions = {},
-  erasure?: ErasureConfig
+  erasure?: ErasureConfig,
+  log?: (event: string, fields: Record<string, unknown>) => void
 ): Promise<{ provider: Provider; release: () => Promise<void> }> {
-  if (erasure) return openErasureLocation(erasure, options);
+  if (erasure) return openErasureLocation(erasure, options, log);
   const dir = localDirectory(location);
   const lock = dir ? await acquireDirectoryLock(dir) : undefined;
   try {
@@ -70,7 +71,7 @@ export async function openStore(
   location: string,
   options: StoreOptions & { provider?: OpenProviderOptions; erasure?: ErasureConfig } = {}
 ): Promise<Store> {
-  const { provider, release } = await openLocation(location, options.provider, options.erasure);
+  const { provider, release } = await openLocation(location, options.provider, options.erasure, options.log);
   try {
     return await Store.open(provider, options, release);
   } catch (err) {

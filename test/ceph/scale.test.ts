@@ -4,28 +4,36 @@
  * checkpoint, a reopen from the anchor in RGW, then byte-exact spot reads and LIST pages
  * compared with what was written.
  *
- * N is STRATA_CEPH_OBJECTS (default {@link DEFAULT_OBJECTS}, sized to stay within the CI
- * budget on a shared 2-core machine; `STRATA_CEPH_OBJECTS=1000000` is the full million).
- * The test prints its timings.
+ * N is STRATA_CEPH_OBJECTS (default {@link DEFAULT_OBJECTS}: the full million). The test
+ * prints its timings and where the provider time went (test/support/ceph-timing.ts).
  */
+import { loadavg } from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
 import { DEFAULT_HISTORY_BUDGET } from '../../src/store/history-budget.js';
 import { Store } from '../../src/store/store.js';
+import { TimedProvider } from '../support/ceph-timing.js';
 import { CEPH_START_TIMEOUT_MS, cephSuite, startCeph, type RunningCeph } from '../support/ceph.js';
 
 /**
- * Objects written by default: 50,000 take 19 s to write on an idle 2-core machine and ~65 s
- * under heavy load (100,000 took 130 s there); the full 1,000,000 took 525 s under load, past
- * the CI budget: `npm run bench:ceph-million`.
+ * Objects written by default: the million the issue asks for. Measured on the shared 2-core
+ * machine: 1,000,000 objects written in 92-120 s at a load average of 7-8 (61-120 us per
+ * object; Strata's own CPU is ~60 us of it, the rest commits waiting on RGW round trips and
+ * on checkpoints), 408-507 s at a load average of 17 (every RGW request then waits for a
+ * core). Before the s3 provider merged small body chunks (src/provider/s3/coalesce.ts) it
+ * was 326-380 us per object idle and 525 s for the million under load.
  */
-const DEFAULT_OBJECTS = 50_000;
+const DEFAULT_OBJECTS = 1_000_000;
 const N = Number(process.env.STRATA_CEPH_OBJECTS ?? DEFAULT_OBJECTS);
 /** Puts in flight: enough to fill a group commit (1,024 operations) several times over. */
 const IN_FLIGHT = 4096;
 const BUCKET = 'scale';
-/** Allowed time for the whole test: 3 ms per object (4x the loaded rate) plus reads and reopen. */
-const TEST_TIMEOUT_MS = 120_000 + N * 3;
+/**
+ * Allowed time for the whole test: 0.8 ms per object (above the 0.51 ms measured at a load
+ * average of 17; a hang guard, not a benchmark) plus two minutes for the checkpoint, reopen
+ * and reads.
+ */
+const TEST_TIMEOUT_MS = 120_000 + N * 0.8;
 
 let ceph: RunningCeph | undefined;
 const opened: S3Provider[] = [];
@@ -71,7 +79,8 @@ cephSuite.describe(`a ${N.toLocaleString('en')}-object repository on Ceph RGW`, 
       const t0 = performance.now();
       // The lane is about the provider at scale, not about history budgets: room for N entries.
       const historyBudget = Math.max(DEFAULT_HISTORY_BUDGET, N * 1024);
-      const store = await Store.open(await provider(), { historyBudget });
+      const timed = new TimedProvider(await provider());
+      const store = await Store.open(timed, { historyBudget });
       await store.createBucket(BUCKET);
       let next = 0;
       let commits = 0;
@@ -85,6 +94,7 @@ cephSuite.describe(`a ${N.toLocaleString('en')}-object repository on Ceph RGW`, 
       }
       await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
       commits = store.repo.seq - seqBefore;
+      const stats = { ...store.repo.stats };
       const tWrite = performance.now();
       await store.checkpoint();
       const tCheckpoint = performance.now();
@@ -113,7 +123,10 @@ cephSuite.describe(`a ${N.toLocaleString('en')}-object repository on Ceph RGW`, 
         `ceph scale: ${N} objects in ${commits} commits (${(N / commits).toFixed(0)} ops/commit): ` +
           `write ${s(t0, tWrite)} s (${Math.round(N / ((tWrite - t0) / 1000))} puts/s), ` +
           `checkpoint ${s(tWrite, tCheckpoint)} s, reopen ${s(tCheckpoint, tOpen)} s, ` +
-          `spot reads + 3 LIST pages ${s(tOpen, tRead)} s`
+          `spot reads + 3 LIST pages ${s(tOpen, tRead)} s; ` +
+          `load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n` +
+          `  writer's provider calls: ${timed.summary()}\n` +
+          `  commit loop: ${JSON.stringify(stats)}`
       );
       expect(N / commits).toBeGreaterThan(500); // group commits really carried ~1,000 puts
     },

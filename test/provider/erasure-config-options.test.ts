@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../src/cli/args.js';
 import { configFromArgs, resolveConfig, SERVER_OPTIONS } from '../../src/server/config.js';
-import { erasureSetup } from '../../src/server/erasure-option.js';
+import { erasureSetup, erasureSetupForVerb } from '../../src/server/erasure-option.js';
 import { OptionError } from '../../src/server/option-types.js';
 import type { OptionDef } from '../../src/server/options.js';
 import { homeDirectory } from '../../src/store/open.js';
@@ -74,6 +74,24 @@ describe('strata serve --erasure', () => {
     optionError(() => configFromArgs(parsed(['--config', file]), {}), new RegExp(`${file}: erasure: expected an object`));
     writeFileSync(file, JSON.stringify({ erasure: { k: 2, m: 1, domains, disks: 3 } }));
     optionError(() => configFromArgs(parsed(['--config', file]), {}), /unknown key "disks"/);
+  });
+});
+
+describe('admin verbs: --config gives them the server\'s erasure section', () => {
+  it('reads domains, labels and policy from the file; --erasure overrides k+m; the file is checked as serve checks it', async () => {
+    const file = join(tmp, 'verb.json');
+    const domains = [1, 2, 3, 4].map((i) => ({ id: `x${i}`, url: `${tmp}/vx${i}`, labels: { host: `h${i}` } }));
+    writeFileSync(file, JSON.stringify({ port: 9000, credentials: [], erasure: { k: 2, m: 1, domains, policy: { spread: [{ label: 'host', max: 1 }] } } }));
+    const c = (await erasureSetupForVerb({ data: './data', configFile: file }))!;
+    expect(c.domains.map((d) => d.id)).toEqual(['x1', 'x2', 'x3', 'x4']);
+    expect(c.policy.spread).toEqual([{ label: 'host', max: 1 }]);
+    expect((await erasureSetupForVerb({ data: './data', configFile: file, erasure: '3+1' }))!.k).toBe(3);
+    expect(await erasureSetupForVerb({ data: './data' })).toBeUndefined();
+    writeFileSync(file, JSON.stringify({ prot: 9000 }));
+    await expect(erasureSetupForVerb({ data: './data', configFile: file })).rejects.toThrow(/unknown key 'prot' \(did you mean 'port'\?\)/);
+    writeFileSync(file, JSON.stringify({ erasure: { k: 2, m: 1, domains, policy: { spread: [{ label: 'rack', max: 1 }] } } }));
+    await expect(erasureSetupForVerb({ data: './data', configFile: file })).rejects.toThrow(/spread rack: domain x1 has no rack label/);
+    await expect(erasureSetupForVerb({ data: './data', configFile: join(tmp, 'missing.json') })).rejects.toThrow(/cannot read config file/);
   });
 });
 

@@ -18,7 +18,15 @@ type Fault =
   | 'huge-create'
   | 'part-no-etag'
   | 'complete-200-error'
-  | 'complete-no-etag-wrong-size';
+  | 'complete-no-etag-wrong-size'
+  /** Part PUTs answer after PART_DELAY_MS (a slow backend). */
+  | 'slow-part';
+
+const PART_DELAY_MS = 150;
+/** When each part PUT was answered, and the most part PUTs in flight at once. */
+const partAnswers: { part: string; at: number }[] = [];
+let partsInFlight = 0;
+let maxPartsInFlight = 0;
 
 interface Seen {
   method: string;
@@ -27,6 +35,8 @@ interface Seen {
   md5?: string;
   md5Ok?: boolean;
   body?: string;
+  /** When a DELETE was answered. */
+  at?: number;
 }
 
 const MiB = 1024 * 1024;
@@ -82,6 +92,13 @@ beforeAll(async () => {
     if (req.method === 'PUT' && url.searchParams.has('partNumber')) {
       partsTotal += body.length;
       const part = url.searchParams.get('partNumber');
+      if (fault === 'slow-part') {
+        partsInFlight++;
+        maxPartsInFlight = Math.max(maxPartsInFlight, partsInFlight);
+        await new Promise((r) => setTimeout(r, PART_DELAY_MS));
+        partsInFlight--;
+        partAnswers.push({ part: part!, at: performance.now() });
+      }
       res.writeHead(200, fault === 'part-no-etag' ? {} : { etag: `"p${part}"` });
       return void res.end();
     }
@@ -98,6 +115,7 @@ beforeAll(async () => {
       return void res.end();
     }
     if (req.method === 'DELETE') {
+      seen[seen.length - 1].at = performance.now();
       res.writeHead(204);
       return void res.end();
     }
@@ -114,6 +132,8 @@ afterAll(async () => {
 beforeEach(() => {
   seen.length = 0;
   fault = undefined;
+  partAnswers.length = 0;
+  maxPartsInFlight = 0;
 });
 
 async function provider(): Promise<S3Provider> {
@@ -207,5 +227,42 @@ describe('multipart uploads on the wire', () => {
     const replace = p.put('k', stream(6 * MiB), { ifMatch: 'e'.repeat(32) });
     await expectCode(replace, 'LengthMismatch');
     expect(seen).toEqual([]);
+  });
+  it('reads the next part while the previous one uploads, one part request at a time', async () => {
+    const p = await provider();
+    fault = 'slow-part';
+    // When the source handed over the first byte of each part.
+    const partStarts: number[] = [];
+    async function* timed(): AsyncGenerator<Uint8Array> {
+      let sent = 0;
+      for await (const c of stream(16 * MiB + 7)) {
+        if (Math.floor(sent / (5 * MiB)) === partStarts.length) partStarts.push(performance.now());
+        sent += c.length;
+        yield c;
+      }
+    }
+    const info = await p.put('k', timed());
+    expect(info.size).toBe(16 * MiB + 7);
+    expect(seen.filter((s) => s.method === 'PUT').map((s) => s.bytes)).toEqual([5 * MiB, 5 * MiB, 5 * MiB, MiB + 7]);
+    expect(maxPartsInFlight).toBe(1);
+    expect(partAnswers.map((a) => a.part)).toEqual(['1', '2', '3', '4']);
+    // Part 2 was being read before part 1 was answered, part 3 before part 2...
+    for (let k = 1; k < 4; k++) expect(partStarts[k]).toBeLessThan(partAnswers[k - 1].at);
+    // ...but never two parts ahead: part k+2 is read only once part k is answered.
+    for (let k = 2; k < 4; k++) expect(partStarts[k]).toBeGreaterThan(partAnswers[k - 2].at);
+  });
+
+  it('a source failing while a part uploads aborts only once that part is answered', async () => {
+    const p = await provider();
+    fault = 'slow-part';
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield* stream(5 * MiB + 10);
+      throw new Error('source broke');
+    }
+    await expect(p.put('k', failing())).rejects.toThrow();
+    expect(aborted()).toBe(true);
+    const del = seen.find((s) => s.method === 'DELETE')!;
+    expect(partAnswers.length).toBe(1);
+    expect(del.at!).toBeGreaterThanOrEqual(partAnswers[0].at);
   });
 });

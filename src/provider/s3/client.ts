@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { signRequest, type Credentials } from '../../sigv4/index.js';
 import { ProviderError } from '../provider.js';
+import { coalesceChunks } from './coalesce.js';
 import {
   backoffDelay,
   DEFAULT_RETRY,
@@ -219,7 +220,11 @@ export class S3Client {
       headers['content-length'] = String(req.body.length);
       if (req.body.kind === 'bytes') {
         const chunks = req.body.chunks;
-        body = chunks.length === 1 ? chunks[0] : Readable.from(chunks, { objectMode: false });
+        // Many small chunks (a commit blob's entries) go out as a few merged writes (coalesce.ts).
+        body =
+          chunks.length === 1
+            ? chunks[0]
+            : Readable.from(coalesceChunks(chunks), { objectMode: false });
       } else {
         const source = req.body.source;
         body = Readable.from(

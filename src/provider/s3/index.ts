@@ -15,7 +15,8 @@
  *
  * Bodies of any size: a single PUT when the length is known and at most 5 GiB, or when
  * a stream of unknown length ends within one part; otherwise a multipart upload
- * (multipart.ts), one part in memory at a time.
+ * (multipart.ts), reading the next part while the previous one uploads (two parts in
+ * memory at most).
  *
  * Etags are the server's (for a single PUT, S3 and most compatibles use the MD5 of
  * the content), so rewriting identical bytes keeps the etag.
@@ -88,7 +89,8 @@ export interface S3ProviderOptions extends Omit<
   /**
    * Part size of multipart uploads, bytes (default {@link DEFAULT_PART_BYTES}; at least
    * S3's 5 MiB). Streams of unknown length up to this size go out as one PUT; longer
-   * ones as multipart uploads holding one part in memory at a time.
+   * ones as multipart uploads holding at most two parts in memory (one uploading, the next
+   * being read).
    */
   partBytes?: number;
   /**

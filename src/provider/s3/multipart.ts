@@ -5,8 +5,10 @@
  * Used by the s3 provider for bodies a single PUT cannot carry: streams of unknown length
  * over one part (S3 needs a Content-Length up front, and buffering a whole body would be
  * unbounded) and sized bodies over S3's 5 GiB single-PUT limit. Parts are read through a
- * PartReader, so at most one part is held in memory; each is sent with its Content-MD5,
- * so the server refuses a part that arrived damaged.
+ * PartReader; the next part is read while the previous one uploads (a compaction's merge
+ * goes on while its output travels to the backend), so at most two parts are held in
+ * memory and one part request is in flight. Each part is sent with its Content-MD5, so the
+ * server refuses a part that arrived damaged.
  *
  * Which blobs may take this path: only blobs written under names nobody else writes —
  * runs, carrier chunks, roots, commit blobs and packs all carry a fresh unique id. It is
@@ -103,36 +105,47 @@ export async function putMultipart(
   if (!uploadId) throw new ProviderError('Io', `${key}: create multipart upload: no UploadId`);
   const parts: { number: number; etag: string }[] = [];
   let total = 0;
+  const uploadPart = async (number: number, chunks: Uint8Array[]): Promise<void> => {
+    const length = chunks.reduce((n, c) => n + c.byteLength, 0);
+    const res = await client.request({
+      method: 'PUT',
+      path,
+      query: [
+        ['partNumber', String(number)],
+        ['uploadId', uploadId],
+      ],
+      headers: { 'content-md5': md5Base64(chunks) },
+      body: { kind: 'bytes', chunks, length },
+      // Content-MD5 protects the part; hashing it again for the signature would add nothing.
+      payloadHash: UNSIGNED_PAYLOAD,
+      retry: 'always', // the part is in memory, so a retry resends the same bytes
+      signal,
+    });
+    if (res.status >= 300) throw errorFromResponse(res, `${key}: upload part ${number}`);
+    res.body.resume();
+    const etag = header(res, 'etag');
+    if (!etag) throw new ProviderError('Io', `${key}: part ${number} answered without an ETag`);
+    parts.push({ number, etag: unquoteEtag(etag) });
+    total += length;
+  };
+  // The part being uploaded; the next one is read meanwhile (at most two parts in memory).
+  let uploading: Promise<void> | undefined;
   try {
     for (let number = 1; ; number++) {
       const chunks = await reader.next();
+      if (uploading) {
+        const previous = uploading;
+        uploading = undefined;
+        await previous;
+      }
       if (!chunks) break;
       if (number > MAX_PARTS)
         throw new ProviderError(
           'LengthMismatch',
           `${key}: body needs more than ${MAX_PARTS} parts (over ${MAX_PARTS} x part size)`
         );
-      const length = chunks.reduce((n, c) => n + c.byteLength, 0);
-      const res = await client.request({
-        method: 'PUT',
-        path,
-        query: [
-          ['partNumber', String(number)],
-          ['uploadId', uploadId],
-        ],
-        headers: { 'content-md5': md5Base64(chunks) },
-        body: { kind: 'bytes', chunks, length },
-        // Content-MD5 protects the part; hashing it again for the signature would add nothing.
-        payloadHash: UNSIGNED_PAYLOAD,
-        retry: 'always', // the part is in memory, so a retry resends the same bytes
-        signal,
-      });
-      if (res.status >= 300) throw errorFromResponse(res, `${key}: upload part ${number}`);
-      res.body.resume();
-      const etag = header(res, 'etag');
-      if (!etag) throw new ProviderError('Io', `${key}: part ${number} answered without an ETag`);
-      parts.push({ number, etag: unquoteEtag(etag) });
-      total += length;
+      uploading = uploadPart(number, chunks);
+      uploading.catch(() => undefined); // awaited before the next part or on failure
     }
     const xml =
       '<CompleteMultipartUpload>' +
@@ -177,6 +190,8 @@ export async function putMultipart(
     const etag = unquoteEtag(child(answer, 'ETag')?.text);
     if (etag) return { ...infoFromHeaders(done, key, total), etag };
   } catch (err) {
+    // A part still uploading would race the abort: let it settle first.
+    if (uploading) await uploading.catch(() => undefined);
     await abort(client, path, uploadId);
     throw err;
   }

@@ -6,6 +6,7 @@
  */
 import type { Provider } from '../../provider/provider.js';
 import { FROM_START, mergeSources, type SortedSource } from './merge.js';
+import { readAhead } from './read-ahead.js';
 import type { RunMeta } from './run-format.js';
 import { writeRun, type RunEntry, type RunWriteOptions } from './run-writer.js';
 
@@ -47,5 +48,6 @@ export async function compactRuns(
   options: CompactOptions = {}
 ): Promise<RunMeta> {
   const { keep, ...writeOptions } = options;
-  return writeRun(provider, blobKey, kept(sources, keep), writeOptions);
+  // Each source fetches its next block while this one is merged (read-ahead.ts).
+  return writeRun(provider, blobKey, kept(sources.map(readAhead), keep), writeOptions);
 }
