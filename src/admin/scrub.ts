@@ -82,10 +82,10 @@ const passes = new WeakMap<object, PassState>();
 
 /**
  * Runs one scrub pass over `provider` as `req` says, in the caller (a stopped repository: the
- * `strata scrub --data` path). Throws AdminError 409 'NotErasure' or 400 'InvalidArgument', and
+ * `strata scrub --data` path), `concurrency` blobs at a time (default runScrub's). Throws AdminError 409 'NotErasure' or 400 'InvalidArgument', and
  * what runScrub throws.
  */
-export async function adminScrub(provider: Provider, req: AdminScrubRequest, onProgress?: (p: ScrubProgress) => void, signal?: AbortSignal): Promise<ScrubReport> {
+export async function adminScrub(provider: Provider, req: AdminScrubRequest, onProgress?: (p: ScrubProgress) => void, signal?: AbortSignal, concurrency?: number): Promise<ScrubReport> {
   const erasure = erasureOf(provider);
   const rate = req.rate !== undefined ? parseRate(req.rate) : undefined;
   await preemptBackgroundScrub(erasure);
@@ -95,6 +95,7 @@ export async function adminScrub(provider: Provider, req: AdminScrubRequest, onP
     ...(rate !== undefined ? { rateBytesPerSec: rate } : {}),
     ...(signal ? { signal } : {}),
     ...(onProgress ? { onProgress } : {}),
+    ...(concurrency !== undefined ? { concurrency } : {}),
   });
 }
 

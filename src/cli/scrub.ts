@@ -45,6 +45,10 @@ const LINE_MS = 5000;
 /** Between two polls of a server's pass: often enough for the progress bar, cheap for the server. */
 const POLL_MS = 1000;
 const BAR_WIDTH = 24;
+/** Blobs checked at once on a stopped repository: no requests to leave room for, and repair of
+ * a wiped domain measured 1.4x faster at 8 than at the server's 4 (2 cores, 4+2, 16 MiB
+ * objects: 200 vs 147 MiB/s of blobs). */
+const LOCAL_CONCURRENCY = 8;
 
 export const EXIT_LOST = 1;
 export const EXIT_DEGRADED = 3;
@@ -201,7 +205,7 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
-    const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal) : await remoteScrub(t.remote, req, onProgress, ac.signal);
+    const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;
     let lostObjects: LostObjects | undefined;
