@@ -93,4 +93,32 @@ await run('fs (one directory)', async () => {
 });
 await run('erasure 4+2 over 6', () => erasure(4, 2));
 await run('erasure 10+4 over 14', () => erasure(10, 4));
+/** Small-object path: 4 KiB blobs (replicated) put and read, and 4 KiB ranged reads of a
+ * 16 MiB striped blob (a packed body read from a commit blob), ops/s. */
+async function small(label: string, p: Provider, dirs: string[]) {
+  const n = 1000;
+  const blob = new Uint8Array(4096).fill(9);
+  let t = performance.now();
+  for (let i = 0; i < n; i++) await p.put(`small/${i}`, blob);
+  const putOps = n / ((performance.now() - t) / 1000);
+  t = performance.now();
+  for (let i = 0; i < n; i++) await p.read!(`small/${i}`);
+  const getOps = n / ((performance.now() - t) / 1000);
+  await p.put('packed', body().slice(0, 16), { contentLength: 16 * MiB });
+  t = performance.now();
+  for (let i = 0; i < n; i++) {
+    const start = ((i * 7919) % 4000) * 4096;
+    await p.read!('packed', { start, end: start + 4095 });
+  }
+  const rangeOps = n / ((performance.now() - t) / 1000);
+  console.log(`${label.padEnd(26)} 4 KiB PUT ${putOps.toFixed(0).padStart(6)}/s  GET ${getOps.toFixed(0).padStart(6)}/s  4 KiB range of 16 MiB ${rangeOps.toFixed(0).padStart(6)}/s`);
+  await p.close();
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+}
+{
+  const dir = await mkdtemp(join(tmpdir(), 'ec-bench-fs-'));
+  await small('fs (one directory)', await createFsProvider({ dir, exclusive: true }), [dir]);
+  const e = await erasure(4, 2);
+  await small('erasure 4+2 over 6', e.p, e.dirs);
+}
 console.log(`load after: ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);

@@ -21,6 +21,7 @@ import { HISTORY_ROUTES } from './history.js';
 import { GC_ROUTES } from './gc.js';
 import { LIFECYCLE_ROUTES } from './lifecycle.js';
 import { EXPIRE_ROUTES } from './expire.js';
+import { SCRUB_ROUTES } from './scrub.js';
 
 /** Every admin path starts with this; the API version follows. */
 export const ADMIN_PREFIX = '/_strata/';
@@ -36,7 +37,7 @@ export interface AdminRoute {
 }
 
 /** Every admin route. */
-const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES, ...EXPIRE_ROUTES, ...GC_ROUTES, ...LIFECYCLE_ROUTES];
+const ROUTES: AdminRoute[] = [...KEY_ROUTES, ...FORK_ROUTES, ...HISTORY_ROUTES, ...EXPIRE_ROUTES, ...GC_ROUTES, ...LIFECYCLE_ROUTES, ...SCRUB_ROUTES];
 
 /** Whether `r` is addressed to the admin API (path-style `/_strata/...`, not a virtual-hosted bucket). */
 export function isAdminRequest(r: RequestContext): boolean {

@@ -11,6 +11,8 @@ import { historyVerb, historyWindowVerb } from './history.js';
 import { restoreVerb } from './restore.js';
 import { gcVerb } from './gc.js';
 import { expireVerb } from './expire.js';
+import { scrubVerb } from './scrub.js';
+import { domainsVerb } from './domains.js';
 import type { Verb } from './verb.js';
 
-export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, expireVerb, gcVerb, lifecycleVerb];
+export const VERBS: readonly Verb[] = [serveVerb, verifyVerb, keysVerb, forkVerb, historyVerb, historyWindowVerb, restoreVerb, expireVerb, gcVerb, lifecycleVerb, scrubVerb, domainsVerb];

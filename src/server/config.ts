@@ -72,6 +72,10 @@ export interface ServerConfig {
   gcInterval?: number;
   /** How long a blob stays unreachable (and how old it must be) before GC deletes it, ms. */
   gcGrace?: number;
+  /** Time (ms) between background scrub passes of an erasure repository (0: none; server/scrub-worker.ts). */
+  scrubInterval?: number;
+  /** Bytes per second the background scrub and the repair worker read at most. */
+  scrubRate?: number;
   /** Time (ms) between lifecycle rule passes (0: no scheduled passes). */
   lifecycleInterval?: number;
   /** History window (ms) of every bucket without its own (store retentionMs; 0: current state only). */
@@ -312,6 +316,25 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: durationType({ min: 0, max: 30 * 86_400_000 }),
     default: 3_600_000,
     help: 'how long a blob stays unreachable (and how old it must be) before GC deletes it',
+  }),
+  opt({
+    name: 'scrub-interval',
+    key: 'scrubInterval',
+    env: 'STRATA_SCRUB_INTERVAL',
+    // Erasure repositories only. 0 turns the schedule off (strata scrub and the admin API still
+    // run passes); counted from the end of the last completed pass; at most 90 days.
+    type: durationType({ min: 0, max: 90 * 86_400_000 }),
+    default: 86_400_000,
+    help: 'time between background scrub-and-repair passes of an erasure repository (0: no schedule)',
+  }),
+  opt({
+    name: 'scrub-rate',
+    key: 'scrubRate',
+    env: 'STRATA_SCRUB_RATE',
+    // A fraction of one disk's bandwidth, so maintenance does not starve requests.
+    type: sizeType({ min: 1024 }),
+    default: 64 * 2 ** 20,
+    help: 'bytes per second the background scrub and the heal-on-read repair may read (erasure)',
   }),
   opt({
     name: 'lifecycle-interval',

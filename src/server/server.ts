@@ -31,6 +31,7 @@ import { DEFAULT_GC_INTERVAL_MS, GcWorker, gcMetricValues } from './gc-worker.js
 import { DEFAULT_LIFECYCLE_INTERVAL_MS, LifecycleWorker } from './lifecycle-worker.js';
 import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
+import { DEFAULT_SCRUB_INTERVAL_MS, erasureMaintenance } from './scrub-worker.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -195,6 +196,7 @@ export async function startServer(
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
   ]);
+  const erasureUpkeep = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
@@ -233,6 +235,7 @@ export async function startServer(
   gcWorker?.start();
   if (lifecycleInterval > 0) lifecycle.start();
   historyExpiry.start();
+  erasureUpkeep?.start();
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -269,6 +272,7 @@ export async function startServer(
         await gcWorker?.stop();
         await lifecycle.stop();
         await historyExpiry.stop();
+        await erasureUpkeep?.stop();
         await metricsListener?.close();
         if (dataDir) removeEndpointFile(dataDir);
         log.warn('closing repository', {});

@@ -12,10 +12,14 @@
  *               MAX_MOVE_ENTRIES per pass;
  *   2. find     every referrer, in every bucket and fork: object namespace entries and version
  *               log entries (removed ones included) whose location is one of those entries;
- *   3. copy     each live entry read with one ranged read and its CRC32C checked (a corrupt
- *               entry is never copied: it stays where it is and the pass counts an error), many
- *               entries per new pack, written create-only and durable before anything names it;
- *   4. commit   re-pointing as ordinary guarded commits (at most COMMIT_REFS referrers each):
+ *   3. copy     source pack by source pack: neighbouring live entries of a source are read
+ *               as one span, a few spans at a time (gc-pack-read.ts), each entry's CRC32C
+ *               checked (a corrupt entry is never copied: it stays where it is and the pass
+ *               counts an error); up to CLEAN_PACK_ENTRIES entries per new pack, written
+ *               create-only and durable before anything names it. The next pack is read and
+ *               written while the previous one's commits run (two packs in memory at most);
+ *   4. commit   re-pointing as ordinary guarded commits (at most COMMIT_REFS referrers each,
+ *               the referrers looked up just before, outside the commit loop, to warm the cache):
  *               inside the commit loop, each referrer's CURRENT value (what this batch and the
  *               one in flight staged included) is read and changed only if it still names the
  *               old location — so a concurrent overwrite, delete, removal or expiry wins and the
@@ -34,14 +38,15 @@
  */
 import type { Repository } from './repository.js';
 import { walkMerged, type MarkResult } from './gc-mark.js';
-import { getBytes } from '../provider/provider.js';
-import { entryRange, readEntry } from '../pack/reader.js';
+import type { Tx } from './tx.js';
 import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
-import { mergeSources, type SortedSource } from './index/merge.js';
+import { planSpans, readSpans, type PackLoc } from './gc-pack-read.js';
 import { decodeVersions, encodeVersions, isTombstone, type Location } from './records.js';
 import { decodeEntry, encodeEntry } from './version-log.js';
 import { parseLogKey } from './version-id.js';
 import { newId } from './layout.js';
+import { ProviderError } from '../provider/provider.js';
+import { decodeRunMeta } from './index/run-format.js';
 import { blobError } from './body-reader.js';
 
 /** Bytes of live bodies moved per pass at most: bounds the pass's time. */
@@ -66,10 +71,13 @@ export interface CleanReport {
   repointed: number;
   /** Entries left in place because reading or committing them failed. */
   errors: number;
+  /** Provider reads of source packs (coalesced spans), and re-pointing commits made. */
+  requests: number;
+  commits: number;
+  /** Referrers re-pointed per bucket (name): each left a superseded copy in its runs. */
+  repointedByBucket: Map<string, number>;
 }
 
-/** A packed body's location. */
-type PackLoc = Extract<Location, { kind: 'pack' }>;
 /** Who names a body: a namespace key or a version log key of a bucket. */
 interface Ref {
   bucket: string;
@@ -85,6 +93,38 @@ export function cleanedPackKey(): string {
   return `packs/${hour}${newId(8).slice(0, 16)}`;
 }
 
+/** Share of a bucket's indexed entries re-pointed by one pass above which its runs are merged
+ * whole at the checkpoint that follows (Repository.requestMajorCompaction): each re-pointed
+ * entry leaves its old copy in an older run until a merge reaches it, so cleaning all of a
+ * bucket's packs would otherwise leave its index twice its size until size-tiered compaction
+ * gets there; below the share, the merge would rewrite much to drop little. */
+export const MAJOR_COMPACTION_SHARE = 0.25;
+
+/**
+ * Ids of the buckets of `repo` whose re-pointed referrers (`byBucket`, by name) are at least
+ * MAJOR_COMPACTION_SHARE of the entries their namespace and version log runs hold (what the
+ * run metas say, plus the overlays). Reads only memory; throws nothing for a malformed meta
+ * (that bucket is merged: a merge reads and checks every run anyway).
+ */
+export function bucketsToCompact(repo: Repository, byBucket: ReadonlyMap<string, number>): string[] {
+  const ids: string[] = [];
+  for (const [name, n] of byBucket) {
+    const b = repo.state.buckets.get(name);
+    if (!b || n === 0) continue;
+    let entries = b.overlay.size + b.versions.overlay.size;
+    try {
+      for (const r of [...b.runs, ...b.versions.runs]) entries += decodeRunMeta(r.meta).entryCount;
+    } catch {
+      entries = 0;
+    }
+    if (n >= entries * MAJOR_COMPACTION_SHARE) ids.push(b.id);
+  }
+  return ids;
+}
+
+/** Heads in flight while choosing (as gc-pack-read.ts's READ_PARALLEL). */
+const SIZE_PARALLEL = 4;
+
 /** Packs below this size (bytes) are coalesced into bigger ones, whatever their live fraction. */
 const SMALL_PACK_BYTES = 64 * 1024;
 /** Coalesce small packs only when at least this many are waiting (one small pack left over
@@ -93,16 +133,24 @@ const MIN_SMALL_PACKS = 16;
 
 /** Packs worth cleaning: the sparsest first, then small ones; within MAX_MOVE_BYTES. */
 async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): Promise<Set<string>> {
+  // Only the live packs' sizes are needed: a head each (SIZE_PARALLEL at a time), not a listing
+  // of every commit blob, which after a mass delete is mostly garbage (100,000 blobs listed to
+  // find one live one took a minute on fs).
+  const candidates = [...mark.packs.keys()].filter((k) => (k.startsWith('commits/') || k.startsWith('packs/')) && !mark.chain.has(k));
   const sizes = new Map<string, number>();
-  for (const prefix of ['commits/', 'packs/']) {
-    let startAfter: string | undefined;
-    for (;;) {
-      const page = await repo.provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
-      for (const i of page.items) if (mark.packs.has(i.key) && !mark.chain.has(i.key)) sizes.set(i.key, i.size);
-      if (!page.next) break;
-      startAfter = page.next;
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < candidates.length; i = next++) {
+      const key = candidates[i]!;
+      try {
+        sizes.set(key, (await repo.provider.head(key)).size);
+      } catch (err) {
+        // Gone since the mark (a pass elsewhere; never this one): nothing to clean there.
+        if (!(err instanceof ProviderError && err.code === 'NotFound')) throw err;
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(SIZE_PARALLEL, candidates.length) }, worker));
   const sparse: { blob: string; live: number; entries: number; fraction: number }[] = [];
   const small: typeof sparse = [];
   for (const [blob, size] of sizes) {
@@ -161,75 +209,119 @@ function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {
 }
 
 /**
- * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers; each is changed
- * only if its current value still names `from` (see the module note). Returns how many changed.
- * Throws what the commit throws.
+ * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers, one after the
+ * other (writers' commits interleave with them); each is changed only if its current value
+ * still names `from` (see the module note). Before each commit the referrers are looked up
+ * once outside the commit loop, so the index blocks the guarded re-reads need are cached and
+ * the commit loop does not wait on the disk for them. Returns how many changed and the
+ * commits made. Throws what a commit throws (and what a lookup throws).
  */
-async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<number> {
+async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<{ changed: number; commits: number; byBucket: Map<string, number> }> {
   const flat = moves.flatMap((m) => m.refs.map((ref) => ({ ref, from: m.from, to: m.to })));
+  const slices: (typeof flat)[] = [];
+  for (let i = 0; i < flat.length; i += COMMIT_REFS) slices.push(flat.slice(i, i + COMMIT_REFS));
+  const byBucket = new Map<string, number>();
   let changed = 0;
-  for (let i = 0; i < flat.length; i += COMMIT_REFS) {
-    const slice = flat.slice(i, i + COMMIT_REFS);
-    changed += await repo.run(async (tx) => {
-      let n = 0;
-      for (const { ref, from, to } of slice) {
-        if (!tx.bucket(ref.bucket)) continue;
-        if (!ref.log) {
-          const value = await tx.get(ref.bucket, ref.key);
-          if (!value || isTombstone(value)) continue;
-          const versions = decodeVersions(value);
-          let hit = false;
-          const next = versions.map((v) => {
-            const loc = moved(v.location, from, to);
-            if (!loc) return v;
-            hit = true;
-            return { ...v, location: loc };
-          });
-          if (hit) {
-            tx.put(ref.bucket, ref.key, encodeVersions(next));
-            n++;
-          }
-          continue;
-        }
-        const parsed = parseLogKey(ref.key);
-        if (!parsed) continue;
-        const it = mergeSources(tx.logSources(ref.bucket, parsed.key), { key: ref.key, inclusive: true });
-        let value: Uint8Array | undefined;
-        try {
-          const r = await it.next();
-          if (!r.done && r.value.key === ref.key) value = r.value.value.slice();
-        } finally {
-          await it.return();
-        }
-        if (!value || value.length === 0 || isTombstone(value)) continue;
-        const e = decodeEntry(value);
-        const loc = e.record && moved(e.record.location, from, to);
-        if (!loc || !e.record) continue;
-        // A relocation adds no retained point: never refused by the history budget.
-        tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }), value, { relocation: true });
-        n++;
-      }
-      return n;
-    });
+  for (const slice of slices) {
+    for (const { ref } of slice) {
+      const b = repo.state.buckets.get(ref.bucket);
+      if (b) await (ref.log ? b.versions.lookup(ref.key) : b.lookup(ref.key));
+    }
+    changed += await repo.run((tx) => repointSlice(tx, slice, byBucket));
   }
-  return changed;
+  return { changed, commits: slices.length, byBucket };
+}
+
+/**
+ * Stages the re-pointing of one slice in `tx` (inside the commit loop); how many changed.
+ * Adds the changes per bucket to `byBucket` (counted at staging: a failed commit throws anyway).
+ */
+async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLoc }[], byBucket: Map<string, number>): Promise<number> {
+  let n = 0;
+  const count = (bucket: string) => {
+    n++;
+    byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + 1);
+  };
+  for (const { ref, from, to } of slice) {
+    if (!tx.bucket(ref.bucket)) continue;
+    if (!ref.log) {
+      const value = await tx.get(ref.bucket, ref.key);
+      if (!value || isTombstone(value)) continue;
+      const versions = decodeVersions(value);
+      let hit = false;
+      const next = versions.map((v) => {
+        const loc = moved(v.location, from, to);
+        if (!loc) return v;
+        hit = true;
+        return { ...v, location: loc };
+      });
+      if (hit) {
+        tx.put(ref.bucket, ref.key, encodeVersions(next));
+        count(ref.bucket);
+      }
+      continue;
+    }
+    const parsed = parseLogKey(ref.key);
+    if (!parsed) continue;
+    const value = await tx.logLookup(ref.bucket, parsed.key, ref.key);
+    if (!value || value.length === 0 || isTombstone(value)) continue;
+    const e = decodeEntry(value);
+    const loc = e.record && moved(e.record.location, from, to);
+    if (!loc || !e.record) continue;
+    // A relocation adds no retained point: never refused by the history budget.
+    tx.rewriteVersion(ref.bucket, parsed.key, parsed.position, encodeEntry({ ...e, record: { ...e.record, location: loc } }), value, { relocation: true });
+    count(ref.bucket);
+  }
+  return n;
+}
+
+/** One new pack's worth of moves, read and written, waiting for its re-pointing commits. */
+interface Written {
+  moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[];
+  bytes: number;
+  key: string;
 }
 
 /**
  * Cleans the sparse packs of `repo` that `mark` (a mark of its durable state) found (see the
- * module note). Writes new pack blobs and commits; deletes nothing. Holds at most
- * CLEAN_PACK_BYTES of the pending budget at a time (StoreError 'SlowDown' from the budget ends
- * the pass early, counted as an error). Throws what walking the index throws; read and commit
- * failures are counted in `errors` and leave the entries where they were.
+ * module note). Writes new pack blobs and commits; deletes nothing. Holds at most two new
+ * packs' bodies (2 x CLEAN_PACK_BYTES) of the pending budget at a time: one being read and
+ * written while the previous one's re-pointing commits run (StoreError 'SlowDown' from the
+ * budget, with nothing else in flight, ends the pass early, counted as an error). Throws what
+ * walking the index throws; read and commit failures are counted in `errors` and leave the
+ * entries where they were.
  */
 export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cleanBelow: number; onProgress?: CleanProgress }): Promise<CleanReport> {
-  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0 };
+  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
   const chosen = await choose(repo, mark, opts.cleanBelow);
   if (chosen.size === 0) return report;
   const found = [...(await findReferrers(repo, chosen)).values()];
+  // Source pack by source pack, in offset order: a new pack takes whole source packs where it
+  // can, and neighbouring entries of one source are read together (gc-pack-read.ts).
+  found.sort((a, b) => (a.loc.blob < b.loc.blob ? -1 : a.loc.blob > b.loc.blob ? 1 : a.loc.offset - b.loc.offset));
   const failedPacks = new Set<string>();
   let done = 0;
-  opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: 0, movedBytes: 0 });
+  const progress = () => opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round((done / found.length) * chosen.size)), movedBytes: report.movedBytes });
+  progress();
+  /** The previous pack's commits: awaited before a third pack's bodies are read. */
+  let committing: Promise<void> | undefined;
+  const commit = async (w: Written, release: () => void, groupSize: number) => {
+    try {
+      const r = await repoint(repo, w.moves);
+      report.repointed += r.changed;
+      for (const [bucket, n] of r.byBucket) report.repointedByBucket.set(bucket, (report.repointedByBucket.get(bucket) ?? 0) + n);
+      report.commits += r.commits;
+      report.movedBytes += w.bytes;
+    } catch (err) {
+      report.errors++;
+      for (const m of w.moves) failedPacks.add(m.from.blob);
+      repo.log('gc.clean_commit_failed', { pack: w.key, error: String(err) });
+    } finally {
+      release();
+      done += groupSize;
+      progress();
+    }
+  };
   for (let i = 0; i < found.length; ) {
     // One new pack: entries up to CLEAN_PACK_BYTES / CLEAN_PACK_ENTRIES.
     const group: typeof found = [];
@@ -238,52 +330,71 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
       bytes += found[i]!.loc.length;
       group.push(found[i++]!);
     }
-    let release: () => void;
+    let release = reserveOrUndefined(repo, bytes);
     try {
-      release = repo.budget.reserve(bytes);
+      if (!release) {
+        // Short of room: wait for the previous pack's commits to give theirs back, once.
+        await committing;
+        release = repo.budget.reserve(bytes);
+      }
     } catch {
       report.errors++;
       for (const g of found.slice(i - group.length)) failedPacks.add(g.loc.blob);
       break;
     }
+    let written: Written | undefined;
     try {
-      const bodies: { from: PackLoc; refs: Ref[]; body: Uint8Array }[] = [];
-      for (const g of group) {
-        try {
-          const raw = await getBytes(repo.provider, g.loc.blob, entryRange(g.loc));
-          bodies.push({ from: g.loc, refs: g.refs, body: readEntry(raw, { tag: g.loc.tag, index: g.loc.index, length: g.loc.length }).slice() });
-        } catch (err) {
-          report.errors++;
-          failedPacks.add(g.loc.blob);
-          repo.log('gc.clean_read_failed', { blob: g.loc.blob, offset: g.loc.offset, error: String(blobError(err, g.loc.blob)) });
-        }
-      }
-      if (bodies.length === 0) continue;
-      const key = cleanedPackKey();
-      const pack = new PackStream(bodies.map((b) => b.body.length));
-      const chunks: Uint8Array[] = [pack.header()];
-      for (const b of bodies) chunks.push(...pack.entry(b.body));
-      chunks.push(...pack.finish());
-      await repo.provider.put(key, chunks, { ifNoneMatch: '*', contentLength: pack.size });
-      const moves = bodies.map((b, index) => {
-        const row = pack.rows[index]!;
-        const to: PackLoc = { kind: 'pack', blob: key, offset: row.offset, length: b.body.length, tag: pack.tag, index };
-        return { from: b.from, to, refs: b.refs };
-      });
-      try {
-        report.repointed += await repoint(repo, moves);
-        report.movedBytes += bodies.reduce((n, b) => n + b.body.length, 0);
-      } catch (err) {
+      const read = await readSpans(repo.provider, planSpans(group.map((g) => g.loc)));
+      report.requests += read.requests;
+      for (const f of read.failed) {
         report.errors++;
-        for (const b of bodies) failedPacks.add(b.from.blob);
-        repo.log('gc.clean_commit_failed', { pack: key, error: String(err) });
+        failedPacks.add(f.loc.blob);
+        repo.log('gc.clean_read_failed', { blob: f.loc.blob, offset: f.loc.offset, error: String(blobError(f.error, f.loc.blob)) });
       }
-    } finally {
+      const bodies = group.flatMap((g) => {
+        const body = read.bodies.get(g.loc);
+        return body ? [{ from: g.loc, refs: g.refs, body }] : [];
+      });
+      if (bodies.length > 0) {
+        const key = cleanedPackKey();
+        const pack = new PackStream(bodies.map((b) => b.body.length));
+        const chunks: Uint8Array[] = [pack.header()];
+        for (const b of bodies) chunks.push(...pack.entry(b.body));
+        chunks.push(...pack.finish());
+        await repo.provider.put(key, chunks, { ifNoneMatch: '*', contentLength: pack.size });
+        const moves = bodies.map((b, index) => {
+          const row = pack.rows[index]!;
+          const to: PackLoc = { kind: 'pack', blob: key, offset: row.offset, length: b.body.length, tag: pack.tag, index };
+          return { from: b.from, to, refs: b.refs };
+        });
+        written = { moves, bytes: bodies.reduce((n, b) => n + b.body.length, 0), key };
+      }
+    } catch (err) {
+      // The new pack could not be written: nothing names it, its sources stay where they are.
+      report.errors++;
+      for (const g of group) failedPacks.add(g.loc.blob);
+      repo.log('gc.clean_write_failed', { error: String(err) });
+    }
+    if (!written) {
       release();
       done += group.length;
-      opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round((done / found.length) * chosen.size)), movedBytes: report.movedBytes });
+      progress();
+      continue;
     }
+    // At most two packs in memory: this one's commits wait for the previous one's.
+    await committing;
+    committing = commit(written, release, group.length);
   }
+  await committing;
   for (const blob of chosen) if (!failedPacks.has(blob)) report.cleanedPacks++;
   return report;
+}
+
+/** A reservation of `bytes` of `repo`'s pending budget, or undefined if it is short now. */
+function reserveOrUndefined(repo: Repository, bytes: number): (() => void) | undefined {
+  try {
+    return repo.budget.reserve(bytes);
+  } catch {
+    return undefined;
+  }
 }

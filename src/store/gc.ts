@@ -19,7 +19,7 @@ import { Repository as RepositoryClass } from './repository.js';
 import { markRepository, MARK_CACHE_BYTES, type MarkProgress } from './gc-mark.js';
 import { sweep, type SweepReport } from './gc-sweep.js';
 import { BlockCache } from './index/block-cache.js';
-import { cleanPacks, type CleanProgress } from './gc-pack.js';
+import { bucketsToCompact, cleanPacks, type CleanProgress } from './gc-pack.js';
 
 /** Grace before an unreachable blob is deleted, ms: longer than any request or in-flight write
  * (a multi-GiB upload on a slow link), short enough that space comes back the same day. */
@@ -59,6 +59,11 @@ export interface GcReport {
   liveBlobs: number;
   anchorSeq: number;
   dryRun: boolean;
+  /** Where the pass spent its time, ms: the mark, pack cleaning, the mark after it, the sweep. */
+  phaseMs?: { mark: number; clean: number; remark: number; sweep: number };
+  /** Pack cleaning's provider reads of source packs and its re-pointing commits. */
+  cleanRequests?: number;
+  cleanCommits?: number;
 }
 
 /** Totals over every pass of one repository (the server's strata_gc_* metrics). */
@@ -153,25 +158,42 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       let markStarted = Date.now();
       const cache = new BlockCache({ maxBytes: MARK_CACHE_BYTES });
       const markNow = () => markRepository(repo.provider, { cache, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      const phaseMs = { mark: 0, clean: 0, remark: 0, sweep: 0 };
+      let t = performance.now();
+      const lap = () => {
+        const ms = Math.round(performance.now() - t);
+        t = performance.now();
+        return ms;
+      };
       let mark = await markNow();
+      phaseMs.mark = lap();
       const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
+      phaseMs.clean = lap();
       if (cleaned && cleaned.cleanedPacks > 0) {
         // The packs just emptied are unreachable once a root covers the re-pointing commits:
         // mark again, so this sweep already counts them (first seen now: freed after the grace).
+        // Buckets whose index was largely rewritten are merged whole by that checkpoint, so the
+        // superseded copies of the re-pointed entries (and the runs holding them) go too.
+        repo.requestMajorCompaction(bucketsToCompact(repo, cleaned.repointedByBucket));
         await repo.checkpoint();
         markStarted = Date.now();
         mark = await markNow();
+        phaseMs.remark = lap();
       }
       // Runs this process already reads but no durable root names yet (a checkpoint between its
       // flushes and its root, which can take long on a large repository; a fork at a time being
       // staged) are kept too: extra roots for the sweep, never a reason to keep less.
       for (const key of runsInMemory(repo)) mark.live.add(key);
       const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, protect: (key) => repo.inflight.protects(key, markStarted), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+      phaseMs.sweep = lap();
       const report = fromSweep(swept, dryRun, started, mark.live.size, mark.anchorSeq);
+      report.phaseMs = phaseMs;
       if (cleaned) {
         report.cleanedPacks = cleaned.cleanedPacks;
         report.movedBytes = cleaned.movedBytes;
         report.errors += cleaned.errors;
+        report.cleanRequests = cleaned.requests;
+        report.cleanCommits = cleaned.commits;
       }
       report.ms = Math.round(performance.now() - started);
       s.passes++;

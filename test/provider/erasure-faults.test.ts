@@ -181,6 +181,15 @@ describe('erasure provider: damage', () => {
     const check = await p.checkBlob('lost/blob', { repair: true });
     expect(check.lost).toBe(true);
     expect(check.repaired).toBe(0);
+    await rig.domains[frags[1]![0]]!.provider.delete(frags[1]![1]);
+    await rig.domains[frags[2]![0]]!.provider.delete(frags[2]![1]);
+    // Three left of k = 4: lost, damage reported per fragment on its placed domain.
+    const gone = await p.checkBlob('lost/blob', { repair: true });
+    expect(gone.lost).toBe(true);
+    expect(gone.fragments.map((f) => f.state).sort()).toEqual(['missing', 'missing', 'missing', 'ok', 'ok', 'ok']);
+    expect(new Set(gone.fragments.map((f) => f.domain)).size).toBe(6);
+    await expectCode(p.head('lost/blob'), 'Io');
+    expect((await fragmentsOf(rig, 'lost/blob')).length).toBe(3); // never deleted by repair
     await p.close();
   });
 
@@ -195,7 +204,16 @@ describe('erasure provider: damage', () => {
     await rig.domains[copies[1]![0]]!.provider.delete(copies[1]![1]);
     expect((await readAll(p, 'r')).equals(data)).toBe(true);
     expect(p.takeRepairQueue()).toContain('r');
+    const before = await p.checkBlob('r');
+    expect(before.fragments.map((f) => f.state).sort()).toEqual(['corrupt', 'missing', 'ok']);
+    expect(before.fragments.every((f) => f.domain !== '?')).toBe(true);
+    const fixed = await p.checkBlob('r', { repair: true });
+    expect(fixed.repaired).toBe(2);
+    expect((await p.checkBlob('r')).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    expect(await fragmentsOf(rig, 'r')).toHaveLength(3);
     await corrupt(rig.domains[copies[2]![0]]!.provider, copies[2]![1], 200);
+    await corrupt(rig.domains[copies[0]![0]]!.provider, copies[0]![1], 300);
+    await corrupt(rig.domains[copies[1]![0]]!.provider, copies[1]![1], 400);
     await expectCode(readAll(p, 'r'), 'Io');
     await p.close();
   });
@@ -379,5 +397,45 @@ describe('erasure provider: deletes and unsized writes', () => {
     expect((await cold.list()).items.map((i) => [i.key, i.size, i.etag])).toEqual([['unsized', data.length, info.etag]]);
     expect((await readAll(cold, 'unsized')).equals(data)).toBe(true);
     expect((await cold.checkBlob('unsized')).fragments.every((f) => f.state === 'ok')).toBe(true);
+  });
+});
+
+describe('erasure provider: placement policy', () => {
+  it('puts every fragment and copy where the policy allows: one per zone, never on a denied domain, also after a replacement', async () => {
+    const zone = (i: number) => `z${(i % 4) + 1}`;
+    const failing: FailingPuts[] = [];
+    const rig = await makeRig({
+      k: 2,
+      m: 2,
+      n: 9,
+      labels: (i) => ({ zone: zone(i) }),
+      policy: { spread: [{ label: 'zone', max: 1 }], deny: ['d9'] },
+      wrap: (p) => (failing.push(new FailingPuts(p)), failing.at(-1)!),
+    });
+    const p = rig.provider;
+    const zoneOf = (d: number) => rig.domains[d]!.labels.zone;
+    for (let i = 0; i < 20; i++) {
+      await p.put(`s/${i}`, bytes(200 * KiB, i));
+      await p.put(`r/${i}`, bytes(1000, i));
+    }
+    for (let i = 0; i < 20; i++) {
+      const s = await fragmentsOf(rig, `s/${i}`);
+      expect(s).toHaveLength(4);
+      expect(new Set(s.map((f) => zoneOf(f[0]))).size).toBe(4);
+      const r = await fragmentsOf(rig, `r/${i}`);
+      expect(r).toHaveLength(3);
+      expect(new Set(r.map((f) => zoneOf(f[0]))).size).toBe(3);
+      expect([...s, ...r].some((f) => f[0] === 8)).toBe(false);
+    }
+    // d1 (zone z1) fails every put: fragments go to d5 (the other z1 domain) instead.
+    failing[0]!.failPuts = true;
+    for (let i = 0; i < 10; i++) await p.put(`t/${i}`, bytes(200 * KiB, 100 + i));
+    for (let i = 0; i < 10; i++) {
+      const t = await fragmentsOf(rig, `t/${i}`);
+      expect(t).toHaveLength(4);
+      expect(t.some((f) => f[0] === 0)).toBe(false);
+      expect(new Set(t.map((f) => zoneOf(f[0]))).size).toBe(4);
+      expect((await readAll(p, `t/${i}`)).equals(bytes(200 * KiB, 100 + i))).toBe(true);
+    }
   });
 });

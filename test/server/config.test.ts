@@ -51,6 +51,8 @@ describe('resolveConfig', () => {
       gcGrace: 3_600_000,
       lifecycleInterval: 3600_000,
       retention: 30 * 86_400_000,
+      scrubInterval: 86_400_000,
+      scrubRate: 64 * 2 ** 20,
       expiryInterval: 3_600_000,
       maxConnections: 1024,
       headerTimeoutMs: 20_000,

@@ -250,12 +250,16 @@ describe('a checkpoint beside the commit loop', () => {
     p.hold();
     let i = 0;
     const body = 'x'.repeat(100);
-    // Fill the overlay: a checkpoint becomes due and holds at its root write.
-    while (p.waiting === 0) {
+    // Fill the overlay until a checkpoint freezes it, then let that checkpoint reach its root
+    // write, where it holds. (Writing on until it holds could fill the fresh overlays first
+    // when building the runs is slow, and the writes would then wait on a held checkpoint.)
+    const bucket = store.repo.state.buckets.get('bkt')!;
+    while (p.waiting === 0 && bucket.frozen.length === 0) {
       expect(i).toBeLessThan(1000);
       await put(store, 'bkt', `k/${i++}`, body);
       await new Promise((r) => setImmediate(r));
     }
+    await untilHeld(p);
     // Fill the fresh overlays again: the next write waits for the checkpoint.
     while (store.repo.state.liveOverlayBytes() < 4096) await put(store, 'bkt', `k/${i++}`, body);
     let acked = false;

@@ -288,7 +288,8 @@ describe('a fork is O(1): it shares, never copies', () => {
         for (let i = 0; i < 100; i++) await put(store, 'tiered', `r${r}/${i}`, utf8(`v${r}.${i}`));
         await store.checkpoint();
       }
-      for (let i = 0; i < 100; i++) await put(store, 'tiered', `late/${i}`, utf8('late'));
+      // Values as varied as the earlier runs': runs are compressed, "similar size" is in bytes.
+      for (let i = 0; i < 100; i++) await put(store, 'tiered', `late/${i}`, utf8(`v3.${i}`));
       if (forked) {
         await store.forkBucket('tiered', 'tiered-fork');
         await put(store, 'tiered-fork', 'own', utf8('own'));

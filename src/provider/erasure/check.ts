@@ -79,14 +79,30 @@ export async function checkBlob(
   const meta = found.meta;
   if (!meta) {
     if (found.names.length === 0) throw new ProviderError('NotFound', `${key}: no such blob`);
-    const n = found.names[0]!.name;
-    stats.fragmentsDamaged += found.names.length;
+    // Newest write's names: present ones as found (not verified: too few to matter), the rest
+    // missing on the domain placement gives them, so damage is reported by domain.
+    const newest = found.names.reduce((a, b) => (b.name.generation > a.name.generation ? b : a));
+    const n = newest.name;
+    const mine = found.names.filter((f) => f.name.generation === n.generation);
+    const count = n.layout === 'striped' ? n.k + n.m : config.m + 1;
+    let placed: string[] = [];
+    try {
+      placed = ctx.place(key, count);
+    } catch {
+      // unsatisfiable with these domains: missing fragments are reported without a domain
+    }
+    const fragments: FragmentCheck[] = [];
+    for (let i = 0; i < count; i++) {
+      const f = n.layout === 'striped' ? mine.find((x) => x.name.index === i) : mine[i];
+      fragments.push(f ? { index: i, domain: f.domain, state: 'ok' } : { index: i, domain: placed[i] ?? '?', state: 'missing' });
+    }
+    stats.fragmentsDamaged += fragments.filter((f) => f.state !== 'ok').length;
     return {
       check: {
         key,
         layout: n.layout,
         size: n.length ?? 0,
-        fragments: found.names.map((f) => ({ index: f.name.index, domain: f.domain, state: 'ok' as const })),
+        fragments,
         repaired: 0,
         repairBytes: 0,
         lost: true,
@@ -111,7 +127,16 @@ export async function checkBlob(
   } else {
     const states = await Promise.all(meta.copies.map((d) => checkFragment(ctx, meta, 0, d, options.signal)));
     states.forEach((state, i) => fragments.push({ index: i, domain: meta.copies[i]!, state }));
-    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: '?', state: 'missing' });
+    // Missing copies are reported on the domains placement gives them ('?' only when the
+    // policy cannot be met with these domains).
+    let placed: string[] = [];
+    try {
+      placed = ctx.place(key, config.m + 1);
+    } catch {
+      // reported as '?'
+    }
+    const spare = placed.filter((d) => !meta.copies.includes(d));
+    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: spare.shift() ?? '?', state: 'missing' });
   }
   const good = fragments.filter((f) => f.state === 'ok').length;
   const bad = fragments.length - good;
@@ -122,7 +147,6 @@ export async function checkBlob(
   if (!options.repair || lost) return { check, meta: lost ? undefined : meta, clean: found.stale.length === 0 };
 
   const holding = new Set(fragments.filter((f) => f.state === 'ok').map((f) => f.domain));
-  const exclude = new Set([...holding, ...ctx.domains.failedIds()]);
   if (bad > 0 && meta.layout === 'striped') {
     const badIdx = fragments.filter((f) => f.state !== 'ok').map((f) => f.index);
     const unusable = new Set([
@@ -146,13 +170,24 @@ export async function checkBlob(
   } else if (bad > 0) {
     const source = meta.copies.find((d, i) => fragments[i]!.state === 'ok')!;
     const copy = await readCopy(ctx, meta, source);
-    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.domain !== '?').map((f) => f.domain);
-    const targets = ctx.rank(key).filter((d) => !holding.has(d) && !exclude.has(d)).slice(0, bad);
+    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.state !== 'missing' && f.domain !== '?').map((f) => f.domain);
+    // The policy's placement of m + 1 copies with unusable domains replaced; copies already
+    // good stay; a corrupt copy on a healthy domain is rewritten in place.
+    const unusable = new Set([...ctx.domains.failedIds(), ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain)]);
+    let planned: string[] = [];
+    try {
+      planned = ctx.place(key, config.m + 1, unusable);
+    } catch {
+      // the policy cannot be met: fall back to rendezvous order below
+    }
+    const targets = [...planned, ...ctx.rank(key)]
+      .filter((d, i, all) => all.indexOf(d) === i && !holding.has(d) && !unusable.has(d))
+      .slice(0, Math.min(bad, config.m + 1 - holding.size));
     const child = nameOf(meta, 0);
     const okCopies = meta.copies.filter((_, i) => fragments[i]!.state === 'ok');
     for (const t of targets) {
       try {
-        await ctx.domains.call(t, `put ${child}`, (p, signal) => p.put(child, copy, { contentLength: copy.length, signal }));
+        await ctx.domains.call(t, `put ${child}`, (p, { signal }) => p.put(child, copy, { contentLength: copy.length, signal }));
         okCopies.push(t);
         check.repaired++;
         check.repairBytes += copy.length;

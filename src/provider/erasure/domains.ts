@@ -5,20 +5,26 @@
  * that does not answer in time is treated as failed for that call (ProviderError
  * 'Unavailable' naming the domain), so a hanging disk or endpoint never stalls a request
  * beyond the bound. A domain whose call failed with a transport error or timed out is marked
- * failed for FAILED_COOLDOWN_MS: writes place around it at once instead of waiting for the
- * timeout again, reads try it last. Its next successful call marks it healthy again.
+ * failed for a cooldown (FAILED_COOLDOWN_MS, doubling per failure in a row): writes place
+ * around it at once instead of waiting for the timeout again, reads try it last. Its next
+ * successful call (a read, or a domainHealth probe) marks it healthy again.
  */
 import { ProviderError, type Provider } from '../provider.js';
 import type { Domain, DomainHealth } from './types.js';
 
-/** How long a failed domain is skipped by writes (and tried last by reads), ms. Long enough
- * that a dead disk costs one timeout per few seconds, short enough that a flapping one
- * comes back quickly. */
+/** How long a failed domain is skipped by writes (and tried last by reads), ms, after its
+ * first failure; it doubles with each failure in a row up to MAX_COOLDOWN_MS. Short at first
+ * so that a flapping domain comes back quickly; growing so that a dead or hanging one costs
+ * one timeout a minute, not one every few seconds (domainHealth probes it sooner). */
 export const FAILED_COOLDOWN_MS = 5_000;
+export const MAX_COOLDOWN_MS = 60_000;
 
 interface HealthState {
   failedAt: number;
   error: string;
+  /** Failures in a row. */
+  streak: number;
+  cooldown: number;
 }
 
 /** Did this error come from the domain itself (as opposed to a missing key or a bad request)? */
@@ -48,17 +54,19 @@ export class DomainSet {
   /** Domains failed within the cooldown. */
   failedIds(now = Date.now()): Set<string> {
     const out = new Set<string>();
-    for (const [id, h] of this.#health) if (now - h.failedAt < FAILED_COOLDOWN_MS) out.add(id);
+    for (const [id, h] of this.#health) if (now - h.failedAt < h.cooldown) out.add(id);
     return out;
   }
 
   isFailed(id: string): boolean {
     const h = this.#health.get(id);
-    return !!h && Date.now() - h.failedAt < FAILED_COOLDOWN_MS;
+    return !!h && Date.now() - h.failedAt < h.cooldown;
   }
 
   markFailed(id: string, err: unknown): void {
-    this.#health.set(id, { failedAt: Date.now(), error: (err as Error)?.message ?? String(err) });
+    const streak = (this.#health.get(id)?.streak ?? 0) + 1;
+    const cooldown = Math.min(MAX_COOLDOWN_MS, FAILED_COOLDOWN_MS * 2 ** Math.min(streak - 1, 16));
+    this.#health.set(id, { failedAt: Date.now(), error: (err as Error)?.message ?? String(err), streak, cooldown });
   }
 
   markOk(id: string): void {
@@ -69,28 +77,36 @@ export class DomainSet {
    * Runs `fn` on domain `id`'s provider with a timeout of timeoutMs (or `timeoutMs`). A
    * timeout or transport failure marks the domain failed and rejects with ProviderError
    * ('Unavailable' on timeout; the child's own error otherwise); other errors (NotFound,
-   * InvalidRange…) pass through and leave the domain healthy. The signal given to `fn`
-   * fires on timeout, so children that honour it stop their work.
+   * InvalidRange…) pass through and leave the domain healthy. `abort.signal` (made on first
+   * use) fires on timeout, so children given it stop their work.
    */
   async call<T>(
     id: string,
     what: string,
-    fn: (provider: Provider, signal: AbortSignal) => Promise<T>,
+    fn: (provider: Provider, abort: { readonly signal: AbortSignal }) => Promise<T>,
     timeoutMs = this.timeoutMs
   ): Promise<T> {
     const domain = this.get(id);
-    const controller = new AbortController();
+    // Small reads (the hot path) do not use the signal: an AbortController per call costs
+    // more than the read's bookkeeping, so one is made only when `fn` asks for it.
+    let controller: AbortController | undefined;
+    const lazy = {
+      get signal(): AbortSignal {
+        controller ??= new AbortController();
+        return controller.signal;
+      },
+    };
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       if (!Number.isFinite(timeoutMs)) return; // the caller bounds the call itself (streams)
       timer = setTimeout(() => {
         const err = new ProviderError('Unavailable', `domain ${id}: ${what} not answered within ${timeoutMs} ms`);
-        controller.abort(err);
+        controller?.abort(err);
         reject(err);
       }, timeoutMs);
     });
     try {
-      const result = await Promise.race([fn(domain.provider, controller.signal), timeout]);
+      const result = await Promise.race([fn(domain.provider, lazy), timeout]);
       this.markOk(id);
       return result;
     } catch (err) {
@@ -111,7 +127,7 @@ export class DomainSet {
   snapshot(): DomainHealth[] {
     return this.domains.map((d) => {
       const h = this.#health.get(d.id);
-      const failed = !!h && Date.now() - h.failedAt < FAILED_COOLDOWN_MS;
+      const failed = !!h && Date.now() - h.failedAt < h.cooldown;
       return failed
         ? { id: d.id, labels: d.labels, state: 'failed' as const, error: h!.error }
         : { id: d.id, labels: d.labels, state: 'ok' as const };

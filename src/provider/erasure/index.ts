@@ -19,8 +19,9 @@
  * acknowledged, so a reader sees the old blob or the new one, never a mix. A delete removes
  * every fragment it can reach; fragments on a domain that is down at the time stay behind,
  * show up again in list() when it returns (too few to read: a read fails with 'Io'), and
- * are removed by the next delete of the key (the store's GC deletes unreferenced blobs it
- * lists) or by checkBlob's repair.
+ * are removed by the next delete of the key (the store's GC deletes the unreferenced blobs
+ * it lists). checkBlob reports such a key as lost and never deletes it: it cannot tell a
+ * leftover from a blob that lost more than m fragments.
  */
 import { Readable } from 'node:stream';
 import { checkedChunks, discardBody, replayableLength, throwIfAborted } from '../body.js';
@@ -44,7 +45,7 @@ import { DomainSet } from './domains.js';
 import { checkBlob } from './check.js';
 import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
-import { etagOf, lookupBlob, nameOf, type BlobMeta } from './lookup.js';
+import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
@@ -67,6 +68,9 @@ export const ALWAYS_REPLICATED = new Set(['anchor']);
 /** Blob descriptions kept in memory so warm reads skip the lookup (~200 bytes each:
  * 100,000 entries is about 20 MiB). */
 export const META_CACHE_ENTRIES = 100_000;
+
+/** Keys the heal-on-read queue holds at most (~100 bytes each: about 10 MiB). */
+export const MAX_REPAIR_QUEUE = 100_000;
 
 export interface ErasureProviderOptions {
   config: ErasureConfig;
@@ -92,9 +96,12 @@ class ErasureProviderImpl implements ErasureProvider {
   readonly #codecs = new Map<string, ReedSolomon>();
   readonly #cache = new Map<string, BlobMeta>();
   readonly #locks = new Map<string, Promise<void>>();
+  readonly #lookups = new Map<string, Promise<LookupResult>>();
   readonly #repair = new Set<string>();
   readonly #ctx: WriteContext;
   #gen = 0;
+  /** Counts finished puts and deletes (any key): a lookup started before one is not cached. */
+  #epoch = 0;
   #closed = false;
 
   constructor(config: ErasureConfig, domains: Domain[]) {
@@ -122,6 +129,9 @@ class ErasureProviderImpl implements ErasureProvider {
   }
 
   #queueRepair(key: string): void {
+    // Bounded: with a whole domain gone every read would queue its key; past the bound the
+    // scrub (which walks everything) finds the rest.
+    if (this.#repair.size >= MAX_REPAIR_QUEUE && !this.#repair.has(key)) return;
     this.#repair.add(key);
     this.stats.degradedBlobs = this.#repair.size;
   }
@@ -176,7 +186,18 @@ class ErasureProviderImpl implements ErasureProvider {
       this.#remember(cached);
       return cached;
     }
-    const found = await lookupBlob(this.#set, key);
+    // Concurrent cold reads of one key share one lookup (N listings, not N per reader).
+    const epoch = this.#epoch;
+    let pending = fresh ? undefined : this.#lookups.get(key);
+    if (!pending) {
+      pending = lookupBlob(this.#set, key);
+      if (!fresh) {
+        this.#lookups.set(key, pending);
+        const done = (): void => void (this.#lookups.get(key) === pending && this.#lookups.delete(key));
+        pending.then(done, done);
+      }
+    }
+    const found = await pending;
     if (!found.meta) {
       if (found.names.length > 0) {
         throw new ProviderError(
@@ -193,7 +214,11 @@ class ErasureProviderImpl implements ErasureProvider {
     if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
     if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);
     if (meta.layout === 'replicated' && meta.copies.length < this.m + 1) this.#queueRepair(key);
-    this.#remember(meta);
+    // A put or delete that finished while this lookup listed may have made it stale: cache
+    // only a lookup that no write overtook (the write's own result is cached by the write).
+    const cur = this.#cache.get(key);
+    if (cur && cur.generation >= meta.generation) return cur;
+    if (epoch === this.#epoch) this.#remember(meta);
     return meta;
   }
 
@@ -231,6 +256,7 @@ class ErasureProviderImpl implements ErasureProvider {
       }
       const generation = this.#nextGen(current?.generation);
       const written = await this.#write(key, generation, body, len ?? replayableLength(body), options);
+      this.#epoch++;
       this.#remember(written.meta);
       if (written.degraded) this.#queueRepair(key);
       if (current && current.generation !== generation) await this.#dropWrite(current);
@@ -322,7 +348,14 @@ class ErasureProviderImpl implements ErasureProvider {
     return listMerged(this.#set, options, this.m, async (e) => {
       const cached = this.#cache.get(e.name.key);
       if (cached?.generation === e.name.generation && cached.length !== undefined) return cached.length;
-      return (await this.#meta(e.name.key, true)).length!;
+      try {
+        return (await this.#meta(e.name.key, true)).length!;
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+        // An unsized write with no readable trailer (lost, or a crashed write): still listed,
+        // so that a GC can delete it, with size 0; reading it fails closed.
+        return 0;
+      }
     });
   }
 
@@ -331,16 +364,18 @@ class ErasureProviderImpl implements ErasureProvider {
     checkLogicalKey(key);
     await this.#withLock(key, async () => {
       const found = await lookupBlob(this.#set, key);
+      this.#epoch++;
       this.#cache.delete(key);
       this.#repair.delete(key);
       this.stats.degradedBlobs = this.#repair.size;
       const results = await Promise.allSettled(
         found.names.map((n) => this.#set.call(n.domain, `delete ${n.child}`, (p) => p.delete(n.child)))
       );
-      const failed = results.filter((r) => r.status === 'rejected').length;
-      // Fragments left on domains that are down are tolerated (module doc), as long as what
-      // remains reachable is gone: a retry or the next GC pass removes the rest.
-      void failed;
+      // Fragments left on domains that are down (rejected deletes) are tolerated, see the
+      // module doc: the next delete of the key removes them.
+      void results;
+      this.#epoch++;
+      this.#cache.delete(key);
     });
   }
 
@@ -380,7 +415,7 @@ class ErasureProviderImpl implements ErasureProvider {
           let bytes = 0;
           let next: string | undefined;
           do {
-            const page = await this.#set.call(d.id, 'list (health probe)', (p, signal) =>
+            const page = await this.#set.call(d.id, 'list (health probe)', (p, { signal }) =>
               p.list({ startAfter: next, limit: options.usage ? 1000 : 1, signal })
             );
             for (const item of page.items) (blobs++, (bytes += item.size));

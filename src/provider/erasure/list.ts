@@ -51,7 +51,7 @@ export async function listMerged(
   const refill = async (c: Cursor): Promise<void> => {
     while (!c.done && c.buf.length === 0) {
       try {
-        const page = await domains.call(c.domain, `list ${prefix}`, (p, signal) =>
+        const page = await domains.call(c.domain, `list ${prefix}`, (p, { signal }) =>
           p.list({ prefix: prefix || undefined, startAfter: c.next, limit: childLimit, signal })
         );
         for (const item of page.items) {

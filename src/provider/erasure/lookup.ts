@@ -51,8 +51,16 @@ export interface LookupResult {
 
 /** The child key of fragment/copy `index` of `meta`. */
 export function nameOf(meta: BlobMeta, index: number): string {
-  return childKey({ ...meta, length: meta.sized ? meta.length : undefined, index: meta.layout === 'striped' ? index : 0 });
+  // Names are built once per description: a small read is otherwise dominated by escaping
+  // the key and formatting numbers again.
+  let names = NAMES.get(meta);
+  if (!names) NAMES.set(meta, (names = []));
+  const i = meta.layout === 'striped' ? index : 0;
+  return (names[i] ??= childKey({ ...meta, length: meta.sized ? meta.length : undefined, index: i }));
 }
+
+/** nameOf's memo; a description's name fields never change once it exists. */
+const NAMES = new WeakMap<BlobMeta, string[]>();
 
 /** The etag of a write: its generation and length (unique per write, see index.ts). */
 export function etagOf(name: { generation: number; length: number | undefined; layout: Layout }): string {
@@ -81,7 +89,7 @@ export async function lookupBlob(domains: DomainSet, key: string): Promise<Looku
       try {
         let next: string | undefined;
         do {
-          const page = await domains.call(d.id, `list ${prefix}`, (p, signal) =>
+          const page = await domains.call(d.id, `list ${prefix}`, (p, { signal }) =>
             p.list({ prefix, startAfter: next, limit: 1000, signal })
           );
           for (const item of page.items) {

@@ -28,8 +28,14 @@ export interface ReadContext {
 
 export function geometryOf(meta: BlobMeta): Geometry {
   if (meta.length === undefined) throw new ProviderError('Io', `${meta.key}: length not resolved`);
-  return new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length);
+  const known = GEOMETRY.get(meta);
+  if (known && known.length === meta.length) return known;
+  const g = new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length);
+  GEOMETRY.set(meta, g);
+  return g;
 }
+
+const GEOMETRY = new WeakMap<BlobMeta, Geometry>();
 
 /**
  * Reads and verifies cell bytes [from, to) (whole blocks) of fragment `index` of stripe `s`
@@ -84,8 +90,16 @@ async function readPiece(
   unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
 }
 
+/** A fragment its domain says is gone (NotFound) is dropped from the cached description, so
+ * the next reads rebuild at once instead of asking again; repair puts it back. */
+function forgetMissing(meta: BlobMeta, index: number, domain: string | undefined, err: unknown): void {
+  if (meta.layout === 'striped' && err instanceof ProviderError && err.code === 'NotFound' && meta.fragments[index] === domain)
+    meta.fragments[index] = undefined;
+}
+
 /** Candidate domains for a replicated read: healthy ones first. */
-function copyOrder(ctx: ReadContext, meta: BlobMeta): string[] {
+function copyOrder(ctx: ReadContext, meta: BlobMeta): readonly string[] {
+  if (!meta.copies.some((d) => ctx.domains.isFailed(d))) return meta.copies;
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
 }
 
@@ -99,6 +113,19 @@ async function readStripe(
   out: Uint8Array,
   outOffsets: number[]
 ): Promise<void> {
+  // Fast path of a small read (one piece, healthy domain): no fan-out bookkeeping. Any
+  // failure falls through to the general path, which tries the other copies or rebuilds.
+  if (pieces.length === 1) {
+    const p = pieces[0]!;
+    const domain = meta.layout === 'replicated' ? meta.copies[0] : meta.fragments[p.cell];
+    if (domain !== undefined && !ctx.domains.isFailed(domain)) {
+      try {
+        return await readPiece(ctx, meta, g, meta.layout === 'replicated' ? 0 : p.cell, domain, s, p.from, p.to, out, outOffsets[0]!);
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+      }
+    }
+  }
   const failed: number[] = [];
   await Promise.all(
     pieces.map(async (p, i) => {
@@ -121,6 +148,7 @@ async function readStripe(
           return;
         } catch (err) {
           if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+          forgetMissing(meta, p.cell, domain, err);
           ctx.onDamaged(meta, p.cell, domain, why(err));
         }
       } else ctx.onDamaged(meta, p.cell, domain, domain ? 'domain failed' : 'missing');
@@ -131,7 +159,16 @@ async function readStripe(
   const from = Math.min(...failed.map((i) => pieces[i]!.from));
   const to = Math.max(...failed.map((i) => pieces[i]!.to));
   const cells = failed.map((i) => pieces[i]!.cell);
-  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells));
+  // Data cells this stripe already read whole over the rebuild's block range are reused as
+  // sources instead of being read again.
+  const fr = framedRange(g, s, from, to);
+  const blockEnd = fr.cellStart + unframedLength(fr.length);
+  const seed = new Map<number, Uint8Array>();
+  pieces.forEach((p, i) => {
+    if (failed.includes(i) || p.from > fr.cellStart || p.to < blockEnd) return;
+    seed.set(p.cell, out.subarray(outOffsets[i]! + fr.cellStart - p.from, outOffsets[i]! + blockEnd - p.from));
+  });
+  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells), false, seed);
   for (const i of failed) {
     const p = pieces[i]!;
     const shard = rebuilt.shards[p.cell]!;
@@ -153,16 +190,22 @@ export async function rebuildRange(
   from: number,
   to: number,
   bad: ReadonlySet<number>,
-  all = false
+  all = false,
+  seed?: ReadonlyMap<number, Uint8Array>
 ): Promise<{ shards: Shard[]; cellStart: number }> {
   const n = meta.k + meta.m;
   const candidates: number[] = [];
-  for (let i = 0; i < n; i++) if (!bad.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
+  for (let i = 0; i < n; i++) if (!bad.has(i) && !seed?.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
   // Healthy domains first, data before parity (fewer rows to invert for data cells).
   candidates.sort((a, b) => Number(ctx.domains.isFailed(meta.fragments[a]!)) - Number(ctx.domains.isFailed(meta.fragments[b]!)) || a - b);
   const shards: Shard[] = new Array(n).fill(null);
   let good = 0;
-  let cellStart = 0;
+  let cellStart = framedRange(g, s, from, to).cellStart;
+  for (const [i, data] of seed ?? []) {
+    if (good === meta.k) break;
+    shards[i] = data;
+    good++;
+  }
   let next = 0;
   const errors: string[] = [];
   while (good < meta.k && next < candidates.length) {
@@ -181,6 +224,7 @@ export async function rebuildRange(
         if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
         errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
         ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
+        forgetMissing(meta, i, meta.fragments[i], r.reason);
       }
     });
   }
@@ -211,6 +255,10 @@ function plan(g: Geometry, start: number, length: number): { s: number; pieces: 
   return out;
 }
 
+/** Stripes read ahead of the consumer by a streaming get: the next is fetched while the
+ * current is being sent. */
+const READ_AHEAD_STRIPES = 2;
+
 /** The bytes of [start, start + length), whole, into `into` when it is large enough. */
 export async function readRange(
   ctx: ReadContext,
@@ -221,13 +269,21 @@ export async function readRange(
 ): Promise<Uint8Array> {
   const g = geometryOf(meta);
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-  await Promise.all(plan(g, start, length).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets)));
+  const stripes = plan(g, start, length);
+  if (stripes.length === 1) {
+    await readStripe(ctx, meta, g, stripes[0]!.s, stripes[0]!.pieces, out, stripes[0]!.offsets);
+    return out;
+  }
+  // A few stripes at a time: a whole-blob read of a large blob must not open k reads for
+  // every stripe at once.
+  for (let i = 0; i < stripes.length; i += READ_AHEAD_STRIPES * 2) {
+    await Promise.all(
+      stripes.slice(i, i + READ_AHEAD_STRIPES * 2).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets))
+    );
+  }
   return out;
 }
 
-/** Stripes read ahead of the consumer by a streaming get: the next is fetched while the
- * current is being sent. */
-const READ_AHEAD_STRIPES = 2;
 
 /** Streams [start, start + length) stripe by stripe with READ_AHEAD_STRIPES in flight. */
 export async function* streamRange(

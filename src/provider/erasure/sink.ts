@@ -42,7 +42,7 @@ export class FragmentSink {
     const put = domains.call(
       domain,
       `put ${childKey}`,
-      (p, signal) => p.put(childKey, this.#body(), { contentLength: size, signal }),
+      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal }),
       Infinity
     );
     this.done = Promise.race([put, failed]);

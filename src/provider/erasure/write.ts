@@ -240,7 +240,7 @@ export async function writeReplicated(
     targets.forEach((t) => tried.add(t));
     const results = await Promise.allSettled(
       targets.map((d) =>
-        ctx.domains.call(d, `put ${child}`, (p, sig) =>
+        ctx.domains.call(d, `put ${child}`, (p, { signal: sig }) =>
           p.put(child, copy, { contentLength: copy.length, signal: signal ? AbortSignal.any([signal, sig]) : sig })
         )
       )

@@ -429,20 +429,21 @@ export class FsProvider implements Provider {
   /**
    * fsync(2) of a directory, through a cached handle in exclusive mode. A concurrent prune of
    * an emptied sibling directory or the cache's eviction may close the cached handle while
-   * this sync runs (EBADF, "file closed"): then it syncs again through a fresh handle, so a
-   * PUT never fails because a GC deleted blobs beside it.
+   * this sync runs (EBADF, "file closed"): then it syncs again through a handle of its own,
+   * opened for this one sync and never cached, which no prune or eviction can close under it
+   * (a re-cached handle could be evicted again by the next opens, as 100,000-blob GC sweeps
+   * showed), so a PUT never fails because a GC deleted blobs beside it.
    */
   async #fsyncDir(path: string): Promise<void> {
     if (!this.#exclusive) return fsyncDir(path);
-    for (let attempt = 0; ; attempt++) {
-      const h = await this.#dirHandle(path);
-      try {
-        return await h.sync();
-      } catch (err) {
-        if (errno(err) !== 'EBADF' || attempt >= 2) throw err;
-        if (this.#dirHandles.get(path) === h) this.#dirHandles.delete(path);
-      }
+    const h = await this.#dirHandle(path);
+    try {
+      return await h.sync();
+    } catch (err) {
+      if (errno(err) !== 'EBADF') throw err;
+      if (this.#dirHandles.get(path) === h) this.#dirHandles.delete(path);
     }
+    return fsyncDir(path);
   }
 
   /** The cached directory handle of `path`, opened (and cached, evicting the oldest) if none. */

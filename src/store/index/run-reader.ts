@@ -20,6 +20,7 @@ import {
   decodeTrailer,
   type DecodedBlock,
   type Footer,
+  type RunFormatVersion,
   type RunMeta,
 } from './run-format.js';
 
@@ -90,11 +91,14 @@ export class RunReader implements SortedSource {
   readonly #provider: Provider;
   readonly #cache: BlockCache;
   readonly #footer: Footer;
+  /** The run's format version (run-format.ts): how its blocks are stored. */
+  readonly #version: RunFormatVersion;
   /** Names this run's content in the shared cache (see BlockCache.keyOf). */
   readonly #cacheId: string;
 
   /** Use openRun. */
-  constructor(provider: Provider, meta: RunMeta, cache: BlockCache, footer: Footer) {
+  constructor(provider: Provider, meta: RunMeta, cache: BlockCache, footer: Footer, version: RunFormatVersion = 1) {
+    this.#version = version;
     this.#provider = provider;
     this.meta = meta;
     this.name = meta.blobKey;
@@ -152,8 +156,9 @@ export class RunReader implements SortedSource {
     const start = i === 0 ? 0 : f.offsets[i]!;
     const end = f.offsets[i]! + f.lengths[i]!;
     const bytes = await readRange(this.#provider, this.meta.blobKey, start, end - start, i);
-    if (i === 0) checkHeader(bytes, this.meta.blobKey);
+    if (i === 0) checkHeader(bytes, this.meta.blobKey, this.#version);
     return decodeBlock(bytes, i === 0 ? HEADER_BYTES : 0, {
+      version: this.#version,
       blobKey: this.meta.blobKey,
       block: i,
       entryCount: f.counts[i]!,
@@ -221,9 +226,9 @@ export async function openRun(
   const trailer = decodeTrailer(bytes, blobKey);
   if (trailer.footerOffset !== footerOffset || trailer.footerLength !== footerLength)
     mismatch('trailer');
-  if (start === 0) checkHeader(bytes, blobKey);
+  if (start === 0) checkHeader(bytes, blobKey, trailer.version);
   const footerBytes = bytes.subarray(footerOffset - start, footerOffset - start + footerLength);
-  const footer = decodeFooter(footerBytes, footerOffset, blobKey);
+  const footer = decodeFooter(footerBytes, footerOffset, blobKey, trailer.version);
   const crc = new DataView(footerBytes.buffer, footerBytes.byteOffset).getUint32(
     footerLength - 4,
     true
@@ -236,7 +241,7 @@ export async function openRun(
   ) {
     mismatch('first or last key');
   }
-  return new RunReader(provider, meta, cache, footer);
+  return new RunReader(provider, meta, cache, footer, trailer.version);
 }
 
 /**
@@ -250,12 +255,12 @@ export async function readRunMeta(provider: Provider, blobKey: string): Promise<
     throw new IndexError('ERR_RUN_CORRUPT', `truncated: ${size} bytes`, { blobKey });
   }
   const tail = await readRange(provider, blobKey, size - TRAILER_BYTES, TRAILER_BYTES);
-  const { footerOffset, footerLength } = decodeTrailer(tail, blobKey);
+  const { footerOffset, footerLength, version } = decodeTrailer(tail, blobKey);
   if (footerOffset < HEADER_BYTES || footerOffset + footerLength + TRAILER_BYTES !== size) {
     throw new IndexError('ERR_RUN_FORMAT', 'trailer points outside the blob', { blobKey });
   }
   const footerBytes = await readRange(provider, blobKey, footerOffset, footerLength);
-  const footer = decodeFooter(footerBytes, footerOffset, blobKey);
+  const footer = decodeFooter(footerBytes, footerOffset, blobKey, version);
   const empty = footer.entryCount === 0;
   return {
     blobKey,

@@ -16,8 +16,10 @@ import {
   HEADER_BYTES,
   TRAILER_BYTES,
   encodeHeader,
+  RUN_FORMAT_VERSION,
   encodeTrailer,
   type RunMeta,
+  type RunFormatVersion,
 } from './run-format.js';
 import type { Provider } from '../../provider/provider.js';
 
@@ -31,6 +33,9 @@ export interface RunWriteOptions {
   bitsPerKey?: number;
   /** Refuse to replace an existing blob at the key (`ifNoneMatch: '*'`); runs are immutable. */
   exclusive?: boolean;
+  /** Format version written (run-format.ts; the current one by default). Version 1 (blocks
+   * uncompressed) is for tests that prove old runs still read. */
+  version?: RunFormatVersion;
   signal?: AbortSignal;
 }
 
@@ -38,6 +43,7 @@ const DEFAULTS = {
   blockBytes: DEFAULT_BLOCK_BYTES,
   bitsPerKey: DEFAULT_BITS_PER_KEY,
   exclusive: true,
+  version: RUN_FORMAT_VERSION,
 } as const;
 /** Block size bounds: below 64 B every block is one entry; above 16 MiB a seek reads too much. */
 const MIN_BLOCK_BYTES = 64;
@@ -48,6 +54,7 @@ const MAX_BITS_PER_KEY = 40;
 
 function resolveOptions(options: RunWriteOptions): Required<Omit<RunWriteOptions, 'signal'>> {
   const o = { ...DEFAULTS, ...options };
+  if (o.version !== 1 && o.version !== 2) throw new RangeError(`run format version must be 1 or 2, not ${String(o.version)}`);
   if (
     !Number.isInteger(o.blockBytes) ||
     o.blockBytes < MIN_BLOCK_BYTES ||
@@ -87,7 +94,7 @@ class RunEncoder {
   }
 
   async *chunks(entries: Iterable<RunEntry> | AsyncIterable<RunEntry>): AsyncGenerator<Uint8Array> {
-    yield encodeHeader();
+    yield encodeHeader(this.#options.version);
     this.#offset = HEADER_BYTES;
     for await (const [key, value] of entries) {
       if (!(value instanceof Uint8Array)) {
@@ -122,7 +129,7 @@ class RunEncoder {
     );
     this.#offset += footer.length + TRAILER_BYTES;
     yield footer;
-    yield encodeTrailer({ footerOffset, footerLength: footer.length });
+    yield encodeTrailer({ footerOffset, footerLength: footer.length }, this.#options.version);
   }
 
   /** Throws 'ERR_RUN_UNSORTED' unless `bytes` sorts strictly after the previous key. */
@@ -147,7 +154,7 @@ class RunEncoder {
 
   #finishBlock(): Uint8Array {
     const entries = this.#block.count;
-    const block = this.#block.finish();
+    const block = this.#block.finishAs(this.#options.version);
     const crc = new DataView(block.buffer, block.byteOffset).getUint32(block.length - 4, true);
     this.#footer.addBlock(this.#blockFirst, this.#offset, block.length, entries, crc);
     this.#offset += block.length;

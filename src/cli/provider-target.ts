@@ -1,0 +1,52 @@
+/**
+ * @module Where `strata scrub` and `strata domains` act: like admin-target.ts, but a local
+ * repository is opened at the provider level only (its directory locks), not as a Store — a
+ * scrub must work on a repository too damaged to open (a lost anchor is exactly what it
+ * reports), and it needs nothing the Store keeps.
+ *
+ *   --endpoint URL        through the server at URL (its admin API)
+ *   --data LOCATION       the stopped repository directly (with --erasure k+m or the config
+ *                         file's erasure section: the set of domains it names); while a server
+ *                         holds its lock, through that server (its address is in
+ *                         strata-server.json of the data directory, or of the first domain)
+ *   --data URL --offline  a repository that is not local (S3 children), no server on it
+ */
+import { existsSync } from 'node:fs';
+import { openLocation, homeDirectory } from '../store/open.js';
+import { erasureSetupForVerb } from '../server/erasure-option.js';
+import { ProviderError, type Provider } from '../provider/provider.js';
+import { readEndpointFile } from '../server/endpoint-file.js';
+import type { AdminClientOptions } from '../admin/client.js';
+import { UsageError } from './args.js';
+import { remoteCredentials, type TargetOptions } from './admin-target.js';
+
+export type ProviderTarget = { where: string; close(): Promise<void> } & ({ provider: Provider; remote?: undefined } | { provider?: undefined; remote: AdminClientOptions });
+
+/**
+ * Opens where `o` says (see the module note), reporting each choice on `progress`. Throws
+ * UsageError (exit 2) for a bad --endpoint, a missing directory, missing credentials, a locked
+ * repository without a known server; and what opening the provider throws.
+ */
+export async function openProviderTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<ProviderTarget> {
+  const location = o.data;
+  const erasure = await erasureSetupForVerb(o);
+  const dir = homeDirectory(location, erasure);
+  const remote = (opts: AdminClientOptions): ProviderTarget => ({ where: `server ${opts.endpoint}`, remote: opts, close: async () => undefined });
+  if (o.endpoint) {
+    if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
+    return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
+  }
+  if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
+  if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
+  try {
+    const { provider, release } = await openLocation(location, {}, erasure);
+    progress(`opened ${location} (${provider.kind} provider)`);
+    return { where: `repository ${location}`, provider, close: release };
+  } catch (err) {
+    if (!(err instanceof ProviderError && err.code === 'Locked') || !dir) throw err;
+    const running = readEndpointFile(dir);
+    if (!running) throw new UsageError(`${err.message}; pass --endpoint URL of that server to act through it`);
+    progress(`a server holds the repository: acting through ${running.url}`);
+    return remote({ endpoint: running.url, credentials: remoteCredentials(o, dir, env), region: o.region });
+  }
+}

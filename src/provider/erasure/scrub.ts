@@ -1,0 +1,308 @@
+/**
+ * @module Scrub: one pass over every blob of an erasure provider, reading and verifying every
+ * fragment (checkBlob), optionally rebuilding what is missing or corrupt onto healthy domains,
+ * at a bounded rate, reporting damage by domain and the blobs that are lost.
+ *
+ * A pass walks provider.list() in key order (skipping maintenance/), checks up to `concurrency`
+ * blobs at a time, and every CURSOR_EVERY_BLOBS blobs or CURSOR_EVERY_MS saves a cursor (the
+ * last key of the checked prefix and the totals so far, scrub-cursor.ts) so that a killed pass
+ * resumes where it stood instead of starting over. A completed pass removes the cursor and
+ * records its end (`maintenance/scrub-last`). Within one process, passes over one provider run
+ * one at a time (a second waits for the first).
+ *
+ * Resuming is the default: a pass finding a cursor saved by a pass of the same kind (repair or
+ * check-only) continues it, and its report covers the whole pass. A cursor of the other kind is
+ * dropped (a repair pass must not skip blobs a check-only pass merely looked at).
+ */
+import { ProviderError } from '../provider.js';
+import type { BlobCheck, ErasureProvider } from './types.js';
+import { ByteRateLimiter, REAL_CLOCK, type RateClock } from './scrub-rate.js';
+import {
+  clearCursor,
+  emptyTotals,
+  loadCursor,
+  MAINTENANCE_PREFIX,
+  MAX_LISTED_KEYS,
+  saveCursor,
+  saveLastPass,
+  type ScrubTotals,
+} from './scrub-cursor.js';
+
+export { SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, MAX_LISTED_KEYS, type ScrubTotals } from './scrub-cursor.js';
+
+/** Blobs checked at once: enough to keep k+m domains busy with small blobs, few enough that a
+ * background pass does not crowd out requests (each check reads k+m fragments). */
+export const DEFAULT_SCRUB_CONCURRENCY = 4;
+/** Save the cursor after this many blobs... */
+export const CURSOR_EVERY_BLOBS = 500;
+/** ...or this many ms, whichever comes first: a kill repeats at most this much work. */
+export const CURSOR_EVERY_MS = 2000;
+/** Checked-but-unfolded results kept while one slow blob holds the prefix back, per slot. */
+const WINDOW_PER_SLOT = 16;
+
+export interface ScrubProgress {
+  /** 'count': listing to size the pass; 'scrub': checking. */
+  phase: 'count' | 'scrub';
+  /** Blobs and bytes checked so far in this pass (a resumed pass includes the earlier part). */
+  blobs: number;
+  bytes: number;
+  /** The pass's size as the count listing found it (blobs may come and go meanwhile). */
+  totalBlobs: number;
+  totalBytes: number;
+  /** Logical bytes per second checked by this run (not counting a resumed part). */
+  bytesPerSec: number;
+  /** Estimated ms to the end at the current rate, once there is a rate. */
+  etaMs?: number;
+  damagedBlobs: number;
+  repairedFragments: number;
+  lostCount: number;
+}
+
+export interface ScrubOptions {
+  /** Rewrite missing or corrupt fragments (default false: check only). */
+  repair?: boolean;
+  /** Limit on logical blob bytes checked per second (the disks read about (k+m)/k times that
+   * for striped blobs, m+1 times for replicated ones). Default unlimited. */
+  rateBytesPerSec?: number;
+  /** Continue a pass a saved cursor describes (default true); false starts over. */
+  resume?: boolean;
+  onProgress?: (p: ScrubProgress) => void;
+  /** Stops the pass: the cursor is saved and the report says complete: false. */
+  signal?: AbortSignal;
+  concurrency?: number;
+  /** Cursor save period (tests shorten it). */
+  cursorEveryBlobs?: number;
+  cursorEveryMs?: number;
+  clock?: RateClock;
+}
+
+export interface ScrubReport extends ScrubTotals {
+  repair: boolean;
+  /** False when stopped by `signal` before the end (the cursor holds the rest). */
+  complete: boolean;
+  /** The cursor key this run continued after, when it resumed a pass. */
+  resumedFrom?: string;
+  /** Blobs and bytes checked by earlier runs of this pass (part of `blobs`, `bytes`). */
+  resumedBlobs: number;
+  resumedBytes: number;
+  /** When the pass began (ms since the epoch; an earlier run's start when resumed). */
+  startedAt: number;
+  /** This run's duration, ms. */
+  ms: number;
+}
+
+const passes = new WeakMap<object, Promise<unknown>>();
+
+/**
+ * Runs one scrub pass over `provider` (see the module note). Mutates only damaged fragments
+ * (with `repair`) and the maintenance/ cursor keys. Resolves with the report; a blob whose
+ * check fails is counted in `errors` and the pass goes on. Rejects only when listing or saving
+ * the cursor fails (the provider's error), or for a bad option (RangeError).
+ */
+export async function runScrub(provider: ErasureProvider, options: ScrubOptions = {}): Promise<ScrubReport> {
+  const concurrency = options.concurrency ?? DEFAULT_SCRUB_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new RangeError(`scrub concurrency must be 1..256, not ${concurrency}`);
+  const before = passes.get(provider);
+  const run = (async () => {
+    await before?.catch(() => undefined);
+    return scrubPass(provider, options, concurrency);
+  })();
+  passes.set(provider, run);
+  try {
+    return await run;
+  } finally {
+    if (passes.get(provider) === run) passes.delete(provider);
+  }
+}
+
+/** Is a scrub pass running (or waiting) on `provider` in this process? */
+export function scrubRunning(provider: ErasureProvider): boolean {
+  return passes.has(provider);
+}
+
+async function countPass(provider: ErasureProvider, after: string | undefined, signal: AbortSignal | undefined, report: (blobs: number, bytes: number) => void): Promise<{ blobs: number; bytes: number }> {
+  let blobs = 0;
+  let bytes = 0;
+  let startAfter: string | undefined = after;
+  do {
+    const page = await provider.list({ ...(startAfter !== undefined ? { startAfter } : {}), ...(signal ? { signal } : {}) });
+    for (const it of page.items) {
+      if (it.key.startsWith(MAINTENANCE_PREFIX)) continue;
+      blobs++;
+      bytes += it.size;
+    }
+    report(blobs, bytes);
+    startAfter = page.next;
+  } while (startAfter !== undefined && !signal?.aborted);
+  return { blobs, bytes };
+}
+
+function fold(t: ScrubTotals, size: number, c: BlobCheck, repair: boolean): void {
+  t.blobs++;
+  t.bytes += size;
+  let damaged = 0;
+  for (const f of c.fragments) {
+    t.fragments.verified++;
+    if (f.state === 'ok') continue;
+    damaged++;
+    t.fragments[f.state]++;
+    t.damagedByDomain[f.domain] = (t.damagedByDomain[f.domain] ?? 0) + 1;
+  }
+  if (damaged > 0) t.damagedBlobs++;
+  t.repairedFragments += c.repaired;
+  t.repairBytes += c.repairBytes;
+  if (c.lost) {
+    t.lostCount++;
+    if (t.lost.length < MAX_LISTED_KEYS) t.lost.push(c.key);
+  } else if (damaged > 0 && (!repair || c.repaired < damaged)) {
+    t.unrepairedBlobs++;
+  }
+}
+
+type Slot = { key: string; size: number; state: 'running' | 'done' | 'stopped'; check?: BlobCheck; error?: unknown };
+
+async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concurrency: number): Promise<ScrubReport> {
+  const repair = options.repair === true;
+  const signal = options.signal;
+  const clock = options.clock ?? REAL_CLOCK;
+  const everyBlobs = options.cursorEveryBlobs ?? CURSOR_EVERY_BLOBS;
+  const everyMs = options.cursorEveryMs ?? CURSOR_EVERY_MS;
+  const limiter = options.rateBytesPerSec !== undefined ? new ByteRateLimiter(options.rateBytesPerSec, clock) : undefined;
+  const began = clock.now();
+
+  let cursor = options.resume === false ? undefined : await loadCursor(provider);
+  if (cursor && cursor.repair !== repair) cursor = undefined;
+  if (!cursor) await clearCursor(provider);
+  const totals = cursor ? cursor.totals : emptyTotals();
+  const startedAt = cursor ? cursor.startedAt : Date.now();
+  const resumedBlobs = totals.blobs;
+  const resumedBytes = totals.bytes;
+
+  const progress = (phase: ScrubProgress['phase'], totalBlobs: number, totalBytes: number) => {
+    if (!options.onProgress) return;
+    const secs = Math.max(clock.now() - began, 1) / 1000;
+    const bytesPerSec = (totals.bytes - resumedBytes) / secs;
+    const left = Math.max(totalBytes - totals.bytes, 0);
+    options.onProgress({
+      phase,
+      blobs: totals.blobs,
+      bytes: totals.bytes,
+      totalBlobs,
+      totalBytes,
+      bytesPerSec,
+      ...(bytesPerSec > 0 ? { etaMs: Math.round((left / bytesPerSec) * 1000) } : {}),
+      damagedBlobs: totals.damagedBlobs,
+      repairedFragments: totals.repairedFragments,
+      lostCount: totals.lostCount,
+    });
+  };
+
+  // Size the pass: what is left after the cursor, plus what the cursor already covered.
+  let left = { blobs: 0, bytes: 0 };
+  try {
+    left = await countPass(provider, cursor?.after, signal, (b, n) => progress('count', totals.blobs + b, totals.bytes + n));
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  }
+  const totalBlobs = totals.blobs + left.blobs;
+  const totalBytes = totals.bytes + left.bytes;
+
+  let after = cursor?.after;
+  let savedAt = clock.now();
+  let sinceSave = 0;
+  let saving: Promise<void> | undefined;
+  const save = async () => {
+    if (after === undefined) return;
+    await saveCursor(provider, { after, repair, startedAt, totals });
+    savedAt = clock.now();
+    sinceSave = 0;
+  };
+
+  // The window holds listed blobs in key order; the checked prefix is folded into the totals
+  // and moves the cursor, so a saved cursor never claims a blob still being checked.
+  const window: Slot[] = [];
+  const inflight = new Set<Promise<void>>();
+  let saveError: unknown;
+  const advance = () => {
+    while (window.length && window[0]!.state === 'done') {
+      const s = window.shift()!;
+      after = s.key;
+      sinceSave++;
+      if (s.check) fold(totals, s.size, s.check, repair);
+      else if (s.error instanceof ProviderError && s.error.code === 'NotFound') totals.vanished++;
+      else {
+        totals.errorCount++;
+        if (totals.errors.length < MAX_LISTED_KEYS) totals.errors.push({ key: s.key, error: String((s.error as Error)?.message ?? s.error).slice(0, 500) });
+      }
+    }
+    progress('scrub', totalBlobs, totalBytes);
+    if (!saving && (sinceSave >= everyBlobs || (sinceSave > 0 && clock.now() - savedAt >= everyMs))) {
+      saving = save()
+        .catch((err: unknown) => void (saveError ??= err))
+        .finally(() => (saving = undefined));
+    }
+  };
+  const start = (slot: Slot) => {
+    const p: Promise<void> = provider
+      .checkBlob(slot.key, { repair, ...(signal ? { signal } : {}) })
+      .then(
+        (c) => void ((slot.check = c), (slot.state = 'done')),
+        (err: unknown) => {
+          // An abort leaves the blob unchecked: the cursor stays before it.
+          if (signal?.aborted) slot.state = 'stopped';
+          else ((slot.error = err), (slot.state = 'done'));
+        }
+      )
+      .finally(() => {
+        inflight.delete(p);
+        advance();
+      });
+    inflight.add(p);
+  };
+
+  let startAfter = cursor?.after;
+  let stopped = false;
+  try {
+    outer: do {
+      if (signal?.aborted) break;
+      const page = await provider.list({ ...(startAfter !== undefined ? { startAfter } : {}), ...(signal ? { signal } : {}) });
+      for (const it of page.items) {
+        if (it.key.startsWith(MAINTENANCE_PREFIX)) continue;
+        while (inflight.size >= concurrency || window.length >= concurrency * WINDOW_PER_SLOT) await Promise.race(inflight);
+        if (saveError) throw saveError;
+        if (signal?.aborted) break outer;
+        await limiter?.take(it.size, signal);
+        const slot: Slot = { key: it.key, size: it.size, state: 'running' };
+        window.push(slot);
+        start(slot);
+      }
+      startAfter = page.next;
+    } while (startAfter !== undefined);
+  } catch (err) {
+    // Whatever a listing or a wait throws once the signal fired is the stop itself.
+    if (!signal?.aborted) {
+      await Promise.allSettled(inflight);
+      throw err;
+    }
+  }
+  await Promise.allSettled(inflight);
+  await saving;
+  if (saveError) throw saveError;
+  stopped = signal?.aborted === true || window.length > 0;
+  if (stopped) await save();
+  else {
+    await clearCursor(provider);
+    await saveLastPass(provider, repair);
+  }
+  progress('scrub', totalBlobs, totalBytes);
+  return {
+    ...totals,
+    repair,
+    complete: !stopped,
+    ...(cursor ? { resumedFrom: cursor.after } : {}),
+    resumedBlobs,
+    resumedBytes,
+    startedAt,
+    ms: clock.now() - began,
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * The scrub's own logic against a stand-in maintenance surface (scrub-fake.ts): accounting by
+ * domain, lost and failed blobs, the resumable cursor (with completions out of key order), the
+ * rate limit, and hostile cursor blobs. The real provider is tested in scrub-real*.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { runScrub, SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, type ScrubProgress } from '../../src/provider/erasure/scrub.js';
+import { loadCursor, parseCursor, saveCursor, emptyTotals, loadLastPass } from '../../src/provider/erasure/scrub-cursor.js';
+import { ByteRateLimiter, type RateClock } from '../../src/provider/erasure/scrub-rate.js';
+import { ProviderError } from '../../src/provider/provider.js';
+import { fakeWith } from './scrub-fake.js';
+
+/** A clock whose sleeps advance it at once (no real waiting). */
+function fakeClock(): RateClock & { t: number; slept: number[] } {
+  const c = {
+    t: 1_000_000,
+    slept: [] as number[],
+    now: () => c.t,
+    sleep: async (ms: number) => {
+      c.slept.push(ms);
+      c.t += ms;
+    },
+  };
+  return c;
+}
+
+describe('scrub accounting', () => {
+  it('reports damage by domain, lost blobs by key, and repairs what parity covers', async () => {
+    const p = await fakeWith(40);
+    p.damage.set('b/00003', ['ok', 'missing', 'ok', 'ok', 'ok', 'ok']);
+    p.damage.set('b/00010', ['corrupt', 'ok', 'ok', 'ok', 'ok', 'missing']);
+    p.damage.set('b/00020', ['missing', 'missing', 'corrupt', 'ok', 'ok', 'ok']); // 3 > m: lost
+    const r = await runScrub(p);
+    expect(r.complete).toBe(true);
+    expect(r.blobs).toBe(40);
+    expect(r.bytes).toBe(4000);
+    expect(r.damagedBlobs).toBe(3);
+    expect(r.damagedByDomain).toEqual({ d1: 2, d2: 2, d3: 1, d6: 1 });
+    expect(r.fragments).toEqual({ verified: 240, missing: 4, corrupt: 2, unreachable: 0 });
+    expect(r.lost).toEqual(['b/00020']);
+    expect(r.lostCount).toBe(1);
+    expect(r.unrepairedBlobs).toBe(2);
+    expect(r.repairedFragments).toBe(0);
+    expect(new Set(p.checked).size).toBe(40);
+
+    const fixed = await runScrub(p, { repair: true });
+    expect(fixed.repairedFragments).toBe(3);
+    expect(fixed.unrepairedBlobs).toBe(0);
+    expect(fixed.lost).toEqual(['b/00020']);
+    const again = await runScrub(p);
+    expect(again.damagedBlobs).toBe(1); // only the lost one is left
+    expect(again.damagedByDomain).toEqual({ d1: 1, d2: 1, d3: 1 });
+  });
+
+  it('skips maintenance/ keys, counts vanished blobs, and goes on past a failing blob', async () => {
+    const p = await fakeWith(10);
+    await p.put('maintenance/other', new Uint8Array(5));
+    p.failures.set('b/00004', new ProviderError('Io', 'disk on fire'));
+    p.failures.set('b/00006', new ProviderError('NotFound', 'gone'));
+    const r = await runScrub(p);
+    expect(p.checked).not.toContain('maintenance/other');
+    expect(r.blobs).toBe(8);
+    expect(r.vanished).toBe(1);
+    expect(r.errorCount).toBe(1);
+    expect(r.errors).toEqual([{ key: 'b/00004', error: 'disk on fire' }]);
+    expect(r.complete).toBe(true);
+  });
+
+  it('clears the cursor and records the end of a completed pass', async () => {
+    const p = await fakeWith(5);
+    const r = await runScrub(p, { repair: true });
+    expect(r.complete).toBe(true);
+    await expect(p.head(SCRUB_CURSOR_KEY)).rejects.toThrow(/./);
+    const last = await loadLastPass(p);
+    expect(last?.repair).toBe(true);
+    expect(Math.abs(last!.completedAt - Date.now())).toBeLessThan(10_000);
+  });
+
+  it('reports progress with totals and an ETA', async () => {
+    const p = await fakeWith(30, 1000);
+    const seen: ScrubProgress[] = [];
+    await runScrub(p, { onProgress: (x) => seen.push(x) });
+    const last = seen.at(-1)!;
+    expect(last).toMatchObject({ phase: 'scrub', blobs: 30, bytes: 30_000, totalBlobs: 30, totalBytes: 30_000 });
+    expect(seen.some((x) => x.phase === 'count')).toBe(true);
+    expect(seen.filter((x) => x.phase === 'scrub').map((x) => x.blobs)).toEqual([...Array(31).keys()].slice(1).concat([30]));
+  });
+});
+
+describe('scrub cursor and resume', () => {
+  it('a stopped pass resumes after its cursor and checks every blob exactly once overall', async () => {
+    const p = await fakeWith(300);
+    // Completions out of key order: every 7th blob is slow.
+    p.delay = (k) => (Number(k.slice(2)) % 7 === 0 ? 15 : 1);
+    p.damage.set('b/00005', ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    p.damage.set('b/00250', ['ok', 'ok', 'corrupt', 'ok', 'ok', 'ok']);
+    const ac = new AbortController();
+    const first = await runScrub(p, {
+      concurrency: 8,
+      signal: ac.signal,
+      cursorEveryBlobs: 10,
+      onProgress: (x) => {
+        if (x.blobs >= 120) ac.abort();
+      },
+    });
+    expect(first.complete).toBe(false);
+    const cursor = await loadCursor(p);
+    expect(cursor).toBeDefined();
+    expect(cursor!.totals.blobs).toBe(first.blobs);
+    // The cursor claims exactly the checked prefix.
+    const sorted = [...p.checked].sort();
+    expect(sorted.slice(0, cursor!.totals.blobs).at(-1)).toBe(cursor!.after);
+    const checkedBefore = new Set(p.checked.filter((k) => k <= cursor!.after));
+    expect(checkedBefore.size).toBe(cursor!.totals.blobs);
+
+    p.checked.length = 0;
+    const second = await runScrub(p, { concurrency: 8 });
+    expect(second.complete).toBe(true);
+    expect(second.resumedFrom).toBe(cursor!.after);
+    expect(second.resumedBlobs).toBe(first.blobs);
+    expect(second.blobs).toBe(300);
+    expect(p.checked.every((k) => k > cursor!.after)).toBe(true);
+    expect(second.damagedByDomain).toEqual({ d1: 1, d3: 1 });
+    expect(second.startedAt).toBe(first.startedAt);
+    expect(await loadCursor(p)).toBeUndefined();
+  });
+
+  it('a repair pass does not resume a check-only cursor, and resume: false starts over', async () => {
+    const p = await fakeWith(20);
+    await saveCursor(p, { after: 'b/00009', repair: false, startedAt: 1, totals: { ...emptyTotals(), blobs: 10, bytes: 1000 } });
+    const r = await runScrub(p, { repair: true });
+    expect(r.resumedFrom).toBeUndefined();
+    expect(p.checked.length).toBe(20);
+    await saveCursor(p, { after: 'b/00009', repair: false, startedAt: 1, totals: { ...emptyTotals(), blobs: 10, bytes: 1000 } });
+    p.checked.length = 0;
+    const r2 = await runScrub(p, { resume: false });
+    expect(r2.resumedFrom).toBeUndefined();
+    expect(p.checked.length).toBe(20);
+    await saveCursor(p, { after: 'b/00009', repair: false, startedAt: 1, totals: { ...emptyTotals(), blobs: 10, bytes: 1000 } });
+    p.checked.length = 0;
+    const r3 = await runScrub(p);
+    expect(r3.resumedFrom).toBe('b/00009');
+    expect(p.checked.length).toBe(10);
+    expect(r3.blobs).toBe(20);
+  });
+
+  it('ignores a malformed, truncated, oversized or hostile cursor and starts over', async () => {
+    const good = JSON.stringify({ v: 1, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: emptyTotals() });
+    expect(parseCursor(Buffer.from(good))?.after).toBe('x');
+    const bad = [
+      '',
+      'not json',
+      good.slice(0, good.length - 3),
+      JSON.stringify({ v: 2, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: emptyTotals() }),
+      JSON.stringify({ v: 1, after: '', repair: false, startedAt: 1, savedAt: 2, totals: emptyTotals() }),
+      JSON.stringify({ v: 1, after: 'x', repair: 'yes', startedAt: 1, savedAt: 2, totals: emptyTotals() }),
+      JSON.stringify({ v: 1, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: { ...emptyTotals(), blobs: -1 } }),
+      JSON.stringify({ v: 1, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: { ...emptyTotals(), lost: new Array(2000).fill('k') } }),
+      JSON.stringify({ v: 1, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: { ...emptyTotals(), damagedByDomain: { d1: 'many' } } }),
+      JSON.stringify({ v: 1, after: 'x', repair: false, startedAt: 1, savedAt: 2, totals: { ...emptyTotals(), errors: [{ key: 1 }] } }),
+      JSON.stringify([1, 2, 3]),
+      'null',
+    ];
+    for (const b of bad) expect(parseCursor(Buffer.from(b))).toBeUndefined();
+    const p = await fakeWith(5);
+    await p.put(SCRUB_CURSOR_KEY, Buffer.from('{"v":1,"after":'));
+    const r = await runScrub(p);
+    expect(r.resumedFrom).toBeUndefined();
+    expect(r.blobs).toBe(5);
+    await p.put(SCRUB_CURSOR_KEY, new Uint8Array(5 * 1024 * 1024)); // oversized: not even read
+    expect(await loadCursor(p)).toBeUndefined();
+    await p.put(SCRUB_LAST_KEY, Buffer.from('garbage'));
+    expect(await loadLastPass(p)).toBeUndefined();
+  });
+});
+
+describe('scrub rate limit', () => {
+  it('the limiter holds the long-run rate for takes larger than its bucket', async () => {
+    const c = fakeClock();
+    const l = new ByteRateLimiter(1000, c);
+    const t0 = c.now();
+    for (let i = 0; i < 10; i++) await l.take(500);
+    // 5000 bytes at 1000 B/s with a 1000-byte burst: about 4 s.
+    expect(c.now() - t0).toBeGreaterThanOrEqual(3500);
+    expect(c.now() - t0).toBeLessThanOrEqual(4600);
+    const t1 = c.now();
+    await l.take(10_000); // one take of ten buckets goes through at once ...
+    await l.take(1); // ... and the next waits the debt out
+    expect(c.now() - t1).toBeGreaterThanOrEqual(9000);
+    expect(() => new ByteRateLimiter(0)).toThrow(RangeError);
+    expect(() => new ByteRateLimiter(Infinity)).toThrow(RangeError);
+  });
+
+  it('a scrub under a rate limit takes as long as its bytes need; abort stops a wait', async () => {
+    const p = await fakeWith(20, 1000);
+    const c = fakeClock();
+    const r = await runScrub(p, { rateBytesPerSec: 2000, clock: c, concurrency: 1 });
+    // 20,000 bytes at 2000 B/s, 2000 bytes of burst: about 9 s of (fake) waiting.
+    const waited = c.slept.reduce((a, b) => a + b, 0);
+    expect(waited).toBeGreaterThanOrEqual(8500);
+    expect(waited).toBeLessThanOrEqual(10_000);
+    expect(r.blobs).toBe(20);
+
+    const ac = new AbortController();
+    const slow = runScrub(p, { rateBytesPerSec: 100, signal: ac.signal, concurrency: 1 });
+    setTimeout(() => ac.abort(), 300);
+    const started = Date.now();
+    const stopped = await slow;
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(stopped.complete).toBe(false);
+    expect(stopped.blobs).toBeLessThan(20);
+    expect((await loadCursor(p))?.totals.blobs ?? 0).toBe(stopped.blobs);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Erasure maintenance in a running server (4+2 over six directories, AWS SDK v3 clients): after
+ * a domain is replaced by an empty directory, GETs return every object byte-exact (rebuilt from
+ * parity) and the repair worker rewrites what those reads found; the background scrub (a short
+ * --scrub-interval) repairs the rest (commits, roots, runs no GET read); `strata scrub` and `strata domains` (built CLI) go through
+ * the server's admin API while it holds the domains' locks (a pass started by POST, followed by
+ * GET, a second POST refused, stopped with the server); /metrics carries strata_erasure_*.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { ACCESS_KEY, CLI, METRICS_AUTH, SECRET_KEY, startTestServer } from '../integration/harness.js';
+import { clientEnv, run } from '../integration/support/run-cli.js';
+import { bytesOf, createS3Client, WireLog } from '../integration/support/sdk-v3-client.js';
+import type { ScrubReport } from '../../src/provider/erasure/scrub.js';
+import type { AdminScrubStatus } from '../../src/admin/scrub.js';
+import { adminRequest } from '../../src/admin/client.js';
+import { randomBytes } from '../support/random.js';
+
+const wire = new WireLog();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const roots: string[] = [];
+afterAll(() => {
+  for (const d of roots) rmSync(d, { recursive: true, force: true });
+});
+
+function metric(text: string, name: string): number {
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  if (!m) throw new Error(`no ${name} in /metrics`);
+  return Number(m[1]);
+}
+
+describe('erasure maintenance in the server', () => {
+  it('heal on read, background scrub with repair, and the admin verbs through the server', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'scrub-server-'));
+    roots.push(root);
+    const data = join(root, 'd{1...6}');
+    const objects = new Map<string, Buffer>();
+    {
+      const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
+      const s3 = createS3Client(s.url, wire);
+      await s3.send(new CreateBucketCommand({ Bucket: 'healme' }));
+      for (let i = 0; i < 8; i++) {
+        const body = Buffer.from(randomBytes(i % 2 ? 1_500_000 : 3000 + i, 100 + i));
+        objects.set(`k${i}`, body);
+        await s3.send(new PutObjectCommand({ Bucket: 'healme', Key: `k${i}`, Body: body }));
+      }
+      await s.stop();
+    }
+    rmSync(join(root, 'd2'), { recursive: true, force: true });
+    mkdirSync(join(root, 'd2'));
+
+    const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 5000, scrubRate: 256 * 2 ** 20 } });
+    try {
+      const s3 = createS3Client(s.url, wire);
+      for (const [key, body] of objects) {
+        const got = await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'healme', Key: key }))).Body);
+        expect(Buffer.compare(got, body), key).toBe(0);
+      }
+      // The repair worker rewrites what those reads rebuilt (it polls the queue every second) ...
+      let text = '';
+      for (let t = Date.now(); Date.now() - t < 4000; await sleep(200)) {
+        text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
+        if (metric(text, 'strata_erasure_repair_worker_repaired_total') >= 1) break;
+      }
+      expect(metric(text, 'strata_erasure_scrub_passes_total')).toBe(0);
+      expect(metric(text, 'strata_erasure_repair_worker_repaired_total')).toBeGreaterThanOrEqual(1);
+      expect(s.logs.some((l) => l.includes('"msg":"erasure.repaired"'))).toBe(true);
+      // ... and the background pass (5 s after start: no pass recorded yet) repairs the rest.
+      for (let t = Date.now(); Date.now() - t < 30_000; await sleep(200)) {
+        text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
+        if (metric(text, 'strata_erasure_scrub_passes_total') >= 1) break;
+      }
+      expect(metric(text, 'strata_erasure_scrub_passes_total')).toBeGreaterThanOrEqual(1);
+      expect(metric(text, 'strata_erasure_degraded_reads_total')).toBeGreaterThan(0);
+      expect(metric(text, 'strata_erasure_fragments_repaired_total')).toBeGreaterThan(0);
+      expect(metric(text, 'strata_erasure_repair_bytes_total')).toBeGreaterThan(0);
+      expect(metric(text, 'strata_erasure_fragments_verified_total')).toBeGreaterThan(0);
+      expect(metric(text, 'strata_erasure_lost_blobs')).toBe(0);
+      expect(text).toMatch(/^strata_erasure_degraded_blobs \d+$/m);
+      expect(s.logs.some((l) => l.includes('"msg":"scrub.pass"'))).toBe(true);
+
+      // The CLI finds the server (the domains are locked) and scrubs through its admin API.
+      const env = clientEnv({ STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY });
+      const scrub = await run(process.execPath, [CLI, 'scrub', '--data', data, '--erasure', '4+2', '--json'], { env });
+      expect(scrub.code, scrub.stderr).toBe(0);
+      expect(scrub.stderr).toContain('acting through');
+      const r = JSON.parse(scrub.stdout) as ScrubReport;
+      expect(r.complete).toBe(true);
+      expect(r.damagedBlobs).toBe(0);
+      expect(r.blobs).toBeGreaterThan(8);
+      const domains = await run(process.execPath, [CLI, 'domains', '--data', data, '--erasure', '4+2'], { env });
+      expect(domains.code, domains.stderr).toBe(0);
+      expect(domains.stdout).toMatch(/^d2 +- +ok +[1-9]\d* /m);
+      for (const [key, body] of objects) {
+        const got = await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'healme', Key: key }))).Body);
+        expect(Buffer.compare(got, body), key).toBe(0);
+      }
+
+      // The admin API: POST starts a pass and answers at once; a second POST while it runs is
+      // refused; GET follows it; stopping the server stops it (cursor saved) without waiting.
+      const admin = { endpoint: s.url, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } };
+      const started = (await adminRequest(admin, 'POST', ['scrub'], { rate: '1KiB', restart: true })) as AdminScrubStatus;
+      expect(started).toMatchObject({ running: true });
+      await expect(adminRequest(admin, 'POST', ['scrub'], {})).rejects.toMatchObject({ status: 409, code: 'ScrubInProgress' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { rate: 'fast' })).rejects.toMatchObject({ status: 400, code: 'InvalidArgument' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { repair: 'yes' })).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], { repair: true, everything: 1 })).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
+      await expect(adminRequest(admin, 'POST', ['scrub'], [1, 2])).rejects.toMatchObject({ status: 400, code: 'InvalidJson' });
+      await sleep(1500);
+      const status = (await adminRequest(admin, 'GET', ['scrub'])) as AdminScrubStatus;
+      expect(status.running).toBe(true);
+      expect(status.id).toBe(started.id);
+      expect(status.progress?.totalBlobs).toBeGreaterThan(0);
+    } finally {
+      const t0 = Date.now();
+      await s.stop();
+      expect(Date.now() - t0).toBeLessThan(15_000);
+    }
+    const verify = await run(process.execPath, [CLI, 'verify', '--data', data, '--erasure', '4+2'], { env: clientEnv({}) });
+    expect(verify.code, verify.stdout + verify.stderr).toBe(0);
+  }, 90_000);
+});
