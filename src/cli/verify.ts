@@ -87,6 +87,10 @@ damage reaches. Read-only: takes no lock and writes nothing, so it may run besid
             ? 'result      OK'
             : `result      DAMAGED: ${report.problems.length} problem(s)`,
         ];
+        if (report.garbage.length > 0)
+          lines.push(
+            `garbage     ${report.garbage.length} unreadable blob(s) nothing reaches (uncommitted writes' leftovers; strata gc deletes them)`
+          );
         for (const p of report.problems) {
           lines.push(`  ${p.code.padEnd(14)} ${p.blob}: ${p.message}`);
           if (p.affects)

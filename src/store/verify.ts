@@ -62,6 +62,11 @@ export interface VerifyReport {
   runs: number;
   runEntries: number;
   problems: VerifyProblem[];
+  /** Blobs that cannot be read but that nothing reaches from the anchor: the leftovers of a
+   * write that never committed (on the erasure provider, a put killed before k fragments
+   * landed; elsewhere, a torn blob no commit names). They harm no object, GC deletes them, and
+   * they do not make the report damaged; a blob the anchor reaches is a problem instead. */
+  garbage: VerifyProblem[];
 }
 
 export type VerifyProgress = (p: { phase: string; done: number; total: number; bytes: number }) => void;
@@ -81,7 +86,7 @@ async function listAll(provider: Provider, prefix: string): Promise<{ key: strin
 }
 
 export async function verifyRepository(provider: Provider, progress: VerifyProgress = () => undefined): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: false, anchorSeq: -1, rootSeq: -1, commitsInChain: 0, blobs: 0, bytes: 0, runs: 0, runEntries: 0, problems: [] };
+  const report: VerifyReport = { ok: false, anchorSeq: -1, rootSeq: -1, commitsInChain: 0, blobs: 0, bytes: 0, runs: 0, runEntries: 0, problems: [], garbage: [] };
   const problem = (blob: string, err: unknown) => report.problems.push({ blob, code: codeOf(err), message: msgOf(err) });
 
   // 0. The configuration (format, repository id, token secret) must parse.
@@ -151,12 +156,14 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   const blobs = [...(await listAll(provider, 'commits/')), ...(await listAll(provider, 'roots/')), ...(await listAll(provider, 'chunks/')), ...(await listAll(provider, 'packs/'))];
   let done = 0;
   const vanished = new Set<string>(); // listed, then gone: a concurrent writer's uncommitted chunks
+  /** Blobs that failed to read: damage if the anchor reaches them, garbage otherwise (step 4). */
+  const unreadable = new Map<string, unknown>();
   for (const b of blobs) {
     try {
       decodePack(await getBytes(provider, b.key));
     } catch (err) {
       if ((err as { code?: string }).code === 'NotFound') vanished.add(b.key);
-      else problem(b.key, err);
+      else unreadable.set(b.key, err);
     }
     done++;
     report.blobs++;
@@ -230,6 +237,13 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // reported above), every entry read counts.
   const present = new Set(blobs.filter((b) => !vanished.has(b.key)).map((b) => b.key));
   const reached = await markRepository(provider).then((m) => m.live, () => undefined);
+  // An unreadable blob nothing reaches is an uncommitted write's leftover; when the mark itself
+  // failed (damage reported above) nothing can be called garbage.
+  for (const [blob, err] of unreadable) {
+    if (reached && !reached.has(blob) && !referenced.has(blob)) {
+      report.garbage.push({ blob, code: codeOf(err), message: `${msgOf(err)} (reached by nothing: garbage GC deletes)` });
+    } else problem(blob, err);
+  }
   for (const [blob, by] of referenced) {
     if (!present.has(blob) && (!reached || reached.has(blob))) report.problems.push({ blob, code: 'MissingBlob', message: `${blob} is missing (body of ${by.names[0]})` });
   }
