@@ -48,7 +48,8 @@ export interface ScrubRun {
   code: number;
 }
 
-/** Sum of the sizes of every file under `dir` (0 if it does not exist). */
+/** Sum of the sizes of every file under `dir` (0 if it does not exist); files renamed or
+ * removed while it walks are skipped. */
 export function treeBytes(dir: string): number {
   let total = 0;
   let entries;
@@ -60,7 +61,7 @@ export function treeBytes(dir: string): number {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) total += treeBytes(p);
-    else if (e.isFile()) total += statSync(p).size;
+    else if (e.isFile()) total += statSync(p, { throwIfNoEntry: false })?.size ?? 0;
   }
   return total;
 }

@@ -82,6 +82,28 @@ export function remoteCredentials(o: { accessKey?: string }, dataDir: string | u
   throw new UsageError('no admin credentials for the server: set STRATA_ACCESS_KEY and STRATA_SECRET_KEY');
 }
 
+/**
+ * The first step of every verb that acts on a repository: the server `--endpoint` names (with
+ * its credentials), or else the local repository's erasure set-up and home directory. Opens
+ * nothing. Throws UsageError for a bad --endpoint, a location that is neither local nor
+ * `--offline`, and a local directory that does not exist.
+ */
+export async function locateTarget(
+  o: TargetOptions,
+  env: NodeJS.ProcessEnv
+): Promise<{ erasure: Awaited<ReturnType<typeof erasureSetupForVerb>>; dir: string | undefined; endpoint?: AdminClientOptions }> {
+  const location = o.data;
+  const erasure = await erasureSetupForVerb(o);
+  const dir = homeDirectory(location, erasure);
+  if (o.endpoint) {
+    if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
+    return { erasure, dir, endpoint: { endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region } };
+  }
+  if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
+  if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
+  return { erasure, dir };
+}
+
 function remote(opts: AdminClientOptions): Target {
   return { where: `server ${opts.endpoint}`, remote: opts, close: async () => undefined };
 }
@@ -93,14 +115,8 @@ function remote(opts: AdminClientOptions): Target {
  */
 export async function openTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void, storeOptions: { retentionMs?: number } = {}): Promise<Target> {
   const location = o.data;
-  const erasure = await erasureSetupForVerb(o);
-  const dir = homeDirectory(location, erasure);
-  if (o.endpoint) {
-    if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
-    return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
-  }
-  if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
-  if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
+  const { erasure, dir, endpoint } = await locateTarget(o, env);
+  if (endpoint) return remote(endpoint);
   try {
     const store = await openStore(location, { ...storeOptions, create: false, ...(erasure ? { erasure } : {}) });
     progress(`opened repository ${location}`);

@@ -12,10 +12,8 @@
  * Exit codes: 0 forked, 1 refused (no such bucket, DST exists, bad name or time, a time not
  * supported yet), 2 bad command line or the repository/server cannot be used.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { openStore, homeDirectory } from '../store/open.js';
-import { erasureConfigFileOption, erasureOption, erasureSetupForVerb } from '../server/erasure-option.js';
+import { openStore } from '../store/open.js';
+import { erasureConfigFileOption, erasureOption } from '../server/erasure-option.js';
 import { ProviderError } from '../provider/provider.js';
 import { StoreError } from '../store/errors.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
@@ -24,7 +22,7 @@ import { AdminError } from '../admin/http.js';
 import { adminFork, type AdminForkRequest, type AdminForkResult } from '../admin/forks.js';
 import { UsageError, type ParsedArgs } from './args.js';
 import type { Verb } from './verb.js';
-import { remoteCredentials } from './admin-target.js';
+import { locateTarget, remoteCredentials } from './admin-target.js';
 import { defineOption, resolveOptions, type OptionDef } from '../server/options.js';
 import { booleanType, pathType, stringType, type OptionType } from '../server/option-types.js';
 
@@ -88,14 +86,8 @@ function remote(opts: AdminClientOptions): Forker {
 /** Chooses where to act (see the module header). */
 async function forker(o: ForkOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<Forker> {
   const location = o.data;
-  const erasure = await erasureSetupForVerb(o);
-  const dir = homeDirectory(location, erasure);
-  if (o.endpoint) {
-    if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
-    return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
-  }
-  if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
-  if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
+  const { erasure, dir, endpoint } = await locateTarget(o, env);
+  if (endpoint) return remote(endpoint);
   try {
     progress(`opening repository ${location}`);
     const store = await openStore(location, { create: false, ...(erasure ? { erasure } : {}) });

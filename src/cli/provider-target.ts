@@ -11,14 +11,12 @@
  *                         strata-server.json of the data directory, or of the first domain)
  *   --data URL --offline  a repository that is not local (S3 children), no server on it
  */
-import { existsSync } from 'node:fs';
-import { openLocation, homeDirectory } from '../store/open.js';
-import { erasureSetupForVerb } from '../server/erasure-option.js';
+import { openLocation } from '../store/open.js';
 import { ProviderError, type Provider } from '../provider/provider.js';
 import { readEndpointFile } from '../server/endpoint-file.js';
 import type { AdminClientOptions } from '../admin/client.js';
 import { UsageError } from './args.js';
-import { remoteCredentials, type TargetOptions } from './admin-target.js';
+import { locateTarget, remoteCredentials, type TargetOptions } from './admin-target.js';
 
 export type ProviderTarget = { where: string; close(): Promise<void> } & ({ provider: Provider; remote?: undefined } | { provider?: undefined; remote: AdminClientOptions });
 
@@ -29,15 +27,9 @@ export type ProviderTarget = { where: string; close(): Promise<void> } & ({ prov
  */
 export async function openProviderTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<ProviderTarget> {
   const location = o.data;
-  const erasure = await erasureSetupForVerb(o);
-  const dir = homeDirectory(location, erasure);
+  const { erasure, dir, endpoint } = await locateTarget(o, env);
   const remote = (opts: AdminClientOptions): ProviderTarget => ({ where: `server ${opts.endpoint}`, remote: opts, close: async () => undefined });
-  if (o.endpoint) {
-    if (!/^https?:\/\//.test(o.endpoint)) throw new UsageError(`--endpoint must be an http(s) URL (got ${o.endpoint})`);
-    return remote({ endpoint: o.endpoint, credentials: remoteCredentials(o, dir, env), region: o.region });
-  }
-  if (!dir && !o.offline) throw new UsageError(`${location} is not a local directory: use --endpoint URL of a server on it, or --offline if no server runs on it`);
-  if (dir && !existsSync(dir)) throw new UsageError(`no Strata repository at ${dir} (no such directory)`);
+  if (endpoint) return remote(endpoint);
   try {
     const { provider, release } = await openLocation(location, {}, erasure);
     progress(`opened ${location} (${provider.kind} provider)`);

@@ -6,12 +6,13 @@
  * restarted server.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import { CLI, type TestServer } from '../integration/harness.js';
 import { bodyOf, client, ecRoot, expectObjects, expectVerifyClean, killServer, putObject, startServer, strata, type EcRoot } from './kill-setup.js';
+import { treeBytes } from '../../bench/erasure-lanes.js';
 
 /** Objects written before the loss: 160 of them, 40 striped carriers (~50 MiB in all). */
 const OBJECTS = 160;
@@ -25,22 +26,6 @@ interface ScrubJson {
   lost: string[];
 }
 
-/** Bytes of the files under `dir`; files renamed or removed while it walks are skipped. */
-function treeBytes(dir: string): number {
-  let total = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += treeBytes(p);
-    else if (e.isFile()) total += statSync(p, { throwIfNoEntry: false })?.size ?? 0;
-  }
-  return total;
-}
 
 function parseReport(stdout: string): ScrubJson {
   const text = stdout.trim();
