@@ -47,6 +47,10 @@ const DEFAULTS = {
 } as const;
 /** Block size bounds: below 64 B every block is one entry; above 16 MiB a seek reads too much. */
 const MIN_BLOCK_BYTES = 64;
+/** Longest stretch of synchronous encoding between event-loop turns, ms: short enough that a
+ * PUT's acknowledgement does not wait on a run being written beside it, at the cost of one
+ * setImmediate every few 64 KiB blocks. */
+const SLICE_MS = 2;
 const MAX_BLOCK_BYTES = 16 * 1024 * 1024;
 /** Bloom density bounds: 1 bit per key is nearly useless, 40 is far past diminishing returns. */
 const MIN_BITS_PER_KEY = 1;
@@ -87,6 +91,8 @@ class RunEncoder {
   #footerLength = 0;
   #footerCrc = 0;
 
+  #sliceStart = performance.now();
+
   constructor(blobKey: string, options: Required<Omit<RunWriteOptions, 'signal'>>) {
     this.#blobKey = blobKey;
     this.#options = options;
@@ -113,7 +119,10 @@ class RunEncoder {
       this.#firstKey ??= key;
       this.#lastKey = key;
       this.#count++;
-      if (this.#block.byteLength >= this.#options.blockBytes) yield this.#finishBlock();
+      if (this.#block.byteLength >= this.#options.blockBytes) {
+        yield this.#finishBlock();
+        await this.#slice();
+      }
     }
     if (this.#block.count > 0) yield this.#finishBlock();
     const footer = this.#footer.finish(
@@ -130,6 +139,20 @@ class RunEncoder {
     this.#offset += footer.length + TRAILER_BYTES;
     yield footer;
     yield encodeTrailer({ footerOffset, footerLength: footer.length }, this.#options.version);
+  }
+
+  /**
+   * Gives the event loop a turn once this encoder (with the merge feeding it: decoding and
+   * inflating source blocks, compressing ours) has run SLICE_MS without one. A checkpoint or
+   * compaction writes runs beside the commit loop on the same thread; without turns, a run of
+   * compressed blocks held PUT acknowledgements for tens of ms (`bench:engine --only=checkpoint`,
+   * p99.9: 25 ms before compression, 77 ms with it, 50 ms with 4 ms slices, 43 ms with 2).
+   */
+  async #slice(): Promise<void> {
+    const now = performance.now();
+    if (now - this.#sliceStart < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.#sliceStart = performance.now();
   }
 
   /** Throws 'ERR_RUN_UNSORTED' unless `bytes` sorts strictly after the previous key. */
