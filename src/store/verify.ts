@@ -62,14 +62,18 @@ export interface VerifyReport {
   runs: number;
   runEntries: number;
   problems: VerifyProblem[];
-  /** Blobs that cannot be read but that nothing reaches from the anchor: the leftovers of a
-   * write that never committed (on the erasure provider, a put killed before k fragments
-   * landed; elsewhere, a torn blob no commit names). They harm no object, GC deletes them, and
-   * they do not make the report damaged; a blob the anchor reaches is a problem instead. */
+  /** Chunks and packs that cannot be read but that nothing reaches from the anchor or refers
+   * to: the leftovers of a write that never committed (on the erasure provider, a put killed
+   * before k fragments landed). They harm no object, GC deletes them, and they do not make the
+   * report damaged; a blob the anchor reaches, and any root or commit blob, is a problem. */
   garbage: VerifyProblem[];
 }
 
 export type VerifyProgress = (p: { phase: string; done: number; total: number; bytes: number }) => void;
+
+/** Prefixes of blobs written before the commit that names them (carrier chunks and parts,
+ * packs pack cleaning writes before re-pointing): a crash can leave one torn and unnamed. */
+const UNCOMMITTED_PREFIXES = ['chunks/', 'packs/'] as const;
 
 const codeOf = (err: unknown) => (err as { code?: string }).code ?? 'Error';
 const msgOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -237,10 +241,12 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   // reported above), every entry read counts.
   const present = new Set(blobs.filter((b) => !vanished.has(b.key)).map((b) => b.key));
   const reached = await markRepository(provider).then((m) => m.live, () => undefined);
-  // An unreadable blob nothing reaches is an uncommitted write's leftover; when the mark itself
-  // failed (damage reported above) nothing can be called garbage.
+  // An unreadable chunk or GC pack nothing reaches is an uncommitted write's leftover (both
+  // are written before the commit that names them); when the mark itself failed (damage
+  // reported above) nothing can be called garbage. Roots and commit blobs stay damage either
+  // way: the chain names them, and an old one damaged says the disk is failing.
   for (const [blob, err] of unreadable) {
-    if (reached && !reached.has(blob) && !referenced.has(blob)) {
+    if (UNCOMMITTED_PREFIXES.some((x) => blob.startsWith(x)) && reached && !reached.has(blob) && !referenced.has(blob)) {
       report.garbage.push({ blob, code: codeOf(err), message: `${msgOf(err)} (reached by nothing: garbage GC deletes)` });
     } else problem(blob, err);
   }
