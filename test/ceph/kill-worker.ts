@@ -13,23 +13,12 @@
  *
  *   S3_ENDPOINT=… AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… node worker.mjs <bucket> <prefix> <seed>
  */
-import { writeSync } from 'node:fs';
+import { emit } from '../support/emit-line.js';
 import { createS3Provider } from '../../src/provider/s3/index.js';
 import { Store } from '../../src/store/store.js';
 import { prng, randInt } from '../support/random.js';
 import { bodyOf, BUCKET } from './kill-body.js';
 
-function emit(line: Record<string, unknown>): void {
-  const buf = Buffer.from(`${JSON.stringify(line)}\n`);
-  for (let off = 0; off < buf.length; ) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
-  }
-}
 
 async function* once(b: Uint8Array): AsyncGenerator<Uint8Array> {
   yield b;

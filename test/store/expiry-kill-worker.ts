@@ -6,20 +6,9 @@
  *
  *   node worker.mjs <dir> <retentionMs>
  */
-import { writeSync } from 'node:fs';
+import { emit } from '../support/emit-line.js';
 import { openStore } from '../../src/store/open.js';
 
-function emit(line: Record<string, unknown>): void {
-  const buf = Buffer.from(`${JSON.stringify(line)}\n`);
-  for (let off = 0; off < buf.length; ) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
-  }
-}
 
 const [dir, retentionArg] = process.argv.slice(2);
 try {

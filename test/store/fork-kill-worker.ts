@@ -14,7 +14,7 @@
  *
  *   node worker.mjs <dir> <seed> <iteration>
  */
-import { writeSync } from 'node:fs';
+import { emit } from '../support/emit-line.js';
 import { acquireDirectoryLock } from '../../src/provider/fs/directory-lock.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { Store } from '../../src/store/store.js';
@@ -24,17 +24,6 @@ export const SOURCE = 'fork-source';
 /** Forks kept at most; beyond, lane B deletes one before forking again. */
 const MAX_FORKS = 10;
 
-function emit(line: Record<string, unknown>): void {
-  const buf = Buffer.from(`${JSON.stringify(line)}\n`);
-  for (let off = 0; off < buf.length; ) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
-  }
-}
 
 const [dir, seedArg, iterArg] = process.argv.slice(2);
 const next = prng(Number(seedArg));
