@@ -85,6 +85,23 @@ export class PackStream {
     return body.length > 0 ? [head, body] : [head];
   }
 
+  /**
+   * The 24-byte header of the next entry, whose `length` body bytes (CRC32C `crc`, computed
+   * by the caller) the caller writes right after it. Same checks and bookkeeping as
+   * {@link entry}; for writers that lay header and body out in one buffer themselves.
+   */
+  entryHeader(length: number, crc: number): Uint8Array {
+    const index = this.rows.length;
+    if (this.#headerCrc < 0) throw new Error('PackStream: header() must come first');
+    if (index >= this.#lengths.length) throw new Error(`PackStream: more than ${this.#lengths.length} entries`);
+    if (length !== this.#lengths[index]) {
+      throw new PackError('ERR_PACK_MISMATCH', `entry ${index} is ${length} bytes, ${this.#lengths[index]} announced`);
+    }
+    this.rows.push({ offset: this.#at, length, crc: crc >>> 0 });
+    this.#at += ENTRY_HEADER_SIZE + length;
+    return this.#kernel.entryHeader(this.tag, index, length, crc >>> 0);
+  }
+
   /** The footer table and trailer; call after the last entry. */
   finish(): Uint8Array[] {
     if (this.rows.length !== this.#lengths.length) {

@@ -55,6 +55,35 @@ export class ExactReader {
     return have === n ? out : out.subarray(0, have);
   }
 
+  /**
+   * Fills `target` with the next bytes of the stream, in place (one copy out of the
+   * stream's pieces); returns how many it wrote: target.length, fewer only if the stream
+   * ended. Throws what the stream throws.
+   */
+  async readInto(target: Uint8Array): Promise<number> {
+    const n = target.length;
+    let have = 0;
+    if (this.#pending) {
+      const take = Math.min(n, this.#pending.length);
+      target.set(this.#pending.subarray(0, take));
+      have = take;
+      this.#pending = this.#pending.length > take ? this.#pending.subarray(take) : null;
+    }
+    while (have < n && !this.#done) {
+      const r = await this.#it.next();
+      if (r.done) {
+        this.#done = true;
+        break;
+      }
+      const chunk = r.value;
+      const take = Math.min(chunk.length, n - have);
+      target.set(take === chunk.length ? chunk : chunk.subarray(0, take), have);
+      have += take;
+      if (take < chunk.length) this.#pending = chunk.subarray(take);
+    }
+    return have;
+  }
+
   /** True if the stream has no more bytes (reads ahead at most one chunk). */
   async atEnd(): Promise<boolean> {
     if (this.#pending && this.#pending.length > 0) return false;

@@ -133,7 +133,19 @@ export function startDigest(o: ClaimOptions): BodyDigest {
  * announced), InvalidDigest, BadDigest.
  */
 export function finishDigest(digest: BodyDigest, o: ClaimOptions): { digests: BodyDigests; primary: ChecksumName | undefined } {
-  const d = digest.finish();
+  return checkDigests(digest.finish(), o);
+}
+
+/** Every algorithm a body written under `o` is hashed with: MD5, CRC64NVME and the claimed ones. */
+export function digestAlgorithms(o: ClaimOptions): ('md5' | ChecksumName)[] {
+  return ['md5', ...new Set<ChecksumName>(['crc64nvme', ...claimedAlgorithms(o.claims, o.checksumAlgorithm)])];
+}
+
+/**
+ * As {@link finishDigest}, for digests computed elsewhere (a hash worker: store/carrier-slabs.ts)
+ * over `d.size` bytes with {@link digestAlgorithms}. Throws as finishDigest.
+ */
+export function checkDigests(d: BodyDigests, o: ClaimOptions): { digests: BodyDigests; primary: ChecksumName | undefined } {
   const trailing = o.trailingClaims?.() ?? {};
   const claims: BodyClaims = { ...o.claims, checksums: { ...o.claims?.checksums, ...trailing } };
   for (const name of claimedAlgorithms(claims)) {

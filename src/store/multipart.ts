@@ -15,10 +15,12 @@ import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
 import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
-import { finishDigest, startDigest, type ClaimOptions } from './digest.js';
+import { checkDigests, finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
+import { openSlabHashing, writeSlabCarrier } from './carrier-slabs.js';
+import type { HashPool } from '../checksum/hash-pool.js';
 import { SEGMENT_SIZE } from './layout.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
-import { currentVersion, makeVersion, type ObjectMetadata } from './objects-write.js';
+import { currentVersion, hashPoolOf, makeVersion, type ObjectMetadata } from './objects-write.js';
 import {
   completionVersion,
   decodeCompletion,
@@ -148,7 +150,7 @@ export async function uploadPart(
   uploadId: string,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing }
+  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing; hashPool?: HashPool | null }
 ): Promise<PartResult> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw new StoreError('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
@@ -183,8 +185,21 @@ export async function uploadPart(
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
-    chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer, inflight);
-    const { digests: d } = finishDigest(digest, claimOpts);
+    // A large plain part is hashed on a worker (carrier-slabs.ts), else here.
+    const slabs = crypt ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, claimOpts);
+    let hashed: BodyDigests | undefined;
+    if (slabs) {
+      try {
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs.hasher, opts.signal, inflight);
+        chunks = out.refs;
+        hashed = out.digests;
+      } finally {
+        slabs.close();
+      }
+    } else {
+      chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer, inflight);
+    }
+    const { digests: d } = hashed ? checkDigests(hashed, claimOpts) : finishDigest(digest, claimOpts);
     const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;
     const part: PartRecord = { size: d.size, md5, values: d.values, chunks, lastModified: 0 };
     if (crypt) part.stream = crypt.stream;

@@ -12,7 +12,9 @@ import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
 import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
-import { finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
+import { checkDigests, finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
+import { openSlabHashing, writeSlabCarrier } from './carrier-slabs.js';
+import { sharedHashPool, type HashPool } from '../checksum/hash-pool.js';
 import { CHUNK_SIZE, PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { assertHistoryRoom, maxEntryBytes } from './history-budget.js';
 import { checkWrite, type WriteConditions } from './conditions.js';
@@ -47,6 +49,16 @@ export interface PutOptions extends ObjectMetadata, ClaimOptions {
   signal?: AbortSignal;
   /** Encrypt the body at rest (SSE-S3 / SSE-C) under this request's root key. */
   encryption?: EncryptionRequest;
+  /**
+   * Where a large plain body is hashed (carrier-slabs.ts): default the process's shared
+   * pool (none if STRATA_HASH_THREADS=0), null to hash on this thread.
+   */
+  hashPool?: HashPool | null;
+}
+
+/** The hash pool `o` asks for: its own, none (null), or the shared one. */
+export function hashPoolOf(o: { hashPool?: HashPool | null }): HashPool | undefined {
+  return o.hashPool === null ? undefined : (o.hashPool ?? sharedHashPool());
 }
 
 export interface PutResult {
@@ -127,7 +139,17 @@ export async function putObject(
     await precheck(repo, bucket, key, opts.conditions);
     const digest = startDigest(opts);
     let bytes: Uint8Array | undefined;
-    if (packed) {
+    let hashed: BodyDigests | undefined; // by a worker (carrier-slabs.ts)
+    const slabs = packed || crypt ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts);
+    if (slabs) {
+      try {
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs.hasher, opts.signal, inflight);
+        chunks = { kind: 'chunks', chunks: out.refs };
+        hashed = out.digests;
+      } finally {
+        slabs.close();
+      }
+    } else if (packed) {
       bytes = await reader.read(opts.size);
       if (bytes.length !== opts.size) throw new StoreError('IncompleteBody', `body ended after ${bytes.length} of ${opts.size} bytes`);
       if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
@@ -137,7 +159,7 @@ export async function putObject(
       const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer, inflight);
       chunks = { kind: 'chunks', chunks: refs };
     }
-    const { digests: d, primary } = finishDigest(digest, opts);
+    const { digests: d, primary } = hashed ? checkDigests(hashed, opts) : finishDigest(digest, opts);
     // What is stored: the body itself, or its sealed segments (never the plaintext).
     const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
     return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: stored! }, crypt && { crypt });

@@ -1,0 +1,120 @@
+/**
+ * @module `node dist/bench/http-large.js`: large-body PUT and GET at one connection against
+ * Strata started with its default logging (one JSON line per request), the measurement the
+ * issue's 8 MiB targets are about. Each PUT writes a new key; GETs read the keys written,
+ * round-robin (not one key from a warm cache). Reports MiB/s and the server's CPU ms per
+ * request (from /proc), with the trivial Hono server alongside as the HTTP ceiling.
+ *
+ * Flags: --sizes=8,64 (MiB) --ms=3000 (per cell) --rounds=1 (interleaved across targets)
+ *        --targets=strata,strata-inline,trivial-hono (strata-inline: STRATA_HASH_THREADS=0,
+ *        every body hashed on the main thread, as before the hash workers)
+ *        --prof=DIR (Strata runs under `node --cpu-prof`, profile written to DIR at exit)
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closedLoop, pool, send } from './http-load.js';
+import { startTarget, type Target, type TargetName } from './http-targets.js';
+import { fmt } from './lib/stats.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const sizes = (arg('sizes') ?? '8,64').split(',').map((s) => Number(s) * 2 ** 20);
+const ms = Number(arg('ms') ?? 3000);
+const names = (arg('targets') ?? 'strata,trivial-hono').split(',') as TargetName[];
+const profDir = arg('prof');
+const rounds = Number(arg('rounds') ?? 1);
+
+const KEY = 'BENCHACCESSKEY000001';
+const SECRET = 'bench-secret-key-0123456789abcdefghij';
+
+/** Strata with default logging (stdout drained), optionally under the CPU profiler. */
+async function startStrata(env: Record<string, string> = {}): Promise<Target> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-large-'));
+  const node = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const child = spawn(process.execPath, [...node, join(here, '../src/cli/main.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir], {
+    env: { ...process.env, STRATA_ACCESS_KEY: KEY, STRATA_SECRET_KEY: SECRET, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    const onData = (d: Buffer) => {
+      buf += d.toString();
+      const m = /Strata S3 server on (\S+)/.exec(buf);
+      if (m) resolve(m[1]!);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (c) => reject(new Error(`strata exited ${c}: ${buf.slice(-2000)}`)));
+  });
+  child.stdout!.on('data', () => undefined);
+  child.stderr!.on('data', () => undefined);
+  return {
+    name: 'strata',
+    url,
+    pid: child.pid!,
+    accessKeyId: KEY,
+    secretAccessKey: SECRET,
+    dataDir,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+type Name = TargetName | 'strata-inline';
+const rows: string[] = [];
+const targets = new Map<Name, Target>();
+for (const name of names as Name[]) {
+  targets.set(name, name === 'strata' ? await startStrata() : name === 'strata-inline' ? await startStrata({ STRATA_HASH_THREADS: '0' }) : await startTarget(name));
+}
+const pools = new Map([...targets].map(([n, t]) => [n, pool(t, 1)]));
+for (const [n, t] of targets) if (n !== 'trivial-hono') await send(pools.get(n)!, t, 'PUT', '/bench');
+const loads: number[] = [];
+for (const size of sizes) {
+  const body = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 4) body.writeUInt32LE((i * 2654435761) >>> 0, i);
+  // Rounds interleave the targets, so that machine noise hits all of them alike.
+  const cells = new Map<string, { n: number; seconds: number; cpu: number; errors: number; firstError?: string }>();
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, t] of targets) {
+      const p = pools.get(name)!;
+      const keys: string[] = [];
+      const put = await closedLoop(t, 1, ms, async (_w, i) => {
+        const k = `/bench/large-${round}-${i}-${size}`;
+        const n = await send(p, t, 'PUT', k, body);
+        keys.push(k);
+        return n;
+      });
+      const get = await closedLoop(t, 1, ms, (_w, i) => send(p, t, 'GET', keys[i % keys.length]!));
+      loads.push(loadavg()[0]!);
+      for (const [op, r] of [['PUT', put], ['GET', get]] as const) {
+        const id = `${name}|${op}`;
+        const c = cells.get(id) ?? { n: 0, seconds: 0, cpu: 0, errors: 0 };
+        c.n += r.n;
+        c.seconds += r.seconds;
+        c.cpu += r.serverCpuSeconds;
+        c.errors += r.errors;
+        if (r.firstError) c.firstError ??= r.firstError;
+        cells.set(id, c);
+        process.stderr.write(`${name} ${size >> 20} MiB ${op} round ${round + 1}: ${fmt((r.n * size) / r.seconds / 2 ** 20, 1)} MiB/s\n`);
+      }
+    }
+  }
+  for (const [id, c] of cells) {
+    const [name, op] = id.split('|');
+    const mib = (c.n * size) / c.seconds / 2 ** 20;
+    const cpu = c.n ? (c.cpu * 1000) / c.n : NaN;
+    rows.push(`| ${name} | ${size >> 20} MiB | ${op} | ${c.n} | ${fmt(mib, 1)} | ${fmt(cpu, 2)} | ${c.errors}${c.firstError ? ` ${c.firstError}` : ''} |`);
+  }
+}
+for (const p of pools.values()) await p.close();
+for (const t of targets.values()) await t.stop();
+process.stdout.write(`load average (1 min) during the cells: ${loads.map((x) => x.toFixed(1)).join(' ')}\n`);
+process.stdout.write(`| target | size | op | n | MiB/s | server CPU ms/op | errors |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);

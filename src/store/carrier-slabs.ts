@@ -1,0 +1,207 @@
+/**
+ * @module Carriers written with the body hashed on a worker thread (checksum/hash-pool.ts),
+ * so that receiving, hashing and writing a large body overlap instead of taking turns on
+ * the main thread.
+ *
+ * The body is read into *slabs*: SharedArrayBuffers laid out exactly as the chunk blob
+ * stores them, {@link SLAB_SEGMENTS} entries of [24-byte entry header][segment]. The main
+ * thread copies the body into a slab (its only pass over the bytes), posts it to the
+ * worker, which absorbs the segments into the body's digests (MD5, CRC64NVME, the claimed
+ * algorithms) and answers each segment's CRC32C; the main thread then writes the entry
+ * headers into the gaps and hands the slab to the provider as one write. While the worker
+ * hashes slab i, the main thread is already filling slab i+1 and the provider writing
+ * slab i-1.
+ *
+ * Memory: at most {@link SLABS_HELD} slabs per upload (one filling, one hashing, one
+ * written, one the provider pulled ahead), charged to the pending budget by the caller
+ * ({@link openSlabHashing}) before the first byte is read; the chunk blobs are the same
+ * bytes, same layout, as writeCarrier's (carrier.ts).
+ */
+import type { InflightTicket } from './inflight-blobs.js';
+import type { Provider } from '../provider/provider.js';
+import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
+import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
+import type { ChunkRef, ChecksumName } from './records.js';
+import { StoreError } from './errors.js';
+import type { ExactReader } from './carrier.js';
+import type { BodyDigests, ClaimOptions } from './digest.js';
+import { digestAlgorithms } from './digest.js';
+import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
+import type { PendingBudget } from './budget.js';
+
+/** Segments per slab: 2 x 256 KiB, so one provider write carries 512 KiB instead of 24 B or 256 KiB. */
+export const SLAB_SEGMENTS = 2;
+/** Bytes of a full slab. */
+export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
+/** Slabs one upload holds at most: filling, hashing, being written, pulled ahead by the provider. */
+export const SLABS_HELD = 4;
+/** Pending-budget bytes an upload on this path holds (instead of one segment). */
+export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
+/**
+ * Bodies at least this long are hashed on a worker: below it, the posting and the
+ * answers cost more than hashing in place (1 MiB of MD5 is ~1.2 ms here).
+ */
+export const SLAB_MIN_BYTES = 1024 * 1024;
+
+/** A worker job and the budget it holds, for one body. */
+export interface SlabHashing {
+  hasher: RemoteHasher;
+  /** Frees the job (if still open) and the reservation. Idempotent. */
+  close(): void;
+}
+
+/**
+ * A worker job hashing a body of `size` bytes written under `o`, with its working memory
+ * reserved from `budget`; undefined when the body is too small, no pool is given, the pool
+ * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} now (the caller then
+ * writes the body as before, hashing in place within its own smaller reservation). Never
+ * throws.
+ */
+export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions): SlabHashing | undefined {
+  if (!pool || size < SLAB_MIN_BYTES) return undefined;
+  let release: () => void;
+  try {
+    release = budget.reserve(SLAB_WORKING_BYTES);
+  } catch {
+    return undefined;
+  }
+  const hasher = pool.open(digestAlgorithms(o));
+  if (!hasher) {
+    release();
+    return undefined;
+  }
+  return {
+    hasher,
+    close: () => {
+      hasher.abort();
+      release();
+    },
+  };
+}
+
+interface Slab {
+  bytes: Uint8Array;
+  lengths: number[];
+  crcs: Promise<number[]>;
+}
+
+/**
+ * Streams exactly `size` bytes of `reader` into chunk blobs (same blobs as writeCarrier)
+ * with `hasher` computing the digests, and returns the refs and the body's digests. Plain
+ * bodies only (an encrypted body seals each segment on the main thread: writeCarrier).
+ * Throws StoreError 'IncompleteBody' (short or long body), 'Io' when the hash worker dies
+ * (the request then fails as a 500 and nothing is committed), what the body stream throws,
+ * or the provider's error; chunk blobs already written are deleted (best effort) and the
+ * job aborted before the error propagates.
+ */
+export async function writeSlabCarrier(
+  provider: Provider,
+  reader: ExactReader,
+  size: number,
+  hasher: RemoteHasher,
+  signal?: AbortSignal,
+  inflight?: InflightTicket
+): Promise<{ refs: ChunkRef[]; digests: BodyDigests }> {
+  const refs: ChunkRef[] = [];
+  let bodyError: unknown;
+  // The slab being filled from the body, chained after the one before it (one reader).
+  let filling: Promise<Slab> | undefined;
+  const fill = async (lengths: number[], got: number): Promise<Slab> => {
+    let total = 0;
+    for (const n of lengths) total += ENTRY_HEADER_SIZE + n;
+    const bytes = new Uint8Array(new SharedArrayBuffer(total));
+    const spans: number[] = [];
+    for (let i = 0, at = 0; i < lengths.length; i++) {
+      const n = lengths[i]!;
+      const read = await reader.readInto(bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n));
+      if (read !== n) throw new StoreError('IncompleteBody', `body ended after ${got + read} of ${size} bytes`);
+      spans.push(at + ENTRY_HEADER_SIZE, n);
+      got += n;
+      at += ENTRY_HEADER_SIZE + n;
+    }
+    const crcs = hasher.hash(bytes, spans).catch((err: unknown) => {
+      throw err instanceof HashWorkerError ? new StoreError('Io', `hashing the body failed: ${err.message}`, { cause: err }) : err;
+    });
+    crcs.catch(() => undefined); // awaited in order by the writer; a failure surfaces there
+    return { bytes, lengths, crcs };
+  };
+  // Every slab of the body in order: [chunk index, segment lengths].
+  const plan: [number, number[]][] = [];
+  for (let off = 0, chunk = 0; off < size; off += CHUNK_SIZE, chunk++) {
+    const n = Math.min(CHUNK_SIZE, size - off);
+    for (let s = 0; s * SEGMENT_SIZE < n; s += SLAB_SEGMENTS) {
+      const lengths: number[] = [];
+      for (let k = s; k < s + SLAB_SEGMENTS && k * SEGMENT_SIZE < n; k++) lengths.push(Math.min(SEGMENT_SIZE, n - k * SEGMENT_SIZE));
+      plan.push([chunk, lengths]);
+    }
+  }
+  let next = 0; // the next slab of `plan` to hand out
+  let dispatched = 0; // body bytes of the slabs started so far
+  const start = (i: number): Promise<Slab> => {
+    const got = dispatched;
+    dispatched += plan[i]![1].reduce((a, b) => a + b, 0);
+    const prev = filling;
+    const p = (prev ?? Promise.resolve()).then(() => fill(plan[i]![1], got));
+    p.catch(() => undefined);
+    return p;
+  };
+  // Slab i (started earlier, or now), with slab i+1 started behind it: reading runs one
+  // slab ahead of hashing, which runs ahead of writing.
+  let ahead: Promise<Slab> | undefined;
+  const take = async (): Promise<Slab> => {
+    const cur = ahead ?? (filling = start(next));
+    next++;
+    ahead = next < plan.length ? (filling = start(next)) : undefined;
+    return cur;
+  };
+  try {
+    for (let chunk = 0, done = 0; done < size; chunk++) {
+      const n = Math.min(CHUNK_SIZE, size - done);
+      const lengths: number[] = [];
+      for (let off = 0; off < n; off += SEGMENT_SIZE) lengths.push(Math.min(SEGMENT_SIZE, n - off));
+      const pack = new PackStream(lengths);
+      const key = chunkKey();
+      inflight?.add(key); // before the write starts: GC must not sweep it (inflight-blobs.ts)
+      async function* frames(): AsyncGenerator<Uint8Array> {
+        yield pack.header();
+        while (next < plan.length && plan[next]![0] === chunk) {
+          let slab: Slab;
+          let crcs: number[];
+          try {
+            slab = await take();
+            crcs = await slab.crcs;
+          } catch (err) {
+            bodyError = err; // the client's error (or the worker's), not an I/O one
+            throw err;
+          }
+          for (let i = 0, at = 0; i < slab.lengths.length; i++) {
+            slab.bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
+            at += ENTRY_HEADER_SIZE + slab.lengths[i]!;
+          }
+          yield slab.bytes;
+        }
+        yield* pack.finish();
+      }
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', ...(signal ? { signal } : {}) });
+      refs.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
+      done += n;
+    }
+    if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${size} bytes announced`);
+    let values: Awaited<ReturnType<RemoteHasher['digest']>>;
+    try {
+      values = await hasher.digest();
+    } catch (err) {
+      throw err instanceof HashWorkerError ? new StoreError('Io', `hashing the body failed: ${err.message}`, { cause: err }) : err;
+    }
+    const { md5, ...rest } = values;
+    if (!md5) throw new StoreError('Io', 'the hash worker returned no MD5');
+    return { refs, digests: { size, md5, values: rest as Partial<Record<ChecksumName, Uint8Array>> } };
+  } catch (err) {
+    hasher.abort();
+    // A slab still being read from the body settles within one slab (or the body deadline).
+    await filling?.catch(() => undefined);
+    await reader.cancel().catch(() => undefined);
+    await Promise.all(refs.map((c) => provider.delete(c.blob).catch(() => undefined)));
+    throw bodyError ?? err;
+  }
+}
