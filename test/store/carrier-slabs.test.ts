@@ -1,0 +1,191 @@
+/**
+ * Large bodies hashed on a worker thread (store/carrier-slabs.ts) through the real store on
+ * the fs provider: the same ETag, checksums and bytes as the in-thread path for any size
+ * and fragmentation; claims checked; and a body that fails (short, long, aborted, or its
+ * hash worker crashed) leaves nothing committed, no chunk blob, no budget and no worker
+ * slot behind. Needs `npm run build:js` (the worker is the compiled one).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { Store } from '../../src/store/store.js';
+import { createFsProvider } from '../../src/provider/fs/index.js';
+import type { Provider } from '../../src/provider/provider.js';
+import { HashPool } from '../../src/checksum/hash-pool.js';
+import { SLAB_WORKING_BYTES } from '../../src/store/carrier-slabs.js';
+import { StoreError } from '../../src/store/errors.js';
+import { s3ErrorOf } from '../../src/s3/store-errors.js';
+import { collect, tempDir } from './helpers.js';
+import { prng, randInt, randomBytes } from '../support/random.js';
+
+const CRASHING = new URL('../support/crash-hash-worker.mjs', import.meta.url);
+const MiB = 1024 * 1024;
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function setup(opts: { pool?: HashPool; pendingBytes?: number } = {}) {
+  const { dir, cleanup } = tempDir('slabs');
+  const provider = await createFsProvider({ dir });
+  const store = await Store.open(provider, opts.pendingBytes ? { pendingBytes: opts.pendingBytes } : {});
+  await store.createBucket('bkt');
+  const pool = opts.pool ?? new HashPool({ threads: 1 });
+  cleanups.push(cleanup, () => pool.close(), () => store.close());
+  return { store, provider, pool };
+}
+
+/** `data` in pieces of seeded random sizes between 1 byte and 200 KiB. */
+async function* ragged(data: Uint8Array, seed: number): AsyncGenerator<Uint8Array> {
+  const next = prng(seed);
+  for (let i = 0; i < data.length; ) {
+    const n = Math.min(data.length - i, randInt(next, 1, 200_000));
+    yield data.subarray(i, i + n);
+    i += n;
+  }
+}
+
+async function chunkBlobs(provider: Provider): Promise<string[]> {
+  return (await provider.list({ prefix: 'chunks/' })).items.map((i) => i.key);
+}
+
+const md5hex = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
+
+describe('carriers hashed on a worker', () => {
+  it('stores the same ETag, CRC64NVME and bytes as the in-thread path, across sizes and chunk boundaries', async () => {
+    const { store, pool } = await setup();
+    for (const size of [MiB, 8 * MiB + 12_345, 17 * MiB - 1]) {
+      const body = randomBytes(size, size);
+      const viaWorker = await store.putObject('bkt', `w${size}`, ragged(body, size), { size, hashPool: pool, checksumAlgorithm: 'sha256' });
+      const inThread = await store.putObject('bkt', `t${size}`, ragged(body, size + 1), { size, hashPool: null, checksumAlgorithm: 'sha256' });
+      expect(viaWorker.etag).toBe(md5hex(body));
+      expect(inThread.etag).toBe(viaWorker.etag);
+      for (const alg of ['crc64nvme', 'sha256'] as const) {
+        expect(Buffer.from(viaWorker.version.checksums!.values[alg]!)).toEqual(Buffer.from(inThread.version.checksums!.values[alg]!));
+      }
+      expect(Buffer.from(viaWorker.version.checksums!.values.sha256!).toString('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+      const back = await collect((await store.getObject('bkt', `w${size}`)).body);
+      expect(Buffer.from(back).equals(Buffer.from(body))).toBe(true);
+      // A range that straddles a segment and a slab boundary verifies and serves the right bytes.
+      const r = await store.getObject('bkt', `w${size}`, { range: { start: 512 * 1024 - 7, end: 768 * 1024 + 3 } });
+      expect(Buffer.from(await collect(r.body)).equals(Buffer.from(body.subarray(512 * 1024 - 7, 768 * 1024 + 4)))).toBe(true);
+    }
+    expect(pool.openJobs).toBe(0);
+  });
+
+  it('checks the claims against the worker digests: a wrong Content-MD5 commits nothing and leaves no chunk', async () => {
+    const { store, provider, pool } = await setup();
+    const body = randomBytes(3 * MiB, 3);
+    const wrong = createHash('md5').update('other').digest('base64');
+    await expect(store.putObject('bkt', 'k', ragged(body, 1), { size: body.length, hashPool: pool, claims: { contentMd5: wrong } })).rejects.toMatchObject({ code: 'BadDigest' });
+    const right = createHash('md5').update(body).digest('base64');
+    const sha = createHash('sha256').update(body).digest('hex');
+    await expect(store.headObject('bkt', 'k')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    expect(await chunkBlobs(provider)).toEqual([]);
+    const ok = await store.putObject('bkt', 'k', ragged(body, 2), { size: body.length, hashPool: pool, claims: { contentMd5: right, payloadSha256: sha } });
+    expect(ok.etag).toBe(md5hex(body));
+    expect(pool.openJobs).toBe(0);
+  });
+
+  it('refuses a short or a long body with IncompleteBody and leaves nothing behind', async () => {
+    const { store, provider, pool } = await setup();
+    const body = randomBytes(9 * MiB, 4);
+    const before = store.repo.budget.used;
+    await expect(store.putObject('bkt', 'short', ragged(body.subarray(0, body.length - 1), 5), { size: body.length, hashPool: pool })).rejects.toMatchObject({
+      code: 'IncompleteBody',
+    });
+    await expect(store.putObject('bkt', 'long', ragged(body, 6), { size: body.length - 10, hashPool: pool })).rejects.toMatchObject({ code: 'IncompleteBody' });
+    expect(await chunkBlobs(provider)).toEqual([]);
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(before);
+  });
+
+  it('frees the worker slot, the budget and the chunks when the client goes away mid-body', async () => {
+    const { store, provider, pool } = await setup();
+    const body = randomBytes(12 * MiB, 7);
+    const before = store.repo.budget.used;
+    let peakJobs = 0;
+    async function* dropsAfter(n: number): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < n; i += 100_000) {
+        peakJobs = Math.max(peakJobs, pool.openJobs);
+        yield body.subarray(i, Math.min(n, i + 100_000));
+      }
+      throw new StoreError('IncompleteBody', 'the connection closed (test)');
+    }
+    // Past the first 8 MiB chunk, so that a written chunk must be deleted too.
+    await expect(store.putObject('bkt', 'gone', dropsAfter(9 * MiB), { size: body.length, hashPool: pool })).rejects.toThrow(/connection closed/);
+    expect(peakJobs).toBe(1);
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(before);
+    expect(await chunkBlobs(provider)).toEqual([]);
+    await expect(store.headObject('bkt', 'gone')).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
+  it('fails the request with an internal (500) error and commits nothing when the hash worker dies', async () => {
+    process.env.CRASH_HASH_AFTER = '6'; // mid-body: 3 MiB into a 10 MiB body
+    const pool = new HashPool({ threads: 1, script: CRASHING });
+    const { store, provider } = await setup({ pool });
+    const body = randomBytes(10 * MiB, 8);
+    const err = await store.putObject('bkt', 'crash', ragged(body, 9), { size: body.length, hashPool: pool }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe('Io');
+    expect(String((err as Error).message)).toMatch(/hash worker exited/);
+    const s3 = s3ErrorOf(err);
+    expect(s3.status).toBe(500);
+    expect(s3.code).toBe('InternalError');
+    await expect(store.headObject('bkt', 'crash')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    expect(await chunkBlobs(provider)).toEqual([]);
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(0);
+    // The store still writes (the next body gets a new thread, or hashes in place).
+    const ok = await store.putObject('bkt', 'after', ragged(body.subarray(0, 100), 1), { size: 100, hashPool: pool });
+    expect(ok.etag).toBe(md5hex(body.subarray(0, 100)));
+  });
+
+  it('keeps many concurrent uploads within maxJobs and the budget; the rest hash in place', async () => {
+    const pool = new HashPool({ threads: 1, maxJobs: 2 });
+    const { store } = await setup({ pool });
+    const bodies = Array.from({ length: 6 }, (_, i) => randomBytes(2 * MiB + i, 20 + i));
+    let peakJobs = 0;
+    let peakBudget = 0;
+    async function* watched(data: Uint8Array): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < data.length; i += 64 * 1024) {
+        peakJobs = Math.max(peakJobs, pool.openJobs);
+        peakBudget = Math.max(peakBudget, store.repo.budget.used);
+        await new Promise((r) => setImmediate(r));
+        yield data.subarray(i, i + 64 * 1024);
+      }
+    }
+    const results = await Promise.all(bodies.map((b, i) => store.putObject('bkt', `c${i}`, watched(b), { size: b.length, hashPool: pool })));
+    results.forEach((r, i) => expect(r.etag).toBe(md5hex(bodies[i]!)));
+    expect(peakJobs).toBe(2);
+    expect(peakBudget).toBeLessThanOrEqual(2 * SLAB_WORKING_BYTES + 6 * 256 * 1024);
+    expect(pool.openJobs).toBe(0);
+  });
+
+  it('hashes in place when the budget cannot spare the slabs', async () => {
+    const pool = new HashPool({ threads: 1 });
+    // 1 MiB of budget: a carrier's 256 KiB segment fits, its 2 MiB of slabs do not.
+    const { store } = await setup({ pool, pendingBytes: MiB });
+    const body = randomBytes(3 * MiB, 30);
+    let sawJob = false;
+    async function* watched(): AsyncGenerator<Uint8Array> {
+      for await (const p of ragged(body, 31)) {
+        sawJob ||= pool.openJobs > 0;
+        yield p;
+      }
+    }
+    const r = await store.putObject('bkt', 'lean', watched(), { size: body.length, hashPool: pool });
+    expect(r.etag).toBe(md5hex(body));
+    expect(sawJob).toBe(false);
+  });
+
+  it('hashes multipart parts on the worker too, with the same part ETag', async () => {
+    const { store, pool } = await setup();
+    const body = randomBytes(5 * MiB + 3, 40);
+    const uploadId = await store.createMultipartUpload('bkt', 'mp', {});
+    const part = await store.uploadPart('bkt', 'mp', uploadId, 1, ragged(body, 41), { size: body.length, hashPool: pool });
+    expect(part.etag).toBe(md5hex(body));
+    await store.completeMultipartUpload('bkt', 'mp', uploadId, [{ partNumber: 1, etag: part.etag }]);
+    expect(Buffer.from(await collect((await store.getObject('bkt', 'mp')).body)).equals(Buffer.from(body))).toBe(true);
+  });
+});
