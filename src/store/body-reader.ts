@@ -39,7 +39,8 @@ export function blobError(err: unknown, blob: string): unknown {
   return err;
 }
 
-/** Bytes of carrier segments fetched per positional read: a few segments, bounded memory. */
+/** Bytes of carrier segments fetched per positional read: a few segments, bounded memory
+ * (a plain GET holds two such spans: the one being sent and the next, read meanwhile). */
 const READ_SPAN_BYTES = 1024 * 1024;
 
 /** Opens stored (sealed) entry `i` of a chunk into its plaintext segment. */
@@ -67,29 +68,50 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
     // Decrypted segments are copies, so the stored bytes are consumed at once: one scratch
     // buffer serves every read of this chunk (plain segments are yielded as views instead).
     let scratch: Uint8Array | undefined;
-    for (let seg = s0; seg <= s1; seg += per) {
+    const spanRead = (seg: number): Promise<Uint8Array> => {
       const last = Math.min(s1, seg + per - 1);
       const start = offsetOf(seg);
       const end = offsetOf(last) + ENTRY_HEADER_SIZE + lenOf(last) - 1;
-      let bytes: Uint8Array;
-      try {
-        if (open) scratch ??= new Uint8Array(Math.min(end - start + 1, per * (ENTRY_HEADER_SIZE + c.segment + over)));
-        bytes = await provider.read(c.blob, { start, end }, scratch);
+      if (open) scratch ??= new Uint8Array(Math.min(end - start + 1, per * (ENTRY_HEADER_SIZE + c.segment + over)));
+      return provider.read!(c.blob, { start, end }, scratch).then((bytes) => {
         if (bytes.length !== end - start + 1) throw new StoreError('Corrupt', `${c.blob}: short read of its segments`);
-      } catch (err) {
-        throw blobError(err, c.blob);
-      }
-      for (let i = seg; i <= last; i++) {
-        const at = offsetOf(i) - start;
-        let body: Uint8Array;
+        return bytes;
+      });
+    };
+    // Plain segments are yielded as views of fresh reads, so the next span is read while
+    // this one goes out to the client (disk and socket overlap; two spans held). An
+    // encrypted chunk reuses one scratch buffer, so it reads one span at a time.
+    let ahead: Promise<Uint8Array> | undefined;
+    try {
+      for (let seg = s0; seg <= s1; seg += per) {
+        const last = Math.min(s1, seg + per - 1);
+        const start = offsetOf(seg);
+        let bytes: Uint8Array;
         try {
-          body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i), authenticated });
-          if (open) body = open(i, body);
+          bytes = await (ahead ?? spanRead(seg));
+          ahead = undefined;
+          if (!open && seg + per <= s1) {
+            ahead = spanRead(seg + per);
+            ahead.catch(() => undefined); // awaited next round, or when the stream stops
+          }
         } catch (err) {
           throw blobError(err, c.blob);
         }
-        yield slice(i, body);
+        for (let i = seg; i <= last; i++) {
+          const at = offsetOf(i) - start;
+          let body: Uint8Array;
+          try {
+            body = readEntry(bytes.subarray(at, at + ENTRY_HEADER_SIZE + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i), authenticated });
+            if (open) body = open(i, body);
+          } catch (err) {
+            throw blobError(err, c.blob);
+          }
+          yield slice(i, body);
+        }
       }
+    } finally {
+      // A stream stopped early leaves no read running unobserved.
+      await ahead?.catch(() => undefined);
     }
     return;
   }

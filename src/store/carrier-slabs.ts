@@ -29,8 +29,8 @@ import { digestAlgorithms } from './digest.js';
 import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
 import type { PendingBudget } from './budget.js';
 
-/** Segments per slab: 2 x 256 KiB, so one provider write carries 512 KiB instead of 24 B or 256 KiB. */
-export const SLAB_SEGMENTS = 2;
+/** Segments per slab: 4 x 256 KiB, so one provider write carries 1 MiB (not 24 B then 256 KiB) and a worker message 1 MiB of hashing. */
+export const SLAB_SEGMENTS = 4;
 /** Bytes of a full slab. */
 export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
 /**
