@@ -11,7 +11,7 @@
  *        --prof=DIR (Strata runs under `node --cpu-prof`, profile written to DIR at exit)
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +27,13 @@ const ms = Number(arg('ms') ?? 3000);
 const names = (arg('targets') ?? 'strata,trivial-hono').split(',') as TargetName[];
 const profDir = arg('prof');
 const rounds = Number(arg('rounds') ?? 1);
+
+/** CPU seconds of the process's main thread (its task with the pid as id); USER_HZ = 100. */
+function mainThreadCpu(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
 
 const KEY = 'BENCHACCESSKEY000001';
 const SECRET = 'bench-secret-key-0123456789abcdefghij';
@@ -81,22 +88,26 @@ for (const size of sizes) {
   const body = Buffer.alloc(size);
   for (let i = 0; i < size; i += 4) body.writeUInt32LE((i * 2654435761) >>> 0, i);
   // Rounds interleave the targets, so that machine noise hits all of them alike.
-  const cells = new Map<string, { n: number; seconds: number; cpu: number; errors: number; firstError?: string }>();
+  const cells = new Map<string, { n: number; seconds: number; cpu: number; main: number; errors: number; firstError?: string }>();
   for (let round = 0; round < rounds; round++) {
     for (const [name, t] of targets) {
       const p = pools.get(name)!;
       const keys: string[] = [];
+      const m0 = mainThreadCpu(t.pid);
       const put = await closedLoop(t, 1, ms, async (_w, i) => {
         const k = `/bench/large-${round}-${i}-${size}`;
         const n = await send(p, t, 'PUT', k, body);
         keys.push(k);
         return n;
       });
+      const m1 = mainThreadCpu(t.pid);
       const get = await closedLoop(t, 1, ms, (_w, i) => send(p, t, 'GET', keys[i % keys.length]!));
+      const mains = { PUT: m1 - m0, GET: mainThreadCpu(t.pid) - m1 };
       loads.push(loadavg()[0]!);
       for (const [op, r] of [['PUT', put], ['GET', get]] as const) {
         const id = `${name}|${op}`;
-        const c = cells.get(id) ?? { n: 0, seconds: 0, cpu: 0, errors: 0 };
+        const c = cells.get(id) ?? { n: 0, seconds: 0, cpu: 0, main: 0, errors: 0 };
+        c.main += mains[op];
         c.n += r.n;
         c.seconds += r.seconds;
         c.cpu += r.serverCpuSeconds;
@@ -111,10 +122,15 @@ for (const size of sizes) {
     const [name, op] = id.split('|');
     const mib = (c.n * size) / c.seconds / 2 ** 20;
     const cpu = c.n ? (c.cpu * 1000) / c.n : NaN;
-    rows.push(`| ${name} | ${size >> 20} MiB | ${op} | ${c.n} | ${fmt(mib, 1)} | ${fmt(cpu, 2)} | ${c.errors}${c.firstError ? ` ${c.firstError}` : ''} |`);
+    const main = c.n ? (c.main * 1000) / c.n : NaN;
+    rows.push(`| ${name} | ${size >> 20} MiB | ${op} | ${c.n} | ${fmt(mib, 1)} | ${fmt(cpu, 2)} | ${fmt(main, 2)} | ${c.errors}${c.firstError ? ` ${c.firstError}` : ''} |`);
   }
 }
 for (const p of pools.values()) await p.close();
+if (process.env.BENCH_THREADS_DUMP) {
+  const { execFileSync } = await import('node:child_process');
+  for (const [n, t] of targets) process.stderr.write(`${n}:\n${execFileSync(process.execPath, [process.env.BENCH_THREADS_DUMP, String(t.pid)]).toString()}`);
+}
 for (const t of targets.values()) await t.stop();
 process.stdout.write(`load average (1 min) during the cells: ${loads.map((x) => x.toFixed(1)).join(' ')}\n`);
-process.stdout.write(`| target | size | op | n | MiB/s | server CPU ms/op | errors |\n|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);
+process.stdout.write(`| target | size | op | n | MiB/s | server CPU ms/op | main thread ms/op | errors |\n|---|---|---|---|---|---|---|---|\n${rows.join('\n')}\n`);

@@ -63,14 +63,9 @@ export function workerScript(): URL | undefined {
 interface Thread {
   worker: Worker;
   jobs: Map<number, RemoteHasher>;
-  /** Ids of the shared memories this thread was sent. */
-  memories: Set<number>;
 }
 
 let nextJob = 1;
-let nextMemory = 1;
-/** An id per SharedArrayBuffer ever hashed (posting one is costly: each is sent once per thread). */
-const memoryIds = new WeakMap<SharedArrayBuffer, number>();
 
 export class HashPool {
   readonly #threads: Thread[] = [];
@@ -80,10 +75,6 @@ export class HashPool {
   readonly #script: URL | undefined;
   #open = 0;
   #closed = false;
-  /** When a shared memory is collected here, the threads that hold it let it go too. */
-  readonly #forget = new FinalizationRegistry<number>((id) => {
-    for (const t of this.#threads) if (t.memories.delete(id)) t.worker.postMessage({ op: 'forget', id } satisfies ToWorker);
-  });
 
   /** Validates `options`; starts no thread yet. Throws RangeError for a bad count. */
   constructor(options: HashPoolOptions = {}) {
@@ -119,7 +110,7 @@ export class HashPool {
     let t = this.#threads.reduce<Thread | undefined>((a, b) => (a && a.jobs.size <= b.jobs.size ? a : b), undefined);
     if (!t || (t.jobs.size > 0 && this.#threads.length < this.#maxThreads)) t = this.#spawn(this.#script);
     const job = nextJob++;
-    const h = new RemoteHasher(job, this.#maxSlices, (m) => t.worker.postMessage(m), (b) => this.#share(t, b), () => this.#release(t, job));
+    const h = new RemoteHasher(job, this.#maxSlices, (m) => t.worker.postMessage(m), () => this.#release(t, job));
     t.jobs.set(job, h);
     this.#open++;
     t.worker.ref(); // a job in flight keeps the process alive until it answers
@@ -135,24 +126,9 @@ export class HashPool {
     await Promise.all(threads.map((t) => t.worker.terminate()));
   }
 
-  /** The id of `buffer` on thread `t`, sending it there first if it is new to `t`. */
-  #share(t: Thread, buffer: SharedArrayBuffer): number {
-    let id = memoryIds.get(buffer);
-    if (id === undefined) {
-      id = nextMemory++;
-      memoryIds.set(buffer, id);
-      this.#forget.register(buffer, id);
-    }
-    if (!t.memories.has(id)) {
-      t.memories.add(id);
-      t.worker.postMessage({ op: 'memory', id, buffer } satisfies ToWorker);
-    }
-    return id;
-  }
-
   #spawn(script: URL): Thread {
     const worker = new Worker(script);
-    const t: Thread = { worker, jobs: new Map(), memories: new Set() };
+    const t: Thread = { worker, jobs: new Map() };
     worker.unref();
     worker.on('message', (m: FromWorker) => t.jobs.get(m.job)?.answer(m));
     // A thread that fails or exits takes its jobs with it; the next job gets a new one.
@@ -189,18 +165,16 @@ export class RemoteHasher {
   readonly #job: number;
   readonly #maxSlices: number;
   readonly #post: (m: ToWorker) => void;
-  readonly #share: (buffer: SharedArrayBuffer) => number;
   readonly #release: () => void;
   readonly #waiting: Waiter[] = [];
   #failure: Error | undefined;
   #ended = false;
 
   /** Made by HashPool.open only. */
-  constructor(job: number, maxSlices: number, post: (m: ToWorker) => void, share: (buffer: SharedArrayBuffer) => number, release: () => void) {
+  constructor(job: number, maxSlices: number, post: (m: ToWorker) => void, release: () => void) {
     this.#job = job;
     this.#maxSlices = maxSlices;
     this.#post = post;
-    this.#share = share;
     this.#release = release;
   }
 
@@ -208,25 +182,16 @@ export class RemoteHasher {
    * Absorbs the spans of `bytes` named by `spans` (offset, length pairs, in order) into the
    * job's hashers and resolves with the CRC32C of each span. `bytes` must be a view of a
    * SharedArrayBuffer that nobody writes until the promise settles (the worker reads it
-   * in place; each buffer is sent to a thread once, so reusing buffers is cheap). Slices
-   * are absorbed in call order. Rejects with HashWorkerError if the
+   * in place). Slices are absorbed in call order. Rejects with HashWorkerError if the
    * worker dies, or with the job's first failure; throws Error if the job ended, more than
-   * `maxSlicesPerJob` slices are in flight, or `bytes` is not shared memory; RangeError
-   * for a span outside `bytes`.
+   * `maxSlicesPerJob` slices are in flight, or `bytes` is not shared memory.
    */
   hash(bytes: Uint8Array, spans: readonly number[]): Promise<number[]> {
     if (this.#ended) throw new Error('RemoteHasher: job already ended');
     if (!(bytes.buffer instanceof SharedArrayBuffer)) throw new Error('RemoteHasher: slices must be SharedArrayBuffer views');
     if (this.#waiting.length >= this.#maxSlices) throw new Error(`RemoteHasher: more than ${this.#maxSlices} slices in flight`);
     if (this.#failure) return Promise.reject(this.#failure);
-    // Spans as offsets into the whole shared buffer, which the thread keeps (sent once).
-    const memory = this.#share(bytes.buffer);
-    const base = bytes.byteOffset;
-    const at = spans.map((v, i) => (i % 2 === 0 ? base + v : v));
-    for (let i = 0; i + 1 < spans.length; i += 2) {
-      if (!(spans[i]! >= 0 && spans[i + 1]! >= 0 && spans[i]! + spans[i + 1]! <= bytes.length)) throw new RangeError('RemoteHasher: span outside the slice');
-    }
-    const answer = this.#ask({ op: 'data', job: this.#job, memory, spans: at });
+    const answer = this.#ask({ op: 'data', job: this.#job, bytes, spans });
     return answer.then((m) => {
       if (m.op !== 'crcs' || m.crcs.length * 2 !== spans.length) throw new HashWorkerError(`hash worker answered ${m.op} to a slice`);
       return m.crcs;

@@ -7,11 +7,8 @@
  * nothing is copied between threads.
  *
  * Protocol (main -> worker, each answered in order per job):
- *   { op: 'memory', id, buffer }              no answer: a SharedArrayBuffer, sent once
- *   { op: 'forget', id }                      no answer: the main thread dropped it
  *   { op: 'open', job, algorithms }           no answer
- *   { op: 'data', job, memory, spans }        -> { op: 'crcs', job, crcs } (spans: offset,
- *                                                length pairs into memory `memory`)
+ *   { op: 'data', job, bytes, spans }         -> { op: 'crcs', job, crcs }
  *   { op: 'finish', job }                     -> { op: 'digests', job, digests }
  *   { op: 'drop', job }                       no answer (the job is forgotten)
  * A failure inside a job answers { op: 'error', job, message } and forgets the job. A
@@ -26,9 +23,7 @@ import { isChecksumAlgorithm, type ChecksumAlgorithm } from './algorithms.js';
 /** A message from the main thread (hash-pool.ts builds them). */
 export type ToWorker =
   | { op: 'open'; job: number; algorithms: readonly ChecksumAlgorithm[] }
-  | { op: 'memory'; id: number; buffer: SharedArrayBuffer }
-  | { op: 'forget'; id: number }
-  | { op: 'data'; job: number; memory: number; spans: readonly number[] }
+  | { op: 'data'; job: number; bytes: Uint8Array; spans: readonly number[] }
   | { op: 'finish'; job: number }
   | { op: 'drop'; job: number };
 
@@ -39,8 +34,6 @@ export type FromWorker =
   | { op: 'error'; job: number; message: string };
 
 const jobs = new Map<number, Map<ChecksumAlgorithm, Hasher>>();
-/** Shared memories by id: posting a SharedArrayBuffer costs tens of microseconds, so once. */
-const memories = new Map<number, Uint8Array>();
 
 /** Handles one message; returns the answer, if any. Throws on a malformed message. */
 function handle(m: ToWorker): FromWorker | undefined {
@@ -54,20 +47,12 @@ function handle(m: ToWorker): FromWorker | undefined {
       jobs.set(m.job, hashers);
       return undefined;
     }
-    case 'memory':
-      memories.set(m.id, new Uint8Array(m.buffer));
-      return undefined;
-    case 'forget':
-      memories.delete(m.id);
-      return undefined;
     case 'data': {
       const hashers = jobs.get(m.job);
       if (!hashers) return undefined;
-      const bytes = memories.get(m.memory);
-      if (!bytes) throw new Error(`unknown memory ${m.memory}`);
       const crcs: number[] = [];
       for (let i = 0; i + 1 < m.spans.length; i += 2) {
-        const span = bytes.subarray(m.spans[i]!, m.spans[i]! + m.spans[i + 1]!);
+        const span = m.bytes.subarray(m.spans[i]!, m.spans[i]! + m.spans[i + 1]!);
         if (span.length !== m.spans[i + 1]) throw new Error('span outside the slice');
         for (const h of hashers.values()) h.update(span);
         crcs.push(crc32c(span));
@@ -93,7 +78,6 @@ parentPort?.on('message', (m: ToWorker) => {
   try {
     out = handle(m);
   } catch (err) {
-    if (!('job' in m)) return; // memory bookkeeping cannot fail
     jobs.delete(m.job);
     out = { op: 'error', job: m.job, message: String((err as Error)?.message ?? err) };
   }

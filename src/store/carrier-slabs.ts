@@ -12,10 +12,10 @@
  * hashes slab i, the main thread is already filling slab i+1 and the provider writing
  * slab i-1.
  *
- * Memory: one chunk's worth of slabs per upload (an arena, {@link ARENA_BYTES}), reused
- * for its next chunk once the provider has stored the previous one, charged to the pending
- * budget by the caller ({@link openSlabHashing}) before the first byte is read. The chunk
- * blobs are the same bytes, same layout, as writeCarrier's (carrier.ts).
+ * Memory: at most {@link SLABS_HELD} slabs per upload (one filling, one hashing, one being
+ * written), charged to the pending budget by the caller
+ * ({@link openSlabHashing}) before the first byte is read; the chunk blobs are the same
+ * bytes, same layout, as writeCarrier's (carrier.ts).
  */
 import type { InflightTicket } from './inflight-blobs.js';
 import type { Provider } from '../provider/provider.js';
@@ -34,20 +34,13 @@ export const SLAB_SEGMENTS = 4;
 /** Bytes of a full slab. */
 export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
 /**
- * Bytes of one chunk's entries, the size of an *arena*: the shared memory a chunk's slabs
- * are views of. Arenas are reused (for the upload's next chunk, then by later uploads): a
- * SharedArrayBuffer costs ~0.15 ms to make and post to a thread, and fresh memory faults
- * its pages in on first write, so one per slab cost more than the hashing saved.
+ * Slabs one upload holds at most: one being filled from the body, one hashed (then handed
+ * to the provider), one the provider is writing. Fresh memory each: a slab handed to a
+ * provider may be kept by it until its put resolves, so it is never written again.
  */
-export const ARENA_BYTES = (CHUNK_SIZE / SEGMENT_SIZE) * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
-/** Idle arenas kept for later uploads (8 MiB each, resident once used). */
-const MAX_IDLE_ARENAS = 2;
-const idleArenas: Uint8Array[] = [];
-
-/** Pending-budget bytes an upload of `size` bytes holds on this path (instead of one segment): its arena's used part. */
-export function slabWorkingBytes(size: number): number {
-  return Math.min(ARENA_BYTES, size + Math.ceil(size / SEGMENT_SIZE) * ENTRY_HEADER_SIZE);
-}
+export const SLABS_HELD = 3;
+/** Pending-budget bytes an upload on this path holds in all (instead of one segment). */
+export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
 /**
  * Bodies at least this long are hashed on a worker: below it, the posting and the
  * answers cost more than hashing in place (1 MiB of MD5 is ~1.2 ms here).
@@ -64,7 +57,8 @@ export interface SlabHashing {
 /**
  * A worker job hashing a body of `size` bytes written under `o`, with its working memory
  * reserved from `budget`; undefined when the body is too small, no pool is given, the pool
- * is full, or the budget cannot spare {@link slabWorkingBytes} now (the caller then
+ * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} (less the one segment the
+ * caller reserved at admission) now (the caller then
  * writes the body as before, hashing in place within its own smaller reservation). Never
  * throws.
  */
@@ -72,7 +66,8 @@ export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudge
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   let release: () => void;
   try {
-    release = budget.reserve(slabWorkingBytes(size));
+    // The caller already holds one segment for the body (carrier admission): the rest.
+    release = budget.reserve(SLAB_WORKING_BYTES - SEGMENT_SIZE);
   } catch {
     return undefined;
   }
@@ -117,11 +112,10 @@ export async function writeSlabCarrier(
   let bodyError: unknown;
   // The slab being filled from the body, chained after the one before it (one reader).
   let filling: Promise<Slab> | undefined;
-  const arena = idleArenas.pop() ?? new Uint8Array(new SharedArrayBuffer(ARENA_BYTES));
-  const fill = async (lengths: number[], got: number, offset: number): Promise<Slab> => {
+  const fill = async (lengths: number[], got: number): Promise<Slab> => {
     let total = 0;
     for (const n of lengths) total += ENTRY_HEADER_SIZE + n;
-    const bytes = arena.subarray(offset, offset + total);
+    const bytes = new Uint8Array(new SharedArrayBuffer(total));
     const spans: number[] = [];
     for (let i = 0, at = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
@@ -137,14 +131,14 @@ export async function writeSlabCarrier(
     crcs.catch(() => undefined); // awaited in order by the writer; a failure surfaces there
     return { bytes, lengths, crcs };
   };
-  // Every slab of the body in order: [chunk index, segment lengths, offset in the arena].
-  const plan: [number, number[], number][] = [];
+  // Every slab of the body in order: [chunk index, segment lengths].
+  const plan: [number, number[]][] = [];
   for (let off = 0, chunk = 0; off < size; off += CHUNK_SIZE, chunk++) {
     const n = Math.min(CHUNK_SIZE, size - off);
     for (let s = 0; s * SEGMENT_SIZE < n; s += SLAB_SEGMENTS) {
       const lengths: number[] = [];
       for (let k = s; k < s + SLAB_SEGMENTS && k * SEGMENT_SIZE < n; k++) lengths.push(Math.min(SEGMENT_SIZE, n - k * SEGMENT_SIZE));
-      plan.push([chunk, lengths, s * (ENTRY_HEADER_SIZE + SEGMENT_SIZE)]);
+      plan.push([chunk, lengths]);
     }
   }
   let next = 0; // the next slab of `plan` to hand out
@@ -153,18 +147,17 @@ export async function writeSlabCarrier(
     const got = dispatched;
     dispatched += plan[i]![1].reduce((a, b) => a + b, 0);
     const prev = filling;
-    const p = (prev ?? Promise.resolve()).then(() => fill(plan[i]![1], got, plan[i]![2]));
+    const p = (prev ?? Promise.resolve()).then(() => fill(plan[i]![1], got));
     p.catch(() => undefined);
     return p;
   };
   // Slab i (started earlier, or now), with slab i+1 started behind it: reading runs one
-  // slab ahead of hashing, which runs ahead of writing. Not past the chunk: the next
-  // chunk's slabs reuse the arena, which the provider may still be writing from.
+  // slab ahead of hashing, which runs ahead of writing.
   let ahead: Promise<Slab> | undefined;
   const take = async (): Promise<Slab> => {
     const cur = ahead ?? (filling = start(next));
     next++;
-    ahead = next < plan.length && plan[next]![0] === plan[next - 1]![0] ? (filling = start(next)) : undefined;
+    ahead = next < plan.length ? (filling = start(next)) : undefined;
     return cur;
   };
   try {
@@ -208,7 +201,6 @@ export async function writeSlabCarrier(
     }
     const { md5, ...rest } = values;
     if (!md5) throw new StoreError('Io', 'the hash worker returned no MD5');
-    if (idleArenas.length < MAX_IDLE_ARENAS) idleArenas.push(arena);
     return { refs, digests: { size, md5, values: rest as Partial<Record<ChecksumName, Uint8Array>> } };
   } catch (err) {
     hasher.abort();
@@ -216,7 +208,6 @@ export async function writeSlabCarrier(
     await filling?.catch(() => undefined);
     await reader.cancel().catch(() => undefined);
     await Promise.all(refs.map((c) => provider.delete(c.blob).catch(() => undefined)));
-    // The arena is not reused: a failed provider write may still hold a view of it.
     throw bodyError ?? err;
   }
 }

@@ -72,23 +72,6 @@ describe('hash pool', () => {
     expect(pool.openJobs).toBe(0);
   });
 
-  it('hashes views at any offset of one reused shared buffer, rewritten between slices', async () => {
-    const pool = newPool({ threads: 2 });
-    const arena = new Uint8Array(new SharedArrayBuffer(1 << 16));
-    const body = randomBytes(10_000, 77);
-    const h = pool.open(['md5', 'crc32c'])!;
-    for (let off = 0; off < body.length; off += 1000) {
-      const at = (off * 7) % 50_000;
-      arena.fill(0xab);
-      arena.set(body.subarray(off, off + 1000), at + 13);
-      const [crc] = await h.hash(arena.subarray(at, at + 1100), [13, 1000]);
-      expect(crc).toBe(crc32c(body.subarray(off, off + 1000)));
-    }
-    const d = await h.digest();
-    expect(Buffer.from(d.md5!)).toEqual(Buffer.from(createHasher('md5').update(body).digest()));
-    expect(Buffer.from(d.crc32c!)).toEqual(Buffer.from(createHasher('crc32c').update(body).digest()));
-  });
-
   it('keeps concurrent jobs on one thread independent', async () => {
     const pool = newPool({ threads: 1 });
     const bodies = [0, 1, 2, 3].map((i) => randomBytes(300_000 + i * 7, 100 + i));
@@ -107,8 +90,6 @@ describe('hash pool', () => {
     const h = pool.open(['md5'])!;
     expect(() => h.hash(new Uint8Array(10), [0, 10])).toThrow(/SharedArrayBuffer/);
     const s = shared(new Uint8Array(10), 0, 10);
-    expect(() => h.hash(s, [5, 6])).toThrow(RangeError);
-    expect(() => h.hash(s.subarray(2), [0, 9])).toThrow(RangeError);
     const a = h.hash(s, [0, 10]);
     const b = h.hash(s, [0, 10]);
     expect(() => h.hash(s, [0, 10])).toThrow(/in flight/);

@@ -28,7 +28,7 @@ import { randomBytes } from '../support/random.js';
 import { SOURCE_WORKING_BYTES } from '../../src/s3/body-source.js';
 import { DECODER_WORKING_BYTES } from '../../src/s3/chunked/decoder.js';
 import { INITIAL_BYTES } from '../../src/s3/budgeted-buffer.js';
-import { SEGMENT_SIZE } from '../../src/store/layout.js';
+import { SLAB_WORKING_BYTES } from '../../src/store/carrier-slabs.js';
 
 /** The pending budget of the server under test. */
 const BUDGET = 64 * MiB;
@@ -131,8 +131,9 @@ describe('bounded memory per request (server in a child process)', () => {
       const p = signedChunkedPut({ port: s.port, bucket: BUCKET, key, data, framing: 'packets' });
       held.push(await hold(s.port, [p.head, p.body.subarray(0, p.lastDataByte)]));
     }
-    // A carrier reserves one segment; the decoder and the source their working sets.
-    const expected = 8 * (SEGMENT_SIZE + DECODER_WORKING_BYTES + SOURCE_WORKING_BYTES);
+    // A carrier hashed on a worker reserves its slabs (store/carrier-slabs.ts; the budget has
+    // room for all eight), the decoder and the source their working sets.
+    const expected = 8 * (SLAB_WORKING_BYTES + DECODER_WORKING_BYTES + SOURCE_WORKING_BYTES);
     expect(await until(async () => (await pending()) === expected, 60_000)).toBe(true);
     const rss = await rssWhileHeld();
     report('16 MiB chunk less one byte x8', base, rss, expected);

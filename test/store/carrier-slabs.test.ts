@@ -11,7 +11,7 @@ import { Store } from '../../src/store/store.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
-import { slabWorkingBytes } from '../../src/store/carrier-slabs.js';
+import { SLAB_WORKING_BYTES } from '../../src/store/carrier-slabs.js';
 import { StoreError } from '../../src/store/errors.js';
 import { s3ErrorOf } from '../../src/s3/store-errors.js';
 import { collect, tempDir } from './helpers.js';
@@ -158,13 +158,13 @@ describe('carriers hashed on a worker', () => {
     const results = await Promise.all(bodies.map((b, i) => store.putObject('bkt', `c${i}`, watched(b), { size: b.length, hashPool: pool })));
     results.forEach((r, i) => expect(r.etag).toBe(md5hex(bodies[i]!)));
     expect(peakJobs).toBe(2);
-    expect(peakBudget).toBeLessThanOrEqual(2 * slabWorkingBytes(2 * MiB + 5) + 6 * 256 * 1024);
+    expect(peakBudget).toBeLessThanOrEqual(2 * SLAB_WORKING_BYTES + 6 * 256 * 1024);
     expect(pool.openJobs).toBe(0);
   });
 
   it('hashes in place when the budget cannot spare the slabs', async () => {
     const pool = new HashPool({ threads: 1 });
-    // 1 MiB of budget: a carrier's 256 KiB segment fits, its 3 MiB arena does not.
+    // 1 MiB of budget: a carrier's 256 KiB segment fits, its 3 MiB of slabs do not.
     const { store } = await setup({ pool, pendingBytes: MiB });
     const body = randomBytes(3 * MiB, 30);
     let sawJob = false;
