@@ -24,6 +24,8 @@ const BUCKET = 'bench';
  */
 const FULL_CHECK_MAX_BYTES = 1 << 20;
 const FULL_CHECK_EVERY = 4;
+/** Wait after a run before counting the server's log lines, ms (outside the measured time). */
+const LOG_SETTLE_MS = 100;
 
 export const sizeLabel = (n: number) => (n >= 1 << 20 ? `${n >> 20} MiB` : `${n >> 10} KiB`);
 
@@ -114,6 +116,9 @@ export async function sweep(
               if (full) checked += lane.size;
               return lane.op === 'PUT' ? lane.size : n;
             });
+            // A server may log a request just after the client has its response (the peers log
+            // when the response has finished): let the last lines land before counting.
+            await new Promise((res) => setTimeout(res, LOG_SETTLE_MS));
             const summary = summarise(r, checked, logLinesSince(t.logPath, mark));
             runs.get(t.name)!.push(summary);
             samples.get(t.name)!.push(...r.latenciesMs);

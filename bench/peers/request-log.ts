@@ -53,7 +53,7 @@ export function requestLog(
           status: outgoing.statusCode,
           // The declared length: listening for 'data' here would start the body flowing.
           in: Number(incoming.headers['content-length'] ?? 0),
-          out: Number(outgoing.getHeader('content-length') ?? 0),
+          out: Number(c.res.headers.get('content-length') ?? outgoing.getHeader('content-length') ?? 0),
           ms: Math.round((performance.now() - started) * 10) / 10,
         })}\n`
       );

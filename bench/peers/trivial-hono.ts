@@ -22,7 +22,7 @@ app.get('*', (c) => {
   const n = Number(/-(\d+)$/.exec(c.req.path)?.[1] ?? 0);
   let b = bodies.get(n);
   if (!b) bodies.set(n, (b = Buffer.alloc(n, 7)));
-  return c.body(new Uint8Array(b.buffer, b.byteOffset, b.length) as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream' });
+  return c.body(new Uint8Array(b.buffer, b.byteOffset, b.length) as Uint8Array<ArrayBuffer>, 200, { 'content-type': 'application/octet-stream', 'content-length': String(n) });
 });
 
 const port = Number(process.argv[2] ?? 0);
