@@ -46,12 +46,26 @@ function listP50(s: StoredHttp, lane: string, i: number): number {
 /** The targets table: issue 12's targets, then the earlier ones kept, each with PASS or MISS. */
 export function targetsTable(s: StoredHttp): string {
   const rows: string[][] = [];
-  const ratioRow = (label: string, goal: string, a: number, b: number, unit: string, ok: (x: number) => boolean, digits = 1, pct = false) => {
+  /** A row comparing `a` with `b` (a ratio, or a percentage when `pct`); MISS when either is absent. */
+  const ratioRow = (
+    label: string,
+    goal: string,
+    a: number,
+    b: number,
+    unit: string,
+    ok: (x: number) => boolean,
+    digits = 1,
+    pct = false
+  ) => {
     const x = a / b;
     const shown = pct ? `${fmt(100 * x)}%` : `${fmt(x, digits)}x`;
-    rows.push([label, goal, Number.isFinite(x) ? `${fmt(a, unit === 'ms' ? 3 : 0)} vs ${fmt(b, unit === 'ms' ? 3 : 0)} ${unit} = ${shown}` : 'not measured', verdict(Number.isFinite(x) && ok(x))]);
+    const d = unit === 'ms' ? 3 : 0;
+    const measured = Number.isFinite(x) ? `${fmt(a, d)} vs ${fmt(b, d)} ${unit} = ${shown}` : 'not measured';
+    rows.push([label, goal, measured, verdict(Number.isFinite(x) && ok(x))]);
   };
-  const valueRow = (label: string, goal: string, x: number, shown: string, ok: boolean) => rows.push([label, goal, Number.isFinite(x) ? shown : 'not measured', verdict(Number.isFinite(x) && ok)]);
+  /** A row of one figure; MISS when it is absent. */
+  const valueRow = (label: string, goal: string, x: number, shown: string, ok: boolean) =>
+    rows.push([label, goal, Number.isFinite(x) ? shown : 'not measured', verdict(Number.isFinite(x) && ok)]);
 
   const put16 = cellOf(s, 'strata', K4, 16, 'PUT');
   ratioRow('4 KiB PUT (durable), 16 conn, vs the fs peer', '>= 2x', medianOps(put16), medianOps(cellOf(s, 'fs', K4, 16, 'PUT')), 'ops/s', (x) => x >= 2);
