@@ -101,8 +101,14 @@ export function createFsApp(root: string): Hono<{ Bindings: HttpBindings }> {
       throw err;
     }
     await fh.close();
-    await mkdir(dirname(path), { recursive: true });
-    await rename(tmp, path);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await rename(tmp, path);
+    } catch (err) {
+      // E.g. the key names an existing directory ('a' after 'a/b'): no temp file stays behind.
+      await unlink(tmp).catch(() => undefined);
+      throw err;
+    }
     await syncDir(dirname(path));
     return c.body(null, 200, { etag: `"${md5.digest('hex')}"` });
   });

@@ -121,6 +121,9 @@ describe('fs peer', () => {
     expect(chunked).toMatch(/^HTTP\/1.1 411/);
     await new Promise((r) => setTimeout(r, 100));
     for (const k of ['trunc', 'big', 'chunked']) expect(existsSync(join(dir, 'bkt', k)), k).toBe(false);
+    // A key naming an existing directory fails without a temp file left behind.
+    expect((await fetch(`${url}/bkt/d/leaf`, { method: 'PUT', body: 'x' })).status).toBe(200);
+    expect((await fetch(`${url}/bkt/d`, { method: 'PUT', body: 'y' })).status).toBe(500);
     expect(tmpLeft()).toEqual([]);
   });
 
