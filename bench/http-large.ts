@@ -10,21 +10,17 @@
  *        every body hashed on the main thread, as before the hash workers)
  *        --prof=DIR (Strata runs under `node --cpu-prof`, profile written to DIR at exit)
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { closedLoop, pool, send } from './http-load.js';
 import { startTarget, type Target, type TargetName } from './http-targets.js';
 import { fmt } from './lib/stats.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sizes = (arg('sizes') ?? '8,64').split(',').map((s) => Number(s) * 2 ** 20);
 const ms = Number(arg('ms') ?? 3000);
-const names = (arg('targets') ?? 'strata,trivial-hono').split(',') as TargetName[];
+const names = (arg('targets') ?? 'strata,strata-inline,trivial-hono').split(',') as TargetName[];
 const profDir = arg('prof');
 const rounds = Number(arg('rounds') ?? 1);
 
@@ -35,44 +31,16 @@ function mainThreadCpu(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-const KEY = 'BENCHACCESSKEY000001';
-const SECRET = 'bench-secret-key-0123456789abcdefghij';
-
-/** Strata with default logging (stdout drained), optionally under the CPU profiler. */
+/** Strata (as bench:http starts it: default logging, to a file) with `env` added, optionally profiled. */
 async function startStrata(env: Record<string, string> = {}): Promise<Target> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-large-'));
-  const node = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
-  const child = spawn(process.execPath, [...node, join(here, '../src/cli/main.js'), 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir], {
-    env: { ...process.env, STRATA_ACCESS_KEY: KEY, STRATA_SECRET_KEY: SECRET, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let buf = '';
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      const m = /Strata S3 server on (\S+)/.exec(buf);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (c) => reject(new Error(`strata exited ${c}: ${buf.slice(-2000)}`)));
-  });
-  child.stdout!.on('data', () => undefined);
-  child.stderr!.on('data', () => undefined);
-  return {
-    name: 'strata',
-    url,
-    pid: child.pid!,
-    accessKeyId: KEY,
-    secretAccessKey: SECRET,
-    dataDir,
-    stop: async () => {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  const saved = { ...process.env };
+  Object.assign(process.env, env, profDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profDir}` } : {});
+  try {
+    return await startTarget('strata');
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
 }
 
 type Name = TargetName | 'strata-inline';

@@ -12,8 +12,8 @@
  * hashes slab i, the main thread is already filling slab i+1 and the provider writing
  * slab i-1.
  *
- * Memory: at most {@link SLABS_HELD} slabs per upload (one filling, one hashing, one being
- * written), charged to the pending budget by the caller
+ * Memory: at most {@link SLABS_HELD} slabs per upload (read ahead, hashing, handed over,
+ * being written), charged to the pending budget by the caller
  * ({@link openSlabHashing}) before the first byte is read; the chunk blobs are the same
  * bytes, same layout, as writeCarrier's (carrier.ts).
  */
@@ -33,12 +33,14 @@ import type { PendingBudget } from './budget.js';
 export const SLAB_SEGMENTS = 4;
 /** Bytes of a full slab. */
 export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
+/** Slabs read from the body ahead of the one handed to the provider (being filled or hashed). */
+export const SLAB_LOOKAHEAD = 2;
 /**
- * Slabs one upload holds at most: one being filled from the body, one hashed (then handed
- * to the provider), one the provider is writing. Fresh memory each: a slab handed to a
- * provider may be kept by it until its put resolves, so it is never written again.
+ * Slabs one upload holds at most: the lookahead, the one handed to the provider, and the
+ * one the provider is still writing. Fresh memory each: a slab handed to a provider may be
+ * kept by it until its put resolves, so it is never written again.
  */
-export const SLABS_HELD = 3;
+export const SLABS_HELD = SLAB_LOOKAHEAD + 2;
 /** Pending-budget bytes an upload on this path holds in all (instead of one segment). */
 export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
 /**
@@ -151,14 +153,15 @@ export async function writeSlabCarrier(
     p.catch(() => undefined);
     return p;
   };
-  // Slab i (started earlier, or now), with slab i+1 started behind it: reading runs one
-  // slab ahead of hashing, which runs ahead of writing.
-  let ahead: Promise<Slab> | undefined;
+  // Slab i, with slabs up to i + SLAB_LOOKAHEAD started behind it: reading runs ahead of
+  // hashing, which runs ahead of writing, and a worker that gets the CPU late finds
+  // several slabs waiting instead of one.
+  const started: Promise<Slab>[] = [];
+  let startedUpTo = 0; // plan index of the next slab to start
   const take = async (): Promise<Slab> => {
-    const cur = ahead ?? (filling = start(next));
+    while (startedUpTo < plan.length && startedUpTo <= next + SLAB_LOOKAHEAD) started.push((filling = start(startedUpTo++)));
     next++;
-    ahead = next < plan.length ? (filling = start(next)) : undefined;
-    return cur;
+    return started.shift()!;
   };
   try {
     for (let chunk = 0, done = 0; done < size; chunk++) {
