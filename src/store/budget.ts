@@ -55,6 +55,19 @@ export class PendingBudget {
    */
   reserve(bytes: number): () => void {
     this.check(bytes);
+    return this.#take(bytes);
+  }
+
+  /**
+   * Reserves `bytes` if they fit now and returns their release; undefined (nothing
+   * reserved, no refusal counted) if not. For optional extra memory a write can do without
+   * (worker hashing's slabs: store/carrier-slabs.ts).
+   */
+  tryReserve(bytes: number): (() => void) | undefined {
+    return this.#used + bytes > this.limit ? undefined : this.#take(bytes);
+  }
+
+  #take(bytes: number): () => void {
     this.#used += bytes;
     if (this.#used > this.#peak) this.#peak = this.#used;
     let released = false;

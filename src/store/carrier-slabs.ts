@@ -66,13 +66,10 @@ export interface SlabHashing {
  */
 export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
-  let release: () => void;
-  try {
-    // The caller already holds one segment for the body (carrier admission): the rest.
-    release = budget.reserve(SLAB_WORKING_BYTES - SEGMENT_SIZE);
-  } catch {
-    return undefined;
-  }
+  // The caller already holds one segment for the body (carrier admission): the rest, if
+  // there is room (short of it the body is hashed in place: not a refusal).
+  const release = budget.tryReserve(SLAB_WORKING_BYTES - SEGMENT_SIZE);
+  if (!release) return undefined;
   const hasher = pool.open(digestAlgorithms(o));
   if (!hasher) {
     release();

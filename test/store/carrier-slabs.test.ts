@@ -174,9 +174,12 @@ describe('carriers hashed on a worker', () => {
         yield p;
       }
     }
+    const refusals = store.repo.budget.refusals;
     const r = await store.putObject('bkt', 'lean', watched(), { size: body.length, hashPool: pool });
     expect(r.etag).toBe(md5hex(body));
     expect(sawJob).toBe(false);
+    // Doing without the worker is not a refusal (strata_budget_refusals_total stays put).
+    expect(store.repo.budget.refusals).toBe(refusals);
   });
 
   it('hashes multipart parts on the worker too, with the same part ETag', async () => {
