@@ -1,10 +1,13 @@
 /**
  * @module Node-only: hashing large request bodies on worker threads, so that receiving a
  * body (main thread) and hashing it (MD5, CRCs: a core's worth of work at a few hundred
- * MB/s) run side by side. The main thread copies each slice of the body into a
- * SharedArrayBuffer once (it must copy it out of the socket's buffers anyway), posts the
- * view, and awaits, per slice, the CRC32C of each span it names (the carrier's per-segment
- * CRCs); the job's digests come at the end. Nothing is copied between threads.
+ * MB/s) run side by side. The main thread copies each slice of the body into a buffer of
+ * its own once (it must copy it out of the socket's buffers anyway), transfers it to the
+ * worker, and gets it back with the CRC32C of each span it names (the carrier's
+ * per-segment CRCs); the job's digests come at the end. Nothing is copied between threads,
+ * and no thread keeps a reference to a slice after its answer (a SharedArrayBuffer posted
+ * instead would live until the worker's next garbage collection, which an idle-heap worker
+ * may not run for a long time).
  *
  * Bounded: at most `maxJobs` jobs are open at once (open() returns undefined beyond it:
  * the caller hashes on its own thread, as for small bodies), and a job has at most
@@ -110,7 +113,7 @@ export class HashPool {
     let t = this.#threads.reduce<Thread | undefined>((a, b) => (a && a.jobs.size <= b.jobs.size ? a : b), undefined);
     if (!t || (t.jobs.size > 0 && this.#threads.length < this.#maxThreads)) t = this.#spawn(this.#script);
     const job = nextJob++;
-    const h = new RemoteHasher(job, this.#maxSlices, (m) => t.worker.postMessage(m), () => this.#release(t, job));
+    const h = new RemoteHasher(job, this.#maxSlices, (m, transfer) => t.worker.postMessage(m, transfer), () => this.#release(t, job));
     t.jobs.set(job, h);
     this.#open++;
     t.worker.ref(); // a job in flight keeps the process alive until it answers
@@ -164,14 +167,14 @@ interface Waiter {
 export class RemoteHasher {
   readonly #job: number;
   readonly #maxSlices: number;
-  readonly #post: (m: ToWorker) => void;
+  readonly #post: (m: ToWorker, transfer?: ArrayBuffer[]) => void;
   readonly #release: () => void;
   readonly #waiting: Waiter[] = [];
   #failure: Error | undefined;
   #ended = false;
 
   /** Made by HashPool.open only. */
-  constructor(job: number, maxSlices: number, post: (m: ToWorker) => void, release: () => void) {
+  constructor(job: number, maxSlices: number, post: (m: ToWorker, transfer?: ArrayBuffer[]) => void, release: () => void) {
     this.#job = job;
     this.#maxSlices = maxSlices;
     this.#post = post;
@@ -179,22 +182,31 @@ export class RemoteHasher {
   }
 
   /**
-   * Absorbs the spans of `bytes` named by `spans` (offset, length pairs, in order) into the
-   * job's hashers and resolves with the CRC32C of each span. `bytes` must be a view of a
-   * SharedArrayBuffer that nobody writes until the promise settles (the worker reads it
-   * in place). Slices are absorbed in call order. Rejects with HashWorkerError if the
-   * worker dies, or with the job's first failure; throws Error if the job ended, more than
-   * `maxSlicesPerJob` slices are in flight, or `bytes` is not shared memory.
+   * Absorbs the spans of `bytes` named by `spans` (offset, length pairs within `bytes`, in
+   * order) into the job's hashers and resolves with the CRC32C of each span and the slice
+   * itself. A slice over an ArrayBuffer is transferred: the whole buffer is unusable
+   * (detached) here until the answer hands it back as `bytes` (a view at the same offset);
+   * a slice of shared memory is read in place and must not be written until the answer.
+   * Slices are absorbed in call order. Rejects with HashWorkerError if the worker dies (a
+   * transferred slice is then lost), or with the job's first failure; throws Error if the
+   * job ended or more than `maxSlicesPerJob` slices are in flight, RangeError for a span
+   * outside `bytes`.
    */
-  hash(bytes: Uint8Array, spans: readonly number[]): Promise<number[]> {
+  hash(bytes: Uint8Array, spans: readonly number[]): Promise<{ crcs: number[]; bytes: Uint8Array }> {
     if (this.#ended) throw new Error('RemoteHasher: job already ended');
-    if (!(bytes.buffer instanceof SharedArrayBuffer)) throw new Error('RemoteHasher: slices must be SharedArrayBuffer views');
     if (this.#waiting.length >= this.#maxSlices) throw new Error(`RemoteHasher: more than ${this.#maxSlices} slices in flight`);
+    for (let i = 0; i + 1 < spans.length; i += 2) {
+      if (!(spans[i]! >= 0 && spans[i + 1]! >= 0 && spans[i]! + spans[i + 1]! <= bytes.length)) throw new RangeError('RemoteHasher: span outside the slice');
+    }
     if (this.#failure) return Promise.reject(this.#failure);
-    const answer = this.#ask({ op: 'data', job: this.#job, bytes, spans });
+    const shared = bytes.buffer instanceof SharedArrayBuffer;
+    const length = bytes.length;
+    const answer = this.#ask({ op: 'data', job: this.#job, bytes, spans }, shared ? [] : [bytes.buffer as ArrayBuffer]);
     return answer.then((m) => {
-      if (m.op !== 'crcs' || m.crcs.length * 2 !== spans.length) throw new HashWorkerError(`hash worker answered ${m.op} to a slice`);
-      return m.crcs;
+      if (m.op !== 'crcs' || m.crcs.length * 2 !== spans.length || !(m.bytes instanceof Uint8Array) || m.bytes.length !== length) {
+        throw new HashWorkerError(`hash worker answered ${m.op} to a slice, not its CRCs and the slice`);
+      }
+      return { crcs: m.crcs, bytes: m.bytes };
     });
   }
 
@@ -247,10 +259,10 @@ export class RemoteHasher {
     this.#release();
   }
 
-  #ask(m: ToWorker): Promise<FromWorker> {
+  #ask(m: ToWorker, transfer: ArrayBuffer[] = []): Promise<FromWorker> {
     return new Promise<FromWorker>((resolve, reject) => {
       this.#waiting.push({ resolve, reject });
-      this.#post(m);
+      this.#post(m, transfer);
     });
   }
 }

@@ -2,13 +2,13 @@
  * @module The body-hashing worker thread (started by hash-pool.ts; never imported by the
  * main thread). It keeps one set of streaming hashers per job (one job = one request
  * body) and answers, for each slice of a job, the CRC32C of every span it names, after
- * absorbing those spans, in order, into the job's hashers. Slices arrive as views of
- * SharedArrayBuffers the main thread wrote before sending and does not write again, so
- * nothing is copied between threads.
+ * absorbing those spans, in order, into the job's hashers. A slice's ArrayBuffer is
+ * transferred here and back with the answer (shared memory is read in place), so nothing
+ * is copied between threads and no reference to it outlives the answer.
  *
  * Protocol (main -> worker, each answered in order per job):
  *   { op: 'open', job, algorithms }           no answer
- *   { op: 'data', job, bytes, spans }         -> { op: 'crcs', job, crcs }
+ *   { op: 'data', job, bytes, spans }         -> { op: 'crcs', job, crcs, bytes }
  *   { op: 'finish', job }                     -> { op: 'digests', job, digests }
  *   { op: 'drop', job }                       no answer (the job is forgotten)
  * A failure inside a job answers { op: 'error', job, message } and forgets the job. A
@@ -29,7 +29,7 @@ export type ToWorker =
 
 /** A message to the main thread. */
 export type FromWorker =
-  | { op: 'crcs'; job: number; crcs: number[] }
+  | { op: 'crcs'; job: number; crcs: number[]; bytes: Uint8Array }
   | { op: 'digests'; job: number; digests: Partial<Record<ChecksumAlgorithm, Uint8Array>> }
   | { op: 'error'; job: number; message: string };
 
@@ -57,7 +57,7 @@ function handle(m: ToWorker): FromWorker | undefined {
         for (const h of hashers.values()) h.update(span);
         crcs.push(crc32c(span));
       }
-      return { op: 'crcs', job: m.job, crcs };
+      return { op: 'crcs', job: m.job, crcs, bytes: m.bytes };
     }
     case 'finish': {
       const hashers = jobs.get(m.job);
@@ -81,5 +81,7 @@ parentPort?.on('message', (m: ToWorker) => {
     jobs.delete(m.job);
     out = { op: 'error', job: m.job, message: String((err as Error)?.message ?? err) };
   }
-  if (out) parentPort!.postMessage(out);
+  // A transferred slice goes back with its answer (the main thread writes it out next).
+  if (out?.op === 'crcs' && !(out.bytes.buffer instanceof SharedArrayBuffer)) parentPort!.postMessage(out, [out.bytes.buffer]);
+  else if (out) parentPort!.postMessage(out);
 });

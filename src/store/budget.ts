@@ -59,12 +59,13 @@ export class PendingBudget {
   }
 
   /**
-   * Reserves `bytes` if they fit now and returns their release; undefined (nothing
-   * reserved, no refusal counted) if not. For optional extra memory a write can do without
-   * (worker hashing's slabs: store/carrier-slabs.ts).
+   * Reserves `bytes` if the use stays within `ceiling` bytes (default: the limit) and
+   * returns their release; undefined (nothing reserved, no refusal counted) if not. For
+   * optional memory a write can do without (worker hashing's slabs: store/carrier-slabs.ts),
+   * which a ceiling below the limit keeps from crowding out the writes that need it.
    */
-  tryReserve(bytes: number): (() => void) | undefined {
-    return this.#used + bytes > this.limit ? undefined : this.#take(bytes);
+  tryReserve(bytes: number, ceiling = this.limit): (() => void) | undefined {
+    return this.#used + bytes > Math.min(ceiling, this.limit) ? undefined : this.#take(bytes);
   }
 
   #take(bytes: number): () => void {

@@ -3,7 +3,7 @@
  * so that receiving, hashing and writing a large body overlap instead of taking turns on
  * the main thread.
  *
- * The body is read into *slabs*: SharedArrayBuffers laid out exactly as the chunk blob
+ * The body is read into *slabs*: buffers laid out exactly as the chunk blob
  * stores them, {@link SLAB_SEGMENTS} entries of [24-byte entry header][segment]. The main
  * thread copies the body into a slab (its only pass over the bytes), posts it to the
  * worker, which absorbs the segments into the body's digests (MD5, CRC64NVME, the claimed
@@ -43,6 +43,8 @@ export const SLAB_LOOKAHEAD = 2;
 export const SLABS_HELD = SLAB_LOOKAHEAD + 2;
 /** Pending-budget bytes an upload on this path holds in all (instead of one segment). */
 export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
+/** Share of the pending budget past which a body does without worker hashing's slabs. */
+export const SLAB_BUDGET_SHARE = 0.5;
 /**
  * Bodies at least this long are hashed on a worker: below it, the posting and the
  * answers cost more than hashing in place (1 MiB of MD5 is ~1.2 ms here).
@@ -60,15 +62,16 @@ export interface SlabHashing {
  * A worker job hashing a body of `size` bytes written under `o`, with its working memory
  * reserved from `budget`; undefined when the body is too small, no pool is given, the pool
  * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} (less the one segment the
- * caller reserved at admission) now (the caller then
+ * caller reserved at admission) within {@link SLAB_BUDGET_SHARE} of its limit now (the caller then
  * writes the body as before, hashing in place within its own smaller reservation). Never
  * throws.
  */
 export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   // The caller already holds one segment for the body (carrier admission): the rest, if
-  // there is room (short of it the body is hashed in place: not a refusal).
-  const release = budget.tryReserve(SLAB_WORKING_BYTES - SEGMENT_SIZE);
+  // the budget stays at most half used (short of it the body is hashed in place: not a
+  // refusal, and the other half stays for writes that cannot do without).
+  const release = budget.tryReserve(SLAB_WORKING_BYTES - SEGMENT_SIZE, budget.limit * SLAB_BUDGET_SHARE);
   if (!release) return undefined;
   const hasher = pool.open(digestAlgorithms(o));
   if (!hasher) {
@@ -85,9 +88,9 @@ export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudge
 }
 
 interface Slab {
-  bytes: Uint8Array;
   lengths: number[];
-  crcs: Promise<number[]>;
+  /** The slab back from the worker (transferred there and back) with its segments' CRC32C. */
+  hashed: Promise<{ crcs: number[]; bytes: Uint8Array }>;
 }
 
 /**
@@ -114,7 +117,7 @@ export async function writeSlabCarrier(
   const fill = async (lengths: number[], got: number): Promise<Slab> => {
     let total = 0;
     for (const n of lengths) total += ENTRY_HEADER_SIZE + n;
-    const bytes = new Uint8Array(new SharedArrayBuffer(total));
+    const bytes = new Uint8Array(total);
     const spans: number[] = [];
     for (let i = 0, at = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
@@ -124,11 +127,11 @@ export async function writeSlabCarrier(
       got += n;
       at += ENTRY_HEADER_SIZE + n;
     }
-    const crcs = hasher.hash(bytes, spans).catch((err: unknown) => {
+    const hashed = hasher.hash(bytes, spans).catch((err: unknown) => {
       throw err instanceof HashWorkerError ? new StoreError('Io', `hashing the body failed: ${err.message}`, { cause: err }) : err;
     });
-    crcs.catch(() => undefined); // awaited in order by the writer; a failure surfaces there
-    return { bytes, lengths, crcs };
+    hashed.catch(() => undefined); // awaited in order by the writer; a failure surfaces there
+    return { lengths, hashed };
   };
   // Every slab of the body in order: [chunk index, segment lengths].
   const plan: [number, number[]][] = [];
@@ -173,18 +176,19 @@ export async function writeSlabCarrier(
         while (next < plan.length && plan[next]![0] === chunk) {
           let slab: Slab;
           let crcs: number[];
+          let bytes: Uint8Array;
           try {
             slab = await take();
-            crcs = await slab.crcs;
+            ({ crcs, bytes } = await slab.hashed);
           } catch (err) {
             bodyError = err; // the client's error (or the worker's), not an I/O one
             throw err;
           }
           for (let i = 0, at = 0; i < slab.lengths.length; i++) {
-            slab.bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
+            bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
             at += ENTRY_HEADER_SIZE + slab.lengths[i]!;
           }
-          yield slab.bytes;
+          yield bytes;
         }
         yield* pack.finish();
       }

@@ -9,7 +9,8 @@ parentPort.on('message', (m) => {
   if (m.op === 'data') {
     slices++;
     if (slices >= crashAfter) process.exit(3);
-    parentPort.postMessage({ op: 'crcs', job: m.job, crcs: new Array(m.spans.length / 2).fill(0) });
+    const out = { op: 'crcs', job: m.job, crcs: new Array(m.spans.length / 2).fill(0), bytes: m.bytes };
+    parentPort.postMessage(out, m.bytes.buffer instanceof SharedArrayBuffer ? [] : [m.bytes.buffer]);
   } else if (m.op === 'finish') {
     parentPort.postMessage({ op: 'digests', job: m.job, digests: {} });
   }
