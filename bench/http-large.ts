@@ -8,7 +8,6 @@
  * Flags: --sizes=8,64 (MiB) --ms=3000 (per cell) --rounds=1 (interleaved across targets)
  *        --targets=strata,strata-inline,trivial-hono (strata-inline: STRATA_HASH_THREADS=0,
  *        every body hashed on the main thread, as before the hash workers)
- *        --prof=DIR (Strata runs under `node --cpu-prof`, profile written to DIR at exit)
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -21,7 +20,6 @@ const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slic
 const sizes = (arg('sizes') ?? '8,64').split(',').map((s) => Number(s) * 2 ** 20);
 const ms = Number(arg('ms') ?? 3000);
 const names = (arg('targets') ?? 'strata,strata-inline,trivial-hono').split(',') as TargetName[];
-const profDir = arg('prof');
 const rounds = Number(arg('rounds') ?? 1);
 
 /** CPU seconds of the process's main thread (its task with the pid as id); USER_HZ = 100. */
@@ -31,10 +29,10 @@ function mainThreadCpu(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-/** Strata (as bench:http starts it: default logging, to a file) with `env` added, optionally profiled. */
+/** Strata (as bench:http starts it: default logging, to a file) with `env` added. */
 async function startStrata(env: Record<string, string> = {}): Promise<Target> {
   const saved = { ...process.env };
-  Object.assign(process.env, env, profDir ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --cpu-prof --cpu-prof-dir=${profDir}` } : {});
+  Object.assign(process.env, env);
   try {
     return await startTarget('strata');
   } finally {

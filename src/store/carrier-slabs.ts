@@ -117,7 +117,9 @@ export async function writeSlabCarrier(
   const fill = async (lengths: number[], got: number): Promise<Slab> => {
     let total = 0;
     for (const n of lengths) total += ENTRY_HEADER_SIZE + n;
-    const bytes = new Uint8Array(total);
+    // Uninitialised and its own ArrayBuffer (transferable): every byte is written before
+    // it is hashed or stored (segments by the reader, headers once the CRCs are back).
+    const bytes = Buffer.allocUnsafeSlow(total);
     const spans: number[] = [];
     for (let i = 0, at = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
