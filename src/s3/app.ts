@@ -28,7 +28,6 @@ import { hoistQueryHeaders } from './query-headers.js';
 import { sendEmpty, sendError } from './respond.js';
 import type { Endpoint } from './router/endpoint.js';
 import { checkHeaderSection } from './header-limits.js';
-import { serveInternal } from '../server/internal-endpoints.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
 import { requestAsOf } from './as-of.js';
@@ -46,7 +45,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   const r = new RequestContext(incoming, res, deps, newRequestId());
   deps.metrics.inFlight++;
   try {
-    if (serveInternal(r)) return;
+    if (deps.internal?.(r)) return;
     checkHeaderSection(incoming.rawHeaders, r.rawTarget);
     if (isAdminRequest(r)) return await handleAdmin(r);
     if (r.method === 'OPTIONS') {

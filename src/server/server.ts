@@ -14,7 +14,7 @@ import type { ServerDeps } from '../s3/context.js';
 import { bootstrapKeys, type BootstrapResult } from './credentials.js';
 import { KeyRegistry } from '../store/keys-registry.js';
 import { createSealer } from '../store/keys-seal.js';
-import { startMetricsListener, type MetricsListener } from './internal-endpoints.js';
+import { serveInternal, startMetricsListener, type MetricsListener } from './internal-endpoints.js';
 import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
@@ -198,6 +198,7 @@ export async function startServer(
   ]);
   const erasureUpkeep = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
+  deps.internal = (r) => serveInternal(r, metrics);
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
