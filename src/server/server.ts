@@ -4,12 +4,11 @@
  * credentials, build the app and serve; shut down gracefully (stop accepting, finish or
  * after a grace period cut requests in flight, close the store and its directory lock).
  */
-import { getRequestListener } from '@hono/node-server';
 import { openStore, homeDirectory } from '../store/open.js';
 import { erasureBanner } from '../store/erasure-open.js';
 import { erasureSetup } from './erasure-option.js';
 import type { Store, StoreOptions } from '../store/store.js';
-import { createApp } from '../s3/app.js';
+import { requestListener } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
 import { bootstrapKeys, type BootstrapResult } from './credentials.js';
 import { KeyRegistry } from '../store/keys-registry.js';
@@ -204,7 +203,6 @@ export async function startServer(
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   if (config.sseCOverHttp) deps.sseCOverHttp = true;
-  const app = createApp(deps);
   const server = listener.server;
   // Expect: 100-continue is answered by the app once the request is authenticated and
   // authorized (s3/app.ts), so a refused client never sends its body.
@@ -222,7 +220,7 @@ export async function startServer(
     }
     log.info('metrics listening', { url: metricsListener.url });
   }
-  listener.ready(getRequestListener(app.fetch, { hostname: config.host, overrideGlobalObjects: false }));
+  listener.ready(requestListener(deps));
   const { port, url } = listener;
   if (dataDir) {
     try {

@@ -124,3 +124,12 @@ export function wireBytes(canonicalRequestText: string): Uint8Array {
     ? Buffer.from(canonicalRequestText, 'utf8')
     : Buffer.from(canonicalRequestText, 'latin1');
 }
+
+/**
+ * What {@link wireBytes} hashes, without copying when it need not: an all-ASCII text (the
+ * usual canonical request) is the same bytes in latin1 and UTF-8, so the string itself is
+ * passed on (hashed as UTF-8); any other text becomes wireBytes' bytes.
+ */
+export function wireText(canonicalRequestText: string): string | Uint8Array {
+  return /[^\u0000-\u007f]/.test(canonicalRequestText) ? wireBytes(canonicalRequestText) : canonicalRequestText;
+}
