@@ -49,3 +49,16 @@ export function signaturesEqual(a: string, b: string): boolean {
   const y = Buffer.from(b, 'utf8');
   return x.length === y.length && timingSafeEqual(x, y);
 }
+
+/** 32 bytes as 64 lower-case hex digits: the only form a SigV4 signature is computed in. */
+const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether `provided` (hex text from the request) is the signature `expected` (the 32 raw
+ * HMAC bytes), compared in constant time over the bytes. Only 64 lower-case hex digits can
+ * match (what `toHex(expected)` would be compared with); anything else is false at once.
+ */
+export function signatureMatches(expected: Uint8Array, provided: string): boolean {
+  if (expected.length !== 32 || !HEX_SIGNATURE.test(provided)) return false;
+  return timingSafeEqual(expected, Buffer.from(provided, 'hex'));
+}

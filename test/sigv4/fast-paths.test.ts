@@ -2,11 +2,12 @@
  * The request path's hashing shortcuts (src/sigv4/hash.ts, canonical.ts wireText): the
  * one-shot SHA-256 gives the digests createHash gives, for strings (as UTF-8) and bytes of
  * any length; wireText hashes exactly as wireBytes does, for ASCII, latin1 (a header value
- * sent as UTF-8 and read one character per byte) and text above U+00FF.
+ * sent as UTF-8 and read one character per byte) and text above U+00FF; signatureMatches
+ * accepts exactly the hex text the string comparison accepted.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/sigv4/hash.js';
+import { hmacSha256, sha256Hex, signatureMatches, signaturesEqual, toHex } from '../../src/sigv4/hash.js';
 import { wireBytes, wireText } from '../../src/sigv4/canonical.js';
 
 const ref = (d: string | Uint8Array) => createHash('sha256').update(d).digest('hex');
@@ -40,5 +41,29 @@ describe('wireText', () => {
   it('passes ASCII through uncopied', () => {
     expect(wireText('plain ascii')).toBe('plain ascii');
     expect(wireText('caf\u00e9')).toBeInstanceOf(Uint8Array);
+  });
+});
+
+describe('signatureMatches', () => {
+  const mac = hmacSha256(randomBytes(32), 'string to sign');
+  const hex = toHex(mac);
+  it('accepts the lower-case hex of the MAC and nothing else', () => {
+    expect(signatureMatches(mac, hex)).toBe(true);
+    const cases = [
+      hex.toUpperCase(),
+      hex.slice(0, 63),
+      `${hex}0`,
+      `${hex.slice(0, 63)}${hex[63] === '0' ? '1' : '0'}`,
+      `${hex.slice(0, 62)}zz`,
+      ` ${hex.slice(1)}`,
+      '',
+      'g'.repeat(64),
+      `${hex.slice(0, 32)}\u0000${hex.slice(33)}`,
+    ];
+    for (const c of cases) {
+      expect(signatureMatches(mac, c), c).toBe(false);
+      expect(signaturesEqual(hex, c), c).toBe(false);
+    }
+    expect(signatureMatches(mac.subarray(1), hex.slice(2))).toBe(false);
   });
 });
