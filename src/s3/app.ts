@@ -47,7 +47,10 @@ interface DepsOptions {
   lookup: SecretLookup;
 }
 
-/** Per-deps options of routing and authentication, built once (not per request). */
+/**
+ * Per-deps options of routing and authentication, built at a deps' first request (not per
+ * request): region and baseDomain are read then, as the server sets them before it serves.
+ */
 const depsOptions = new WeakMap<ServerDeps, DepsOptions>();
 
 function optionsOf(deps: ServerDeps): DepsOptions {
