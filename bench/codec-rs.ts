@@ -22,12 +22,17 @@ export const RS_SHARD_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024];
 /** A Strata kernel flavor, or an ISA-L entry point timed by bench/isal/isal-rs.c. */
 export type RsImpl = Flavor | 'isal-sse' | 'isal-dispatch';
 
+export const RS_OPS = ['encode', 'reconstruct', 'reconstruct-alloc'] as const;
+export type RsOp = (typeof RS_OPS)[number];
+
 export interface RsResult {
   impl: RsImpl;
   k: number;
   m: number;
   shard: number;
-  op: 'encode' | 'reconstruct';
+  /** reconstruct: into reused buffers (options.into), the same work as encode and ISA-L;
+   * reconstruct-alloc: new arrays per call, the API's default. */
+  op: RsOp;
   mbps: number[];
 }
 
@@ -77,18 +82,17 @@ export function measureRs(
         const enc = rates(() => rs.encode(shards), dataBytes / 1e6, runs, minMs);
         out.push({ impl: flavor, k, m, shard, op: 'encode', mbps: enc });
         // Worst case: the first m data shards are lost; the decode matrix is cached after
-        // the warm-up run, as it is for a repeated erasure pattern.
+        // the warm-up run, as it is for a repeated erasure pattern. First into buffers that
+        // are reused (as encode reuses its parity arrays), then new arrays per call.
         const work = shards.slice();
-        const rec = rates(
-          () => {
-            for (let i = 0; i < m; i++) work[i] = null as unknown as Uint8Array;
-            rs.reconstructData(work);
-          },
-          dataBytes / 1e6,
-          runs,
-          minMs
-        );
+        const into: Uint8Array[] = shards.map(() => new Uint8Array(shard));
+        const lose = () => {
+          for (let i = 0; i < m; i++) work[i] = null as unknown as Uint8Array;
+        };
+        const rec = rates(() => (lose(), rs.reconstructData(work, { into })), dataBytes / 1e6, runs, minMs);
         out.push({ impl: flavor, k, m, shard, op: 'reconstruct', mbps: rec });
+        const alloc = rates(() => (lose(), rs.reconstructData(work)), dataBytes / 1e6, runs, minMs);
+        out.push({ impl: flavor, k, m, shard, op: 'reconstruct-alloc', mbps: alloc });
       }
       if ('path' in harness) {
         for (const row of runIsal(harness.path, k, m, shard, runs, minMs)) {
@@ -111,14 +115,14 @@ const IMPL_LABEL: Record<RsImpl, string> = {
 };
 
 /** The result for one cell, if measured. */
-export function pick(results: RsResult[], impl: RsImpl, op: RsResult['op'], k: number, m: number, shard: number): RsResult | undefined {
+export function pick(results: RsResult[], impl: RsImpl, op: RsOp, k: number, m: number, shard: number): RsResult | undefined {
   return results.find((x) => x.impl === impl && x.op === op && x.k === k && x.m === m && x.shard === shard);
 }
 
 /** Markdown table of median ratios a/b per (op, k+m) and shard size. */
 function ratioTable(results: RsResult[], a: RsImpl, b: RsImpl): string {
   const rows: string[][] = [];
-  for (const op of ['encode', 'reconstruct'] as const) {
+  for (const op of RS_OPS) {
     for (const [k, m] of RS_CONFIGS) {
       const cells = RS_SHARD_SIZES.map((shard) => {
         const x = pick(results, a, op, k, m, shard);
@@ -136,7 +140,7 @@ export function renderRs(measured: RsMeasurement, strata: Flavor): string {
   const { results } = measured;
   const impls = [...new Set(results.map((r) => r.impl))];
   const rows: string[][] = [];
-  for (const op of ['encode', 'reconstruct'] as const) {
+  for (const op of RS_OPS) {
     for (const [k, m] of RS_CONFIGS) {
       for (const impl of impls) {
         const cells = RS_SHARD_SIZES.map((shard) => {
@@ -153,8 +157,10 @@ export function renderRs(measured: RsMeasurement, strata: Flavor): string {
     'Strata rows go through the public API (copies into and out of wasm memory included); ' +
     'ISA-L rows call the library on the shards in place (bench/isal/isal-rs.c, built with cc -O2 at ' +
     'bench time), right after the Strata rows of the same configuration. Reconstruct loses the first ' +
-    'm data shards; both sides reuse the decode matrix (Strata from its cache), and Strata also ' +
-    'allocates the m rebuilt shards on every call, as its API requires.\n\n' +
+    'm data shards; both sides reuse the decode matrix (Strata from its cache) and rebuild into ' +
+    'buffers reused from call to call (Strata: `options.into`), as encode reuses its parity arrays. ' +
+    '`reconstruct-alloc` is Strata without `into`: m new arrays per call, whose first-touch page ' +
+    'faults cost about as much as the arithmetic at 1 MiB shards.\n\n' +
     table(['op', 'k+m', 'implementation', ...sizes], rows, ['l', 'l', 'l']);
   if (measured.isalSkipped) md += `\n\nISA-L: ${measured.isalSkipped}`;
   if (impls.includes('isal-sse')) {
