@@ -6,6 +6,7 @@
 import { createEncoder } from '../src/codec/reed-solomon.js';
 import { availableFlavors, type Flavor } from '../src/wasm/loader.js';
 import { buildIsalHarness, runIsal, type IsalHarness } from './isal/isal.js';
+import { kernelResidentRates } from './codec-rs-kernel.js';
 import { rates } from './lib/timing.js';
 import { medianRange, median, fmt } from './lib/stats.js';
 import { table } from './lib/markdown.js';
@@ -19,8 +20,9 @@ export const RS_CONFIGS: [number, number][] = [
 ];
 export const RS_SHARD_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024];
 
-/** A Strata kernel flavor, or an ISA-L entry point timed by bench/isal/isal-rs.c. */
-export type RsImpl = Flavor | 'isal-sse' | 'isal-dispatch';
+/** A Strata kernel flavor through the API, a flavor's kernel alone on resident data
+ * (bench/codec-rs-kernel.ts), or an ISA-L entry point timed by bench/isal/isal-rs.c. */
+export type RsImpl = Flavor | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
 
 export const RS_OPS = ['encode', 'reconstruct', 'reconstruct-alloc'] as const;
 export type RsOp = (typeof RS_OPS)[number];
@@ -93,6 +95,10 @@ export function measureRs(
         out.push({ impl: flavor, k, m, shard, op: 'reconstruct', mbps: rec });
         const alloc = rates(() => (lose(), rs.reconstructData(work)), dataBytes / 1e6, runs, minMs);
         out.push({ impl: flavor, k, m, shard, op: 'reconstruct-alloc', mbps: alloc });
+        if (flavor !== 'scalar') {
+          const kern = kernelResidentRates(flavor, k, m, shard, runs, minMs);
+          out.push({ impl: `${flavor}-kernel`, k, m, shard, op: 'encode', mbps: kern });
+        }
       }
       if ('path' in harness) {
         for (const row of runIsal(harness.path, k, m, shard, runs, minMs)) {
@@ -110,6 +116,9 @@ const IMPL_LABEL: Record<RsImpl, string> = {
   simd: 'Strata simd',
   relaxed: 'Strata relaxed',
   scalar: 'Strata scalar',
+  'simd-kernel': 'Strata simd kernel alone (resident, no copies)',
+  'relaxed-kernel': 'Strata relaxed kernel alone (resident, no copies)',
+  'scalar-kernel': 'Strata scalar kernel alone (resident, no copies)',
   'isal-sse': 'ISA-L sse (ec_encode_data_sse)',
   'isal-dispatch': 'ISA-L dispatch (ec_encode_data)',
 };
@@ -159,12 +168,19 @@ export function renderRs(measured: RsMeasurement, strata: Flavor): string {
     'bench time), right after the Strata rows of the same configuration. Reconstruct loses the first ' +
     'm data shards; both sides reuse the decode matrix (Strata from its cache) and rebuild into ' +
     'buffers reused from call to call (Strata: `options.into`), as encode reuses its parity arrays. ' +
+    '"Kernel alone" runs the API\'s slices with the data already in wasm memory (no copies; the ' +
+    'slices stay cache-resident): its gap to the API row is the copying, its gap to ISA-L the arithmetic. ' +
     '`reconstruct-alloc` is Strata without `into`: m new arrays per call, whose first-touch page ' +
     'faults cost about as much as the arithmetic at 1 MiB shards.\n\n' +
     table(['op', 'k+m', 'implementation', ...sizes], rows, ['l', 'l', 'l']);
   if (measured.isalSkipped) md += `\n\nISA-L: ${measured.isalSkipped}`;
   if (impls.includes('isal-sse')) {
     md += `\n\n### Strata ${strata} / ISA-L sse (medians)\n\n` + ratioTable(results, strata, 'isal-sse');
+    if (impls.includes(`${strata}-kernel`)) {
+      md +=
+        `\n\n### Strata ${strata} kernel alone (resident, no copies) / ISA-L sse (medians)\n\n` +
+        ratioTable(results, `${strata}-kernel`, 'isal-sse');
+    }
   }
   if (impls.includes('simd') && impls.includes('scalar')) {
     md += '\n\n### SIMD / scalar speed-up (medians)\n\n' + ratioTable(results, 'simd', 'scalar');
