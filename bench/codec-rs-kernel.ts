@@ -7,7 +7,7 @@
  */
 import { instantiate, type Flavor } from '../src/wasm/loader.js';
 import { cauchyParity } from '../src/codec/matrix.js';
-import { rates } from './lib/timing.js';
+import { cpuRates as rates } from './codec-rs-timing.js';
 
 interface KernelExports {
   memory: WebAssembly.Memory;

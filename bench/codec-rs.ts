@@ -7,7 +7,7 @@ import { createEncoder } from '../src/codec/reed-solomon.js';
 import { availableFlavors, type Flavor } from '../src/wasm/loader.js';
 import { buildIsalHarness, runIsal, type IsalHarness } from './isal/isal.js';
 import { kernelResidentRates } from './codec-rs-kernel.js';
-import { rates } from './lib/timing.js';
+import { cpuRates as rates } from './codec-rs-timing.js';
 import { medianRange, median, fmt } from './lib/stats.js';
 import { table } from './lib/markdown.js';
 
@@ -101,7 +101,7 @@ export function measureRs(
         }
       }
       if ('path' in harness) {
-        for (const row of runIsal(harness.path, k, m, shard, runs, minMs)) {
+        for (const row of runIsal(harness.path, k, m, shard, runs, minMs, 'cpu')) {
           out.push({ impl: `isal-${row.impl}`, k, m, shard, op: row.op, mbps: row.mbps });
         }
       }
@@ -162,7 +162,10 @@ export function renderRs(measured: RsMeasurement, strata: Flavor): string {
   }
   const sizes = RS_SHARD_SIZES.map(sizeLabel);
   let md =
-    '### Reed-Solomon, MB/s of data (median (min–max)), single thread\n\n' +
+    '### Reed-Solomon, MB/s of data (median (min–max)) per CPU-second, single thread\n\n' +
+    'Every row is timed by the CPU time of its process (bench/codec-rs-timing.ts; the ISA-L harness ' +
+    'by CLOCK_PROCESS_CPUTIME_ID), not the wall clock, so time spent descheduled on this shared ' +
+    'machine does not count; it still shares caches and cores with whatever else runs. ' +
     'Strata rows go through the public API (copies into and out of wasm memory included); ' +
     'ISA-L rows call the library on the shards in place (bench/isal/isal-rs.c, built with cc -O2 at ' +
     'bench time), right after the Strata rows of the same configuration. Reconstruct loses the first ' +

@@ -10,9 +10,11 @@
  * Entry points: "sse" (ec_encode_data_sse, 128-bit, called explicitly) and "dispatch"
  * (ec_encode_data, ISA-L's own choice for this CPU: AVX2 or AVX-512 where present).
  *
- * Usage: isal-rs K M SHARD_BYTES RUNS MIN_MS
+ * Usage: isal-rs K M SHARD_BYTES RUNS MIN_MS CLOCK     (CLOCK: cpu | wall)
  * Output: one JSON object on stdout; rates are MB/s (1e6 bytes) of data bytes (k * shard),
- * one per run after a discarded warm-up run, the same convention as bench/lib/timing.ts.
+ * one per run after a discarded warm-up run, the same convention as bench/lib/timing.ts;
+ * "cpu" times by the process's CPU time (as bench/codec-rs-timing.ts does for Strata),
+ * "wall" by the monotonic clock.
  * Exit 2 on bad arguments, 3 if the decode matrix is singular or memory runs out.
  */
 #include <isa-l/erasure_code.h>
@@ -37,9 +39,11 @@ __attribute__((target("avx"))) static void clean_upper_state(void) { __builtin_i
 
 typedef void (*encode_fn)(int, int, int, unsigned char *, unsigned char **, unsigned char **);
 
+static clockid_t timing_clock = CLOCK_MONOTONIC;
+
 static double now_ms(void) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(timing_clock, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -74,10 +78,11 @@ static unsigned char *alloc_shard(size_t len) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: isal-rs K M SHARD_BYTES RUNS MIN_MS\n");
+  if (argc != 7 || (strcmp(argv[6], "cpu") != 0 && strcmp(argv[6], "wall") != 0)) {
+    fprintf(stderr, "usage: isal-rs K M SHARD_BYTES RUNS MIN_MS cpu|wall\n");
     return 2;
   }
+  if (strcmp(argv[6], "cpu") == 0) timing_clock = CLOCK_PROCESS_CPUTIME_ID;
   int k = atoi(argv[1]), m = atoi(argv[2]), len = atoi(argv[3]), runs = atoi(argv[4]);
   double min_ms = atof(argv[5]);
   if (k < 1 || m < 1 || k + m > MAX_SHARDS || len < 1 || runs < 1 || runs > MAX_RUNS ||
@@ -123,7 +128,7 @@ int main(int argc, char **argv) {
   ec_init_tables(k, m, rec, rec_tbls);
 
   double data_mb = (double)k * len / 1e6;
-  printf("{\"k\":%d,\"m\":%d,\"shard\":%d,\"rows\":[", k, m, len);
+  printf("{\"k\":%d,\"m\":%d,\"shard\":%d,\"clock\":\"%s\",\"rows\":[", k, m, len, argv[6]);
   int first = 1;
   time_op("sse", "encode", ec_encode_data_sse, len, k, m, enc_tbls, shards, shards + k, runs,
           min_ms, data_mb, &first);

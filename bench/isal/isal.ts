@@ -24,6 +24,9 @@ export interface IsalRow {
 
 export type IsalHarness = { path: string } | { skipped: string };
 
+/** How the harness times its runs: CPU time of its process, or the monotonic wall clock. */
+export type IsalClock = 'cpu' | 'wall';
+
 /** What to install when the harness cannot be built. */
 const INSTALL_HINT = 'skipped: apt-get install libisal-dev (and a C compiler, cc)';
 /** The harness's own runs take about runs * minMs * 4 ops; allow far more before giving up. */
@@ -61,18 +64,26 @@ export function buildIsalHarness(): IsalHarness {
 
 /**
  * Runs the harness for RS(k, m) at `shard` bytes: `runs` timed runs of about `minMs` each per
- * row. Throws if the harness fails or prints something other than the expected JSON (a
+ * row, timed by `clock`. Throws if the harness fails or prints something other than the expected JSON (a
  * benchmark must not quote figures it could not check; the harness also verifies that its
  * reconstruction rebuilt the lost shards exactly).
  */
-export function runIsal(path: string, k: number, m: number, shard: number, runs: number, minMs: number): IsalRow[] {
-  const args = [k, m, shard, runs, minMs].map(String);
+export function runIsal(
+  path: string,
+  k: number,
+  m: number,
+  shard: number,
+  runs: number,
+  minMs: number,
+  clock: IsalClock = 'cpu'
+): IsalRow[] {
+  const args = [...[k, m, shard, runs, minMs].map(String), clock];
   const r = spawnSync(path, args, { encoding: 'utf8', timeout: RUN_TIMEOUT_MS });
   if (r.error || r.status !== 0) {
     throw new Error(`isal-rs ${args.join(' ')}: ${r.error?.message ?? `exit ${r.status}`} ${r.stdout} ${r.stderr}`.trim());
   }
-  const parsed = JSON.parse(r.stdout) as { k: number; m: number; shard: number; rows: IsalRow[] };
-  if (parsed.k !== k || parsed.m !== m || parsed.shard !== shard || !Array.isArray(parsed.rows)) {
+  const parsed = JSON.parse(r.stdout) as { k: number; m: number; shard: number; clock: string; rows: IsalRow[] };
+  if (parsed.k !== k || parsed.m !== m || parsed.shard !== shard || parsed.clock !== clock || !Array.isArray(parsed.rows)) {
     throw new Error(`isal-rs ${args.join(' ')}: unexpected output ${r.stdout.slice(0, 200)}`);
   }
   for (const row of parsed.rows) {

@@ -16,7 +16,7 @@ describe('bench/isal harness', () => {
       expect(h.skipped).toMatch(/^skipped: apt-get install libisal-dev/);
       return;
     }
-    const rows = runIsal(h.path, 3, 2, 4096, 2, 2);
+    const rows = runIsal(h.path, 3, 2, 4096, 2, 2, 'cpu');
     expect(rows.map((r) => `${r.impl}/${r.op}`).sort()).toEqual([
       'dispatch/encode',
       'dispatch/reconstruct',
@@ -36,12 +36,14 @@ describe('bench/isal harness', () => {
         return p;
       };
       const row = (impl: string, op: string, mbps: string) => `{"impl":"${impl}","op":"${op}","mbps":${mbps}}`;
-      const out = (k: number, rows: string) => `echo '{"k":${k},"m":2,"shard":64,"rows":[${rows}]}'`;
+      const out = (k: number, rows: string, clock = 'cpu') =>
+        `echo '{"k":${k},"m":2,"shard":64,"clock":"${clock}","rows":[${rows}]}'`;
       const cases: [string, string][] = [
         ['exit status', 'exit 3'],
         ['not json', 'echo hello'],
         ['truncated', `echo '{"k":3,"m":2,"shard":64,"rows":[{"impl"'`],
         ['other config', out(4, row('sse', 'encode', '[1]'))],
+        ['other clock', out(3, row('sse', 'encode', '[1]'), 'wall')],
         ['unknown impl', out(3, row('avx9', 'encode', '[1]'))],
         ['unknown op', out(3, row('sse', 'rm -rf', '[1]'))],
         ['wrong run count', out(3, row('sse', 'encode', '[1,2]'))],
