@@ -18,7 +18,8 @@ interface KernelExports {
   mulRows(rows: number, cols: number, src: number, srcStride: number, dst: number, dstStride: number, len: number, acc: number): void;
 }
 
-/** Mirrors src/wasm/gf256.ts: the slice budget and bounds, alignment and lane skew (bytes). */
+/** Mirrors src/wasm/gf256.ts: the slice budget and bounds, alignment and lane skew (bytes), and
+ * its equal-slice rule below. */
 const SLICE_BUDGET = 768 * 1024;
 const SLICE_MIN = 16 * 1024;
 const SLICE_MAX = 128 * 1024;
@@ -34,7 +35,8 @@ export function kernelResidentRates(flavor: Flavor, k: number, m: number, shard:
   const lanes = k + m;
   const fit = Math.floor((x.arenaSize() - lanes * LANE_SKEW) / lanes / ALIGN) * ALIGN;
   const want = Math.max(SLICE_MIN, Math.min(SLICE_MAX, Math.floor(SLICE_BUDGET / lanes / ALIGN) * ALIGN));
-  const slice = Math.min(want, fit, Math.ceil(shard / ALIGN) * ALIGN);
+  const cap = Math.min(want, fit);
+  const slice = Math.min(cap, Math.ceil(Math.ceil(shard / Math.ceil(shard / cap)) / ALIGN) * ALIGN);
   const stride = slice + LANE_SKEW;
   const src = x.arenaPtr();
   const dst = src + k * stride;
