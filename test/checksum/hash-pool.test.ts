@@ -161,6 +161,19 @@ describe('hash pool', () => {
     c.abort();
   });
 
+  it('fails closed when a worker answers a slice without handing it back', async () => {
+    process.env.CRASH_HASH_MODE = 'lie';
+    try {
+      const pool = newPool({ threads: 1, script: CRASHING });
+      const h = pool.open(['md5'])!;
+      await expect(h.hash(new Uint8Array(16), [0, 16])).rejects.toBeInstanceOf(HashWorkerError);
+      h.abort();
+      expect(pool.openJobs).toBe(0);
+    } finally {
+      delete process.env.CRASH_HASH_MODE;
+    }
+  });
+
   it('fails open jobs when the pool closes, and opens none after', async () => {
     const pool = newPool({ threads: 1 });
     const h = pool.open(['md5'])!;
