@@ -5,12 +5,12 @@
  *
  * The body is read into *slabs*: buffers laid out exactly as the chunk blob
  * stores them, {@link SLAB_SEGMENTS} entries of [24-byte entry header][segment]. The main
- * thread copies the body into a slab (its only pass over the bytes), posts it to the
- * worker, which absorbs the segments into the body's digests (MD5, CRC64NVME, the claimed
- * algorithms) and answers each segment's CRC32C; the main thread then writes the entry
- * headers into the gaps and hands the slab to the provider as one write. While the worker
- * hashes slab i, the main thread is already filling slab i+1 and the provider writing
- * slab i-1.
+ * thread copies the body into a slab (its only pass over the bytes) and transfers it to
+ * the worker, which absorbs the segments into the body's digests (MD5, CRC64NVME, the
+ * claimed algorithms) and hands it back with each segment's CRC32C; the main thread then
+ * writes the entry headers into the gaps and hands the slab to the provider as one write.
+ * While the worker hashes slab i, the main thread is already filling the next slabs
+ * ({@link SLAB_LOOKAHEAD}) and the provider writing slab i-1.
  *
  * Memory: at most {@link SLABS_HELD} slabs per upload (read ahead, hashing, handed over,
  * being written), charged to the pending budget by the caller
