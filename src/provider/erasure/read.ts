@@ -103,6 +103,45 @@ function copyOrder(ctx: ReadContext, meta: BlobMeta): readonly string[] {
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
 }
 
+/** Is data cell `cell`'s fragment known to be unreadable before asking (missing from the
+ * description, or on a domain marked failed)? */
+function knownBad(ctx: ReadContext, meta: BlobMeta, cell: number): boolean {
+  const d = meta.fragments[cell];
+  return d === undefined || ctx.domains.isFailed(d);
+}
+
+/**
+ * A stripe some of whose data cells are known to be unreadable: the k sources of the rebuild
+ * (the readable data cells, then parity) are read in one round over the block range of all
+ * the pieces, instead of reading the data cells first and the parity after; every piece is
+ * then copied from the rebuilt range. Throws like rebuildRange.
+ */
+async function readStripeDegraded(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  s: number,
+  pieces: Piece[],
+  out: Uint8Array,
+  outOffsets: number[]
+): Promise<void> {
+  const bad = new Set<number>();
+  for (const p of pieces) {
+    if (!knownBad(ctx, meta, p.cell)) continue;
+    bad.add(p.cell);
+    const d = meta.fragments[p.cell];
+    ctx.onDamaged(meta, p.cell, d, d ? 'domain failed' : 'missing');
+  }
+  const from = Math.min(...pieces.map((p) => p.from));
+  const to = Math.max(...pieces.map((p) => p.to));
+  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, bad);
+  pieces.forEach((p, i) => {
+    const shard = rebuilt.shards[p.cell]!;
+    out.set(shard.subarray(p.from - rebuilt.cellStart, p.to - rebuilt.cellStart), outOffsets[i]);
+  });
+  ctx.onDegradedRead(meta);
+}
+
 /** Reads the pieces of one stripe into `out` (at outOffset + each piece's position). */
 async function readStripe(
   ctx: ReadContext,
@@ -125,6 +164,10 @@ async function readStripe(
         if (err instanceof ProviderError && err.code === 'Aborted') throw err;
       }
     }
+  }
+  if (meta.layout === 'striped' && pieces.some((p) => knownBad(ctx, meta, p.cell))) {
+    await readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets);
+    return;
   }
   const failed: number[] = [];
   await Promise.all(
