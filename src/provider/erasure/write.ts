@@ -136,7 +136,10 @@ export async function writeStriped(
       if (m > 0) codec.encode(shards);
       const firstBlock = stripes * Math.ceil(cellSize / BLOCK_BYTES);
       const fl = framedLength(cl);
-      const framedAll = new Uint8Array(fl * n); // one allocation per stripe, not k + m
+      // One allocation per stripe, not k + m; not zero-filled (zeroing cost ~10 % of a
+      // (10,4) put's CPU): frameCell writes every byte of each region it frames, and the
+      // region of a fragment not being written is never pushed.
+      const framedAll = Buffer.allocUnsafe(fl * n);
       for (let i = 0; i < n; i++) {
         const sink = sinks[i];
         if (!sink || sink.failed) continue;
