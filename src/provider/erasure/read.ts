@@ -16,6 +16,7 @@ import type { DomainSet } from './domains.js';
 import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
+import { giveScratch, takeScratch } from './scratch.js';
 
 export interface ReadContext {
   domains: DomainSet;
@@ -83,11 +84,18 @@ async function readPiece(
 ): Promise<void> {
   const fr = framedRange(g, s, from, to);
   const child = nameOf(meta, index);
+  const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
+  const scratch = takeScratch(fr.length);
   const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
-    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+    p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
-  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-  unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+  // From here the child read has settled normally: the scratch is ours again (scratch.ts).
+  try {
+    if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+    unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+  } finally {
+    giveScratch(scratch);
+  }
 }
 
 /** A fragment its domain says is gone (NotFound) is dropped from the cached description, so
