@@ -55,13 +55,20 @@ export async function readBlocks(
 ): Promise<{ data: Uint8Array; cellStart: number }> {
   const fr = framedRange(g, s, from, to);
   const child = nameOf(meta, index);
+  const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
+  const scratch = takeScratch(fr.length);
   const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
-    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+    p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
-  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-  const data = new Uint8Array(unframedLength(fr.length));
-  unframe(framed, data, meta.generation, index, fr.firstBlock);
-  return { data, cellStart: fr.cellStart };
+  // The child read settled normally: the scratch is ours again (scratch.ts).
+  try {
+    if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+    const data = new Uint8Array(unframedLength(fr.length));
+    unframe(framed, data, meta.generation, index, fr.firstBlock);
+    return { data, cellStart: fr.cellStart };
+  } finally {
+    giveScratch(scratch);
+  }
 }
 
 function why(err: unknown): string {
