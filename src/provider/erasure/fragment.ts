@@ -19,7 +19,6 @@
  * agree with the fragment's name is refused with FragmentError.
  */
 import { createHash } from 'node:crypto';
-import { crc32c } from '../../checksum/crc.js';
 import { checksumKernel, type ChecksumKernel } from '../../wasm/checksum.js';
 import { BLOCK_BYTES, CRC_BYTES, framedLength, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import type { Layout } from './child-key.js';
@@ -36,7 +35,7 @@ const UNKNOWN = 0xffffffff;
  * call (an environment read and a few lookups), which cost ~40 % of a 16 KiB block's CRC. */
 let kernel: ChecksumKernel | undefined;
 
-/** CRC32C of one checksum block (arguments are ours: no validation needed). */
+/** CRC32C of bytes of ours (a block, a header, a trailer): no validation needed. */
 function blockCrc(block: Uint8Array): number {
   return (kernel ??= checksumKernel()).crc32c(block, 0);
 }
@@ -108,7 +107,7 @@ export function encodeHeader(h: Omit<FragmentHeader, 'blockBytes'>): Uint8Array 
   putU64(v, 20, h.length);
   putU64(v, 28, h.generation);
   out.set(h.keyHash.subarray(0, 16), 36);
-  v.setUint32(60, crc32c(out.subarray(0, 60)), true);
+  v.setUint32(60, blockCrc(out.subarray(0, 60)), true);
   return out;
 }
 
@@ -122,7 +121,7 @@ export function parseHeader(bytes: Uint8Array): FragmentHeader {
   if (bytes.length < HEADER_BYTES) throw new FragmentError(`header truncated: ${bytes.length} of ${HEADER_BYTES} bytes`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
   if (v.getUint32(0, true) !== HEADER_MAGIC) throw new FragmentError('not a fragment (bad header magic)');
-  if (crc32c(bytes.subarray(0, 60)) !== v.getUint32(60, true)) throw new FragmentError('header CRC mismatch');
+  if (blockCrc(bytes.subarray(0, 60)) !== v.getUint32(60, true)) throw new FragmentError('header CRC mismatch');
   if (bytes[4] !== VERSION) throw new FragmentError(`unsupported fragment version ${bytes[4]}`);
   const layout = bytes[5] === 1 ? 'striped' : bytes[5] === 2 ? 'replicated' : undefined;
   if (!layout) throw new FragmentError(`unknown layout ${bytes[5]}`);
@@ -151,7 +150,7 @@ export function encodeTrailer(t: FragmentTrailer): Uint8Array {
   putU64(v, 4, t.length);
   v.setUint32(12, t.blockCount, true);
   v.setUint32(16, t.fold >>> 0, true);
-  v.setUint32(20, crc32c(out.subarray(0, 20)), true);
+  v.setUint32(20, blockCrc(out.subarray(0, 20)), true);
   return out;
 }
 
@@ -160,7 +159,7 @@ export function parseTrailer(bytes: Uint8Array): FragmentTrailer {
   if (bytes.length !== TRAILER_BYTES) throw new FragmentError(`trailer is ${bytes.length} bytes, not ${TRAILER_BYTES}`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, TRAILER_BYTES);
   if (v.getUint32(0, true) !== TRAILER_MAGIC) throw new FragmentError('bad trailer magic');
-  if (crc32c(bytes.subarray(0, 20)) !== v.getUint32(20, true)) throw new FragmentError('trailer CRC mismatch');
+  if (blockCrc(bytes.subarray(0, 20)) !== v.getUint32(20, true)) throw new FragmentError('trailer CRC mismatch');
   const length = getU64(v, 4);
   if (length === null || length === undefined) throw new FragmentError('trailer length out of range');
   return { length, blockCount: v.getUint32(12, true), fold: v.getUint32(16, true) };
