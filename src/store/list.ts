@@ -7,8 +7,8 @@
  */
 import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
-import { compareKeys } from './index/compare.js';
-import { decodeVersions, isTombstone, type ObjectVersion } from './records.js';
+import { compareKeys, keyAfterPrefix } from './index/compare.js';
+import { decodeVersions, headIsDeleted, isTombstone, type ObjectVersion } from './records.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
@@ -44,15 +44,7 @@ export interface ListResult {
 
 /** The smallest string greater than every string that starts with `p` (p non-empty). */
 export function prefixSuccessor(p: string): string {
-  const cps = [...p];
-  while (cps.length > 0) {
-    const last = cps.pop()!.codePointAt(0)!;
-    if (last < 0x10ffff) {
-      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
-      return cps.join('') + String.fromCodePoint(next);
-    }
-  }
-  return '\u{10ffff}'.repeat(256); // unreachable for real keys: past every key
+  return keyAfterPrefix(p) ?? '\u{10ffff}'.repeat(256); // unreachable for real keys: past every key
 }
 
 export async function listObjects(repo: Repository, bucket: string, opts: ListOptions = {}): Promise<ListResult> {
@@ -102,19 +94,25 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
         continue;
       }
       if (isTombstone(value)) continue;
-      const version = decodeVersions(value, `${bucket}/${key}`)[0];
-      if (!version || version.deleteMarker) continue;
       const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
-      if (count === maxKeys) {
-        result.isTruncated = true;
-        break;
-      }
       if (cut >= 0) {
+        // Rolled into a common prefix: only whether the key is live matters (no decode).
+        if (headIsDeleted(value, `${bucket}/${key}`)) continue;
+        if (count === maxKeys) {
+          result.isTruncated = true;
+          break;
+        }
         const cp = key.slice(0, cut + delimiter.length);
         result.commonPrefixes.push(cp);
         last = { key: cp, skipPrefix: true };
         it.seek(prefixSuccessor(cp), true);
       } else {
+        const version = decodeVersions(value, `${bucket}/${key}`)[0];
+        if (!version || version.deleteMarker) continue;
+        if (count === maxKeys) {
+          result.isTruncated = true;
+          break;
+        }
         result.contents.push({ key, version });
         last = { key, skipPrefix: false };
       }

@@ -245,6 +245,25 @@ export function decodeVersions(bytes: Uint8Array, what = 'version list'): Object
   return out;
 }
 
+/**
+ * Whether a version list has no live head — empty (a tombstone) or its newest version a
+ * delete marker — read from its first two bytes when they suffice (LIST decides this for
+ * every key it rolls into a common prefix, and renders none of them). Throws StoreError
+ * 'Corrupt' for unknown flags, or whatever decodeVersions throws when it decides.
+ */
+export function headIsDeleted(bytes: Uint8Array, what = 'version list'): boolean {
+  const n = bytes[0];
+  // One-byte count (a namespace value holds one version) and a flags byte after it.
+  if (n === undefined || n >= 0x80 || (n > 0 && bytes.length < 2) || (n === 0 && bytes.length !== 1)) {
+    const v = decodeVersions(bytes, what)[0];
+    return !v || v.deleteMarker;
+  }
+  if (n === 0) return true;
+  const flags = bytes[1]!;
+  if (flags & ~KNOWN_FLAGS) throw new StoreError('Corrupt', `${what}: version flags ${flags}`);
+  return (flags & FLAG_DELETE) !== 0;
+}
+
 /** The encoded tombstone (an empty version list). */
 export const TOMBSTONE = encodeVersions([]);
 

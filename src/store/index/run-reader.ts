@@ -149,13 +149,29 @@ export class RunReader implements SortedSource {
     return this.#cache.getOrLoad(BlockCache.keyOf(this.#cacheId, i), () => this.#load(i));
   }
 
+  /**
+   * Reads block `i` (from the encoded tier when it holds it, else one ranged read), decodes
+   * it, and keeps its encoded bytes once they decoded (so bytes that fail to verify are
+   * never kept). Throws like #decode, or the provider's error.
+   */
   async #load(i: number): Promise<DecodedBlock> {
+    const key = BlockCache.keyOf(this.#cacheId, i);
+    const held = this.#cache.peekEncoded(key);
+    if (held !== undefined) return this.#decode(i, held);
     const f = this.#footer;
-    const last = i === f.firstKeys.length - 1;
     // Block 0 is read together with the header so the header is verified too.
     const start = i === 0 ? 0 : f.offsets[i]!;
     const end = f.offsets[i]! + f.lengths[i]!;
     const bytes = await readRange(this.#provider, this.meta.blobKey, start, end - start, i);
+    const block = this.#decode(i, bytes);
+    this.#cache.putEncoded(key, bytes);
+    return block;
+  }
+
+  /** Verifies and decodes block `i` from its encoded bytes (see #load). Throws IndexError. */
+  #decode(i: number, bytes: Uint8Array): DecodedBlock {
+    const f = this.#footer;
+    const last = i === f.firstKeys.length - 1;
     if (i === 0) checkHeader(bytes, this.meta.blobKey, this.#version);
     return decodeBlock(bytes, i === 0 ? HEADER_BYTES : 0, {
       version: this.#version,
@@ -167,6 +183,22 @@ export class RunReader implements SortedSource {
       bound: last ? f.lastKey : f.firstKeys[i + 1]!,
       last,
     });
+  }
+
+  /**
+   * Block `i` if it is held decoded, or encoded (then decoded now, synchronously, and kept
+   * decoded); undefined if it would have to be read. Throws IndexError for bytes that do
+   * not verify.
+   */
+  #blockInMemory(i: number): DecodedBlock | undefined {
+    const key = BlockCache.keyOf(this.#cacheId, i);
+    const decoded = this.#cache.peek<DecodedBlock>(key);
+    if (decoded !== undefined) return decoded;
+    const encoded = this.#cache.peekEncoded(key);
+    if (encoded === undefined) return undefined;
+    const block = this.#decode(i, encoded);
+    this.#cache.put(key, block);
+    return block;
   }
 
   /**
@@ -185,6 +217,24 @@ export class RunReader implements SortedSource {
       const start = first ? bound(block.keys, from.key, from.inclusive) : 0;
       if (start < block.keys.length) yield new BlockBatch(block, start);
     }
+  }
+
+  /**
+   * SortedSource.peek: the batch `scan(from)` would yield first, if every block it needs is
+   * in the cache, decoded or encoded (no read, no promise); null if the run holds nothing at
+   * or after `from`; undefined if a block would have to be read. Throws IndexError for a
+   * cached encoded block that does not verify.
+   */
+  peek(from: SeekKey): EntryBatch | null | undefined {
+    const f = this.#footer;
+    if (f.entryCount === 0 || compareKeys(from.key, f.lastKey) > 0) return null;
+    for (let i = this.#blockFor(from.key), first = true; i < f.firstKeys.length; i++, first = false) {
+      const block = this.#blockInMemory(i);
+      if (block === undefined) return undefined;
+      const start = first ? bound(block.keys, from.key, from.inclusive) : 0;
+      if (start < block.keys.length) return new BlockBatch(block, start);
+    }
+    return null;
   }
 
   /**
