@@ -24,6 +24,13 @@ export const DEFAULT_BLOCK_CACHE_BYTES = 32 * 1024 * 1024;
  * whole index decodes to, with room to spare).
  */
 export const ENCODED_SHARE = 1 / 3;
+/**
+ * Share of the bound given to seek results by default (see BlockCache.putSeek): an eighth of
+ * 32 MiB (4 MiB) holds ~8,000 of them, a delimiter listing of 1,000 common prefixes over 8
+ * runs. Its own tier, so a listing that streams more decoded blocks through the cache than it
+ * holds does not evict the seek results that would spare those decodes next time.
+ */
+export const SEEK_SHARE = 1 / 8;
 
 /** What the cache holds: anything that knows its approximate heap size in bytes. */
 export interface Sized {
@@ -35,6 +42,8 @@ export interface BlockCacheOptions {
   maxBytes?: number;
   /** Of `maxBytes`, the bytes for encoded blocks (0: no encoded tier). Default maxBytes * ENCODED_SHARE. */
   encodedBytes?: number;
+  /** Of `maxBytes`, the bytes for seek results (0: none kept). Default maxBytes * SEEK_SHARE. */
+  seekBytes?: number;
 }
 
 export interface BlockCacheStats {
@@ -49,6 +58,10 @@ export interface BlockCacheStats {
   encodedBlocks: number;
   encodedBytes: number;
   maxEncodedBytes: number;
+  /** Seek results held now, their bytes, and the seek tier's bound. */
+  seeks: number;
+  seekBytes: number;
+  maxSeekBytes: number;
 }
 
 export class BlockCache {
@@ -61,11 +74,15 @@ export class BlockCache {
   /** Encoded blocks, least recently used first, like #blocks. */
   readonly #encoded = new Map<string, Uint8Array>();
   #encodedBytes = 0;
+  readonly #maxSeekBytes: number;
+  /** Seek results, least recently used first. */
+  readonly #seeks = new Map<string, Sized>();
+  #seekBytes = 0;
   #hits = 0;
   #misses = 0;
   #evictions = 0;
 
-  /** Throws RangeError unless `maxBytes` and `encodedBytes` are integers, 0 <= encodedBytes <= maxBytes. */
+  /** Throws RangeError unless the bounds are non-negative integers and the tiers fit in `maxBytes`. */
   constructor(options: BlockCacheOptions = {}) {
     const maxBytes = options.maxBytes ?? DEFAULT_BLOCK_CACHE_BYTES;
     if (!Number.isSafeInteger(maxBytes) || maxBytes < 0) {
@@ -75,8 +92,39 @@ export class BlockCache {
     if (!Number.isSafeInteger(encoded) || encoded < 0 || encoded > maxBytes) {
       throw new RangeError(`block cache encodedBytes must be an integer in [0, ${maxBytes}], got ${encoded}`);
     }
+    const seeks = options.seekBytes ?? Math.floor(maxBytes * SEEK_SHARE);
+    if (!Number.isSafeInteger(seeks) || seeks < 0 || encoded + seeks > maxBytes) {
+      throw new RangeError(`block cache seekBytes must be an integer in [0, ${maxBytes - encoded}], got ${seeks}`);
+    }
     this.#maxEncodedBytes = encoded;
-    this.#maxBytes = maxBytes - encoded;
+    this.#maxSeekBytes = seeks;
+    this.#maxBytes = maxBytes - encoded - seeks;
+  }
+
+  /**
+   * The seek result kept under `key` (made most recent), or undefined. A seek result is what
+   * a reader found at a position of an immutable run (run-reader.ts: the first entries at or
+   * after a seek target), so a repeated seek — the same delimiter listing again — needs no
+   * block at all.
+   */
+  peekSeek<T extends Sized>(key: string): T | undefined {
+    const held = this.#seeks.get(key);
+    if (held === undefined) return undefined;
+    this.#seeks.delete(key);
+    this.#seeks.set(key, held);
+    return held as T;
+  }
+
+  /** Keeps the seek result `value` under `key` (see peekSeek), least recently used out past the tier's bound. */
+  putSeek(key: string, value: Sized): void {
+    if (value.byteSize > this.#maxSeekBytes || this.#seeks.has(key)) return;
+    this.#seeks.set(key, value);
+    this.#seekBytes += value.byteSize;
+    while (this.#seekBytes > this.#maxSeekBytes) {
+      const [oldest, evicted] = this.#seeks.entries().next().value as [string, Sized];
+      this.#seeks.delete(oldest);
+      this.#seekBytes -= evicted.byteSize;
+    }
   }
 
   /**
@@ -194,6 +242,8 @@ export class BlockCache {
     this.#bytes = 0;
     this.#encoded.clear();
     this.#encodedBytes = 0;
+    this.#seeks.clear();
+    this.#seekBytes = 0;
   }
 
   stats(): BlockCacheStats {
@@ -207,6 +257,9 @@ export class BlockCache {
       encodedBlocks: this.#encoded.size,
       encodedBytes: this.#encodedBytes,
       maxEncodedBytes: this.#maxEncodedBytes,
+      seeks: this.#seeks.size,
+      seekBytes: this.#seekBytes,
+      maxSeekBytes: this.#maxSeekBytes,
     };
   }
 }

@@ -44,10 +44,12 @@ export interface SortedSource {
   /**
    * Optional: the first batch `scan(from)` would yield, when it can be had without a read
    * (the source is in memory, or the block is cached): `null` when nothing is at or after
-   * `from`, `undefined` when a read would be needed (then the merge scans). Mutates nothing
-   * the source reads; throws only what decoding memory throws.
+   * `from`, `undefined` when a read would be needed (then the merge scans). `seek` is true
+   * when the merge jumps to `from` (it may read only the first entries there: a source may
+   * hand over a short batch), false when it steps on from its previous batch. Mutates
+   * nothing the source reads; throws only what decoding memory throws.
    */
-  peek?(from: SeekKey): EntryBatch | null | undefined;
+  peek?(from: SeekKey, seek: boolean): EntryBatch | null | undefined;
 }
 
 /**
@@ -155,7 +157,7 @@ class Cursor {
     if (this.key === undefined || this.#pos + 1 < this.#batch!.keys.length) return true;
     if (this.#peeked === undefined && this.#source.peek) {
       const keys = this.#batch!.keys;
-      this.#peeked = this.#source.peek({ key: keys[keys.length - 1]!, inclusive: false });
+      this.#peeked = this.#source.peek({ key: keys[keys.length - 1]!, inclusive: false }, false);
     }
     return this.#peeked !== undefined;
   }
@@ -187,7 +189,7 @@ class Cursor {
       this.key = keys[lo];
       return true;
     }
-    const peeked = this.#source.peek?.(to);
+    const peeked = this.#source.peek?.(to, true);
     if (peeked === undefined) return false;
     this.#adopt(peeked);
     return true;

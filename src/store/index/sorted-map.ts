@@ -237,7 +237,7 @@ export class SortedMap implements SortedSource {
   }
 
   /** SortedSource.peek: the first batch scan(from) would yield (null: none); never reads. */
-  peek(from: SeekKey): EntryBatch | null {
+  peek(from: SeekKey, _seek?: boolean): EntryBatch | null {
     return this.#collect(from) ?? null;
   }
 

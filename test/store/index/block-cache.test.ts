@@ -5,7 +5,7 @@ const block = (byteSize: number, tag = '') => ({ byteSize, tag });
 
 describe('BlockCache', () => {
   test('keeps blocks up to maxBytes and evicts the least recently used first', async () => {
-    const cache = new BlockCache({ maxBytes: 300, encodedBytes: 0 });
+    const cache = new BlockCache({ maxBytes: 300, encodedBytes: 0, seekBytes: 0 });
     let loads = 0;
     const get = (k: string, size = 100) =>
       cache.getOrLoad(k, async () => (loads++, block(size, k)));
@@ -26,7 +26,7 @@ describe('BlockCache', () => {
   });
 
   test('a block larger than the bound is returned but not kept', async () => {
-    const cache = new BlockCache({ maxBytes: 100, encodedBytes: 0 });
+    const cache = new BlockCache({ maxBytes: 100, encodedBytes: 0, seekBytes: 0 });
     await cache.getOrLoad('small', async () => block(50));
     const big = await cache.getOrLoad('big', async () => block(500, 'big'));
     expect(big.tag).toBe('big');
@@ -61,8 +61,9 @@ describe('BlockCache', () => {
   });
 
   test('splits the bound: a third for encoded blocks by default', () => {
-    expect(new BlockCache({ maxBytes: 300 }).stats()).toMatchObject({ maxBytes: 200, maxEncodedBytes: 100 });
-    expect(new BlockCache({ maxBytes: 300, encodedBytes: 0 }).stats()).toMatchObject({ maxBytes: 300, maxEncodedBytes: 0 });
+    expect(new BlockCache({ maxBytes: 240 }).stats()).toMatchObject({ maxBytes: 130, maxEncodedBytes: 80, maxSeekBytes: 30 });
+    expect(new BlockCache({ maxBytes: 300, encodedBytes: 0, seekBytes: 0 }).stats()).toMatchObject({ maxBytes: 300, maxEncodedBytes: 0 });
+    expect(() => new BlockCache({ maxBytes: 100, encodedBytes: 60, seekBytes: 41 })).toThrow(RangeError);
   });
 
   test('keeps encoded copies within their own bound, least recently used out, exact-size', () => {
@@ -80,11 +81,11 @@ describe('BlockCache', () => {
     cache.putEncoded('huge', new Uint8Array(301));
     expect(cache.peekEncoded('huge')).toBeUndefined();
     cache.clear();
-    expect(cache.stats()).toMatchObject({ encodedBlocks: 0, encodedBytes: 0 });
+    expect(cache.stats()).toMatchObject({ encodedBlocks: 0, encodedBytes: 0, seekBytes: 0 });
   });
 
   test('peek never loads; put replaces a block without counting it twice', async () => {
-    const cache = new BlockCache({ maxBytes: 1000, encodedBytes: 0 });
+    const cache = new BlockCache({ maxBytes: 1000, encodedBytes: 0, seekBytes: 0 });
     expect(cache.peek('k')).toBeUndefined();
     expect(cache.stats().misses).toBe(0);
     let release!: () => void;
