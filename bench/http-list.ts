@@ -155,7 +155,7 @@ export async function listBench(n: number, opts: ListBenchOptions): Promise<List
 
 export function renderList(s: ListStats): string {
   return [
-    `Bucket of ${fmt(s.objects)} objects (populated through the Store API in ${s.populateSeconds.toFixed(1)} s, then served by a fresh server process), 1 connection, sequential requests. "first" is the first request of each kind (cold); the percentiles are over the n requests after it. Only the request is timed; results are checked outside the timed window.`,
+    `Bucket of ${fmt(s.objects)} objects (${s.populateSeconds > 0 ? `populated through the Store API in ${s.populateSeconds.toFixed(1)} s` : 'populated through the Store API by an earlier run, kept with --keep'}, then served by a fresh server process), 1 connection, sequential requests. "first" is the first request of each kind (cold); the percentiles are over the n requests after it. Only the request is timed; results are checked outside the timed window.`,
     '',
     table(
       ['Request', 'first ms', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'wrong result'],

@@ -20,7 +20,7 @@ const BUCKET = 'model';
  * '\u{1F600}' 4 (a surrogate pair in JS), '\uFFFD' 3 (sorts below the pair in UTF-8 but above
  * it in UTF-16 code units). */
 const ALPHABET = ['a', 'b', '/', 'é', '\u{1F600}', '\uFFFD', '-'];
-const DELIMITERS = ['/', 'a', 'é', '\u{1F600}', 'b/', '\uFFFD', 'zz'];
+const DELIMITERS = ['/', 'a', 'é', '\u{1F600}', 'b/', '\uFFFD-'];
 /** User metadata per object, bytes: about 60 entries per 64 KiB run block, so runs have many blocks. */
 const META_BYTES = 1000;
 
