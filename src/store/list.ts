@@ -15,6 +15,16 @@ import { blobError } from './body-reader.js';
 
 /** S3 returns at most this many keys + common prefixes per page. */
 export const MAX_KEYS = 1000;
+/**
+ * Longest stretch of synchronous listing between event-loop turns, ms. Seeks and steps are
+ * served from memory without a promise (merge.ts nextSync), including blocks decoded from
+ * the cache's encoded tier — a delimiter listing of a million-key bucket can decode a
+ * thousand blocks that way — so without turns one listing would hold every other request
+ * (a PUT's acknowledgement) for as long; 2 ms as the run writer's slices (run-writer.ts).
+ */
+const SLICE_MS = 2;
+/** Entries between clock reads (a read costs more than a step served from a batch). */
+const SLICE_CHECK_EVERY = 64;
 
 export interface ListOptions {
   prefix?: string;
@@ -74,6 +84,8 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
   const it = mergeSources(b.sources(), from);
   let count = 0;
   let last: ListPosition | undefined;
+  let steps = 0;
+  let sliceStart = performance.now();
   try {
     for (;;) {
       let e;
@@ -83,6 +95,10 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
         if (e === undefined) {
           const r = await it.next();
           e = r.done ? null : r.value;
+          sliceStart = performance.now();
+        } else if (++steps % SLICE_CHECK_EVERY === 0 && performance.now() - sliceStart >= SLICE_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
         }
       } catch (err) {
         throw blobError(err, `bucket ${bucket} index`);
