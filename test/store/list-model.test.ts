@@ -231,7 +231,7 @@ describe('ListObjects against a brute-force model', () => {
     const list: Lister = (o) => store.listObjectsAsOf(BUCKET, { ...o, at: pastAt });
     for (const [prefix, delimiter] of cases(livePast, 3)) {
       const want = reference(livePast, prefix, delimiter, '');
-      for (const m of [1, 7, 1000]) {
+      for (const m of [2, 1000]) {
         // As of a time, a page may end early (its step budget): only the concatenation counts.
         const w = await walk(list, { prefix, delimiter }, m, false);
         expect(w.entries, `as of: prefix ${JSON.stringify(prefix)} delimiter ${JSON.stringify(delimiter)} max-keys ${m}`).toEqual(want);
