@@ -8,7 +8,7 @@
 import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
 import { compareKeys, keyAfterPrefix } from './index/compare.js';
-import { decodeVersions, headIsDeleted, isTombstone, type ObjectVersion } from './records.js';
+import { decodeListedHead, headIsDeleted, isTombstone, type ListedVersion } from './records.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
@@ -39,7 +39,8 @@ export interface ListOptions {
 
 export interface ListEntry {
   key: string;
-  version: ObjectVersion;
+  /** What a listing shows of the key's current version (as-of listings give the whole version). */
+  version: ListedVersion;
 }
 
 export interface ListResult {
@@ -123,7 +124,7 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
         last = { key: cp, skipPrefix: true };
         it.seek(prefixSuccessor(cp), true);
       } else {
-        const version = decodeVersions(value, `${bucket}/${key}`)[0];
+        const version = decodeListedHead(value, `${bucket}/${key}`);
         if (!version || version.deleteMarker) continue;
         if (count === maxKeys) {
           result.isTruncated = true;
