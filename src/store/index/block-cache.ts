@@ -19,16 +19,17 @@
 export const DEFAULT_BLOCK_CACHE_BYTES = 32 * 1024 * 1024;
 /**
  * Share of the bound given to encoded blocks by default: a third of 32 MiB (10.7 MiB) holds
- * the encoded namespace index of about a million keys of the LIST benchmark's shape (8.8 MB
- * measured), the other two thirds ~190 decoded blocks (the 13 MB a 100,000-key bucket's
- * whole index decodes to, with room to spare).
+ * the encoded namespace index of about a million keys of the LIST benchmark's shape (7.5 MB
+ * measured), the rest after the seek tier ~155 decoded blocks (the 13.4 MB a 100,000-key
+ * bucket's whole index decodes to fits).
  */
 export const ENCODED_SHARE = 1 / 3;
 /**
  * Share of the bound given to seek results by default (see BlockCache.putSeek): an eighth of
- * 32 MiB (4 MiB) holds ~8,000 of them, a delimiter listing of 1,000 common prefixes over 8
- * runs. Its own tier, so a listing that streams more decoded blocks through the cache than it
- * holds does not evict the seek results that would spare those decodes next time.
+ * 32 MiB (4 MiB) holds ~6,900 of them (~600 bytes each with the LIST benchmark's keys), a
+ * delimiter listing of 1,000 common prefixes over 6 runs. Its own tier, so a listing that
+ * streams more decoded blocks through the cache than it holds does not evict the seek
+ * results that would spare those decodes next time.
  */
 export const SEEK_SHARE = 1 / 8;
 
