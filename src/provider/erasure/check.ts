@@ -2,8 +2,10 @@
  * @module Checking one blob fragment by fragment, and repairing it (scrub's unit of work).
  *
  * Every fragment (copy) of the current write is read and checked: header against its name,
- * every block's CRC32C, trailer; striped fragments stripe by stripe, so memory stays at one
- * cell. With `repair`, missing and corrupt fragments are rebuilt onto healthy eligible
+ * every block's CRC32C, trailer. Striped blobs go through one streaming pass (stripe-pass.ts)
+ * that reads each present fragment once, in groups of stripes, and with `repair` rebuilds the
+ * fragments missing by name from the verified cells in the same pass. With `repair`, what is
+ * still missing or corrupt after it is rebuilt onto healthy eligible
  * domains (placement with the domains already holding good fragments, and failed ones,
  * excluded: a corrupt fragment on a healthy domain is usually rewritten in place), fragments
  * left on other domains are deleted, and leftovers of older writes are removed. A lost blob

@@ -8,9 +8,9 @@
  * it cost one read of each present fragment, where checking every fragment and then
  * rebuilding (rebuild.ts, which reads k fragments again, one stripe at a time) cost two. The
  * pass works a group of whole stripes at a time: each source fragment's group is one read of
- * its framed cells (the header joins the first read, the trailer the last); the group's cells
- * of one fragment are contiguous once unframed, and cells of one stripe have one length on
- * every fragment, so one codec call rebuilds the whole group.
+ * its framed cells (the header joins the first read, the trailer the last), and the checking,
+ * rebuilding and framing of a group (stripe-group.ts) runs on a worker thread when there is
+ * one (pass-pool.ts) while this thread reads the next group.
  *
  * A source that fails (read error, bad block, bad header or trailer) is dropped from then on
  * and reported with its state; the rebuilt fragments only ever use verified bytes. With fewer
@@ -18,9 +18,10 @@
  * aborts the child put) and the blob is reported as it stands.
  */
 import { getBytes, ProviderError } from '../provider.js';
-import type { Shard } from '../../codec/reed-solomon.js';
-import { encodeHeader, encodeTrailer, FragmentError, frameCell, keyHash, parseHeader, parseTrailer, unframe } from './fragment.js';
-import { framedLength, HEADER_BYTES, TRAILER_BYTES, type Geometry } from './geometry.js';
+import { encodeHeader, encodeTrailer, FragmentError, keyHash } from './fragment.js';
+import { framedLength, type Geometry } from './geometry.js';
+import { runGroup } from './pass-pool.js';
+import type { GroupJob } from './stripe-group.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
 import type { RebuildResult } from './rebuild.js';
@@ -58,8 +59,9 @@ export function groupStripes(meta: BlobMeta): number {
 /**
  * Verifies every present fragment of striped `meta` and writes fragment `i` to domain `d` for
  * each [i, d] of `targets` (fragments not present; rebuilt from the verified ones). Resolves
- * with every fragment's state and each target's outcome; rejects only for an abort (targets
- * are then failed and nothing is kept). Does not update `meta`.
+ * with every fragment's state and each target's outcome; rejects for an abort, or when a
+ * worker thread fails (pass-pool.ts), after failing the targets (nothing is kept). Does not
+ * update `meta`.
  */
 export async function verifyAndRebuild(
   ctx: ReadContext,
@@ -76,13 +78,14 @@ export async function verifyAndRebuild(
   const sinks = targetIdx.map(
     (i) => new FragmentSink(ctx.domains, targets.get(i)!, nameOf(meta, i), g.fragmentSize, 2 * groupStripes(meta) * framedLength(meta.cellSize))
   );
-  const folds = targetIdx.map(() => 0);
+  let folds = targetIdx.map(() => 0);
   const hash = keyHash(meta.key);
   const fail = (i: number, err: unknown) => {
     if (!sources.delete(i)) return;
     states[i] = stateOf(err);
     ctx.onDamaged(meta, i, meta.fragments[i], (err as Error)?.message ?? String(err));
   };
+  let tooFew = false;
   try {
     targetIdx.forEach((i, j) =>
       sinks[j]!.push(
@@ -91,7 +94,6 @@ export async function verifyAndRebuild(
     );
     const per = groupStripes(meta);
     const groups = Math.max(1, Math.ceil(g.stripes / per));
-    const unframed = new Map<number, Uint8Array>();
     const read = (grp: number) => readGroup(ctx, meta, g, [...sources], grp, per, groups);
     let ahead = read(0);
     for (let grp = 0; grp < groups; grp++) {
@@ -101,54 +103,35 @@ export async function verifyAndRebuild(
         ahead = read(grp + 1);
         ahead.catch(() => undefined);
       }
-      const s0 = grp * per;
-      const s1 = Math.min(g.stripes, s0 + per);
+      const job: GroupJob = {
+        key: meta.key, k: meta.k, m: meta.m, cellSize: meta.cellSize, length: g.length, generation: meta.generation, keyHash: hash,
+        s0: grp * per, s1: Math.min(g.stripes, (grp + 1) * per), first: grp === 0, last: grp === groups - 1,
+        sources: [], targets: targetIdx, folds,
+      };
       for (const [i, r] of got) {
         if (!sources.has(i)) continue;
-        if (r instanceof Error) {
-          fail(i, r);
-          continue;
-        }
-        try {
-          let buf = unframed.get(i);
-          if (!buf) unframed.set(i, (buf = new Uint8Array(per * meta.cellSize)));
-          checkGroup(meta, g, i, r, grp === 0, grp === groups - 1, s0, s1, buf);
-        } catch (err) {
-          fail(i, err);
-        }
+        if (r instanceof Error) fail(i, r);
+        else job.sources.push({ index: i, bytes: r });
       }
-      if (targetIdx.length === 0 || g.stripes === 0 || sinks.every((x) => x.failed)) continue;
-      if (sources.size < meta.k)
-        throw new ProviderError('Io', `${meta.key}: only ${sources.size} verified fragments of the ${meta.k} needed to rebuild`);
-      // Full stripes of the group share one cell length; the blob's last stripe may be shorter.
-      for (const [a, b] of spans(g, s0, s1)) {
-        const cl = g.cellLength(a);
-        const off = (a - s0) * meta.cellSize;
-        const len = (b - a) * cl;
-        const shards: Shard[] = new Array(n).fill(null);
-        // Every verified source is given: the codec takes k of them and computes only the
-        // slots left empty (the targets, and fragments that are missing or failed).
-        for (const i of sources) shards[i] = unframed.get(i)!.subarray(off, off + len);
-        ctx.codec(meta.k, meta.m).reconstruct(shards);
-        targetIdx.forEach((i, j) => {
-          const out = new Uint8Array((b - a) * framedLength(cl));
-          for (let s = a; s < b; s++) {
-            const cell = shards[i]!.subarray((s - a) * cl, (s - a + 1) * cl);
-            folds[j] = frameCell(cell, out.subarray((s - a) * framedLength(cl), (s - a + 1) * framedLength(cl)), meta.generation, i, g.firstBlock(s), folds[j]!);
-          }
-          sinks[j]!.push(out);
-        });
+      const res = await runGroup(job, () => ctx.codec(meta.k, meta.m));
+      for (const f of res.failed) fail(f.index, new FragmentError(f.message));
+      if (targetIdx.length === 0 || sinks.every((x) => x.failed)) continue;
+      if (res.good < meta.k) {
+        tooFew = true;
+        throw new ProviderError('Io', `${meta.key}: only ${res.good} verified fragments of the ${meta.k} needed to rebuild`);
       }
+      folds = res.folds;
+      res.outputs.forEach((out, j) => sinks[j]!.push(out));
       await Promise.all(sinks.map((x) => x.drained()));
     }
-    if (targetIdx.length && sources.size < meta.k)
-      throw new ProviderError('Io', `${meta.key}: only ${sources.size} verified fragments of the ${meta.k} needed to rebuild`);
     targetIdx.forEach((_, j) => sinks[j]!.push(encodeTrailer({ length: g.length, blockCount: g.blockCount, fold: folds[j]! })));
     sinks.forEach((x) => x.end());
   } catch (err) {
     for (const x of sinks) x.fail(err);
     await Promise.allSettled(sinks.map((x) => x.done));
-    if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+    // Too few good sources: the states say why. Anything else (an abort, a failed worker) leaves
+    // sources unverified: the caller must not report them ok.
+    if (!tooFew) throw err;
   }
   const settled = await Promise.allSettled(sinks.map((x) => x.done));
   const rebuilt = settled.map((r, j) => ({
@@ -159,13 +142,6 @@ export async function verifyAndRebuild(
     ...(r.status === 'rejected' ? { error: String((r.reason as Error)?.message ?? r.reason) } : {}),
   }));
   return { states, rebuilt };
-}
-
-/** [a, b) runs of stripes in [s0, s1) with one cell length each. */
-function spans(g: Geometry, s0: number, s1: number): [number, number][] {
-  const last = g.stripes - 1;
-  if (s1 - 1 === last && g.lastCell !== g.cellSize && s1 - 1 > s0) return [[s0, last], [last, s1]];
-  return [[s0, s1]];
 }
 
 /** Reads group `grp` of every source: one ranged read each (header and trailer included at the
@@ -198,42 +174,4 @@ async function readGroup(
     })
   );
   return out;
-}
-
-/** Checks one source's group bytes (header when first, trailer when last, every block) and
- * unframes its cells into `into`, cell of stripe s at (s - s0) * cellSize. Throws FragmentError. */
-function checkGroup(
-  meta: BlobMeta,
-  g: Geometry,
-  index: number,
-  bytes: Uint8Array,
-  first: boolean,
-  last: boolean,
-  s0: number,
-  s1: number,
-  into: Uint8Array
-): void {
-  let o = 0;
-  if (first) {
-    const h = parseHeader(bytes.subarray(0, HEADER_BYTES));
-    if (h.layout !== 'striped' || h.index !== index || h.generation !== meta.generation || h.k !== meta.k || h.m !== meta.m || h.cellSize !== meta.cellSize)
-      throw new FragmentError(`${meta.key}: fragment ${index} header does not match its name`);
-    if (h.length !== undefined && h.length !== g.length) throw new FragmentError(`${meta.key}: fragment ${index} header length ${h.length} is not ${g.length}`);
-    const kh = keyHash(meta.key);
-    if (!h.keyHash.every((b, j) => b === kh[j])) throw new FragmentError(`${meta.key}: fragment ${index} belongs to another key`);
-    o = HEADER_BYTES;
-  }
-  for (let s = s0; s < s1; s++) {
-    const cl = g.cellLength(s);
-    const fl = framedLength(cl);
-    unframe(bytes.subarray(o, o + fl), into.subarray((s - s0) * meta.cellSize, (s - s0) * meta.cellSize + cl), meta.generation, index, g.firstBlock(s));
-    o += fl;
-  }
-  if (last) {
-    const t = parseTrailer(bytes.subarray(o, o + TRAILER_BYTES));
-    if (t.length !== g.length || t.blockCount !== g.blockCount)
-      throw new FragmentError(`${meta.key}: fragment ${index} trailer says ${t.length} bytes in ${t.blockCount} blocks`);
-    o += TRAILER_BYTES;
-  }
-  if (o !== bytes.length) throw new FragmentError(`${meta.key}: fragment ${index} group is ${bytes.length} bytes, expected ${o}`);
 }
