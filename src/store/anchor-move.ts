@@ -1,0 +1,100 @@
+/**
+ * @module Moving the anchor: compare-and-swap, its ambiguity rules, and the turn order.
+ *
+ * Anchor moves never overlap: commits and checkpoints take turns (serial), each reading the
+ * sequence, head and root its predecessor left. A move is a conditional put (`ifMatch` the
+ * etag written or read last); an ambiguous failure is resolved by reading the anchor back.
+ */
+import type { Provider } from '../provider/provider.js';
+import { ProviderError } from '../provider/provider.js';
+import { ANCHOR_KEY } from './layout.js';
+import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor } from './anchor.js';
+import type { RecordRef } from './commit.js';
+import { readAnchor } from './recovery.js';
+import { StoreError } from './errors.js';
+import type { Fence } from './fencing.js';
+
+/** What an anchor names: the newest commit (sequence, head) and the newest root. */
+export interface AnchorTarget {
+  seq: number;
+  head: RecordRef | undefined;
+  root: RecordRef & { seq: number };
+}
+
+export class AnchorMover {
+  readonly #provider: Provider;
+  readonly #fence: Fence;
+  readonly #writer: string;
+  #etag: string;
+  /** What the anchor named when we last wrote or read it. */
+  #known: AnchorTarget;
+  /** The anchor moves, in order: commits and checkpoints take turns (serial). */
+  #turn: Promise<unknown> = Promise.resolve();
+
+  constructor(provider: Provider, fence: Fence, writer: string, loaded: Anchor, etag: string) {
+    this.#provider = provider;
+    this.#fence = fence;
+    this.#writer = writer;
+    this.#etag = etag;
+    this.#known = { seq: loaded.seq, head: loaded.head, root: loaded.root };
+  }
+
+  /**
+   * Runs `fn` (an anchor move and what must happen with it) once every anchor move queued
+   * before has settled; anchor moves never overlap, and each reads the sequence, head and root
+   * its predecessor left. Resolves or rejects as `fn` does.
+   */
+  serial<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.#turn.then(fn);
+    this.#turn = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /**
+   * Compare-and-swaps the anchor to `target` with time `time`. An ambiguous failure is
+   * resolved by reading the anchor back: exactly the anchor we wrote means it landed; the
+   * anchor we last knew (same etag, sequence, head and root) means it did not (StoreError
+   * 'Io', nothing changed); anything else fences (StoreError 'Unsafe'). A checkpoint keeps
+   * sequence and head, so only the whole anchor — root included — tells its write apart from
+   * the old one. Call it inside serial().
+   */
+  async move(target: AnchorTarget, time: number): Promise<void> {
+    const { seq, head, root } = target;
+    const anchor: Anchor = { format: FORMAT, seq, root, time, writer: this.#writer };
+    if (head) anchor.head = head;
+    const conditional = this.#provider.capabilities.conditionalWrites;
+    try {
+      const info = await this.#provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#etag } : {});
+      this.#landed(info.etag, target);
+      return;
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'PreconditionFailed') {
+        throw this.#fence.fence(`the anchor was moved by another writer (expected etag ${this.#etag})`, err);
+      }
+      let current;
+      try {
+        current = await readAnchor(this.#provider);
+      } catch (readErr) {
+        throw this.#fence.fence(`anchor update failed and its state cannot be read back: ${String(readErr)}`, err);
+      }
+      if (current && sameAnchor(current.anchor, anchor)) {
+        this.#landed(current.etag, target);
+        return;
+      }
+      const known = current?.anchor;
+      const was = this.#known;
+      if (
+        known && current?.etag === this.#etag && known.seq === was.seq &&
+        sameRef(known.head, was.head) && sameRef(known.root, was.root) && known.root.seq === was.root.seq
+      ) {
+        throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err });
+      }
+      throw this.#fence.fence('the anchor is in an unexpected state after a failed update', err);
+    }
+  }
+
+  #landed(etag: string, target: AnchorTarget): void {
+    this.#etag = etag;
+    this.#known = { ...target };
+  }
+}

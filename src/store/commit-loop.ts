@@ -1,0 +1,229 @@
+/**
+ * @module The group-commit loop.
+ *
+ * Operations queue while a commit is in flight; the next batch takes every queued operation
+ * (up to BATCH_MAX_OPS / BATCH_MAX_BYTES), stages them in one transaction each, writes ONE
+ * commit blob (small bodies + record), then moves the anchor by compare-and-swap. Only then is
+ * the in-memory state changed and every operation of the batch acknowledged. The loop is
+ * pipelined two deep (batch N+1 stages while N's anchor move is in flight). If the overlays
+ * fill up again while a checkpoint is in flight, new batches wait for it (back-pressure:
+ * memory stays bounded by about twice `overlayBytes`).
+ */
+import type { Provider } from '../provider/provider.js';
+import { BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey } from './layout.js';
+import { encodeCommit, type Mutation, type RecordRef } from './commit.js';
+import { recordRef, writeRecordBlob } from './records-io.js';
+import type { RepoState } from './state.js';
+import { Batch, Tx } from './tx.js';
+import { StoreError } from './errors.js';
+import type { AnchorMover } from './anchor-move.js';
+import type { ChainTip } from './chain-tip.js';
+import type { CheckpointRunner } from './checkpoint-run.js';
+import type { Fence } from './fencing.js';
+import type { RepositoryStats } from './repository-options.js';
+
+/** What the commit loop works on: the repository's parts, shared with the checkpoint runner. */
+export interface CommitHost {
+  provider: Provider;
+  state: RepoState;
+  tip: ChainTip;
+  anchor: AnchorMover;
+  fence: Fence;
+  checkpoints: CheckpointRunner;
+  stats: RepositoryStats;
+  opts: { overlayBytes: number; inlineCheckpoints?: boolean };
+  now: () => number;
+}
+
+/** A batch whose commit blob is written or being written, and whose anchor move is pending. */
+interface InFlight {
+  seq: number;
+  batch: Batch;
+  ref: RecordRef;
+  /** Settles true once the anchor names it (state applied, operations resolved), false if it failed. */
+  done: Promise<boolean>;
+}
+
+type Operation = {
+  run: (tx: Tx) => Promise<unknown>;
+  /** Runs in a batch of its own on committed state (see Batch.alone). */
+  alone: boolean;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+};
+
+export class CommitLoop {
+  readonly #h: CommitHost;
+  #queue: Operation[] = [];
+  #draining: Promise<void> | null = null;
+  /** Wakes the commit loop when an operation arrives while a commit is in flight. */
+  #arrival: (() => void) | null = null;
+
+  constructor(host: CommitHost) {
+    this.#h = host;
+  }
+
+  /** The drain in progress, or null when the loop is quiet. */
+  get draining(): Promise<void> | null {
+    return this.#draining;
+  }
+
+  /**
+   * Queues `op` for the next batch; resolves or rejects as Repository.run documents. The caller
+   * has checked that the repository is open and not fenced.
+   */
+  enqueue<T>(op: (tx: Tx) => Promise<T>, alone: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ run: op, alone, resolve: resolve as (v: unknown) => void, reject });
+      this.#arrival?.();
+      this.#kick();
+    });
+  }
+
+  /** Starts draining the queue unless a drain (or a checkpoint) is already running. */
+  #kick(): void {
+    if (this.#draining || this.#queue.length === 0) return;
+    this.#draining = this.#drain().finally(() => {
+      this.#draining = null;
+      this.#kick();
+    });
+  }
+
+  /**
+   * The group-commit loop, pipelined two deep: while batch N's anchor move is in flight,
+   * batch N+1 is staged (its transactions see N's staged mutations) and its commit blob
+   * written. Anchors still move strictly in sequence, each acknowledging its batch only
+   * once durable; if N fails, N+1 fails with it (it was staged on top of N).
+   */
+  async #drain(): Promise<void> {
+    const h = this.#h;
+    let prev: InFlight | null = null;
+    try {
+      for (;;) {
+        if (h.fence.error) {
+          for (const op of this.#queue.splice(0)) op.reject(h.fence.error);
+          return;
+        }
+        if (this.#queue.length > 0 && h.checkpoints.inFlight && (h.opts.inlineCheckpoints || h.state.liveOverlayBytes() >= h.opts.overlayBytes)) {
+          // The overlays filled up again before the checkpoint in flight landed: back-pressure.
+          const t = performance.now();
+          if (prev) await prev.done;
+          prev = null;
+          while (h.checkpoints.inFlight) await h.checkpoints.inFlight.catch(() => undefined);
+          h.stats.checkpointWaits++;
+          h.stats.checkpointWaitMs += performance.now() - t;
+          continue;
+        }
+        if (this.#queue.length > 0 && !(prev && this.#holdBehind(prev))) {
+          const current = await this.#startBatch(prev);
+          if (prev) await prev.done;
+          prev = current;
+          continue;
+        }
+        if (prev) {
+          // Wait for the commit in flight, or for new operations to stage behind it.
+          const arrived = new Promise<void>((resolve) => (this.#arrival = resolve));
+          const settled = await Promise.race([prev.done.then(() => true), arrived.then(() => false)]);
+          this.#arrival = null;
+          if (!settled && !this.#holdBehind(prev)) continue;
+          await prev.done;
+          prev = null;
+        }
+        // A quiet pipeline: start a checkpoint if one is due (it runs beside the loop).
+        h.checkpoints.maybeStart();
+        if (this.#queue.length === 0) return;
+      }
+    } finally {
+      if (prev) await prev.done;
+    }
+  }
+
+  /**
+   * Stages the next batch on top of `prev` (when in flight), starts writing its commit
+   * blob, and returns its completion (anchor moved, state applied, operations settled).
+   */
+  async #startBatch(prev: InFlight | null): Promise<InFlight | null> {
+    const h = this.#h;
+    const seq = (prev?.seq ?? h.tip.seq) + 1;
+    const time = Math.max(h.now(), (prev ? prev.batch.time : h.tip.time) + 1);
+    const batch = new Batch(seq, commitKey(seq), time, prev?.batch);
+    const done: { op: Operation; value: unknown }[] = [];
+    let taken = 0;
+    while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
+      if (this.#queue[0]!.alone && (prev || taken > 0)) break;
+      const op = this.#queue.shift()!;
+      taken++;
+      batch.alone = op.alone;
+      const tx = new Tx(h.state, batch);
+      try {
+        done.push({ op, value: await op.run(tx) });
+      } catch (err) {
+        tx.discard();
+        op.reject(err);
+      }
+      if (op.alone) break;
+    }
+    if (batch.mutations.length === 0) {
+      // Nothing to write; results still wait for what they read from `prev` to be durable.
+      const settle = async () => {
+        const ok = prev ? await prev.done : true;
+        for (const d of done) ok ? d.op.resolve(d.value) : d.op.reject(new StoreError('Io', 'an earlier commit failed'));
+        return ok;
+      };
+      return prev ? { seq: prev.seq, batch: prev.batch, ref: prev.ref, done: settle() } : (await settle(), null);
+    }
+    if (prev) h.stats.pipelined++;
+    const parent = prev?.ref ?? h.tip.head ?? h.tip.root;
+    const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations, historyBytes: batch.historyAfter });
+    // The reference is known before the write (layout and hash are deterministic), so a
+    // successor can name this commit as its parent while it is still being written.
+    const ref = recordRef(batch.blob, record, batch.bodies);
+    const written = writeRecordBlob(h.provider, batch.blob, record, batch.bodies, batch.packId);
+    written.catch(() => undefined); // awaited in finish(); may fail while `prev` settles
+    const finish = async (): Promise<boolean> => {
+      try {
+        await written;
+        if (prev && !(await prev.done)) throw h.fence.error ?? new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
+        batch.prev = undefined; // applied by now: read the state itself (and free it)
+        await h.anchor.serial(async () => {
+          if (h.fence.error) throw h.fence.error;
+          await h.anchor.move({ seq, head: ref, root: h.tip.root }, Math.max(h.now(), h.tip.time));
+          // Durable from here on, whatever happens next: the sequence is taken for good.
+          h.tip.seq = seq;
+          h.tip.head = ref;
+          h.tip.time = batch.time;
+          this.#applyDurable(seq, batch.mutations);
+        });
+      } catch (err) {
+        const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
+        for (const d of done) d.op.reject(e);
+        return false;
+      }
+      h.checkpoints.maybeStart();
+      h.stats.commits++;
+      h.stats.operations += done.length;
+      h.stats.largestBatch = Math.max(h.stats.largestBatch, done.length);
+      for (const d of done) d.op.resolve(d.value);
+      return true;
+    };
+    return { seq, batch, ref, done: finish() };
+  }
+
+  /**
+   * Applies the mutations of commit `seq`, which the anchor already names, to memory. If that
+   * throws, memory holds part of a durable commit: fences (StoreError 'Unsafe', thrown) so
+   * nothing is committed on top of it; reopening replays the commit from storage.
+   */
+  #applyDurable(seq: number, mutations: readonly Mutation[]): void {
+    try {
+      for (const m of mutations) this.#h.state.apply(m);
+    } catch (err) {
+      throw this.#h.fence.fence(`commit ${seq} is durable but applying it in memory failed (${String(err)}); reopening replays it`, err);
+    }
+  }
+
+  /** Whether nothing may be staged on top of `prev` until it is applied. */
+  #holdBehind(prev: InFlight): boolean {
+    return prev.batch.alone || this.#queue[0]?.alone === true;
+  }
+}
