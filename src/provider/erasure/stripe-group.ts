@@ -72,7 +72,9 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
     // Every verified source is given: the codec takes k of them and computes only the empty
     // slots (the targets, and fragments missing or failed).
     for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
-    codec.reconstruct(shards);
+    // Rebuilt slots land in this thread's scratch (framed into fresh buffers below): fresh
+    // arrays per group cost about as much in page faults as the arithmetic.
+    codec.reconstruct(shards, { into: shards.map((sh, i) => (sh ? null : scratch(i, len))) });
     job.targets.forEach((i, j) => {
       const fl = framedLength(cl);
       const out = new Uint8Array((b - a) * fl);
@@ -85,6 +87,17 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   }
   for (const p of parts) outputs.push(p.length === 1 ? p[0]! : concat(p));
   return { failed, outputs, folds, good: cells.size };
+}
+
+/** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so
+ * one thread never has two groups using it at once). At most one group's cells per index:
+ * PASS_BYTES / 3 in all (stripe-pass.ts). */
+const SCRATCH: Uint8Array[] = [];
+
+function scratch(index: number, len: number): Uint8Array {
+  let b = SCRATCH[index];
+  if (!b || b.length < len) SCRATCH[index] = b = new Uint8Array(len);
+  return b.subarray(0, len);
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
