@@ -24,6 +24,7 @@ import type { Provider } from '../provider/provider.js';
 import { runScrub, type ScrubProgress, type ScrubReport } from '../provider/erasure/scrub.js';
 import { parseSize } from '../server/option-types.js';
 import { preemptBackgroundScrub } from '../server/scrub-worker.js';
+import { garbageClassifier } from './scrub-garbage.js';
 
 export interface AdminScrubRequest {
   repair?: boolean;
@@ -96,6 +97,7 @@ export async function adminScrub(provider: Provider, req: AdminScrubRequest, onP
     ...(signal ? { signal } : {}),
     ...(onProgress ? { onProgress } : {}),
     ...(concurrency !== undefined ? { concurrency } : {}),
+    isGarbage: garbageClassifier(erasure),
   });
 }
 

@@ -17,6 +17,7 @@ import type { Metrics } from './metrics.js';
 import { family } from './metrics.js';
 import { isErasureProvider, type ErasureProvider } from '../provider/erasure/types.js';
 import { runScrub, type ScrubReport } from '../provider/erasure/scrub.js';
+import { garbageClassifier } from '../admin/scrub-garbage.js';
 import { loadCursor, loadLastPass } from '../provider/erasure/scrub-cursor.js';
 import { RepairWorker, DEFAULT_REPAIR_RATE } from '../provider/erasure/repair-worker.js';
 
@@ -106,7 +107,7 @@ export class ScrubWorker {
     this.#abort = new AbortController();
     this.stats.running = true;
     try {
-      const r = await runScrub(this.#provider, { repair: true, signal: this.#abort.signal, ...(this.#rate ? { rateBytesPerSec: this.#rate } : {}) });
+      const r = await runScrub(this.#provider, { repair: true, signal: this.#abort.signal, isGarbage: garbageClassifier(this.#provider), ...(this.#rate ? { rateBytesPerSec: this.#rate } : {}) });
       if (r.complete) {
         this.stats.passes++;
         this.stats.lastPassMs = Date.now() - r.startedAt;

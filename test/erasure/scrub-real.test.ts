@@ -98,10 +98,9 @@ describe('scrub on the erasure provider', () => {
     const p = await openSet(root);
     const check = await runScrub(p);
     expect(check.complete).toBe(true);
-    // Striped fragments are named by their domain; a missing replica of a small blob is named
-    // '?' by the provider (it records where copies are, not where a lost one was).
-    expect(Object.keys(check.damagedByDomain).filter((d) => d !== '?')).toEqual(['d3']);
-    expect((check.damagedByDomain.d3 ?? 0) + (check.damagedByDomain['?'] ?? 0)).toBe(lostOnD3);
+    // Missing fragments and missing replicas of small blobs are all named by their domain.
+    expect(Object.keys(check.damagedByDomain)).toEqual(['d3']);
+    expect(check.damagedByDomain.d3).toBe(lostOnD3);
     expect(check.fragments.missing).toBe(lostOnD3);
     expect(check.lost).toEqual([]);
     expect(check.unrepairedBlobs).toBe(check.damagedBlobs);

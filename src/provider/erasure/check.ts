@@ -2,19 +2,20 @@
  * @module Checking one blob fragment by fragment, and repairing it (scrub's unit of work).
  *
  * Every fragment (copy) of the current write is read and checked: header against its name,
- * every block's CRC32C, trailer; striped fragments stripe by stripe, so memory stays at one
- * cell. With `repair`, missing and corrupt fragments are rebuilt onto healthy eligible
+ * every block's CRC32C, trailer. Striped blobs go through one streaming pass (stripe-pass.ts)
+ * that reads each present fragment once, in groups of stripes, and with `repair` rebuilds the
+ * fragments missing by name from the verified cells in the same pass. With `repair`, what is
+ * still missing or corrupt after it is rebuilt onto healthy eligible
  * domains (placement with the domains already holding good fragments, and failed ones,
  * excluded: a corrupt fragment on a healthy domain is usually rewritten in place), fragments
  * left on other domains are deleted, and leftovers of older writes are removed. A lost blob
  * (fewer than k good fragments, no good copy) is never written to.
  */
-import { getBytes, ProviderError } from '../provider.js';
+import { ProviderError } from '../provider.js';
 import type { FragmentCheck, BlobCheck, ErasureConfig, ErasureStats, FragmentState } from './types.js';
-import { parseHeader, parseTrailer } from './fragment.js';
-import { HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
-import { lookupBlob, nameOf, type BlobMeta } from './lookup.js';
-import { geometryOf, readBlocks, trailerLength } from './read.js';
+import { lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
+import { verifyAndRebuild } from './stripe-pass.js';
+import { trailerLength } from './read.js';
 import { rebuildFragments, readCopy } from './rebuild.js';
 import type { WriteContext } from './write.js';
 import { replacementTargets } from './replace.js';
@@ -36,46 +37,90 @@ function stateOf(err: unknown): FragmentState {
   return 'corrupt';
 }
 
-/** Reads and checks fragment `index` of striped `meta` on `domain` (or the copy, replicated). */
-async function checkFragment(ctx: WriteContext, meta: BlobMeta, index: number, domain: string, signal?: AbortSignal): Promise<FragmentState> {
+/** Reads and checks one replicated copy on `domain` (striped blobs: stripe-pass.ts). */
+async function checkCopy(ctx: WriteContext, meta: BlobMeta, domain: string): Promise<FragmentState> {
   try {
-    if (meta.layout === 'replicated') {
-      await readCopy(ctx, meta, domain);
-      return 'ok';
-    }
-    const g = geometryOf(meta);
-    const child = nameOf(meta, index);
-    const head = await ctx.domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: 0, end: HEADER_BYTES - 1 }));
-    const h = parseHeader(head);
-    if (h.index !== index || h.generation !== meta.generation || h.k !== meta.k || h.m !== meta.m || h.cellSize !== meta.cellSize)
-      return 'corrupt';
-    const tail = await ctx.domains.call(domain, `read ${child}`, (p) =>
-      getBytes(p, child, { start: g.trailerOffset, end: g.trailerOffset + TRAILER_BYTES - 1 })
-    );
-    const t = parseTrailer(tail);
-    if (t.length !== g.length || t.blockCount !== g.blockCount) return 'corrupt';
-    for (let s = 0; s < g.stripes; s++) {
-      if (signal?.aborted) throw new ProviderError('Aborted', `${meta.key}: check aborted`);
-      await readBlocks(ctx, meta, g, index, domain, s, 0, g.cellLength(s));
-    }
+    await readCopy(ctx, meta, domain);
     return 'ok';
   } catch (err) {
     return stateOf(err);
   }
 }
 
+/** Options of one check: `found` is what a scrub's census already knows of the blob's names
+ * (census.ts), so that the check needs no lookup of its own. */
+export interface CheckOptions {
+  repair?: boolean;
+  signal?: AbortSignal;
+  found?: LookupResult;
+}
+
 /**
  * Checks (and with `repair`, repairs) `key`. Counts into `stats`. Throws ProviderError
- * 'NotFound' when no domain holds a fragment of it.
+ * 'NotFound' when no domain holds a fragment of it. With `options.found` (a census taken
+ * earlier), a blob found lost, or a fragment the census listed and a read no longer finds (the
+ * blob was deleted or replaced since), is checked again from a fresh lookup, so that a stale
+ * census never reports damage that is not there.
  */
 export async function checkBlob(
   ctx: WriteContext,
   key: string,
   config: ErasureConfig,
   stats: ErasureStats,
-  options: { repair?: boolean; signal?: AbortSignal }
+  options: CheckOptions
 ): Promise<CheckOutcome> {
-  const found = await lookupBlob(ctx.domains, key);
+  if (!options.found) return checkOnce(ctx, key, config, stats, options, await lookupBlob(ctx.domains, key));
+  const scratch: ErasureStats = { ...stats, fragmentsVerified: 0, fragmentsDamaged: 0, fragmentsRepaired: 0, repairBytes: 0 };
+  const first = await checkOnce(ctx, key, config, scratch, options, options.found);
+  stats.fragmentsRepaired += scratch.fragmentsRepaired;
+  stats.repairBytes += scratch.repairBytes;
+  if (!first.stale) {
+    stats.fragmentsVerified += scratch.fragmentsVerified;
+    stats.fragmentsDamaged += scratch.fragmentsDamaged;
+    return first;
+  }
+  const again = await checkOnce(ctx, key, config, stats, options, await lookupBlob(ctx.domains, key));
+  again.check.repaired += first.check.repaired;
+  again.check.repairBytes += first.check.repairBytes;
+  return again;
+}
+
+/**
+ * The domain a fragment (copy) that is not present is reported on: where placement puts it,
+ * else (the policy cannot be met with these domains, or its place holds another fragment of
+ * the blob) the next domain in rendezvous order holding nothing of the blob.
+ */
+function reportDomains(ctx: WriteContext, key: string, count: number, holding: readonly (string | undefined)[]): (i: number) => string {
+  let placed: string[] = [];
+  try {
+    placed = ctx.place(key, count);
+  } catch {
+    // unsatisfiable with these domains: rendezvous order below
+  }
+  const taken = new Set(holding.filter((d): d is string => d !== undefined));
+  const spare = [...placed, ...ctx.rank(key)].filter((d, i, all) => all.indexOf(d) === i && !taken.has(d));
+  const given = new Map<number, string>();
+  return (i) => {
+    let d = given.get(i);
+    if (d === undefined) {
+      const want = placed[i];
+      d = want !== undefined && !taken.has(want) && spare.includes(want) ? want : spare[0] ?? ctx.rank(key)[0]!;
+      spare.splice(spare.indexOf(d), 1);
+      taken.add(d);
+      given.set(i, d);
+    }
+    return d;
+  };
+}
+
+async function checkOnce(
+  ctx: WriteContext,
+  key: string,
+  config: ErasureConfig,
+  stats: ErasureStats,
+  options: CheckOptions,
+  found: LookupResult
+): Promise<CheckOutcome & { stale?: boolean }> {
   const meta = found.meta;
   if (!meta) {
     if (found.names.length === 0) throw new ProviderError('NotFound', `${key}: no such blob`);
@@ -85,77 +130,85 @@ export async function checkBlob(
     const n = newest.name;
     const mine = found.names.filter((f) => f.name.generation === n.generation);
     const count = n.layout === 'striped' ? n.k + n.m : config.m + 1;
-    let placed: string[] = [];
-    try {
-      placed = ctx.place(key, count);
-    } catch {
-      // unsatisfiable with these domains: missing fragments are reported without a domain
-    }
+    const at = (i: number) => (n.layout === 'striped' ? mine.find((x) => x.name.index === i) : mine[i]);
+    const where = reportDomains(ctx, key, count, Array.from({ length: count }, (_, i) => at(i)?.domain));
     const fragments: FragmentCheck[] = [];
     for (let i = 0; i < count; i++) {
-      const f = n.layout === 'striped' ? mine.find((x) => x.name.index === i) : mine[i];
-      fragments.push(f ? { index: i, domain: f.domain, state: 'ok' } : { index: i, domain: placed[i] ?? '?', state: 'missing' });
+      const f = at(i);
+      fragments.push(f ? { index: i, domain: f.domain, state: 'ok' } : { index: i, domain: where(i), state: 'missing' });
     }
     stats.fragmentsDamaged += fragments.filter((f) => f.state !== 'ok').length;
     return {
-      check: {
-        key,
-        layout: n.layout,
-        size: n.length ?? 0,
-        fragments,
-        repaired: 0,
-        repairBytes: 0,
-        lost: true,
-      },
+      check: { key, layout: n.layout, size: n.length ?? 0, fragments, repaired: 0, repairBytes: 0, lost: true },
       meta: undefined,
       clean: false,
+      stale: options.found !== undefined,
     };
   }
   if (meta.length === undefined) meta.length = await trailerLength(ctx, meta);
   const fragments: FragmentCheck[] = [];
+  let repaired = 0;
+  let repairBytes = 0;
+  let stale = false;
+  /** Fragment indices the pass rebuilt. */
+  const fixed = new Set<number>();
   if (meta.layout === 'striped') {
-    const states = await Promise.all(
-      meta.fragments.map((d, i) => (d === undefined ? Promise.resolve<FragmentState>('missing') : checkFragment(ctx, meta, i, d, options.signal)))
-    );
-    let placed: string[] = [];
-    try {
-      placed = ctx.place(key, meta.k + meta.m);
-    } catch {
-      // the policy cannot be met with these domains: report missing fragments without one
+    const n = meta.k + meta.m;
+    const where = reportDomains(ctx, key, n, meta.fragments);
+    const present = meta.fragments.filter((d) => d !== undefined).length;
+    // Missing by name: rebuilt in the same pass that verifies the others (stripe-pass.ts).
+    let targets = new Map<number, string>();
+    if (options.repair && present >= meta.k && present < n) {
+      const missing = meta.fragments.flatMap((d, i) => (d === undefined ? [i] : []));
+      const holding = new Set(meta.fragments.filter((d): d is string => d !== undefined));
+      const unusable = new Set([...ctx.domains.failedIds(), ...found.unreachable]);
+      targets = replacementTargets(ctx, key, n, missing, holding, unusable);
     }
-    states.forEach((state, i) => fragments.push({ index: i, domain: meta.fragments[i] ?? placed[i] ?? '?', state }));
+    const pass = await verifyAndRebuild(ctx, meta, targets, options.signal);
+    pass.states.forEach((state, i) => {
+      if (state === 'missing' && meta.fragments[i] !== undefined && options.found) stale = true;
+      fragments.push({ index: i, domain: meta.fragments[i] ?? where(i), state });
+    });
+    for (const r of pass.rebuilt) {
+      if (!r.ok) continue;
+      fixed.add(r.index);
+      meta.fragments[r.index] = r.domain;
+      repaired++;
+      repairBytes += r.bytes;
+    }
   } else {
-    const states = await Promise.all(meta.copies.map((d) => checkFragment(ctx, meta, 0, d, options.signal)));
-    states.forEach((state, i) => fragments.push({ index: i, domain: meta.copies[i]!, state }));
-    // Missing copies are reported on the domains placement gives them ('?' only when the
-    // policy cannot be met with these domains).
-    let placed: string[] = [];
-    try {
-      placed = ctx.place(key, config.m + 1);
-    } catch {
-      // reported as '?'
-    }
-    const spare = placed.filter((d) => !meta.copies.includes(d));
-    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: spare.shift() ?? '?', state: 'missing' });
+    const states = await Promise.all(meta.copies.map((d) => checkCopy(ctx, meta, d)));
+    states.forEach((state, i) => {
+      if (state === 'missing' && options.found) stale = true;
+      fragments.push({ index: i, domain: meta.copies[i]!, state });
+    });
+    // Missing copies are reported on the domains placement gives them.
+    const where = reportDomains(ctx, key, config.m + 1, meta.copies);
+    for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: where(i), state: 'missing' });
   }
   const good = fragments.filter((f) => f.state === 'ok').length;
   const bad = fragments.length - good;
   stats.fragmentsVerified += good;
   stats.fragmentsDamaged += bad;
   const lost = meta.layout === 'striped' ? good < meta.k : good === 0;
-  const check: BlobCheck = { key, layout: meta.layout, size: meta.length, fragments, repaired: 0, repairBytes: 0, lost };
-  if (!options.repair || lost) return { check, meta: lost ? undefined : meta, clean: found.stale.length === 0 };
+  const check: BlobCheck = { key, layout: meta.layout, size: meta.length, fragments, repaired, repairBytes, lost };
+  stats.fragmentsRepaired += repaired;
+  stats.repairBytes += repairBytes;
+  if (stale || !options.repair || lost) return { check, meta: lost ? undefined : meta, clean: found.stale.length === 0, stale };
 
   const holding = new Set(fragments.filter((f) => f.state === 'ok').map((f) => f.domain));
-  if (bad > 0 && meta.layout === 'striped') {
-    const badIdx = fragments.filter((f) => f.state !== 'ok').map((f) => f.index);
+  // Striped: what the pass could not rebuild (found corrupt or unreadable in it, or its
+  // target failed) is rebuilt now from the fragments that are good.
+  const leftIdx = meta.layout === 'striped' ? fragments.filter((f) => f.state !== 'ok' && !fixed.has(f.index)).map((f) => f.index) : [];
+  if (leftIdx.length) {
+    const keep = new Set(meta.fragments.filter((d, i): d is string => d !== undefined && !leftIdx.includes(i)));
     const unusable = new Set([
       ...ctx.domains.failedIds(),
       ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain),
     ]);
-    const chosen = replacementTargets(ctx, key, meta.k + meta.m, badIdx, holding, unusable);
-    const old = badIdx.map((i) => meta.fragments[i]);
-    badIdx.forEach((i) => (meta.fragments[i] = undefined));
+    const chosen = replacementTargets(ctx, key, meta.k + meta.m, leftIdx, keep, unusable);
+    const old = leftIdx.map((i) => meta.fragments[i]);
+    leftIdx.forEach((i) => (meta.fragments[i] = undefined));
     const idx = [...chosen.keys()];
     const results = idx.length ? await rebuildFragments(ctx, meta, idx, idx.map((i) => chosen.get(i)!)) : [];
     for (const r of results) {
@@ -163,14 +216,16 @@ export async function checkBlob(
       meta.fragments[r.index] = r.domain;
       check.repaired++;
       check.repairBytes += r.bytes;
-      const was = old[badIdx.indexOf(r.index)];
+      stats.fragmentsRepaired++;
+      stats.repairBytes += r.bytes;
+      const was = old[leftIdx.indexOf(r.index)];
       if (was !== undefined && was !== r.domain) await dropName(ctx, was, nameOf(meta, r.index));
     }
-    badIdx.forEach((i, j) => (meta.fragments[i] ??= old[j] === undefined || ctx.domains.isFailed(old[j]!) ? undefined : old[j]));
-  } else if (bad > 0) {
+    leftIdx.forEach((i, j) => (meta.fragments[i] ??= old[j] === undefined || ctx.domains.isFailed(old[j]!) ? undefined : old[j]));
+  } else if (meta.layout === 'replicated' && bad > 0) {
     const source = meta.copies.find((d, i) => fragments[i]!.state === 'ok')!;
     const copy = await readCopy(ctx, meta, source);
-    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.state !== 'missing' && f.domain !== '?').map((f) => f.domain);
+    const corrupt = fragments.filter((f) => f.state !== 'ok' && f.state !== 'missing').map((f) => f.domain);
     // The policy's placement of m + 1 copies with unusable domains replaced; copies already
     // good stay; a corrupt copy on a healthy domain is rewritten in place.
     const unusable = new Set([...ctx.domains.failedIds(), ...fragments.filter((f) => f.state === 'unreachable').map((f) => f.domain)]);
@@ -185,21 +240,23 @@ export async function checkBlob(
       .slice(0, Math.min(bad, config.m + 1 - holding.size));
     const child = nameOf(meta, 0);
     const okCopies = meta.copies.filter((_, i) => fragments[i]!.state === 'ok');
-    for (const t of targets) {
-      try {
-        await ctx.domains.call(t, `put ${child}`, (p, { signal }) => p.put(child, copy, { contentLength: copy.length, signal }));
-        okCopies.push(t);
-        check.repaired++;
-        check.repairBytes += copy.length;
-      } catch {
-        // counted as not repaired
-      }
-    }
+    await Promise.all(
+      targets.map(async (t) => {
+        try {
+          await ctx.domains.call(t, `put ${child}`, (p, { signal }) => p.put(child, copy, { contentLength: copy.length, signal }));
+          okCopies.push(t);
+          check.repaired++;
+          check.repairBytes += copy.length;
+          stats.fragmentsRepaired++;
+          stats.repairBytes += copy.length;
+        } catch {
+          // counted as not repaired
+        }
+      })
+    );
     for (const d of corrupt) if (!okCopies.includes(d)) await dropName(ctx, d, child);
     meta.copies = okCopies;
   }
-  stats.fragmentsRepaired += check.repaired;
-  stats.repairBytes += check.repairBytes;
   for (const s of found.stale) {
     const name = found.names.find((n) => n.child === s.childKey && n.domain === s.domain);
     if (name && name.name.generation < meta.generation) await dropName(ctx, s.domain, s.childKey);

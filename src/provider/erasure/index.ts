@@ -43,6 +43,7 @@ import { ByteSource } from './byte-source.js';
 import { checkLogicalKey } from './child-key.js';
 import { DomainSet } from './domains.js';
 import { checkBlob } from './check.js';
+import { census, type CensusEntry } from './census.js';
 import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
@@ -51,6 +52,7 @@ import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import type {
   BlobCheck,
+  CheckBlobOptions,
   Domain,
   DomainHealth,
   ErasureConfig,
@@ -385,11 +387,14 @@ class ErasureProviderImpl implements ErasureProvider {
     await Promise.allSettled(this.domains.map((d) => d.provider.close()));
   }
 
-  async checkBlob(key: string, options: { repair?: boolean; signal?: AbortSignal } = {}): Promise<BlobCheck> {
+  async checkBlob(key: string, options: CheckBlobOptions = {}): Promise<BlobCheck> {
     this.#checkOpen();
     checkLogicalKey(key);
     return this.#withLock(key, async () => {
-      const result = await checkBlob(this.#ctx, key, this.#config, this.stats, options);
+      // A census older than this process's own last write of the key is not used.
+      const known = this.#cache.get(key);
+      const found = options.found?.meta && known && known.generation > options.found.meta.generation ? undefined : options.found;
+      const result = await checkBlob(this.#ctx, key, this.#config, this.stats, { ...options, found });
       if (result.meta) this.#remember(result.meta);
       else this.#cache.delete(key);
       if (!result.check.lost && result.check.fragments.every((f) => f.state === 'ok') && result.clean) {
@@ -398,6 +403,11 @@ class ErasureProviderImpl implements ErasureProvider {
       }
       return result.check;
     });
+  }
+
+  census(options: { startAfter?: string; skipPrefix?: string; signal?: AbortSignal } = {}): AsyncGenerator<CensusEntry> {
+    this.#checkOpen();
+    return census(this.#set, this.m, options);
   }
 
   takeRepairQueue(): string[] {

@@ -105,6 +105,14 @@ export async function lookupBlob(domains: DomainSet, key: string): Promise<Looku
       }
     })
   );
+  return resolveNames(key, all, unreachable);
+}
+
+/**
+ * Groups the fragment names found for `key` (by a lookup, or by a scrub's census of every
+ * domain) into the current write and stale leftovers (see the module doc). Pure.
+ */
+export function resolveNames(key: string, all: FoundName[], unreachable: string[]): LookupResult {
   const byGen = new Map<number, FoundName[]>();
   for (const f of all) {
     const list = byGen.get(f.name.generation) ?? [];

@@ -43,6 +43,10 @@ export interface ScrubTotals {
   errorCount: number;
   /** Blobs listed but gone when checked (GC freed them meanwhile). */
   vanished: number;
+  /** Blobs with too few fragments to read that the repository never committed (torn writes,
+   * the `isGarbage` option of runScrub): not damage; GC deletes them. At most MAX_LISTED_KEYS. */
+  garbage: string[];
+  garbageCount: number;
 }
 
 export interface ScrubCursor {
@@ -70,6 +74,8 @@ export function emptyTotals(): ScrubTotals {
     errors: [],
     errorCount: 0,
     vanished: 0,
+    garbage: [],
+    garbageCount: 0,
   };
 }
 
@@ -95,6 +101,10 @@ export function parseCursor(bytes: Uint8Array): ScrubCursor | undefined {
   if (!Array.isArray(t.lost) || t.lost.length > MAX_LISTED_KEYS || !t.lost.every((k) => typeof k === 'string')) return undefined;
   if (!Array.isArray(t.errors) || t.errors.length > MAX_LISTED_KEYS) return undefined;
   if (!t.errors.every((e) => isObj(e) && typeof e.key === 'string' && typeof e.error === 'string')) return undefined;
+  // Cursors saved before garbage was counted have neither field: none so far.
+  const garbage = t.garbage ?? [];
+  const garbageCount = t.garbageCount ?? 0;
+  if (!Array.isArray(garbage) || garbage.length > MAX_LISTED_KEYS || !garbage.every((k) => typeof k === 'string') || !isCount(garbageCount)) return undefined;
   const totals: ScrubTotals = {
     blobs: t.blobs as number,
     bytes: t.bytes as number,
@@ -109,6 +119,8 @@ export function parseCursor(bytes: Uint8Array): ScrubCursor | undefined {
     errors: (t.errors as { key: string; error: string }[]).map((e) => ({ key: e.key, error: e.error })),
     errorCount: t.errorCount as number,
     vanished: t.vanished as number,
+    garbage: [...(garbage as string[])],
+    garbageCount,
   };
   return { after: v.after, repair: v.repair, startedAt: v.startedAt, savedAt: v.savedAt, totals };
 }

@@ -3,8 +3,10 @@
  * fragment (checkBlob), optionally rebuilding what is missing or corrupt onto healthy domains,
  * at a bounded rate, reporting damage by domain and the blobs that are lost.
  *
- * A pass walks provider.list() in key order (skipping maintenance/), checks up to `concurrency`
- * blobs at a time, and every CURSOR_EVERY_BLOBS blobs or CURSOR_EVERY_MS saves a cursor (the
+ * A pass walks the provider's census (census.ts: every domain listed once, each blob with its
+ * fragment names, so no check needs a lookup of its own; provider.list() for a provider
+ * without one) in key order (skipping maintenance/), checks up to `concurrency` blobs at a time
+ * (small ones SMALL_PER_SLOT to a slot), and every CURSOR_EVERY_BLOBS blobs or CURSOR_EVERY_MS saves a cursor (the
  * last key of the checked prefix and the totals so far, scrub-cursor.ts) so that a killed pass
  * resumes where it stood instead of starting over. A completed pass removes the cursor and
  * records its end (`maintenance/scrub-last`). Within one process, passes over one provider run
@@ -16,6 +18,7 @@
  */
 import { ProviderError } from '../provider.js';
 import type { BlobCheck, ErasureProvider } from './types.js';
+import type { LookupResult } from './lookup.js';
 import { ByteRateLimiter, REAL_CLOCK, type RateClock } from './scrub-rate.js';
 import {
   clearCursor,
@@ -39,6 +42,13 @@ export const CURSOR_EVERY_BLOBS = 500;
 export const CURSOR_EVERY_MS = 2000;
 /** Checked-but-unfolded results kept while one slow blob holds the prefix back, per slot. */
 const WINDOW_PER_SLOT = 16;
+/** Blobs below this many bytes are small: replicated, or a few stripes. Their check and repair
+ * cost is latency (a read, a put and its fsyncs), not bandwidth, so... */
+const SMALL_BLOB_BYTES = 2 ** 20;
+/** ...this many of them share one slot of `concurrency`. (Repair of a wiped (4,2) domain
+ * holding 1,000 replicated 4 KiB blobs, load ~15 on 2 cores: 16.3 s with a lookup per blob and
+ * 8 in flight, 7.3 s with the census and 32 in flight.) */
+const SMALL_PER_SLOT = 4;
 
 export interface ScrubProgress {
   /** 'count': listing to size the pass; 'scrub': checking. */
@@ -74,6 +84,9 @@ export interface ScrubOptions {
   cursorEveryBlobs?: number;
   cursorEveryMs?: number;
   clock?: RateClock;
+  /** Asked about each lost blob: true when it is an interrupted write's leftover that nothing
+   * references (admin/scrub-garbage.ts), counted as garbage instead of lost or damaged. */
+  isGarbage?: (key: string) => Promise<boolean>;
 }
 
 export interface ScrubReport extends ScrubTotals {
@@ -137,9 +150,14 @@ async function countPass(provider: ErasureProvider, after: string | undefined, s
   return { blobs, bytes };
 }
 
-function fold(t: ScrubTotals, size: number, c: BlobCheck, repair: boolean): void {
+function fold(t: ScrubTotals, size: number, c: BlobCheck, repair: boolean, garbage: boolean): void {
   t.blobs++;
   t.bytes += size;
+  if (garbage) {
+    t.garbageCount++;
+    if (t.garbage.length < MAX_LISTED_KEYS) t.garbage.push(c.key);
+    return;
+  }
   let damaged = 0;
   for (const f of c.fragments) {
     t.fragments.verified++;
@@ -159,7 +177,25 @@ function fold(t: ScrubTotals, size: number, c: BlobCheck, repair: boolean): void
   }
 }
 
-type Slot = { key: string; size: number; state: 'running' | 'done' | 'stopped'; check?: BlobCheck; error?: unknown };
+type Slot = { key: string; size: number; weight: number; found?: LookupResult; state: 'running' | 'done' | 'stopped'; check?: BlobCheck; garbage?: boolean; error?: unknown };
+
+/**
+ * The blobs after `after` in key order (maintenance/ left out): from the provider's census
+ * when it has one (with each blob's fragment names, so checks need no lookups), else from
+ * list() pages.
+ */
+async function* blobsAfter(provider: ErasureProvider, after: string | undefined, signal: AbortSignal | undefined): AsyncGenerator<{ key: string; size: number; found?: LookupResult }> {
+  if (provider.census) {
+    yield* provider.census({ ...(after !== undefined ? { startAfter: after } : {}), skipPrefix: MAINTENANCE_PREFIX, ...(signal ? { signal } : {}) });
+    return;
+  }
+  let startAfter = after;
+  do {
+    const page = await provider.list({ ...(startAfter !== undefined ? { startAfter } : {}), ...(signal ? { signal } : {}) });
+    for (const it of page.items) if (!it.key.startsWith(MAINTENANCE_PREFIX)) yield { key: it.key, size: it.size };
+    startAfter = page.next;
+  } while (startAfter !== undefined);
+}
 
 async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concurrency: number): Promise<ScrubReport> {
   const repair = options.repair === true;
@@ -228,7 +264,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       const s = window.shift()!;
       after = s.key;
       sinceSave++;
-      if (s.check) fold(totals, s.size, s.check, repair);
+      if (s.check) fold(totals, s.size, s.check, repair, s.garbage === true);
       else if (s.error instanceof ProviderError && s.error.code === 'NotFound') totals.vanished++;
       else {
         totals.errorCount++;
@@ -242,9 +278,15 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
         .finally(() => (saving = undefined));
     }
   };
+  let load = 0;
   const start = (slot: Slot) => {
+    load += slot.weight;
     const p: Promise<void> = provider
-      .checkBlob(slot.key, { repair, ...(signal ? { signal } : {}) })
+      .checkBlob(slot.key, { repair, ...(signal ? { signal } : {}), ...(slot.found ? { found: slot.found } : {}) })
+      .then(async (c) => {
+        if (c.lost && options.isGarbage) slot.garbage = await options.isGarbage(c.key).catch(() => false);
+        return c;
+      })
       .then(
         (c) => void ((slot.check = c), (slot.state = 'done')),
         (err: unknown) => {
@@ -255,29 +297,25 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       )
       .finally(() => {
         inflight.delete(p);
+        load -= slot.weight;
+        slot.found = undefined;
         advance();
       });
     inflight.add(p);
   };
 
-  let startAfter = cursor?.after;
   let stopped = false;
   try {
-    outer: do {
+    for await (const it of blobsAfter(provider, cursor?.after, signal)) {
+      const weight = it.size >= SMALL_BLOB_BYTES ? 1 : 1 / SMALL_PER_SLOT;
+      while (load + weight > concurrency + 1e-9 || window.length >= concurrency * SMALL_PER_SLOT * WINDOW_PER_SLOT) await Promise.race(inflight);
+      if (saveError) throw saveError;
       if (signal?.aborted) break;
-      const page = await provider.list({ ...(startAfter !== undefined ? { startAfter } : {}), ...(signal ? { signal } : {}) });
-      for (const it of page.items) {
-        if (it.key.startsWith(MAINTENANCE_PREFIX)) continue;
-        while (inflight.size >= concurrency || window.length >= concurrency * WINDOW_PER_SLOT) await Promise.race(inflight);
-        if (saveError) throw saveError;
-        if (signal?.aborted) break outer;
-        await limiter?.take(it.size, signal);
-        const slot: Slot = { key: it.key, size: it.size, state: 'running' };
-        window.push(slot);
-        start(slot);
-      }
-      startAfter = page.next;
-    } while (startAfter !== undefined);
+      await limiter?.take(it.size, signal);
+      const slot: Slot = { key: it.key, size: it.size, weight, ...(it.found ? { found: it.found } : {}), state: 'running' };
+      window.push(slot);
+      start(slot);
+    }
   } catch (err) {
     // Whatever a listing or a wait throws once the signal fired is the stop itself.
     if (!signal?.aborted) {

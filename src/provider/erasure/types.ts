@@ -9,6 +9,8 @@
  * and the anchor are replicated whole to m+1 domains and read as the newest valid copy.
  */
 import type { Provider } from '../provider.js';
+import type { LookupResult } from './lookup.js';
+import type { CensusEntry } from './census.js';
 
 /** One failure domain as configured: where it is and what it is labelled with. */
 export interface DomainSpec {
@@ -110,6 +112,14 @@ export interface ErasureStats {
   degradedBlobs: number;
 }
 
+export interface CheckBlobOptions {
+  repair?: boolean;
+  signal?: AbortSignal;
+  /** The blob's fragment names as a scrub's census found them (census.ts): the check then
+   * needs no lookup of its own (it looks up again if the census proves stale). */
+  found?: LookupResult;
+}
+
 /** The provider's maintenance surface, beyond the plain Provider interface. */
 export interface ErasureMaintenance {
   readonly k: number;
@@ -119,7 +129,11 @@ export interface ErasureMaintenance {
   /** Reads every fragment of `key` and checks its CRCs; with `repair`, rewrites missing or corrupt
    * fragments onto healthy eligible domains. Throws ProviderError 'NotFound' if no fragment
    * exists. Never writes when `lost`. */
-  checkBlob(key: string, options?: { repair?: boolean; signal?: AbortSignal }): Promise<BlobCheck>;
+  checkBlob(key: string, options?: CheckBlobOptions): Promise<BlobCheck>;
+  /** Every blob after `startAfter` in key order with the fragment names each domain lists for
+   * it, from one walk over every domain (census.ts): what scrub checks, with no lookup per
+   * blob. Optional: scrub lists with list() and checks with lookups without it. */
+  census?(options?: { startAfter?: string; skipPrefix?: string; signal?: AbortSignal }): AsyncGenerator<CensusEntry>;
   /** Keys heal-on-read found degraded, removed from the queue (the repair worker drains it). */
   takeRepairQueue(): string[];
   /** Probes every domain (bounded by domainTimeoutMs); with `usage`, lists each to count bytes. */

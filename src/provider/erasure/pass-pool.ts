@@ -1,0 +1,94 @@
+/**
+ * @module Where a stripe pass's CPU work runs: a small pool of worker threads, so that checking
+ * CRCs, rebuilding with the codec and framing (stripe-group.ts) use the machine's other cores
+ * while the pass's own thread reads the next groups, or inline when there is no worker to use.
+ *
+ * The pool is made on first use with min(PASS_WORKERS, cores - 1) workers (none on one core);
+ * a worker is referenced only while it has jobs, so an idle pool never keeps a process alive. Jobs go to the
+ * worker with the fewest in flight; source bytes are transferred to it (not copied) and the
+ * rebuilt cells transferred back. Jobs below MIN_WORKER_BYTES run inline: posting them costs
+ * more than the work. When the worker script is not beside this module (tests run the
+ * TypeScript sources, where only the .ts exists), every job runs inline. A worker that dies
+ * fails its jobs with ProviderError 'Io' and is replaced on the next job.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ReedSolomon } from '../../codec/reed-solomon.js';
+import { ProviderError } from '../provider.js';
+import { processGroup, type GroupJob, type GroupResult } from './stripe-group.js';
+
+/** Most worker threads: the passes' CPU work spread over two more cores at most (a background
+ * scrub must leave the server's request path its own core). */
+export const PASS_WORKERS = 2;
+/** Jobs with fewer source bytes than this run inline (a message round trip costs ~50 µs). */
+export const MIN_WORKER_BYTES = 256 * 1024;
+
+const SCRIPT = new URL('./pass-worker.js', import.meta.url);
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, { resolve: (r: GroupResult) => void; reject: (e: unknown) => void }>;
+}
+
+let slots: Slot[] | undefined;
+let nextId = 0;
+
+function workerCount(): number {
+  if (!SCRIPT.pathname.endsWith('.js') || !existsSync(fileURLToPath(SCRIPT))) return 0;
+  return Math.min(PASS_WORKERS, Math.max(0, availableParallelism() - 1));
+}
+
+function spawn(): Slot {
+  const slot: Slot = { worker: new Worker(SCRIPT), pending: new Map() };
+  slot.worker.on('message', (msg: { id: number; result?: GroupResult; error?: string }) => {
+    const p = slot.pending.get(msg.id);
+    if (!p) return;
+    slot.pending.delete(msg.id);
+    if (slot.pending.size === 0) slot.worker.unref();
+    if (msg.result) p.resolve(msg.result);
+    else p.reject(new ProviderError('Io', `stripe pass worker: ${msg.error}`));
+  });
+  const die = (err: unknown) => {
+    for (const p of slot.pending.values()) p.reject(new ProviderError('Io', `stripe pass worker died: ${(err as Error)?.message ?? err}`));
+    slot.pending.clear();
+    if (slots) slots = slots.filter((s) => s !== slot);
+  };
+  slot.worker.on('error', die);
+  slot.worker.on('exit', (code) => die(new Error(`exit ${code}`)));
+  // After the listeners: adding a 'message' listener refs the worker's port again.
+  slot.worker.unref();
+  return slot;
+}
+
+/** The transferable buffer of `b`, copied first when `b` is a view of a larger buffer. */
+function own(b: Uint8Array): Uint8Array {
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? b : b.slice();
+}
+
+/**
+ * Runs `job` in a worker when there is one (and the job is big enough), else inline with
+ * `codec`. The job's source bytes are detached when it goes to a worker. Rejects with
+ * ProviderError 'Io' when a worker fails.
+ */
+export function runGroup(job: GroupJob, codec: () => ReedSolomon): Promise<GroupResult> {
+  const bytes = job.sources.reduce((n, s) => n + s.bytes.length, 0);
+  if (bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
+  if (!slots || slots.length === 0) slots = Array.from({ length: workerCount() }, spawn);
+  if (slots.length === 0) return Promise.resolve(processGroup(job, codec()));
+  const slot = slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  const id = ++nextId;
+  job.sources = job.sources.map((s) => ({ index: s.index, bytes: own(s.bytes) }));
+  return new Promise<GroupResult>((resolve, reject) => {
+    // Referenced while it has jobs (the caller awaits them), unreferenced when idle.
+    if (slot.pending.size === 0) slot.worker.ref();
+    slot.pending.set(id, { resolve, reject });
+    slot.worker.postMessage({ id, job }, job.sources.map((s) => s.bytes.buffer as ArrayBuffer));
+  });
+}
+
+/** Worker threads the pool holds now (0 before first use or when jobs run inline). */
+export function poolSize(): number {
+  return slots?.length ?? 0;
+}

@@ -1,0 +1,144 @@
+/**
+ * @module The CPU half of a stripe pass (stripe-pass.ts), for one group of stripes: check each
+ * source fragment's framed bytes (header on the first group, every block's CRC32C, trailer on
+ * the last), unframe them, rebuild the target fragments' cells with the codec and frame them.
+ *
+ * Pure: bytes in, bytes out, no I/O, so that it runs either inline or in a worker thread
+ * (pass-pool.ts) while the caller's thread goes on reading the next group. Everything a job
+ * holds is plain data (numbers, byte arrays), so it crosses a worker boundary as it is.
+ */
+import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
+import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './fragment.js';
+import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
+
+export interface GroupJob {
+  key: string;
+  k: number;
+  m: number;
+  cellSize: number;
+  /** Logical length of the blob. */
+  length: number;
+  generation: number;
+  /** First 16 bytes of SHA-256 of the key (fragment.ts keyHash). */
+  keyHash: Uint8Array;
+  /** Stripes [s0, s1) of the blob; `first` / `last`: the group holds the header / trailer. */
+  s0: number;
+  s1: number;
+  first: boolean;
+  last: boolean;
+  /** Framed bytes of this group read from each source fragment. */
+  sources: { index: number; bytes: Uint8Array }[];
+  /** Fragment indices to rebuild, and their running CRC folds (fragment.ts foldCrc). */
+  targets: number[];
+  folds: number[];
+}
+
+export interface GroupResult {
+  /** Sources that failed a check, with why (they must not be used again). */
+  failed: { index: number; message: string }[];
+  /** Per target: its framed cells for this group (absent when fewer than k sources passed). */
+  outputs: Uint8Array[];
+  /** Per target: the fold after this group. */
+  folds: number[];
+  /** Sources that passed. */
+  good: number;
+}
+
+/** Runs `job` (see the module note). Never throws for bad bytes: they are reported in `failed`. */
+export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
+  const g = new Geometry(job.k, job.cellSize, job.length);
+  const per = job.s1 - job.s0;
+  const failed: GroupResult['failed'] = [];
+  const cells = new Map<number, Uint8Array>();
+  for (const src of job.sources) {
+    const into = new Uint8Array(Math.max(1, per) * job.cellSize);
+    try {
+      checkGroup(job, g, src.index, src.bytes, into);
+      cells.set(src.index, into);
+    } catch (err) {
+      failed.push({ index: src.index, message: (err as Error)?.message ?? String(err) });
+    }
+  }
+  const folds = [...job.folds];
+  const outputs: Uint8Array[] = [];
+  if (job.targets.length === 0 || per === 0 || cells.size < job.k) return { failed, outputs, folds, good: cells.size };
+  const n = job.k + job.m;
+  const parts: Uint8Array[][] = job.targets.map(() => []);
+  for (const [a, b] of spans(g, job.s0, job.s1)) {
+    const cl = g.cellLength(a);
+    const off = (a - job.s0) * job.cellSize;
+    const len = (b - a) * cl;
+    const shards: Shard[] = new Array(n).fill(null);
+    // Every verified source is given: the codec takes k of them and computes only the empty
+    // slots (the targets, and fragments missing or failed).
+    for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
+    // Rebuilt slots land in this thread's scratch (framed into fresh buffers below): fresh
+    // arrays per group cost about as much in page faults as the arithmetic.
+    codec.reconstruct(shards, { into: shards.map((sh, i) => (sh ? null : scratch(i, len))) });
+    job.targets.forEach((i, j) => {
+      const fl = framedLength(cl);
+      const out = new Uint8Array((b - a) * fl);
+      for (let s = a; s < b; s++) {
+        const cell = shards[i]!.subarray((s - a) * cl, (s - a + 1) * cl);
+        folds[j] = frameCell(cell, out.subarray((s - a) * fl, (s - a + 1) * fl), job.generation, i, g.firstBlock(s), folds[j]!);
+      }
+      parts[j]!.push(out);
+    });
+  }
+  for (const p of parts) outputs.push(p.length === 1 ? p[0]! : concat(p));
+  return { failed, outputs, folds, good: cells.size };
+}
+
+/** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so
+ * one thread never has two groups using it at once). At most one group's cells per index:
+ * PASS_BYTES / 3 in all (stripe-pass.ts). */
+const SCRATCH: Uint8Array[] = [];
+
+function scratch(index: number, len: number): Uint8Array {
+  let b = SCRATCH[index];
+  if (!b || b.length < len) SCRATCH[index] = b = new Uint8Array(len);
+  return b.subarray(0, len);
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) (out.set(p, o), (o += p.length));
+  return out;
+}
+
+/** [a, b) runs of stripes in [s0, s1) with one cell length each (only the blob's last stripe
+ * may be shorter). */
+function spans(g: Geometry, s0: number, s1: number): [number, number][] {
+  const last = g.stripes - 1;
+  if (s1 - 1 === last && g.lastCell !== g.cellSize && s1 - 1 > s0) return [[s0, last], [last, s1]];
+  return [[s0, s1]];
+}
+
+/** Checks one source's group bytes and unframes its cells into `into` (stripe s at
+ * (s - s0) * cellSize). Throws FragmentError. */
+function checkGroup(job: GroupJob, g: Geometry, index: number, bytes: Uint8Array, into: Uint8Array): void {
+  let o = 0;
+  if (job.first) {
+    const h = parseHeader(bytes.subarray(0, HEADER_BYTES));
+    if (h.layout !== 'striped' || h.index !== index || h.generation !== job.generation || h.k !== job.k || h.m !== job.m || h.cellSize !== job.cellSize)
+      throw new FragmentError(`${job.key}: fragment ${index} header does not match its name`);
+    if (h.length !== undefined && h.length !== g.length) throw new FragmentError(`${job.key}: fragment ${index} header length ${h.length} is not ${g.length}`);
+    if (!h.keyHash.every((b, j) => b === job.keyHash[j])) throw new FragmentError(`${job.key}: fragment ${index} belongs to another key`);
+    o = HEADER_BYTES;
+  }
+  for (let s = job.s0; s < job.s1; s++) {
+    const cl = g.cellLength(s);
+    const fl = framedLength(cl);
+    const at = (s - job.s0) * job.cellSize;
+    unframe(bytes.subarray(o, o + fl), into.subarray(at, at + cl), job.generation, index, g.firstBlock(s));
+    o += fl;
+  }
+  if (job.last) {
+    const t = parseTrailer(bytes.subarray(o, o + TRAILER_BYTES));
+    if (t.length !== g.length || t.blockCount !== g.blockCount)
+      throw new FragmentError(`${job.key}: fragment ${index} trailer says ${t.length} bytes in ${t.blockCount} blocks`);
+    o += TRAILER_BYTES;
+  }
+  if (o !== bytes.length) throw new FragmentError(`${job.key}: fragment ${index} group is ${bytes.length} bytes, expected ${o}`);
+}
