@@ -13,6 +13,8 @@ import { decodeCommit, type CommitRecord, type RecordRef } from './commit.js';
 import { decodeRoot, encodeRoot, type RootRecord } from './root.js';
 import { readRecord, writeRecordBlob } from './records-io.js';
 import { StoreError } from './errors.js';
+import { findFrameAfter, scanLog } from './commit-log/scan.js';
+import type { AnchorLog } from './anchor.js';
 
 export interface RepositoryConfig {
   format: typeof FORMAT;
@@ -29,6 +31,16 @@ export interface Loaded {
   root: RootRecord;
   /** Commits after the root, oldest first, each verified against its successor. */
   commits: CommitRecord[];
+  /** The newest commit: the anchor's, or the last one the log scan found after it (load sets
+   * it; absent means the anchor's). */
+  tip?: ChainTipRef;
+}
+
+/** Where a chain ends: its newest commit and, with a commit log, the position after its frame. */
+export interface ChainTipRef {
+  seq: number;
+  head: RecordRef | undefined;
+  log: AnchorLog | undefined;
 }
 
 const sameRef = (a: RecordRef | undefined, b: RecordRef | undefined) => !!a && !!b && a.key === b.key && a.hash === b.hash;
@@ -103,6 +115,40 @@ export async function readAnchor(provider: Provider): Promise<{ anchor: Anchor; 
  * sequence, and the oldest must name the root's commit (or the root itself at genesis).
  */
 export async function loadChain(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
+  return (await loadChainTip(provider, anchor, root)).commits;
+}
+
+/**
+ * As loadChain, then (when the anchor names a commit log position) scans the log forward for
+ * the commits appended after the anchor's head (commit-log/scan.ts), and (unless `checkTail` is
+ * false) refuses with StoreError 'BrokenChain' when a valid later frame lies past where the scan
+ * stopped: damaged bytes would otherwise silently drop acknowledged commits. Returns every commit after
+ * the root, oldest first, and the chain's tip. Throws as loadChain and scanLog.
+ */
+export async function loadChainTip(provider: Provider, anchor: Anchor, root: RootRecord, opts: { checkTail?: boolean } = {}): Promise<{ commits: CommitRecord[]; tip: ChainTipRef }> {
+  const commits = await walkBack(provider, anchor, root);
+  const tip: ChainTipRef = { seq: anchor.seq, head: anchor.head, log: anchor.log };
+  if (anchor.log) {
+    const scanned = await scanLog(provider, anchor.log, { seq: anchor.seq, ref: anchor.head ?? anchor.root });
+    for (const c of scanned.commits) commits.push(c.record);
+    const last = scanned.commits.at(-1);
+    if (last) {
+      tip.seq = last.record.seq;
+      tip.head = last.ref;
+    }
+    tip.log = scanned.end;
+    // Only with no writer appending (an open holds the directory lock): a frame being appended
+    // right now would look like a gap before the next one. GC's mark, beside a running
+    // repository, passes checkTail false.
+    const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq);
+    if (beyond !== undefined) {
+      throw new StoreError('BrokenChain', `log segment ${scanned.end.key}: the log ends at ${scanned.end.offset} (commit ${tip.seq}) but a valid later frame lies at ${beyond}: bytes in between are damaged`);
+    }
+  }
+  return { commits, tip };
+}
+
+async function walkBack(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
   const commits: CommitRecord[] = [];
   let ref = anchor.head;
   for (let seq = anchor.seq; seq > root.seq; seq--) {
@@ -142,6 +188,6 @@ export async function load(provider: Provider, options: { create: boolean; now: 
   if (root.repositoryId !== config.repositoryId) {
     throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
   }
-  const commits = await loadChain(provider, anchor, root);
-  return { anchor, anchorEtag: etag, config, root, commits };
+  const { commits, tip } = await loadChainTip(provider, anchor, root);
+  return { anchor, anchorEtag: etag, config, root, commits, tip };
 }

@@ -32,6 +32,12 @@ export interface RepositoryOptions {
   inlineCheckpoints?: boolean;
   /** History window (ms) of every bucket without its own `history` config (default 30 days; history-window.ts). */
   retentionMs?: number;
+  /**
+   * Append each group commit to a commit log segment when the provider offers one (fs:
+   * `openLog`; default true). False: commit blobs and an anchor move per commit, as providers
+   * without the capability always do.
+   */
+  commitLog?: boolean;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -43,6 +49,7 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
+  commitLog: true,
   // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
   // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
   pendingBytes: 64 * 1024 * 1024,
@@ -78,4 +85,6 @@ export interface RepositoryStats {
   checkpointWaits: number;
   /** Time batches spent waiting so, ms. */
   checkpointWaitMs: number;
+  /** Commit log segments rolled to (one anchor move each; the first after every open counts). */
+  segmentRolls: number;
 }
