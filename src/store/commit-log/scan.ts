@@ -24,6 +24,7 @@ import { checkFrame, decodeFrameHeader, FRAME_HEADER_BYTES, type FrameHeader } f
 /** Bytes read at once while scanning: many small frames per read, one frame at most in memory
  * beyond it (a frame larger than this is read on its own). */
 const SCAN_WINDOW_BYTES = 1024 * 1024;
+const ZEROS = Buffer.alloc(SCAN_WINDOW_BYTES);
 
 /** A position in the log: segment blob key and byte offset in it. */
 export interface LogPosition {
@@ -140,8 +141,11 @@ export function frameCommit(key: string, frame: ReadFrame): ScannedCommit {
  * The position of a whole valid frame (checksum passes) of sequence above `afterSeq` anywhere
  * in segment `key` from byte `from` on, or undefined. Appends are serial (each synced before
  * the next starts), so past the log's end such a frame means acknowledged commits behind damaged
- * bytes: recovery then refuses to open rather than silently dropping them. Reads the rest of the
- * segment (the preallocated tail is sparse: cheap) in windows. Throws provider errors.
+ * bytes: recovery then refuses to open rather than silently dropping them. Reads the segment in
+ * windows and stops at the first window of zeros only: frames are contiguous, and no frame holds
+ * SCAN_WINDOW_BYTES of zeros in a row (a packed body is at most layout.ts PACK_MAX_BODY, half a
+ * window, and entry headers lie between bodies), so nothing valid lies past such a window
+ * (the never-written preallocation). Throws provider errors.
  */
 export async function findFrameAfter(provider: Provider, key: string, from: number, afterSeq: number): Promise<number | undefined> {
   const size = (await provider.head(key)).size;
@@ -149,6 +153,7 @@ export async function findFrameAfter(provider: Provider, key: string, from: numb
   for (let start = from; start + FRAME_HEADER_BYTES <= size; ) {
     const end = Math.min(size, start + SCAN_WINDOW_BYTES);
     const window = Buffer.from(await getBytes(provider, key, { start, end: end - 1 }));
+    if (window.length === SCAN_WINDOW_BYTES && window.equals(ZEROS)) break;
     for (let i = window.indexOf(magic); i >= 0; i = window.indexOf(magic, i + 1)) {
       const at = start + i;
       if (at === from) continue; // the frame the scan already refused
