@@ -46,7 +46,8 @@ const objectsOf = (lane: Lane) => (lane.batches > 0 ? lane.batches * BATCH : lan
 
 async function runLane(lane: Lane): Promise<Sample> {
   const dir = await tempDir('amp');
-  const { store, counter } = await openBenchStore(dir);
+  // STRATA_BENCH_COMMIT_LOG=1 measures the fs commit log's path (RepositoryOptions.commitLog).
+  const { store, counter } = await openBenchStore(dir, { commitLog: process.env.STRATA_BENCH_COMMIT_LOG === '1' });
   try {
     await store.createBucket(BUCKET);
     counter.reset();

@@ -34,8 +34,9 @@ export interface RepositoryOptions {
   retentionMs?: number;
   /**
    * Append each group commit to a commit log segment when the provider offers one (fs:
-   * `openLog`; default true). False: commit blobs and an anchor move per commit, as providers
-   * without the capability always do.
+   * `openLog`; default false for now). False: commit blobs and an anchor move per commit, as
+   * providers without the capability always do. A repository written either way opens either
+   * way (recovery always scans the log the anchor names).
    */
   commitLog?: boolean;
   /** Clock, ms (tests). */
@@ -49,7 +50,10 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
-  commitLog: true,
+  // Off by default until the whole suite runs with it: GC's pack cleaning reclaims a segment's
+  // dead bodies only once the log has rolled past it and a checkpoint covers it (the segment
+  // appended to is never cleaned), which tests written for commit blobs do not expect yet.
+  commitLog: false,
   // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
   // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
   pendingBytes: 64 * 1024 * 1024,

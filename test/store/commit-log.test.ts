@@ -94,7 +94,7 @@ async function logRepo(options: StoreOptions = {}, wrap?: (p: Provider) => Provi
   const { dir, cleanup } = tempDir('commit-log');
   const open = async () => {
     const fs = await createFsProvider({ dir });
-    return Store.open(wrap ? wrap(fs) : fs, { checkpointEvery: 1 << 20, ...options });
+    return Store.open(wrap ? wrap(fs) : fs, { checkpointEvery: 1 << 20, commitLog: true, ...options });
   };
   const store = await open();
   await store.createBucket(B);
