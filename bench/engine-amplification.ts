@@ -123,7 +123,7 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
       'keys of 32 B; counters start after the bucket exists; no final checkpoint. The fs provider adds a ' +
       '32 B header per blob file, not counted here (it is not backend traffic on S3).',
     '',
-    table(['Workload', 'Objects', 'Bytes written', 'Amplification', 'Target', 'rs3', 'Result'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
+    table(['Workload', 'Objects', 'Bytes written', 'Amplification', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
     '',
     'Where the bytes go, per object (medians). "overhead" is everything beyond the plaintext.',
     '',

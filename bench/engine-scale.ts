@@ -71,7 +71,7 @@ function writerTable(ws: ScaleWriterResult[]): string {
     ['Runs at the end / commits after the last checkpoint', `${mid(ws, (w) => w.runs)} / ${mid(ws, (w) => w.tailCommits)}`, '', '245 active runs', ''],
   ];
   return [
-    table([`Writer (${ws.length} samples: median (min–max))`, 'Measured', 'Target', 'rs3', 'Result'], rows, ['l', 'l', 'r', 'r', 'l']),
+    table([`Writer (${ws.length} samples: median (min–max))`, 'Measured', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'l', 'r', 'r', 'l']),
     '',
     `By blob class (medians): ${classes}.`,
   ].join('\n');
@@ -123,7 +123,7 @@ function readerTable(rs: ScaleReaderResult[], objects: number): string {
     ],
     [`Reads for the ${r0.delimiter.ms.length} delimiter listings`, reads(rs.map((r) => r.delimiter.counts)), '', '', ''],
   ];
-  return table([`Reader (fresh process after each writer: median (min–max))`, 'Measured', 'Target', 'rs3', 'Result'], rows, ['l', 'l', 'r', 'r', 'l']);
+  return table([`Reader (fresh process after each writer: median (min–max))`, 'Measured', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'l', 'r', 'r', 'l']);
 }
 
 /** Runs the scale lanes and returns the markdown of this section. */

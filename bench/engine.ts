@@ -41,13 +41,17 @@ for (const [name, run] of SECTIONS) {
   if (!only || only.includes(name)) parts.push(await run());
 }
 
+/** Where the rs3 columns come from: quoted from rs3's own report, never measured here. */
+const RS3_QUOTE =
+  'Targets are from issue 3. The "rs3 (quoted)" columns are quoted, not measured here: from rs3\'s historical performance evidence (`shared/reference/seeds/rs3-performance-evidence.txt`, records of 2026-09-08), "Small-write budgets" (candidate 43c6914, 3 samples, 64 objects, 32 B paths, counters after genesis) and "Local scale and path-length costs" (repository-level Dev-profile workloads without HTTP, 512 B values, 4,096-object batches at 1M; measured processes on CPUs 4-7 of a shared host, 16 GiB limit). Different machine, build and batch shapes: read them as context, not as a same-run comparison.';
+
 const body = [
   '## Storage engine (`npm run bench:engine`)',
   '',
   machineLine(),
   quick ? '\n**Quick run: small N, not for publication.**' : '',
   '',
-  'Targets are from issue 3; rs3 figures from its performance evidence (Small-write budgets; Local scale and path-length costs).',
+  RS3_QUOTE,
   '',
   parts.join('\n\n'),
   '',

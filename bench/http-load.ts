@@ -1,7 +1,8 @@
 /**
  * @module The load generator: undici, keep-alive, SigV4 (UNSIGNED-PAYLOAD), one
  * closed-loop worker per connection. Records every latency, errors, bytes, and the
- * server's CPU time over the run (from /proc).
+ * server's CPU time over the run (from /proc). `sendChecked` also checks what came back:
+ * a PUT's ETag against the body's MD5, a GET's bytes against the body that was PUT.
  */
 import { Pool } from 'undici';
 import { signRequest } from '../src/sigv4/sign.js';
@@ -10,7 +11,10 @@ import { cpuSeconds, type Target } from './http-targets.js';
 
 export interface RunResult {
   n: number;
+  /** Failed operations, `wrong` included. */
   errors: number;
+  /** Operations whose response was wrong (`WrongResponseError`: ETag, length or bytes). */
+  wrong: number;
   latenciesMs: number[];
   seconds: number;
   bytes: number;
@@ -44,6 +48,47 @@ export async function send(p: Pool, t: Target, method: string, path: string, bod
   return n;
 }
 
+/** What a checked request must get back; absent fields are not checked. */
+export interface Expect {
+  /** The ETag header, quotes included (a PUT's MD5 of the body). */
+  etag?: string;
+  /** The exact body (compared chunk by chunk as it arrives, no copy). */
+  body?: Uint8Array;
+  /** The body length, when the bytes themselves cannot be known (a server that stores nothing). */
+  length?: number;
+}
+
+/** A response that was not what the request expected (wrong ETag, bytes or length). */
+export class WrongResponseError extends Error {
+  readonly code = 'WrongResponse';
+}
+
+/**
+ * One request whose response is checked against `expect`; resolves with the body bytes read.
+ * Throws on a non-2xx status and `WrongResponseError` on a wrong ETag, length or byte. The
+ * body is drained either way, so the connection stays usable.
+ */
+export async function sendChecked(p: Pool, t: Target, method: string, path: string, body: Uint8Array | undefined, expect: Expect): Promise<number> {
+  const headers: Record<string, string> = body ? { 'content-length': String(body.length) } : {};
+  const req = signed(t, method, path, headers);
+  const res = await p.request({ method, path: req.path, headers: req.headers, ...(body ? { body } : {}) });
+  const want = expect.body;
+  let n = 0;
+  let wrong = false;
+  for await (const c of res.body) {
+    const chunk = c as Buffer;
+    if (want && !wrong) wrong = n + chunk.length > want.length || !chunk.equals(want.subarray(n, n + chunk.length));
+    n += chunk.length;
+  }
+  if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode}`);
+  const length = want?.length ?? expect.length;
+  if (wrong || (length !== undefined && n !== length)) throw new WrongResponseError(`${method} ${path}: ${n} bytes${wrong ? ', content differs' : ''} (expected ${length})`);
+  if (expect.etag !== undefined && res.headers.etag !== expect.etag) {
+    throw new WrongResponseError(`${method} ${path}: ETag ${String(res.headers.etag)}, expected ${expect.etag}`);
+  }
+  return n;
+}
+
 /**
  * Runs `conc` closed-loop workers for `durationMs`, each calling `op(worker, i)` back to
  * back; returns latencies and the server CPU consumed meanwhile.
@@ -56,6 +101,7 @@ export async function closedLoop(
 ): Promise<RunResult> {
   const latenciesMs: number[] = [];
   let errors = 0;
+  let wrong = 0;
   let bytes = 0;
   let firstError: string | undefined;
   const cpu0 = cpuSeconds(t.pid);
@@ -67,10 +113,13 @@ export async function closedLoop(
       for (let i = 0; performance.now() < end; i++) {
         const s = performance.now();
         try {
-          bytes += await op(w, i);
+          // Not `bytes += await op()`: that reads `bytes` before the await and loses the other workers' additions.
+          const got = await op(w, i);
+          bytes += got;
           latenciesMs.push(performance.now() - s);
         } catch (err) {
           errors++;
+          if (err instanceof WrongResponseError) wrong++;
           firstError ??= String(err);
         }
       }
@@ -81,6 +130,7 @@ export async function closedLoop(
   const out: RunResult = {
     n: latenciesMs.length,
     errors,
+    wrong,
     latenciesMs,
     seconds,
     bytes,

@@ -139,7 +139,7 @@ function targetsTable(lanes: LaneRun[], quick: boolean): string {
       [...lost, ...failed].every((x) => x === 0) ? 'PASS' : 'MISS',
     ]);
   }
-  return table(['Target', 'Measured', 'Target', 'rs3', 'Result'], rows, ['l', 'l', 'r', 'l', 'l']);
+  return table(['Target', 'Measured', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'l', 'r', 'l', 'l']);
 }
 
 function gcTable(lanes: LaneRun[]): string {
@@ -176,7 +176,7 @@ function cleaning(g: GcReport): string {
 /** The whole section body (below its heading and machine line). */
 export function renderLifecycle(lanes: LaneRun[], quick: boolean): string {
   const out: string[] = [];
-  out.push('### Targets', '', targetsTable(lanes, quick), '', `rs3 figures: ${SOURCE}. rs3 ran a release build on a controlled in-memory provider with simulated time; Strata runs on the fs provider with real time, so absolute times do not compare.`, '');
+  out.push('### Targets', '', targetsTable(lanes, quick), '', `rs3 figures (the "rs3 (quoted)" column) are quoted, not measured here: ${SOURCE}. rs3 ran a release build on a controlled in-memory provider with simulated time; Strata runs on the fs provider with real time, so absolute times do not compare.`, '');
   for (const l of lanes) {
     // Without the accounted figure the tree has no history budget to enforce either.
     const accounted = l.rows.some((r) => typeof probeOf(r)?.historyBytes === 'number');

@@ -15,7 +15,7 @@ import { AwsChunkedDecoder, awsChunkedOptionsFromHeaders } from './chunked/index
 import { CHECKSUM_NAMES, type ChecksumName } from '../store/records.js';
 import type { BodyClaims, ClaimOptions } from '../store/digest.js';
 import { S3Error } from './errors.js';
-import { bodyCut } from '../server/body-deadline.js';
+import { bodyCut } from './body-deadline.js';
 import { readBodySource } from './body-source.js';
 
 export interface RequestBody extends ClaimOptions {
@@ -70,7 +70,7 @@ export function checksumHeaders(
  * charged to the pending budget) and counted for metrics. The stream fails only when the
  * client's connection does (it closed or reset mid-body, or sat idle past the socket
  * timeout): that is the client's `IncompleteBody`, not an InternalError. When the
- * connection guard cuts the body for stalling (server/body-deadline.ts), the wait for the
+ * connection guard cuts the body for stalling (s3/body-deadline.ts), the wait for the
  * next piece ends at once with `RequestTimeout`, so the request releases what it holds
  * without waiting for the socket to close.
  */

@@ -1,16 +1,14 @@
 /**
  * @module The per-request context handed to every operation handler, and the server-wide
- * dependencies it reaches through.
+ * dependencies it reaches through (the process's own parts through the ports of ports.ts).
  */
 import type { LifecycleRunner } from '../admin/lifecycle.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Store } from '../store/store.js';
 import type { AuthResult } from './auth/index.js';
-import type { Metrics } from '../server/metrics.js';
-import type { Logger } from '../server/log.js';
-import type { MasterKey } from '../server/master-key.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
-import type { ExpiryWorker } from '../server/expiry-worker.js';
+import type { MasterKey } from '../store/master-key-derive.js';
+import type { HistoryExpiryControl, InternalEndpoints, RequestLog, RequestMetrics } from './ports.js';
 import { parseQueryPairs, splitTarget } from '../sigv4/raw-target.js';
 import { resourceOfTarget } from './resource.js';
 
@@ -20,8 +18,10 @@ export interface ServerDeps {
   keys: KeyRegistry;
   /** accessKeyId -> secret (undefined: unknown key). The key registry itself; kept for signers' checks. */
   secrets: { get(accessKeyId: string): string | undefined };
-  metrics: Metrics;
-  log: Logger;
+  metrics: RequestMetrics;
+  log: RequestLog;
+  /** The process's /health and /metrics on the S3 port (server/internal-endpoints.ts), if any. */
+  internal?: InternalEndpoints;
   baseDomain?: string;
   region?: string;
   /** The server's master key (sealing secrets, SSE-S3), when one is configured or generated. */
@@ -33,7 +33,7 @@ export interface ServerDeps {
   /** The server's lifecycle worker: admin runs go through it (admin/lifecycle.ts). */
   lifecycle?: LifecycleRunner;
   /** The history expiry worker (admin POST /expire runs it now). */
-  historyExpiry?: ExpiryWorker;
+  historyExpiry?: HistoryExpiryControl;
 }
 
 export class RequestContext {

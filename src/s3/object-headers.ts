@@ -141,9 +141,26 @@ export function metadataFromRequest(r: RequestContext, bucket: string, headers: 
 /** The ETag header value (quoted). */
 export const quotedEtag = (v: Pick<ObjectVersion, 'md5' | 'partCount'>) => `"${etagOf(v)}"`;
 
+/** HTTP-dates kept by whole second; objects written together share one (bounded, see below). */
+const httpDates = new Map<number, string>();
+/** Entries of httpDates: a burst of writes spans few seconds; past this the cache starts over. */
+const HTTP_DATE_CACHE_ENTRIES = 1024;
+
+/** `new Date(ms).toUTCString()` (an HTTP-date: whole seconds), formatted once per second value. */
+export function httpDateOf(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  let text = httpDates.get(second);
+  if (text === undefined) {
+    text = new Date(ms).toUTCString();
+    if (httpDates.size >= HTTP_DATE_CACHE_ENTRIES) httpDates.clear();
+    httpDates.set(second, text);
+  }
+  return text;
+}
+
 /** Validators every GET/HEAD answer carries, also on 304. */
 export function validatorHeaders(v: ObjectVersion): Record<string, string> {
-  return { etag: quotedEtag(v), 'last-modified': new Date(v.lastModified).toUTCString() };
+  return { etag: quotedEtag(v), 'last-modified': httpDateOf(v.lastModified) };
 }
 
 function checksumHeaders(r: RequestContext, g: GetResult, partNumber: number | undefined): Record<string, string> {
@@ -169,7 +186,8 @@ function checksumHeaders(r: RequestContext, g: GetResult, partNumber: number | u
 export function objectHeaders(r: RequestContext, g: GetResult, overrides: ResponseOverrides, partNumber?: number): Record<string, string | number> {
   const v = g.version;
   const headers: Record<string, string | number> = {
-    ...validatorHeaders(v),
+    etag: quotedEtag(v),
+    'last-modified': httpDateOf(v.lastModified),
     'content-type': v.contentType ?? 'binary/octet-stream',
     'accept-ranges': 'bytes',
   };

@@ -11,7 +11,7 @@
 import type { RequestContext } from './context.js';
 import type { Endpoint } from './router/endpoint.js';
 import { S3Error } from './errors.js';
-import { deriveKey, type MasterKey } from '../server/master-key.js';
+import { deriveKey, type MasterKey } from '../store/master-key-derive.js';
 import type { EncryptionRequest, KeyRing, SseMode } from '../store/crypto/envelope.js';
 import { customerKeyFrom, hasAny, SSE_WRITE_HEADERS, writeSseFrom, type CustomerKey } from './sse-headers.js';
 import { bucketDefaultEncryption } from './sse-config.js';

@@ -1,8 +1,8 @@
 /**
- * @module The one mapping from storage-engine and provider errors to S3 errors.
+ * @module The one mapping from storage-engine errors to S3 errors. Provider errors never get
+ * here unwrapped: the store's boundary (store/boundary.ts) turns them into StoreErrors.
  */
 import { StoreError, type StoreErrorCode } from '../store/errors.js';
-import { ProviderError } from '../provider/provider.js';
 import { S3Error, type S3ErrorCode } from './errors.js';
 
 /** Store codes that are S3 codes under another name; the rest share the name. */
@@ -20,6 +20,8 @@ const RENAMED: Partial<Record<StoreErrorCode, S3ErrorCode>> = {
   TooManyUploads: 'InvalidRequest',
   Unsafe: 'ServiceUnavailable',
   Closed: 'ServiceUnavailable',
+  // A backend failure a retry may get past (the provider said so).
+  Unavailable: 'ServiceUnavailable',
   Aborted: 'RequestTimeout',
 };
 
@@ -31,6 +33,8 @@ export function s3ErrorOf(err: unknown): S3Error {
   if (err instanceof S3Error) return err;
   if (err instanceof StoreError) {
     if (INTERNAL.has(err.code)) return new S3Error('InternalError');
+    // A backend failure's message names backend details (paths, hosts): never sent.
+    if (err.code === 'Unavailable') return new S3Error('ServiceUnavailable');
     if (err.code === 'BadDigest' && err.detail?.Kind === 'XAmzContentSHA256Mismatch') {
       return new S3Error('XAmzContentSHA256Mismatch', err.message);
     }
@@ -44,7 +48,6 @@ export function s3ErrorOf(err: unknown): S3Error {
       return new S3Error('InternalError');
     }
   }
-  if (err instanceof ProviderError) return new S3Error(err.retryable ? 'ServiceUnavailable' : 'InternalError');
   return new S3Error('InternalError');
 }
 

@@ -11,7 +11,7 @@
  *                    guard only answers in S3's words.
  *   body min rate    while the server waits for a request body, fewer than `bodyMinBytes`
  *                    bytes arriving in `bodyWindowMs` cuts the request: its body reader
- *                    fails at once with `RequestTimeout` (server/body-deadline.ts), which
+ *                    fails at once with `RequestTimeout` (s3/body-deadline.ts), which
  *                    releases what it holds, the answer is `400 RequestTimeout`, and the
  *                    connection closes. Time in which the server is not reading (body bytes
  *                    wait unread, the socket is paused) never counts against the client,
@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { Server as TlsServer } from 'node:tls';
 import { renderError, S3Error } from '../s3/errors.js';
-import { cutBody } from './body-deadline.js';
+import { cutBody } from '../s3/body-deadline.js';
 
 export interface ConnectionLimits {
   /** Most open connections; 0: no cap. */

@@ -60,9 +60,10 @@ function send(res: ServerResponse, base: Record<string, string>, a: Answer): num
 
 /**
  * Serves /health and /metrics on the S3 port when they are addressed (see the module
- * header); true if it answered. A request signed for S3 is never taken here.
+ * header); true if it answered. A request signed for S3 is never taken here. The server
+ * hands it to the S3 app as its InternalEndpoints port (s3/ports.ts).
  */
-export function serveInternal(r: RequestContext): boolean {
+export function serveInternal(r: RequestContext, metrics: Metrics): boolean {
   if (r.method !== 'GET') return false;
   const path = pathOf(r.rawTarget);
   const authorization = r.headers.authorization;
@@ -75,7 +76,7 @@ export function serveInternal(r: RequestContext): boolean {
   if (path !== '/metrics' || r.deps.metricsToken === undefined || signedQuery) return false;
   if (authorization !== undefined && bearerToken(authorization) === undefined) return false; // an S3 request
   r.op = 'Metrics';
-  r.bytesOut += send(r.res, r.baseHeaders, metricsAnswer(r.deps.metrics, r.deps.metricsToken, authorization));
+  r.bytesOut += send(r.res, r.baseHeaders, metricsAnswer(metrics, r.deps.metricsToken, authorization));
   return true;
 }
 

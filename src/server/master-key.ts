@@ -14,21 +14,16 @@
  * Purposes never share bytes: each use derives its own key with HKDF-SHA256
  * ({@link deriveKey}), so a key sealed for one purpose cannot be replayed for another.
  */
-import { createHash, hkdfSync, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { MasterKey } from '../store/master-key-derive.js';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** Master key length: AES-256 / HMAC-SHA256 strength. */
 export const MASTER_KEY_BYTES = 32;
 
-export interface MasterKey {
-  /** The 32 key bytes. Never logged, never written into the repository. */
-  readonly key: Buffer;
-  /** Public fingerprint (16 hex chars of SHA-256 over a fixed label and the key), safe to log. */
-  readonly id: string;
-  /** Where it came from: 'env', or the key file's path. */
-  readonly source: string;
-}
+export type { MasterKey } from '../store/master-key-derive.js';
+export { deriveKey } from '../store/master-key-derive.js';
 
 /** Parses the key text (64 hex characters or base64 of 32 bytes); throws Error with `what` on bad input. */
 export function parseMasterKey(text: string, what: string): Buffer {
@@ -93,12 +88,4 @@ export function loadMasterKey(src: MasterKeySources): { masterKey?: MasterKey; c
   const key = randomBytes(MASTER_KEY_BYTES);
   writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   return { masterKey: { key, id: fingerprint(key), source: file }, created: true };
-}
-
-/**
- * A key for one purpose (e.g. 'strata/keys/seal/v1', 'strata/sse-s3/v1'): HKDF-SHA256 of
- * the master key with `purpose` as info. Pure; the same inputs always give the same bytes.
- */
-export function deriveKey(master: MasterKey, purpose: string, length = 32): Buffer {
-  return Buffer.from(hkdfSync('sha256', master.key, 'strata', purpose, length));
 }

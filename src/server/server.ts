@@ -4,17 +4,16 @@
  * credentials, build the app and serve; shut down gracefully (stop accepting, finish or
  * after a grace period cut requests in flight, close the store and its directory lock).
  */
-import { getRequestListener } from '@hono/node-server';
 import { openStore, homeDirectory } from '../store/open.js';
 import { erasureBanner } from '../store/erasure-open.js';
 import { erasureSetup } from './erasure-option.js';
 import type { Store, StoreOptions } from '../store/store.js';
-import { createApp } from '../s3/app.js';
+import { requestListener } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
 import { bootstrapKeys, type BootstrapResult } from './credentials.js';
 import { KeyRegistry } from '../store/keys-registry.js';
 import { createSealer } from '../store/keys-seal.js';
-import { startMetricsListener, type MetricsListener } from './internal-endpoints.js';
+import { serveInternal, startMetricsListener, type MetricsListener } from './internal-endpoints.js';
 import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
@@ -198,12 +197,12 @@ export async function startServer(
   ]);
   const erasureUpkeep = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
+  deps.internal = (r) => serveInternal(r, metrics);
   if (config.metricsToken !== undefined) deps.metricsToken = config.metricsToken;
   if (master.masterKey) deps.masterKey = master.masterKey;
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   if (config.sseCOverHttp) deps.sseCOverHttp = true;
-  const app = createApp(deps);
   const server = listener.server;
   // Expect: 100-continue is answered by the app once the request is authenticated and
   // authorized (s3/app.ts), so a refused client never sends its body.
@@ -221,7 +220,7 @@ export async function startServer(
     }
     log.info('metrics listening', { url: metricsListener.url });
   }
-  listener.ready(getRequestListener(app.fetch, { hostname: config.host, overrideGlobalObjects: false }));
+  listener.ready(requestListener(deps));
   const { port, url } = listener;
   if (dataDir) {
     try {

@@ -60,6 +60,20 @@ export function lowerCaseHeaders(headers: HeaderInput): Map<string, string> {
 }
 
 /**
+ * The distinct lower-case names of `signed`, sorted. A list that already is so (what every
+ * signer sends: SignedHeaders is sorted lower-case) is taken as it is, without a set or a sort.
+ */
+function sortedNames(signed: Iterable<string>): string[] {
+  const list = Array.isArray(signed) ? (signed as string[]) : [...signed];
+  let ok = true;
+  for (let i = 0; i < list.length && ok; i++) {
+    const n = list[i]!;
+    ok = n === n.toLowerCase() && (i === 0 || list[i - 1]! < n);
+  }
+  return ok ? list.slice() : [...new Set(list.map((n) => n.toLowerCase()))].sort();
+}
+
+/**
  * CanonicalHeaders and SignedHeaders for the headers named in `signed` (lower-case
  * names). Throws Error if a signed header is absent from `headers`: a verifier must
  * reject such a request, and a signer has a bug.
@@ -68,7 +82,7 @@ export function canonicalHeaders(
   headers: ReadonlyMap<string, string>,
   signed: Iterable<string>
 ): { canonical: string; signedHeaders: string } {
-  const names = [...new Set([...signed].map((n) => n.toLowerCase()))].sort();
+  const names = sortedNames(signed);
   let canonical = '';
   for (const name of names) {
     const value = headers.get(name);
@@ -93,14 +107,7 @@ export interface CanonicalRequestParts {
 
 /** Joins the six lines of the canonical request. */
 export function canonicalRequest(p: CanonicalRequestParts): string {
-  return [
-    p.method.toUpperCase(),
-    p.canonicalUri,
-    p.canonicalQuery,
-    p.canonicalHeaders,
-    p.signedHeaders,
-    p.payloadHash,
-  ].join('\n');
+  return `${p.method.toUpperCase()}\n${p.canonicalUri}\n${p.canonicalQuery}\n${p.canonicalHeaders}\n${p.signedHeaders}\n${p.payloadHash}`;
 }
 
 /**
@@ -123,4 +130,13 @@ export function wireBytes(canonicalRequestText: string): Uint8Array {
   return /[^\u0000-\u00ff]/.test(canonicalRequestText)
     ? Buffer.from(canonicalRequestText, 'utf8')
     : Buffer.from(canonicalRequestText, 'latin1');
+}
+
+/**
+ * What {@link wireBytes} hashes, without copying when it need not: an all-ASCII text (the
+ * usual canonical request) is the same bytes in latin1 and UTF-8, so the string itself is
+ * passed on (hashed as UTF-8); any other text becomes wireBytes' bytes.
+ */
+export function wireText(canonicalRequestText: string): string | Uint8Array {
+  return /[^\u0000-\u007f]/.test(canonicalRequestText) ? wireBytes(canonicalRequestText) : canonicalRequestText;
 }

@@ -66,7 +66,7 @@ function pairsOf(query: QueryInput): (readonly [string, string])[] {
  * parameter without a value is `name=`. Input names/values are *decoded* strings.
  */
 export function canonicalQuery(query: QueryInput | undefined): string {
-  if (!query) return '';
+  if (!query || (Array.isArray(query) && query.length === 0)) return '';
   const encoded = pairsOf(query).map(([k, v]) => [uriEncode(k), uriEncode(v)] as const);
   encoded.sort(([ak, av], [bk, bv]) =>
     ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0

@@ -4,6 +4,7 @@
  * SigV4 uses exactly two: SHA-256 (of the payload and of the canonical request, as
  * lowercase hex) and HMAC-SHA256 (key derivation and the final signature).
  */
+import * as nodeCrypto from 'node:crypto';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 /** `x-amz-content-sha256` of an empty body (SHA-256 of zero bytes). */
@@ -13,8 +14,16 @@ export const EMPTY_PAYLOAD_SHA256 =
 /** `x-amz-content-sha256` for a body that is not covered by the signature (S3 only). */
 export const UNSIGNED_PAYLOAD = 'UNSIGNED-PAYLOAD';
 
+/**
+ * Node's one-shot digest (`crypto.hash`, Node >= 20.12): about half the cost of a
+ * createHash object for the few hundred bytes of a canonical request. Undefined on older
+ * runtimes (and Bun builds without it), where createHash is used.
+ */
+const oneShot = (nodeCrypto as { hash?: (alg: string, data: string | Uint8Array, enc: 'hex') => string }).hash;
+
 /** Lowercase hex SHA-256 of a UTF-8 string or of bytes (chunks are hashed in order). */
 export function sha256Hex(data: string | Uint8Array | readonly Uint8Array[]): string {
+  if (oneShot && (typeof data === 'string' || data instanceof Uint8Array)) return oneShot('sha256', data, 'hex');
   const hash = createHash('sha256');
   if (typeof data === 'string' || data instanceof Uint8Array) hash.update(data);
   else for (const chunk of data) hash.update(chunk);
@@ -39,4 +48,17 @@ export function signaturesEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
   const y = Buffer.from(b, 'utf8');
   return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** 32 bytes as 64 lower-case hex digits: the only form a SigV4 signature is computed in. */
+const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether `provided` (hex text from the request) is the signature `expected` (the 32 raw
+ * HMAC bytes), compared in constant time over the bytes. Only 64 lower-case hex digits can
+ * match (what `toHex(expected)` would be compared with); anything else is false at once.
+ */
+export function signatureMatches(expected: Uint8Array, provided: string): boolean {
+  if (expected.length !== 32 || !HEX_SIGNATURE.test(provided)) return false;
+  return timingSafeEqual(expected, Buffer.from(provided, 'hex'));
 }

@@ -56,6 +56,9 @@ export type StoreErrorCode =
   | 'Unsafe'
   | 'Closed'
   | 'Aborted'
+  // The storage backend failed: retryably (Unavailable: S3 503) or not (Io: S3 500). The
+  // store's boundary (boundary.ts) wraps provider errors in these.
+  | 'Unavailable'
   | 'Io';
 
 export class StoreError extends Error {

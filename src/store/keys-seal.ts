@@ -14,7 +14,7 @@
  * repository lifetime), far below GCM's random-nonce limit of 2^32 per key.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { deriveKey, type MasterKey } from '../server/master-key.js';
+import { deriveKey, type MasterKey } from './master-key-derive.js';
 import { KeyError } from './keys-record.js';
 
 /** HKDF purpose of the sealing key; bump the version to change the scheme. */

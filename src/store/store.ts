@@ -2,7 +2,8 @@
  * @module The Store API: what the S3 layer calls. One method per operation family; all
  * state changes go through the repository's group commit.
  *
- * Errors are StoreError with stable codes (errors.ts); nothing here knows HTTP.
+ * Errors are StoreError with stable codes (errors.ts); nothing here knows HTTP. Provider
+ * errors are wrapped in StoreErrors at this boundary (boundary.ts, applied below the class).
  */
 import type { Provider } from '../provider/provider.js';
 import { Repository, type RepositoryOptions } from './repository.js';
@@ -34,6 +35,7 @@ import { stateAsOf, type AsOfState } from './as-of.js';
 import { listObjectsAsOf, type AsOfListOptions } from './as-of-list.js';
 import { restoreBucket, type RestoreOptions, type RestoreResult } from './restore.js';
 import { listHistory, type HistoryOptions, type HistoryPage } from './history.js';
+import { guardGetResult, guardMethods } from './boundary.js';
 
 export type StoreOptions = RepositoryOptions;
 
@@ -281,3 +283,6 @@ export class Store {
     await this.#release?.();
   }
 }
+
+// The error boundary: a ProviderError never leaves a Store method (nor a GET body) unwrapped.
+guardMethods(Store.prototype, { getObject: guardGetResult });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConnectionGuard, type ConnectionLimits } from '../../src/server/connection-guard.js';
-import { bodyCut } from '../../src/server/body-deadline.js';
+import { bodyCut } from '../../src/s3/body-deadline.js';
 import { hold } from '../integration/support/bounds.js';
 import { errorCode } from '../integration/wire.js';
 

@@ -6,9 +6,9 @@
 import { parseAmzDate } from '../../sigv4/canonical.js';
 import { S3Error } from '../errors.js';
 import { MAX_CLOCK_SKEW_MS } from '../limits.js';
-import { classifyPayloadHash } from './payload.js';
+import { classifyPayloadHash, type PayloadKind } from './payload.js';
 import type { ReadTarget } from './target.js';
-import type { AuthRequest, AuthResult, SecretLookup, VerifyOptions } from './types.js';
+import type { AuthRequest, AuthResult, PayloadMode, SecretLookup, VerifyOptions } from './types.js';
 import {
   amzDateFromHttpDate,
   checkSkew,
@@ -31,19 +31,20 @@ export interface AuthorizationHeaderV4 {
  * when a component is missing, repeated or unknown.
  */
 export function parseAuthorizationV4(value: string): AuthorizationHeaderV4 {
-  const fields = new Map<string, string>();
+  let credential: string | undefined;
+  let signedHeaders: string | undefined;
+  let signature: string | undefined;
   for (const part of value.split(',')) {
     const item = part.trim();
     if (item === '') continue;
     const eq = item.indexOf('=');
     const name = eq < 0 ? item : item.slice(0, eq).trim();
-    if (eq < 0 || fields.has(name) || !['Credential', 'SignedHeaders', 'Signature'].includes(name))
-      throw malformedAuth('header', `unexpected component "${name}".`);
-    fields.set(name, item.slice(eq + 1).trim());
+    const text = item.slice(eq + 1).trim();
+    if (eq >= 0 && name === 'Credential' && credential === undefined) credential = text;
+    else if (eq >= 0 && name === 'SignedHeaders' && signedHeaders === undefined) signedHeaders = text;
+    else if (eq >= 0 && name === 'Signature' && signature === undefined) signature = text;
+    else throw malformedAuth('header', `unexpected component "${name}".`);
   }
-  const credential = fields.get('Credential');
-  const signedHeaders = fields.get('SignedHeaders');
-  const signature = fields.get('Signature');
   if (!credential || !signedHeaders || !signature)
     throw malformedAuth(
       'header',
@@ -101,31 +102,26 @@ export function verifyHeaderV4(
     payloadHash,
     query: target.query,
   });
-  const base = {
+  return {
     accessKeyId: credential.accessKeyId,
     region: credential.region,
-    signatureVersion: 4 as const,
-    form: 'header' as const,
+    signatureVersion: 4,
+    form: 'header',
     signedHeaders: auth.signedHeaders.split(';'),
+    payload: headerPayload(kind, auth.signature, signingKey, scope, amzDate),
   };
+}
+
+/** The body contract of a header-signed request whose x-amz-content-sha256 is `kind`. */
+function headerPayload(kind: PayloadKind, seedSignature: string, signingKey: Buffer, scope: string, amzDate: string): PayloadMode {
   switch (kind.kind) {
     case 'sha256':
-      return { ...base, payload: { mode: 'sha256', hex: kind.hex } };
+      return { mode: 'sha256', hex: kind.hex };
     case 'unsigned':
-      return { ...base, payload: { mode: 'unsigned' } };
+      return { mode: 'unsigned' };
     case 'streaming-unsigned-trailer':
-      return { ...base, payload: { mode: 'streaming-unsigned-trailer' } };
+      return { mode: 'streaming-unsigned-trailer' };
     case 'streaming-signed':
-      return {
-        ...base,
-        payload: {
-          mode: 'streaming-signed',
-          trailer: kind.trailer,
-          seedSignature: auth.signature,
-          signingKey,
-          scope,
-          amzDate,
-        },
-      };
+      return { mode: 'streaming-signed', trailer: kind.trailer, seedSignature, signingKey, scope, amzDate };
   }
 }

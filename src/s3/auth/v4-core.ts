@@ -13,11 +13,12 @@ import {
   canonicalRequest,
   credentialScope,
   formatAmzDate,
-  lowerCaseHeaders,
+  normalizeHeaderValue,
   stringToSign,
   wireBytes,
+  wireText,
 } from '../../sigv4/canonical.js';
-import { hmacSha256, signaturesEqual, toHex } from '../../sigv4/hash.js';
+import { hmacSha256, signatureMatches } from '../../sigv4/hash.js';
 import { deriveSigningKey } from '../../sigv4/signing-key.js';
 import { S3Error } from '../errors.js';
 import { canonicalQueryOf, canonicalUriCandidates, type ReadTarget } from './target.js';
@@ -104,6 +105,24 @@ export function secretOf(lookup: (id: string) => string | undefined, accessKeyId
   return secret;
 }
 
+/**
+ * The request's headers by lower-case name (repeated names joined with `,`, as
+ * lowerCaseHeaders does), with only the `signed` ones' values normalised: the others are
+ * only looked at by name. Pure.
+ */
+function requestHeaders(raw: AuthRequest['headers'], signed: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const name in raw) {
+    const value = raw[name];
+    if (value === undefined) continue;
+    const lower = name.toLowerCase();
+    const v = signed.includes(lower) ? normalizeHeaderValue(value) : value;
+    const prev = out.get(lower);
+    out.set(lower, prev === undefined ? v : `${prev},${v}`);
+  }
+  return out;
+}
+
 export interface SignatureClaim {
   form: V4Form;
   credential: Credential;
@@ -135,11 +154,11 @@ export function verifySignature(
   if (signed.some((n) => n === '' || n !== n.toLowerCase()))
     throw malformedAuth(claim.form, 'SignedHeaders must be a list of lower-case header names.');
   if (!signed.includes('host')) throw malformedAuth(claim.form, 'SignedHeaders must include host.');
-  const headers = lowerCaseHeaders(req.headers);
-  const signedSet = new Set(signed);
-  const notSigned = [...headers.keys()].filter(
-    (n) => n.startsWith('x-amz-') && !signedSet.has(n) && !claim.exemptHeaders?.has(n)
-  );
+  const headers = requestHeaders(req.headers, signed);
+  const notSigned: string[] = [];
+  for (const n of headers.keys()) {
+    if (n.startsWith('x-amz-') && !signed.includes(n) && !claim.exemptHeaders?.has(n)) notSigned.push(n);
+  }
   if (notSigned.length > 0)
     throw new S3Error(
       'AccessDenied',
@@ -178,8 +197,8 @@ export function verifySignature(
       signedHeaders: canonical.signedHeaders,
       payloadHash: claim.payloadHash,
     });
-    const sts = stringToSign(claim.amzDate, scope, wireBytes(creq));
-    if (signaturesEqual(toHex(hmacSha256(signingKey, sts)), claim.signature))
+    const sts = stringToSign(claim.amzDate, scope, wireText(creq));
+    if (signatureMatches(hmacSha256(signingKey, sts), claim.signature))
       return { signingKey, scope };
     first ??= { creq, sts };
   }

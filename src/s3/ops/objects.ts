@@ -125,13 +125,12 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
     }
     throw err;
   }
-  const headers = {
-    ...objectHeaders(r, g, e.overrides, e.partNumber),
-    ...versionIdHeader(r, e.bucket, g.version.versionId, named),
-    ...encryptionHeaders(g.version.encryption?.mode, customer),
-    ...(await lockResponseHeaders(r, e.bucket, e.key, g.version.lock)),
-    ...expirationHeader(r, e.bucket, e.key, g.version, !named),
-  };
+  // One object, filled in order (later names win, as spreads would): no copies per GET, and
+  // no await unless the object carries a lock.
+  const headers = objectHeaders(r, g, e.overrides, e.partNumber);
+  Object.assign(headers, versionIdHeader(r, e.bucket, g.version.versionId, named), encryptionHeaders(g.version.encryption?.mode, customer));
+  if (g.version.lock) Object.assign(headers, await lockResponseHeaders(r, e.bucket, e.key, g.version.lock));
+  Object.assign(headers, expirationHeader(r, e.bucket, e.key, g.version, !named));
   await sendStream(r, g.range ? 206 : 200, headers, g.body);
 }
 

@@ -4,7 +4,8 @@
  * must stop waiting at once, release what it holds and answer `RequestTimeout`.
  *
  * The guard calls {@link cutBody}; body readers race their next read against
- * {@link bodyCut}. Keyed by the request object, so nothing outlives the request.
+ * {@link bodyCut}. Keyed by the request object, so nothing outlives the request. It lives in
+ * the S3 layer (the server's guard imports it), so that src/s3 never imports src/server.
  */
 import type { IncomingMessage } from 'node:http';
 
