@@ -37,7 +37,7 @@ import { cleanLockDir } from './lock-file.js';
 import { walkKeys } from './walk.js';
 import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
-import { openSegmentFile } from './log-segment.js';
+import { checkSegmentSize, openSegmentFile } from './log-segment.js';
 import type { AppendLog } from '../append-log.js';
 
 export { acquireDirectoryLock, DIRECTORY_LOCK_NAME, type DirectoryLock } from './directory-lock.js';
@@ -331,6 +331,7 @@ export class FsProvider implements Provider {
    * (log-segment.ts). Throws ProviderError 'PreconditionFailed' if `key` exists, 'Io'.
    */
   async openLog(key: string, bytes: number): Promise<AppendLog> {
+    checkSegmentSize(bytes); // before anything is created
     await this.put(key, [], { ifNoneMatch: '*', contentLength: 0 });
     const { file } = this.#locate(key);
     return openSegmentFile(key, file, bytes, () => {

@@ -16,15 +16,20 @@ import { HEADER_BYTES } from './blob-file.js';
 /** Largest segment the fs provider preallocates: 1 GiB, far above what a repository asks. */
 export const MAX_SEGMENT_BYTES = 1024 * 1024 * 1024;
 
+/** Throws RangeError unless `bytes` is a segment size the fs provider preallocates. */
+export function checkSegmentSize(bytes: number): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_SEGMENT_BYTES) {
+    throw new RangeError(`segment size must be 0 to ${MAX_SEGMENT_BYTES} bytes, not ${bytes}`);
+  }
+}
+
 /**
  * Opens the blob file at `path` (just created, empty) as segment `key`, extends it to `bytes`
  * and syncs that. `grew` is called whenever an append extends the file past its size so far
  * (cached read handles must forget the old size). Throws ProviderError 'Io'.
  */
 export async function openSegmentFile(key: string, path: string, bytes: number, grew: () => void): Promise<AppendLog> {
-  if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_SEGMENT_BYTES) {
-    throw new RangeError(`segment size must be 0 to ${MAX_SEGMENT_BYTES} bytes, not ${bytes}`);
-  }
+  checkSegmentSize(bytes);
   let handle: FileHandle | undefined;
   try {
     handle = await open(path, 'r+');
