@@ -129,24 +129,35 @@ export async function loadChainTip(provider: Provider, anchor: Anchor, root: Roo
   const commits = await walkBack(provider, anchor, root);
   const tip: ChainTipRef = { seq: anchor.seq, head: anchor.head, log: anchor.log };
   if (anchor.log) {
-    const scanned = await scanLog(provider, anchor.log, { seq: anchor.seq, ref: anchor.head ?? anchor.root });
-    for (const c of scanned.commits) commits.push(c.record);
-    const last = scanned.commits.at(-1);
-    if (last) {
-      tip.seq = last.record.seq;
-      tip.head = last.ref;
-    }
-    tip.log = scanned.end;
-    // Only with no writer appending (an open holds the directory lock): a frame being appended
-    // right now would look like a gap before the next one. GC's mark, beside a running
-    // repository, passes checkTail false.
-    const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq);
-    if (beyond !== undefined) {
-      throw new StoreError('BrokenChain', `log segment ${scanned.end.key}: the log ends at ${scanned.end.offset} (commit ${tip.seq}) but a valid later frame lies at ${beyond}: bytes in between are damaged`);
+    let from = anchor.log;
+    let parent: RecordRef = anchor.head ?? anchor.root;
+    // A reader beside a running repository (verify) may stop at a frame being appended while a
+    // later one completes meanwhile: the scan goes on from where it stopped before concluding.
+    for (let attempt = 1; ; attempt++) {
+      const scanned = await scanLog(provider, from, { seq: tip.seq, ref: parent });
+      for (const c of scanned.commits) commits.push(c.record);
+      const last = scanned.commits.at(-1);
+      if (last) {
+        tip.seq = last.record.seq;
+        tip.head = last.ref;
+        parent = last.ref;
+      }
+      tip.log = from = scanned.end;
+      // GC's mark, beside a running repository, passes checkTail false: it needs no proof of
+      // the end, only what is there.
+      const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq);
+      if (beyond === undefined) break;
+      if (attempt >= TAIL_ATTEMPTS) {
+        throw new StoreError('BrokenChain', `log segment ${scanned.end.key}: the log ends at ${scanned.end.offset} (commit ${tip.seq}) but a valid later frame lies at ${beyond}: bytes in between are damaged`);
+      }
     }
   }
   return { commits, tip };
 }
+
+/** Scans of the log's tail before a gap followed by a valid frame is called damage (recovery
+ * alone: 1 would do; a reader beside a writer may see one append in flight per scan). */
+const TAIL_ATTEMPTS = 3;
 
 async function walkBack(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
   const commits: CommitRecord[] = [];
