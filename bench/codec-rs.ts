@@ -1,10 +1,13 @@
 /**
  * @module Reed-Solomon benchmark: encode and worst-case reconstruct MB/s (of data bytes),
- * per kernel flavor, through the public API (copies into and out of wasm memory included).
+ * per kernel flavor, through the public API (copies into and out of wasm memory included),
+ * with ISA-L (bench/isal/) run on the same configuration right after each Strata run.
  */
 import { createEncoder } from '../src/codec/reed-solomon.js';
 import { availableFlavors, type Flavor } from '../src/wasm/loader.js';
-import { rates } from './lib/timing.js';
+import { buildIsalHarness, runIsal, type IsalHarness } from './isal/isal.js';
+import { kernelResidentRates } from './codec-rs-kernel.js';
+import { cpuRates as rates } from './codec-rs-timing.js';
 import { medianRange, median, fmt } from './lib/stats.js';
 import { table } from './lib/markdown.js';
 
@@ -17,13 +20,28 @@ export const RS_CONFIGS: [number, number][] = [
 ];
 export const RS_SHARD_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024];
 
+/** A Strata kernel flavor through the API, a flavor's kernel alone on resident data
+ * (bench/codec-rs-kernel.ts), or an ISA-L entry point timed by bench/isal/isal-rs.c. */
+export type RsImpl = Flavor | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
+
+export const RS_OPS = ['encode', 'reconstruct', 'reconstruct-alloc'] as const;
+export type RsOp = (typeof RS_OPS)[number];
+
 export interface RsResult {
-  flavor: Flavor;
+  impl: RsImpl;
   k: number;
   m: number;
   shard: number;
-  op: 'encode' | 'reconstruct';
+  /** reconstruct: into reused buffers (options.into), the same work as encode and ISA-L;
+   * reconstruct-alloc: new arrays per call, the API's default. */
+  op: RsOp;
   mbps: number[];
+}
+
+export interface RsMeasurement {
+  results: RsResult[];
+  /** Why ISA-L is absent from `results` (no compiler or no libisal-dev), if it is. */
+  isalSkipped?: string;
 }
 
 function randomShards(n: number, size: number, seed: number): Uint8Array[] {
@@ -43,77 +61,132 @@ function randomShards(n: number, size: number, seed: number): Uint8Array[] {
   });
 }
 
-/** Measures every (flavor, k, m, shard size, op); `quick` shortens each run. */
-export function measureRs(opts: { quick?: boolean; flavors?: Flavor[] } = {}): RsResult[] {
+/**
+ * Measures every (k, m, shard size): each Strata flavor's encode and reconstruct, then ISA-L's
+ * (when its harness builds), so each pair of rows shares one stretch of machine load.
+ * `quick` shortens each run; `isal: false` leaves ISA-L out; `configs` and `sizes` narrow the
+ * grid (default RS_CONFIGS x RS_SHARD_SIZES).
+ */
+export function measureRs(
+  opts: { quick?: boolean; flavors?: Flavor[]; isal?: boolean; configs?: [number, number][]; sizes?: number[] } = {}
+): RsMeasurement {
   const flavors = opts.flavors ?? availableFlavors('gf256');
-  const runs = opts.quick ? 2 : 5;
+  const runs = opts.quick ? 3 : 5;
   const minMs = opts.quick ? 30 : 250;
+  const harness: IsalHarness = opts.isal === false ? { skipped: 'skipped: not requested' } : buildIsalHarness();
   const out: RsResult[] = [];
-  for (const [k, m] of RS_CONFIGS) {
-    for (const shard of RS_SHARD_SIZES) {
+  for (const [k, m] of opts.configs ?? RS_CONFIGS) {
+    for (const shard of opts.sizes ?? RS_SHARD_SIZES) {
       const shards = randomShards(k + m, shard, k * 31 + shard);
       for (const flavor of flavors) {
         const rs = createEncoder(k, m, { flavor });
         const dataBytes = k * shard;
         const enc = rates(() => rs.encode(shards), dataBytes / 1e6, runs, minMs);
-        out.push({ flavor, k, m, shard, op: 'encode', mbps: enc });
+        out.push({ impl: flavor, k, m, shard, op: 'encode', mbps: enc });
         // Worst case: the first m data shards are lost; the decode matrix is cached after
-        // the warm-up run, as it is for a repeated erasure pattern.
+        // the warm-up run, as it is for a repeated erasure pattern. First into buffers that
+        // are reused (as encode reuses its parity arrays), then new arrays per call.
         const work = shards.slice();
-        const rec = rates(
-          () => {
-            for (let i = 0; i < m; i++) work[i] = null as unknown as Uint8Array;
-            rs.reconstructData(work);
-          },
-          dataBytes / 1e6,
-          runs,
-          minMs
-        );
-        out.push({ flavor, k, m, shard, op: 'reconstruct', mbps: rec });
+        const into: Uint8Array[] = shards.map(() => new Uint8Array(shard));
+        const lose = () => {
+          for (let i = 0; i < m; i++) work[i] = null as unknown as Uint8Array;
+        };
+        const rec = rates(() => (lose(), rs.reconstructData(work, { into })), dataBytes / 1e6, runs, minMs);
+        out.push({ impl: flavor, k, m, shard, op: 'reconstruct', mbps: rec });
+        const alloc = rates(() => (lose(), rs.reconstructData(work)), dataBytes / 1e6, runs, minMs);
+        out.push({ impl: flavor, k, m, shard, op: 'reconstruct-alloc', mbps: alloc });
+        if (flavor !== 'scalar') {
+          const kern = kernelResidentRates(flavor, k, m, shard, runs, minMs);
+          out.push({ impl: `${flavor}-kernel`, k, m, shard, op: 'encode', mbps: kern });
+        }
+      }
+      if ('path' in harness) {
+        for (const row of runIsal(harness.path, k, m, shard, runs, minMs, 'cpu')) {
+          out.push({ impl: `isal-${row.impl}`, k, m, shard, op: row.op, mbps: row.mbps });
+        }
       }
     }
   }
-  return out;
+  return 'skipped' in harness ? { results: out, isalSkipped: harness.skipped } : { results: out };
 }
 
 const sizeLabel = (n: number) => (n >= 1 << 20 ? `${n >> 20} MiB` : `${n >> 10} KiB`);
 
-/** Markdown: one row per (op, k+m, flavor), one column per shard size, plus SIMD/scalar ratio. */
-export function renderRs(results: RsResult[]): string {
-  const flavors = [...new Set(results.map((r) => r.flavor))];
+const IMPL_LABEL: Record<RsImpl, string> = {
+  simd: 'Strata simd',
+  relaxed: 'Strata relaxed',
+  scalar: 'Strata scalar',
+  'simd-kernel': 'Strata simd kernel alone (resident, no copies)',
+  'relaxed-kernel': 'Strata relaxed kernel alone (resident, no copies)',
+  'scalar-kernel': 'Strata scalar kernel alone (resident, no copies)',
+  'isal-sse': 'ISA-L sse (ec_encode_data_sse)',
+  'isal-dispatch': 'ISA-L dispatch (ec_encode_data)',
+};
+
+/** The result for one cell, if measured. */
+export function pick(results: RsResult[], impl: RsImpl, op: RsOp, k: number, m: number, shard: number): RsResult | undefined {
+  return results.find((x) => x.impl === impl && x.op === op && x.k === k && x.m === m && x.shard === shard);
+}
+
+/** Markdown table of median ratios a/b per (op, k+m) and shard size. */
+function ratioTable(results: RsResult[], a: RsImpl, b: RsImpl): string {
   const rows: string[][] = [];
-  for (const op of ['encode', 'reconstruct'] as const) {
+  for (const op of RS_OPS) {
     for (const [k, m] of RS_CONFIGS) {
-      for (const flavor of flavors) {
-        const cells = RS_SHARD_SIZES.map((shard) => {
-          const r = results.find((x) => x.op === op && x.k === k && x.m === m && x.shard === shard && x.flavor === flavor);
-          return r ? medianRange(r.mbps) : '';
-        });
-        rows.push([op, `${k}+${m}`, flavor, ...cells]);
-      }
+      const cells = RS_SHARD_SIZES.map((shard) => {
+        const x = pick(results, a, op, k, m, shard);
+        const y = pick(results, b, op, k, m, shard);
+        return x && y ? `${fmt(median(x.mbps) / median(y.mbps), 2)}x` : '';
+      });
+      if (cells.some((c) => c !== '')) rows.push([op, `${k}+${m}`, ...cells]);
     }
   }
-  const ratioRows: string[][] = [];
-  if (flavors.includes('simd') && flavors.includes('scalar')) {
-    for (const op of ['encode', 'reconstruct'] as const) {
-      for (const [k, m] of RS_CONFIGS) {
+  return table(['op', 'k+m', ...RS_SHARD_SIZES.map(sizeLabel)], rows, ['l', 'l']);
+}
+
+/** Markdown: one row per (op, k+m, implementation), one column per shard size, plus ratios. */
+export function renderRs(measured: RsMeasurement, strata: Flavor): string {
+  const { results } = measured;
+  const impls = [...new Set(results.map((r) => r.impl))];
+  const rows: string[][] = [];
+  for (const op of RS_OPS) {
+    for (const [k, m] of RS_CONFIGS) {
+      for (const impl of impls) {
         const cells = RS_SHARD_SIZES.map((shard) => {
-          const pick = (f: Flavor) =>
-            results.find((x) => x.op === op && x.k === k && x.m === m && x.shard === shard && x.flavor === f);
-          const s = pick('simd');
-          const c = pick('scalar');
-          return s && c ? `${fmt(median(s.mbps) / median(c.mbps), 1)}x` : '';
+          const r = pick(results, impl, op, k, m, shard);
+          return r ? medianRange(r.mbps) : '';
         });
-        ratioRows.push([op, `${k}+${m}`, ...cells]);
+        if (cells.some((c) => c !== '')) rows.push([op, `${k}+${m}`, IMPL_LABEL[impl], ...cells]);
       }
     }
   }
   const sizes = RS_SHARD_SIZES.map(sizeLabel);
   let md =
-    '### Reed-Solomon, MB/s of data (median (min–max)), single thread, through the API\n\n' +
-    table(['op', 'k+m', 'flavor', ...sizes], rows, ['l', 'l', 'l']);
-  if (ratioRows.length) {
-    md += '\n\n### SIMD / scalar speed-up (medians)\n\n' + table(['op', 'k+m', ...sizes], ratioRows, ['l', 'l']);
+    '### Reed-Solomon, MB/s of data (median (min–max)) per CPU-second, single thread\n\n' +
+    'Every row is timed by the CPU time of its process (bench/codec-rs-timing.ts; the ISA-L harness ' +
+    'by CLOCK_PROCESS_CPUTIME_ID), not the wall clock, so time spent descheduled on this shared ' +
+    'machine does not count; it still shares caches and cores with whatever else runs. ' +
+    'Strata rows go through the public API (copies into and out of wasm memory included); ' +
+    'ISA-L rows call the library on the shards in place (bench/isal/isal-rs.c, built with cc -O2 at ' +
+    'bench time), right after the Strata rows of the same configuration. Reconstruct loses the first ' +
+    'm data shards; both sides reuse the decode matrix (Strata from its cache) and rebuild into ' +
+    'buffers reused from call to call (Strata: `options.into`), as encode reuses its parity arrays. ' +
+    '"Kernel alone" runs the API\'s slices with the data already in wasm memory (no copies; the ' +
+    'slices stay cache-resident): its gap to the API row is the copying, its gap to ISA-L the arithmetic. ' +
+    '`reconstruct-alloc` is Strata without `into`: m new arrays per call, whose first-touch page ' +
+    'faults cost about as much as the arithmetic at 1 MiB shards.\n\n' +
+    table(['op', 'k+m', 'implementation', ...sizes], rows, ['l', 'l', 'l']);
+  if (measured.isalSkipped) md += `\n\nISA-L: ${measured.isalSkipped}`;
+  if (impls.includes('isal-sse')) {
+    md += `\n\n### Strata ${strata} / ISA-L sse (medians)\n\n` + ratioTable(results, strata, 'isal-sse');
+    if (impls.includes(`${strata}-kernel`)) {
+      md +=
+        `\n\n### Strata ${strata} kernel alone (resident, no copies) / ISA-L sse (medians)\n\n` +
+        ratioTable(results, `${strata}-kernel`, 'isal-sse');
+    }
+  }
+  if (impls.includes('simd') && impls.includes('scalar')) {
+    md += '\n\n### SIMD / scalar speed-up (medians)\n\n' + ratioTable(results, 'simd', 'scalar');
   }
   return md;
 }

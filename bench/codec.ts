@@ -1,26 +1,36 @@
 /**
  * @module `npm run bench:codec`: Reed-Solomon and checksum throughput, single-threaded,
- * with peers (node:crypto, node:zlib, hash-wasm) measured in the same run. Prints markdown
- * and rewrites the `bench:codec` section of bench/RESULTS.md.
+ * with peers (ISA-L through bench/isal/, node:crypto, node:zlib, hash-wasm) measured in the
+ * same run. Prints markdown and rewrites the `bench:codec` section of bench/RESULTS.md.
  *
- * Flags: --quick (short runs, for smoke tests), --no-write (print only).
+ * Flags: --quick (short runs, for smoke tests), --no-write (print only), --rs-targets (only
+ * the RS configuration the targets are set at, RS(10,4) with 1 MiB shards; implies --no-write).
  */
 import { measureRs, renderRs } from './codec-rs.js';
+import { renderRsTargets } from './codec-rs-targets.js';
 import { runChecksumBench } from './codec-checksum.js';
 import { machineLine } from './lib/machine.js';
 import { writeSection } from './lib/results.js';
-import { availableFlavors } from '../src/wasm/loader.js';
+import { availableFlavors, defaultFlavor } from '../src/wasm/loader.js';
 
 const quick = process.argv.includes('--quick');
-const write = !process.argv.includes('--no-write');
+const rsTargets = process.argv.includes('--rs-targets');
+const write = !process.argv.includes('--no-write') && !rsTargets;
 
 const started = Date.now();
 const log = (msg: string) => process.stderr.write(`[bench:codec +${((Date.now() - started) / 1000).toFixed(0)}s] ${msg}\n`);
 
-log('Reed-Solomon: encode and worst-case reconstruct, every flavor this runtime accepts');
-const rs = renderRs(measureRs({ quick, flavors: availableFlavors('gf256') }));
-log('checksums: Strata wasm vs hash-wasm vs node:crypto / node:zlib');
-const sums = await runChecksumBench({ quick });
+log('Reed-Solomon: encode and worst-case reconstruct, every flavor this runtime accepts, ISA-L interleaved');
+const measured = measureRs({
+  quick,
+  flavors: availableFlavors('gf256'),
+  ...(rsTargets ? { configs: [[10, 4]], sizes: [1024 * 1024] } : {}),
+});
+if (measured.isalSkipped) log(`ISA-L ${measured.isalSkipped}`);
+const strata = defaultFlavor('gf256');
+const rs = [renderRsTargets(measured, strata), renderRs(measured, strata)].join('\n\n');
+if (!rsTargets) log('checksums: Strata wasm vs hash-wasm vs node:crypto / node:zlib');
+const sums = rsTargets ? '' : await runChecksumBench({ quick });
 
 const body = [
   '## Codec (`npm run bench:codec`)',

@@ -47,47 +47,56 @@ const loopOps = (runs: RunResult[] | undefined) => (runs?.length ? median(runs.m
 /** Rate of a repair: bytes the wiped domain held over the wall time of `strata scrub --repair`. */
 export const repairMiB = (r: Maintenance['repairOne']) => (r ? r.wipedBytes / MIB / r.wallSeconds : NaN);
 
-/** The issue's targets, one row each, with what was measured and PASS/MISS. */
+/** The erasure lanes every target table has rows for, measured in this run or not. */
+const EC_LANES = ['ec 4+2', 'ec 10+4'];
+/** Measured cell and verdict of a row whose figure this run did not take. */
+const NOT_RUN = ['not run', 'n/a'];
+
+/** The issue's targets, one row each — every row present in every run, with what was
+ * measured and PASS/MISS, or "not run" when the lane or phase was left out (--only). */
 export function targetsTable(res: ErasureResults): string {
   const rows: string[][] = [];
   const big = `${fmt(res.bigSize / MIB)} MiB`;
-  const ec = [...res.maintenance.keys()];
   const put104 = bigMiB(res.bigPut.get('ec 10+4'));
   const get104 = bigMiB(res.bigGet.get('ec 10+4'));
-  if (res.bigPut.has('ec 10+4')) {
-    rows.push([`${big} PUT, (10,4), 1 client`, '>= 300 MiB/s', `${fmt(put104)} MiB/s`, verdict(put104 >= 300)]);
-    rows.push([`${big} GET, (10,4), 1 client`, '>= 400 MiB/s', `${fmt(get104)} MiB/s`, verdict(get104 >= 400)]);
-  }
-  for (const lane of ec) {
+  const measured = (ok: boolean, text: string, pass: boolean) => (ok ? [text, verdict(pass)] : NOT_RUN);
+  rows.push([`${big} PUT, (10,4), 1 client`, '>= 300 MiB/s', ...measured(res.bigPut.has('ec 10+4'), `${fmt(put104)} MiB/s`, put104 >= 300)]);
+  rows.push([`${big} GET, (10,4), 1 client`, '>= 400 MiB/s', ...measured(res.bigGet.has('ec 10+4'), `${fmt(get104)} MiB/s`, get104 >= 400)]);
+  for (const lane of EC_LANES) {
     const d = bigMiB(res.degradedGet.get(lane));
-    if (res.degradedGet.has(lane)) rows.push([`${big} degraded GET, ${lane}, m domains wiped`, '>= 250 MiB/s', `${fmt(d)} MiB/s`, verdict(d >= 250)]);
+    rows.push([`${big} degraded GET, ${lane}, m domains wiped`, '>= 250 MiB/s', ...measured(res.degradedGet.has(lane), `${fmt(d)} MiB/s`, d >= 250)]);
   }
-  for (const lane of ec) {
+  for (const lane of EC_LANES) {
     const r = res.maintenance.get(lane)?.repairOne;
-    if (r) {
-      const rate = repairMiB(r);
-      rows.push([`repair one lost domain (${fmt(r.wipedBytes / MIB)} MiB), ${lane}`, '>= 200 MiB/s', `${fmt(rate)} MiB/s (${fmt(r.wallSeconds, 1)} s)`, verdict(rate >= 200)]);
-    }
+    const rate = repairMiB(r);
+    rows.push([
+      r ? `repair one lost domain (${fmt(r.wipedBytes / MIB)} MiB), ${lane}` : `repair one lost domain, ${lane}`,
+      '>= 200 MiB/s',
+      ...measured(!!r, r ? `${fmt(rate)} MiB/s (${fmt(r.wallSeconds, 1)} s)` : '', rate >= 200),
+    ]);
   }
   const fsPut = loopOps(res.smallPut.get('fs'));
   const fsGet = loopOps(res.smallGet.get('fs'));
-  for (const lane of ec) {
+  for (const lane of EC_LANES) {
     for (const [op, fsOps, runs] of [
       ['PUT', fsPut, res.smallPut.get(lane)],
       ['GET', fsGet, res.smallGet.get(lane)],
     ] as const) {
-      if (!runs) continue;
       const ops = loopOps(runs);
       const share = ops / fsOps;
-      rows.push([`4 KiB ${op}, ${lane} vs fs, 16 conn`, '>= 80% of fs', `${fmt(ops)} vs ${fmt(fsOps)} ops/s = ${fmt(100 * share)}%`, verdict(share >= 0.8)]);
+      const both = !!runs && Number.isFinite(fsOps);
+      rows.push([`4 KiB ${op}, ${lane} vs fs, 16 conn`, '>= 80% of fs', ...measured(both, `${fmt(ops)} vs ${fmt(fsOps)} ops/s = ${fmt(100 * share)}%`, share >= 0.8)]);
     }
   }
-  for (const lane of ec) {
-    const m = res.maintenance.get(lane)!;
-    if (m.verifyCode !== undefined || m.afterDamage !== undefined) {
-      const ok = m.verifyCode === 0 && m.afterDamage === 0;
-      rows.push([`after repair, ${lane}: verify clean, scrub finds no damage`, 'clean', `verify exit ${m.verifyCode ?? 'n/a'}, ${m.afterDamage ?? 'n/a'} damaged`, verdict(ok)]);
-    }
+  for (const lane of EC_LANES) {
+    const m = res.maintenance.get(lane);
+    const done = m !== undefined && (m.verifyCode !== undefined || m.afterDamage !== undefined);
+    const ok = m?.verifyCode === 0 && m?.afterDamage === 0;
+    rows.push([
+      `after repair, ${lane}: verify clean, scrub finds no damage`,
+      'clean',
+      ...measured(done, `verify exit ${m?.verifyCode ?? 'n/a'}, ${m?.afterDamage ?? 'n/a'} damaged`, ok),
+    ]);
   }
   for (const c of res.checks) rows.push([`byte-exact: ${c.label}`, 'equal', c.ok ? 'equal' : 'DIFFERENT', verdict(c.ok)]);
   return table(['Target', 'Goal', 'Measured (medians)', ''], rows, ['l', 'l', 'l', 'l']);

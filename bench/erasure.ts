@@ -11,8 +11,10 @@
  * section of bench/RESULTS.md.
  *
  * Flags: --quick (one short run, 64 MiB per domain for the repair), --no-write,
- *        --lanes=fs,4+2,10+4, --repair-mib=N (MiB per domain before the repair, default 1024),
- *        --big-mib=N (large-object size, default 64)
+ *        --only=LIST (comma list of lanes fs, 4+2, 10+4 and/or phases big, small, degraded,
+ *        repair; what a list leaves out is not run, and its target rows say so),
+ *        --lanes=fs,4+2,10+4 (lanes only), --repair-mib=N (MiB per domain before the repair,
+ *        default 1024), --big-mib=N (large-object size, default 64)
  */
 import { randomFillSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,7 +33,18 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const write = !args.includes('--no-write');
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-const laneNames = (flag('lanes') ?? 'fs,4+2,10+4').split(',');
+const LANES = ['fs', '4+2', '10+4'];
+const PHASES = ['big', 'small', 'degraded', 'repair'] as const;
+type Phase = (typeof PHASES)[number];
+const only = flag('only')?.split(',').filter(Boolean) ?? [];
+for (const o of only)
+  if (!LANES.includes(o) && !(PHASES as readonly string[]).includes(o))
+    throw new Error(`--only: unknown '${o}' (lanes ${LANES.join(', ')}; phases ${PHASES.join(', ')})`);
+const onlyLanes = only.filter((o) => LANES.includes(o));
+const onlyPhases = only.filter((o): o is Phase => (PHASES as readonly string[]).includes(o));
+const laneNames = onlyLanes.length ? onlyLanes : (flag('lanes') ?? LANES.join(',')).split(',');
+/** Does this run measure `phase` (all of them unless --only names some)? */
+const runs = (phase: Phase) => onlyPhases.length === 0 || onlyPhases.includes(phase);
 const repairMiB = Number(flag('repair-mib') ?? (quick ? 64 : 1024));
 
 const MIB = 2 ** 20;
@@ -57,7 +70,7 @@ function specs(): LaneSpec[] {
   const all: Record<string, LaneSpec> = { fs: FS_LANE, '4+2': EC42, '10+4': EC104 };
   return laneNames.map((n) => {
     const s = all[n];
-    if (!s) throw new Error(`--lanes: unknown lane '${n}' (fs, 4+2, 10+4)`);
+    if (!s) throw new Error(`--lanes: unknown lane '${n}' (${LANES.join(', ')})`);
     return s;
   });
 }
@@ -98,18 +111,19 @@ async function main(): Promise<void> {
     };
 
     // Large objects: PUT runs, then GET runs of one object, interleaved across lanes.
-    for (let run = 0; run < RUNS; run++) {
+    for (let run = 0; run < RUNS && runs('big'); run++) {
       await each(async (lane, p) => {
         const r = await bigPuts(p, lane.target!, big, BIG_PER_RUN, 'big-put');
         push(res.bigPut, lane.spec.name, r);
         log(`${lane.spec.name} PUT ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       });
     }
+    // The object the GET, degraded GET and after-repair checks read.
     await each(async (lane, p) => {
       await bigPuts(p, lane.target!, big, 1, 'big-get', 1);
-      res.checks.push({ label: `${BIG_LABEL} GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
+      if (runs('big')) res.checks.push({ label: `${BIG_LABEL} GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
     });
-    for (let run = 0; run < RUNS; run++) {
+    for (let run = 0; run < RUNS && runs('big'); run++) {
       await each(async (lane, p) => {
         const r = await bigGets(p, lane.target!, 'big-get-0', BIG, BIG_PER_RUN);
         push(res.bigGet, lane.spec.name, r);
@@ -118,7 +132,7 @@ async function main(): Promise<void> {
     }
 
     // Small objects: 16 connections over many keys.
-    for (let run = 0; run < RUNS; run++) {
+    for (let run = 0; run < RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallPuts(p, lane.target!, small, CONC, SMALL_MS);
         push(res.smallPut, lane.spec.name, r);
@@ -126,8 +140,8 @@ async function main(): Promise<void> {
       });
     }
     const written = new Map<Lane, number[]>();
-    await each(async (lane, p) => void written.set(lane, await fillSmall(p, lane.target!, small, CONC, SMALL_FILL)));
-    for (let run = 0; run < RUNS; run++) {
+    if (runs('small')) await each(async (lane, p) => void written.set(lane, await fillSmall(p, lane.target!, small, CONC, SMALL_FILL)));
+    for (let run = 0; run < RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallGets(p, lane.target!, written.get(lane)!, CONC, SMALL_MS);
         push(res.smallGet, lane.spec.name, r);
@@ -136,7 +150,8 @@ async function main(): Promise<void> {
     }
 
     // Degraded GET: m domains wiped (server restarted on what is left).
-    for (const lane of lanes.filter((l) => l.erasure)) {
+    for (const lane of lanes.filter((l) => l.erasure)) res.maintenance.set(lane.spec.name, {});
+    for (const lane of lanes.filter((l) => l.erasure && runs('degraded'))) {
       const m = lane.spec.m!;
       await pools.get(lane)!.close();
       await lane.stop();
@@ -151,7 +166,7 @@ async function main(): Promise<void> {
         push(res.degradedGet, lane.spec.name, r);
         log(`${lane.spec.name} degraded GET ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       }
-      res.maintenance.set(lane.spec.name, { wipedForDegraded: wiped });
+      res.maintenance.get(lane.spec.name)!.wipedForDegraded = wiped;
     }
     for (const lane of lanes.filter((l) => !l.erasure)) {
       await pools.get(lane)!.close();
@@ -160,14 +175,16 @@ async function main(): Promise<void> {
     }
 
     // Maintenance, one erasure lane at a time (each fills its domains to ~repairMiB).
-    for (const lane of lanes.filter((l) => l.erasure)) {
+    for (const lane of lanes.filter((l) => l.erasure && runs('repair'))) {
       const name = lane.spec.name;
       const mt = res.maintenance.get(name)!;
       await pools.get(lane)!.close();
       pools.delete(lane);
       await lane.stop();
-      mt.repairM = { ...(await lane.scrub(true)), wipedBytes: mt.wipedForDegraded ?? 0 };
-      log(`${name}: repair of the m wiped domains: ${fmt(mt.repairM.wallSeconds, 1)} s, ${mt.repairM.report.repairedFragments} fragments`);
+      if (mt.wipedForDegraded !== undefined) {
+        mt.repairM = { ...(await lane.scrub(true)), wipedBytes: mt.wipedForDegraded };
+        log(`${name}: repair of the m wiped domains: ${fmt(mt.repairM.wallSeconds, 1)} s, ${mt.repairM.report.repairedFragments} fragments`);
+      }
       // Every blob has a fragment on each of the k+m domains: a domain holds ~1/k of the logical bytes.
       const t = await lane.start();
       const p = pool(t, 1);
@@ -212,6 +229,7 @@ async function main(): Promise<void> {
       fmt(CONC * SMALL_FILL) +
       ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
+    only.length ? `\n**Partial run (\`--only=${only.join(',')}\`): the target rows of what it left out say "not run".**` : '',
     '',
     '### Targets (issue 11)',
     '',

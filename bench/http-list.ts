@@ -1,6 +1,11 @@
 /**
  * @module LIST over HTTP against Strata: pages of 1000, delimiter listings, and a full
  * paginated pass checked for duplicates and missing keys.
+ *
+ * bench:http runs listBench; run alone (quick mode) it takes flags:
+ *   node dist/bench/http-list.js [--objects 100000,1000000] [--samples 20] [--keep DIR] [--skip-pass]
+ * `--keep DIR` populates DIR/<n> once and reuses it on later runs (populating 1,000,000 objects
+ * takes minutes; listing it does not), so before/after figures list the very same repository.
  */
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -10,8 +15,8 @@ import { startTarget, type Target } from './http-targets.js';
 import { benchKey, GROUPS } from './http-populate.js';
 import { fmt, percentile } from './lib/stats.js';
 import { table } from './lib/markdown.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import type { Pool } from 'undici';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -65,14 +70,34 @@ async function timed(n: number, fn: () => Promise<string>, check: (xml: string) 
   return { first, ms, wrong };
 }
 
-/** Populates `n` objects, then measures listing latencies and a full pass. */
-export async function listBench(n: number, opts: { samples: number; log: (m: string) => void }): Promise<ListStats> {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-list-'));
+export interface ListBenchOptions {
+  samples: number;
+  log: (m: string) => void;
+  /** A directory to populate once and reuse (kept afterwards); default a fresh temp dir. */
+  keepDir?: string;
+  /** Skip the full paginated pass (its pages are reported as 0). */
+  skipPass?: boolean;
+}
+
+/** Marker written after a kept directory is fully populated. */
+const POPULATED = 'populated.json';
+
+/** Populates `n` objects (or reuses a kept directory), then measures listing latencies and a full pass. */
+export async function listBench(n: number, opts: ListBenchOptions): Promise<ListStats> {
+  const dir = opts.keepDir ?? mkdtempSync(join(tmpdir(), 'bench-list-'));
   try {
     const t0 = performance.now();
-    execFileSync(process.execPath, [join(here, 'http-populate.js'), dir, BUCKET, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const populateSeconds = (performance.now() - t0) / 1000;
-    opts.log(`populated ${n} objects in ${populateSeconds.toFixed(1)} s`);
+    let populateSeconds = 0;
+    if (opts.keepDir && existsSync(join(dir, POPULATED))) {
+      opts.log(`reusing ${n} objects in ${dir}`);
+    } else {
+      if (opts.keepDir) rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { recursive: true });
+      execFileSync(process.execPath, [join(here, 'http-populate.js'), dir, BUCKET, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      populateSeconds = (performance.now() - t0) / 1000;
+      if (opts.keepDir) writeFileSync(join(dir, POPULATED), JSON.stringify({ n, populateSeconds }));
+      opts.log(`populated ${n} objects in ${populateSeconds.toFixed(1)} s`);
+    }
     const t = await startTarget('strata', { dataDir: dir });
     const p = pool(t, 1);
     try {
@@ -96,7 +121,7 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
       let prev = '';
       const seen = new Set<string>();
       const passStart = performance.now();
-      do {
+      if (!opts.skipPass) do {
         const q: Record<string, string> = { 'max-keys': '1000' };
         if (token) q['continuation-token'] = token;
         const s = performance.now();
@@ -112,7 +137,7 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
         token = tokenOf(xml);
       } while (token);
       const seconds = (performance.now() - passStart) / 1000;
-      for (let i = 0; i < n; i++) if (!seen.has(benchKey(i))) missing++;
+      if (!opts.skipPass) for (let i = 0; i < n; i++) if (!seen.has(benchKey(i))) missing++;
       return {
         objects: n,
         populateSeconds,
@@ -124,13 +149,13 @@ export async function listBench(n: number, opts: { samples: number; log: (m: str
       await t.stop();
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 export function renderList(s: ListStats): string {
   return [
-    `Bucket of ${fmt(s.objects)} objects (populated through the Store API in ${s.populateSeconds.toFixed(1)} s, then served by a fresh server process), 1 connection, sequential requests. "first" is the first request of each kind (cold); the percentiles are over the n requests after it. Only the request is timed; results are checked outside the timed window.`,
+    `Bucket of ${fmt(s.objects)} objects (${s.populateSeconds > 0 ? `populated through the Store API in ${s.populateSeconds.toFixed(1)} s` : 'populated through the Store API by an earlier run, kept with --keep'}, then served by a fresh server process), 1 connection, sequential requests. "first" is the first request of each kind (cold); the percentiles are over the n requests after it. Only the request is timed; results are checked outside the timed window.`,
     '',
     table(
       ['Request', 'first ms', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'wrong result'],
@@ -145,3 +170,24 @@ export function renderList(s: ListStats): string {
     ),
   ].join('\n');
 }
+
+/** The value after `--name` on the command line, if any. */
+function flag(args: readonly string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const sizes = (flag(args, '--objects') ?? '100000').split(',').map(Number);
+  if (sizes.some((n) => !Number.isSafeInteger(n) || n < GROUPS)) throw new Error(`--objects: sizes of at least ${GROUPS}`);
+  const samples = Number(flag(args, '--samples') ?? '20');
+  const keep = flag(args, '--keep');
+  const log = (m: string): void => void process.stderr.write(`${m}\n`);
+  for (const n of sizes) {
+    const s = await listBench(n, { samples, log, skipPass: args.includes('--skip-pass'), ...(keep ? { keepDir: join(keep, String(n)) } : {}) });
+    console.log(`### LIST, ${fmt(n)} objects (quick: ${samples} samples, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n\n${renderList(s)}\n`);
+  }
+}
+
+if (process.argv[1]?.endsWith('http-list.js')) await main();

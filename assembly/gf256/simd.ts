@@ -1,31 +1,36 @@
-// SIMD dot-product kernels: dst_r = XOR_j c[r][j] * src_j over GF(2^8), for 1..4 output
-// rows per pass over the sources (ISA-L gf_{1..4}vect_dot_prod technique).
+// SIMD multiply-accumulate kernels over one cache block: for one source column j and 1..4
+// output rows, dst_r[0..len) ^= c[r][j] * src_j[0..len) over GF(2^8) (or = on the first
+// source). mulRows (index.ts) walks a block of every source through these, so the block's
+// outputs stay in L1 while each source vector is loaded once per group of 4 rows.
 //
 // Per 16-byte column of a source, the nibbles are looked up in the coefficient's nibble
 // tables with i8x16.swizzle (the relaxed build uses relaxed_swizzle: indices are always
 // 0..15, so the out-of-range rule does not matter):
 //
 //   src bytes   b0 b1 .. b15
-//   lo = b & 0x0f            hi = b >>> 4            (u8 lanes, 0..15)
+//   lo = b & 0x0f            hi = (b >> 4) & 0x0f        (u8 lanes, 0..15)
 //   prod = swizzle(tblLo, lo) ^ swizzle(tblHi, hi)   = c * b per lane
 //
+// The 2 * rows tables of the (source, rows) pair are loaded into registers once per call
+// and stay there for the whole block; the outputs are loaded, XORed and stored (L1 hits).
+// Plain wasm SIMD clamps every swizzle index on x64 (an extra add per lookup), so keeping
+// the tables out of the inner loop's loads is what pays here. `hi` uses a 16-bit shift and
+// a mask: i8x16.shr_u has no x64 instruction and costs more.
+//
 // Table layout (written by prepare): rows are taken in groups of 4 (the last group holds
-// the remainder); inside a group, tables are ordered by source then row, 32 bytes each:
-//
-//   group g:  [src 0: row0 lo|hi, row1 lo|hi, ..][src 1: ...] ... [src cols-1: ...]
-//
-// so one pass walks its tables strictly forward. Sources sit `srcStride` bytes apart,
-// outputs `dstStride` apart; len is a multiple of 16 (the loader pads slices).
+// the remainder); inside a group, tables are ordered by source then row, 32 bytes each, so
+// the tables of (source j, group) are `rows * 32` contiguous bytes at `tbl`.
+// len is a multiple of 16 (the loader pads slices).
 
 // @ts-ignore: decorator
-@inline function lookup(tbl: usize, lo: v128, hi: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    return v128.xor(
-      i8x16.relaxed_swizzle(v128.load(tbl), lo),
-      i8x16.relaxed_swizzle(v128.load(tbl, 16), hi)
-    );
-  }
-  return v128.xor(i8x16.swizzle(v128.load(tbl), lo), i8x16.swizzle(v128.load(tbl, 16), hi));
+@inline function swz(t: v128, i: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return i8x16.relaxed_swizzle(t, i);
+  return i8x16.swizzle(t, i);
+}
+
+// @ts-ignore: decorator
+@inline function mulv(tlo: v128, thi: v128, lo: v128, hi: v128): v128 {
+  return v128.xor(swz(tlo, lo), swz(thi, hi));
 }
 
 // @ts-ignore: decorator
@@ -35,180 +40,138 @@
 
 // @ts-ignore: decorator
 @inline function hiOf(v: v128): v128 {
-  return i8x16.shr_u(v, 4);
+  return v128.and(i16x8.shr_u(v, 4), i8x16.splat(0x0f));
 }
 
-export function dot4Simd(tbl: usize, cols: i32, src: usize, srcStride: usize, dst: usize, dstStride: usize, len: usize, acc: bool): void {
+// Stores p at d, XORed with what is there unless `first` (a constant at every call site,
+// so each loop below is compiled twice: once storing, once accumulating).
+// @ts-ignore: decorator
+@inline function put(d: usize, p: v128, first: bool): void {
+  v128.store(d, first ? p : v128.xor(p, v128.load(d)));
+}
+
+// @ts-ignore: decorator
+@inline function loop4(t0l: v128, t0h: v128, t1l: v128, t1h: v128, t2l: v128, t2h: v128, t3l: v128, t3h: v128, src: usize, dst: usize, d1: usize, d2: usize, d3: usize, len: usize, first: bool): void {
+  let pos: usize = 0;
+  for (; pos + 32 <= len; pos += 32) {
+    const v = v128.load(src + pos);
+    const w = v128.load(src + pos, 16);
+    const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(dst + pos + 16, mulv(t0l, t0h, wl, wh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
+    put(d1 + pos + 16, mulv(t1l, t1h, wl, wh), first);
+    put(d2 + pos, mulv(t2l, t2h, vl, vh), first);
+    put(d2 + pos + 16, mulv(t2l, t2h, wl, wh), first);
+    put(d3 + pos, mulv(t3l, t3h, vl, vh), first);
+    put(d3 + pos + 16, mulv(t3l, t3h, wl, wh), first);
+  }
+  if (pos < len) {
+    const v = v128.load(src + pos);
+    const vl = loOf(v), vh = hiOf(v);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
+    put(d2 + pos, mulv(t2l, t2h, vl, vh), first);
+    put(d3 + pos, mulv(t3l, t3h, vl, vh), first);
+  }
+}
+
+/** Four rows: dst + r*dstStride for r < 4, tables at tbl (128 bytes). */
+export function mad4Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
   const d1 = dst + dstStride;
   const d2 = d1 + dstStride;
   const d3 = d2 + dstStride;
+  const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
+  const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
+  const t2l = v128.load(tbl, 64), t2h = v128.load(tbl, 80);
+  const t3l = v128.load(tbl, 96), t3h = v128.load(tbl, 112);
+  if (first) loop4(t0l, t0h, t1l, t1h, t2l, t2h, t3l, t3h, src, dst, d1, d2, d3, len, true);
+  else loop4(t0l, t0h, t1l, t1h, t2l, t2h, t3l, t3h, src, dst, d1, d2, d3, len, false);
+}
+
+// @ts-ignore: decorator
+@inline function loop3(t0l: v128, t0h: v128, t1l: v128, t1h: v128, t2l: v128, t2h: v128, src: usize, dst: usize, d1: usize, d2: usize, len: usize, first: bool): void {
   let pos: usize = 0;
   for (; pos + 32 <= len; pos += 32) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let a1 = acc ? v128.load(d1 + pos) : i64x2.splat(0);
-    let a2 = acc ? v128.load(d2 + pos) : i64x2.splat(0);
-    let a3 = acc ? v128.load(d3 + pos) : i64x2.splat(0);
-    let b0 = acc ? v128.load(dst + pos, 16) : i64x2.splat(0);
-    let b1 = acc ? v128.load(d1 + pos, 16) : i64x2.splat(0);
-    let b2 = acc ? v128.load(d2 + pos, 16) : i64x2.splat(0);
-    let b3 = acc ? v128.load(d3 + pos, 16) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const w = v128.load(s, 16);
-      const vlo = loOf(v);
-      const vhi = hiOf(v);
-      const wlo = loOf(w);
-      const whi = hiOf(w);
-      a0 = v128.xor(a0, lookup(t, vlo, vhi));
-      b0 = v128.xor(b0, lookup(t, wlo, whi));
-      a1 = v128.xor(a1, lookup(t + 32, vlo, vhi));
-      b1 = v128.xor(b1, lookup(t + 32, wlo, whi));
-      a2 = v128.xor(a2, lookup(t + 64, vlo, vhi));
-      b2 = v128.xor(b2, lookup(t + 64, wlo, whi));
-      a3 = v128.xor(a3, lookup(t + 96, vlo, vhi));
-      b3 = v128.xor(b3, lookup(t + 96, wlo, whi));
-      s += srcStride;
-      t += 128;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(dst + pos, b0, 16);
-    v128.store(d1 + pos, a1);
-    v128.store(d1 + pos, b1, 16);
-    v128.store(d2 + pos, a2);
-    v128.store(d2 + pos, b2, 16);
-    v128.store(d3 + pos, a3);
-    v128.store(d3 + pos, b3, 16);
+    const v = v128.load(src + pos);
+    const w = v128.load(src + pos, 16);
+    const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(dst + pos + 16, mulv(t0l, t0h, wl, wh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
+    put(d1 + pos + 16, mulv(t1l, t1h, wl, wh), first);
+    put(d2 + pos, mulv(t2l, t2h, vl, vh), first);
+    put(d2 + pos + 16, mulv(t2l, t2h, wl, wh), first);
   }
-  for (; pos < len; pos += 16) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let a1 = acc ? v128.load(d1 + pos) : i64x2.splat(0);
-    let a2 = acc ? v128.load(d2 + pos) : i64x2.splat(0);
-    let a3 = acc ? v128.load(d3 + pos) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const lo = loOf(v);
-      const hi = hiOf(v);
-      a0 = v128.xor(a0, lookup(t, lo, hi));
-      a1 = v128.xor(a1, lookup(t + 32, lo, hi));
-      a2 = v128.xor(a2, lookup(t + 64, lo, hi));
-      a3 = v128.xor(a3, lookup(t + 96, lo, hi));
-      s += srcStride;
-      t += 128;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(d1 + pos, a1);
-    v128.store(d2 + pos, a2);
-    v128.store(d3 + pos, a3);
+  if (pos < len) {
+    const v = v128.load(src + pos);
+    const vl = loOf(v), vh = hiOf(v);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
+    put(d2 + pos, mulv(t2l, t2h, vl, vh), first);
   }
 }
 
-export function dot3Simd(tbl: usize, cols: i32, src: usize, srcStride: usize, dst: usize, dstStride: usize, len: usize, acc: bool): void {
+/** Three rows. */
+export function mad3Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
   const d1 = dst + dstStride;
   const d2 = d1 + dstStride;
-  for (let pos: usize = 0; pos < len; pos += 16) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let a1 = acc ? v128.load(d1 + pos) : i64x2.splat(0);
-    let a2 = acc ? v128.load(d2 + pos) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const lo = loOf(v);
-      const hi = hiOf(v);
-      a0 = v128.xor(a0, lookup(t, lo, hi));
-      a1 = v128.xor(a1, lookup(t + 32, lo, hi));
-      a2 = v128.xor(a2, lookup(t + 64, lo, hi));
-      s += srcStride;
-      t += 96;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(d1 + pos, a1);
-    v128.store(d2 + pos, a2);
+  const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
+  const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
+  const t2l = v128.load(tbl, 64), t2h = v128.load(tbl, 80);
+  if (first) loop3(t0l, t0h, t1l, t1h, t2l, t2h, src, dst, d1, d2, len, true);
+  else loop3(t0l, t0h, t1l, t1h, t2l, t2h, src, dst, d1, d2, len, false);
+}
+
+// @ts-ignore: decorator
+@inline function loop2(t0l: v128, t0h: v128, t1l: v128, t1h: v128, src: usize, dst: usize, d1: usize, len: usize, first: bool): void {
+  let pos: usize = 0;
+  for (; pos + 32 <= len; pos += 32) {
+    const v = v128.load(src + pos);
+    const w = v128.load(src + pos, 16);
+    const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(dst + pos + 16, mulv(t0l, t0h, wl, wh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
+    put(d1 + pos + 16, mulv(t1l, t1h, wl, wh), first);
+  }
+  if (pos < len) {
+    const v = v128.load(src + pos);
+    const vl = loOf(v), vh = hiOf(v);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(d1 + pos, mulv(t1l, t1h, vl, vh), first);
   }
 }
 
-export function dot2Simd(tbl: usize, cols: i32, src: usize, srcStride: usize, dst: usize, dstStride: usize, len: usize, acc: bool): void {
+/** Two rows. */
+export function mad2Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
   const d1 = dst + dstStride;
-  // Two 16-byte columns per iteration: with only two outputs there are registers to spare,
-  // and each table pair is loaded once for 32 bytes.
+  const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
+  const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
+  if (first) loop2(t0l, t0h, t1l, t1h, src, dst, d1, len, true);
+  else loop2(t0l, t0h, t1l, t1h, src, dst, d1, len, false);
+}
+
+// @ts-ignore: decorator
+@inline function loop1(t0l: v128, t0h: v128, src: usize, dst: usize, len: usize, first: bool): void {
   let pos: usize = 0;
   for (; pos + 32 <= len; pos += 32) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let a1 = acc ? v128.load(d1 + pos) : i64x2.splat(0);
-    let b0 = acc ? v128.load(dst + pos, 16) : i64x2.splat(0);
-    let b1 = acc ? v128.load(d1 + pos, 16) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const w = v128.load(s, 16);
-      const vlo = loOf(v);
-      const vhi = hiOf(v);
-      const wlo = loOf(w);
-      const whi = hiOf(w);
-      a0 = v128.xor(a0, lookup(t, vlo, vhi));
-      b0 = v128.xor(b0, lookup(t, wlo, whi));
-      a1 = v128.xor(a1, lookup(t + 32, vlo, vhi));
-      b1 = v128.xor(b1, lookup(t + 32, wlo, whi));
-      s += srcStride;
-      t += 64;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(dst + pos, b0, 16);
-    v128.store(d1 + pos, a1);
-    v128.store(d1 + pos, b1, 16);
+    const v = v128.load(src + pos);
+    const w = v128.load(src + pos, 16);
+    const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
+    put(dst + pos + 16, mulv(t0l, t0h, wl, wh), first);
   }
-  for (; pos < len; pos += 16) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let a1 = acc ? v128.load(d1 + pos) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const lo = loOf(v);
-      const hi = hiOf(v);
-      a0 = v128.xor(a0, lookup(t, lo, hi));
-      a1 = v128.xor(a1, lookup(t + 32, lo, hi));
-      s += srcStride;
-      t += 64;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(d1 + pos, a1);
+  if (pos < len) {
+    const v = v128.load(src + pos);
+    const vl = loOf(v), vh = hiOf(v);
+    put(dst + pos, mulv(t0l, t0h, vl, vh), first);
   }
 }
 
-export function dot1Simd(tbl: usize, cols: i32, src: usize, srcStride: usize, dst: usize, dstStride: usize, len: usize, acc: bool): void {
-  let pos: usize = 0;
-  for (; pos + 32 <= len; pos += 32) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let b0 = acc ? v128.load(dst + pos, 16) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      const w = v128.load(s, 16);
-      a0 = v128.xor(a0, lookup(t, loOf(v), hiOf(v)));
-      b0 = v128.xor(b0, lookup(t, loOf(w), hiOf(w)));
-      s += srcStride;
-      t += 32;
-    }
-    v128.store(dst + pos, a0);
-    v128.store(dst + pos, b0, 16);
-  }
-  for (; pos < len; pos += 16) {
-    let a0 = acc ? v128.load(dst + pos) : i64x2.splat(0);
-    let s = src + pos;
-    let t = tbl;
-    for (let j = 0; j < cols; j++) {
-      const v = v128.load(s);
-      a0 = v128.xor(a0, lookup(t, loOf(v), hiOf(v)));
-      s += srcStride;
-      t += 32;
-    }
-    v128.store(dst + pos, a0);
-  }
+/** One row. */
+export function mad1Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
+  const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
+  if (first) loop1(t0l, t0h, src, dst, len, true);
+  else loop1(t0l, t0h, src, dst, len, false);
 }

@@ -7,14 +7,24 @@
  */
 import type { Repository } from './repository.js';
 import { mergeSources } from './index/merge.js';
-import { compareKeys } from './index/compare.js';
-import { decodeVersions, isTombstone, type ObjectVersion } from './records.js';
+import { compareKeys, keyAfterPrefix } from './index/compare.js';
+import { decodeListedHead, headIsDeleted, isTombstone, type ListedVersion } from './records.js';
 import { decodeToken, encodeToken, type ListBinding, type ListPosition } from './tokens.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
 
 /** S3 returns at most this many keys + common prefixes per page. */
 export const MAX_KEYS = 1000;
+/**
+ * Longest stretch of synchronous listing between event-loop turns, ms. Seeks and steps are
+ * served from memory without a promise (merge.ts nextSync), including blocks decoded from
+ * the cache's encoded tier — a delimiter listing of a million-key bucket can decode a
+ * thousand blocks that way — so without turns one listing would hold every other request
+ * (a PUT's acknowledgement) for as long; 2 ms as the run writer's slices (run-writer.ts).
+ */
+const SLICE_MS = 2;
+/** Entries between clock reads (a read costs more than a step served from a batch). */
+const SLICE_CHECK_EVERY = 64;
 
 export interface ListOptions {
   prefix?: string;
@@ -29,7 +39,8 @@ export interface ListOptions {
 
 export interface ListEntry {
   key: string;
-  version: ObjectVersion;
+  /** What a listing shows of the key's current version (as-of listings give the whole version). */
+  version: ListedVersion;
 }
 
 export interface ListResult {
@@ -44,15 +55,7 @@ export interface ListResult {
 
 /** The smallest string greater than every string that starts with `p` (p non-empty). */
 export function prefixSuccessor(p: string): string {
-  const cps = [...p];
-  while (cps.length > 0) {
-    const last = cps.pop()!.codePointAt(0)!;
-    if (last < 0x10ffff) {
-      const next = last + 1 === 0xd800 ? 0xe000 : last + 1;
-      return cps.join('') + String.fromCodePoint(next);
-    }
-  }
-  return '\u{10ffff}'.repeat(256); // unreachable for real keys: past every key
+  return keyAfterPrefix(p) ?? '\u{10ffff}'.repeat(256); // unreachable for real keys: past every key
 }
 
 export async function listObjects(repo: Repository, bucket: string, opts: ListOptions = {}): Promise<ListResult> {
@@ -82,6 +85,8 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
   const it = mergeSources(b.sources(), from);
   let count = 0;
   let last: ListPosition | undefined;
+  let steps = 0;
+  let sliceStart = performance.now();
   try {
     for (;;) {
       let e;
@@ -91,6 +96,10 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
         if (e === undefined) {
           const r = await it.next();
           e = r.done ? null : r.value;
+          sliceStart = performance.now();
+        } else if (++steps % SLICE_CHECK_EVERY === 0 && performance.now() - sliceStart >= SLICE_MS) {
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          sliceStart = performance.now();
         }
       } catch (err) {
         throw blobError(err, `bucket ${bucket} index`);
@@ -102,19 +111,25 @@ export async function listObjects(repo: Repository, bucket: string, opts: ListOp
         continue;
       }
       if (isTombstone(value)) continue;
-      const version = decodeVersions(value, `${bucket}/${key}`)[0];
-      if (!version || version.deleteMarker) continue;
       const cut = delimiter ? key.indexOf(delimiter, prefix.length) : -1;
-      if (count === maxKeys) {
-        result.isTruncated = true;
-        break;
-      }
       if (cut >= 0) {
+        // Rolled into a common prefix: only whether the key is live matters (no decode).
+        if (headIsDeleted(value, `${bucket}/${key}`)) continue;
+        if (count === maxKeys) {
+          result.isTruncated = true;
+          break;
+        }
         const cp = key.slice(0, cut + delimiter.length);
         result.commonPrefixes.push(cp);
         last = { key: cp, skipPrefix: true };
         it.seek(prefixSuccessor(cp), true);
       } else {
+        const version = decodeListedHead(value, `${bucket}/${key}`);
+        if (!version || version.deleteMarker) continue;
+        if (count === maxKeys) {
+          result.isTruncated = true;
+          break;
+        }
         result.contents.push({ key, version });
         last = { key, skipPrefix: false };
       }

@@ -226,6 +226,104 @@ function readVersion(r: ByteReader): ObjectVersion {
   return v;
 }
 
+/**
+ * What a listing shows of a version (ListObjects: S3 renders no metadata, tags or location).
+ * A full ObjectVersion is one; decodeListedHead makes one without decoding the rest.
+ */
+export type ListedVersion = Pick<ObjectVersion, 'versionId' | 'logId' | 'deleteMarker' | 'size' | 'md5' | 'partCount' | 'lastModified' | 'access'> & {
+  checksums?: Omit<Checksums, 'values'>;
+};
+
+const skipString = (r: ByteReader): void => void r.bytes();
+function skipStringMap(r: ByteReader): void {
+  const n = r.varint();
+  if (n > r.remaining) throw new StoreError('Corrupt', `version: map of ${n} entries cannot fit`);
+  for (let i = 0; i < 2 * n; i++) skipString(r);
+}
+function skipDigests(r: ByteReader): void {
+  const n = r.varint();
+  if (n > CHECKSUM_NAMES.length) throw new StoreError('Corrupt', `version: ${n} checksums`);
+  for (let i = 0; i < n; i++) {
+    if (!CHECKSUM_NAMES[r.u8()]) throw new StoreError('Corrupt', 'version: unknown checksum algorithm');
+    r.bytes();
+  }
+}
+
+/**
+ * The newest version of a version list as a listing shows it, or undefined for a tombstone.
+ * Walks the whole record as decodeVersions does (same structure checks, no trailing bytes)
+ * but builds only what a listing renders: metadata, tags, digests and locations are stepped
+ * over (their strings are not UTF-8-checked here; reading the object does that). A list of
+ * more than one version is decoded fully. Throws StoreError 'Corrupt' like decodeVersions.
+ */
+export function decodeListedHead(bytes: Uint8Array, what = 'version list'): ListedVersion | undefined {
+  const r = new ByteReader(bytes, what);
+  const n = r.varint();
+  if (n !== 1) return n === 0 && r.remaining === 0 ? undefined : decodeVersions(bytes, what)[0];
+  const flags = r.u8();
+  if (flags & ~KNOWN_FLAGS) throw new StoreError('Corrupt', `version: flags ${flags}`);
+  const written = r.string();
+  const versionId = PRE_LOG_ID_RE.test(written) ? 'null' : written;
+  const size = r.varint();
+  const md5 = r.raw(16).slice();
+  const partCount = r.varint();
+  const lastModified = r.varint();
+  const contentType = r.u8(); // optString's tag
+  if (contentType === 1) skipString(r);
+  else if (contentType !== 0) throw new StoreError('Corrupt', `${what}: bad optional tag ${contentType}`);
+  skipStringMap(r);
+  skipStringMap(r);
+  skipStringMap(r);
+  const v: ListedVersion = { versionId, deleteMarker: (flags & FLAG_DELETE) !== 0, size, md5, partCount, lastModified };
+  if (flags & FLAG_CHECKSUMS) {
+    const type = r.u8() === 1 ? 'COMPOSITE' : 'FULL_OBJECT';
+    const primary = CHECKSUM_NAMES[r.u8()];
+    if (!primary) throw new StoreError('Corrupt', 'version: unknown primary checksum');
+    const parts = r.varint();
+    skipDigests(r);
+    v.checksums = parts ? { type, primary, parts } : { type, primary };
+  }
+  const kind = r.u8();
+  if (kind === LOC_PACK) {
+    skipString(r);
+    r.varint();
+    r.varint();
+    r.u32();
+    r.varint();
+  } else if (kind === LOC_CHUNKS) {
+    const chunks = r.varint();
+    if (chunks > r.remaining) throw new StoreError('Corrupt', `version: ${chunks} chunks cannot fit`);
+    for (let i = 0; i < chunks; i++) {
+      skipString(r);
+      r.varint();
+      r.varint();
+      r.u32();
+    }
+  } else if (kind !== LOC_EMPTY) {
+    throw new StoreError('Corrupt', `version: location kind ${kind}`);
+  }
+  if (flags & FLAG_PARTS) {
+    const parts = r.varint();
+    if (parts > r.remaining) throw new StoreError('Corrupt', `version: ${parts} parts cannot fit`);
+    for (let i = 0; i < parts; i++) {
+      r.varint();
+      r.varint();
+      r.raw(16);
+      skipDigests(r);
+    }
+  }
+  if (flags & FLAG_SSE) readObjectEncryption(r);
+  if (flags & FLAG_ACCESS) {
+    const owner = r.optString();
+    const acl = r.string();
+    v.access = owner === undefined ? { acl } : { owner, acl };
+  }
+  if (flags & FLAG_LOCK) readObjectLock(r);
+  if (flags & FLAG_LOG) v.logId = r.string();
+  r.end();
+  return v;
+}
+
 /** Encodes a version list (newest first); an empty list is a tombstone. */
 export function encodeVersions(versions: readonly ObjectVersion[]): Uint8Array {
   const w = new ByteWriter(128);
@@ -243,6 +341,25 @@ export function decodeVersions(bytes: Uint8Array, what = 'version list'): Object
   for (let i = 0; i < n; i++) out.push(readVersion(r));
   r.end();
   return out;
+}
+
+/**
+ * Whether a version list has no live head — empty (a tombstone) or its newest version a
+ * delete marker — read from its first two bytes when they suffice (LIST decides this for
+ * every key it rolls into a common prefix, and renders none of them). Throws StoreError
+ * 'Corrupt' for unknown flags, or whatever decodeVersions throws when it decides.
+ */
+export function headIsDeleted(bytes: Uint8Array, what = 'version list'): boolean {
+  const n = bytes[0];
+  // One-byte count (a namespace value holds one version) and a flags byte after it.
+  if (n === undefined || n >= 0x80 || (n > 0 && bytes.length < 2) || (n === 0 && bytes.length !== 1)) {
+    const v = decodeVersions(bytes, what)[0];
+    return !v || v.deleteMarker;
+  }
+  if (n === 0) return true;
+  const flags = bytes[1]!;
+  if (flags & ~KNOWN_FLAGS) throw new StoreError('Corrupt', `${what}: version flags ${flags}`);
+  return (flags & FLAG_DELETE) !== 0;
 }
 
 /** The encoded tombstone (an empty version list). */

@@ -41,4 +41,20 @@ describe('bench:erasure --quick', () => {
     for (const l of exact) expect(l).toMatch(/PASS \|$/);
     expect(out).toMatch(/\| after repair, ec 4\+2: verify clean, scrub finds no damage \| clean \| verify exit 0, 0 damaged \| PASS \|/);
   }, 240_000);
+
+  it('--only runs the lanes and phases it names, keeps every target row, and refuses unknown names', async () => {
+    const run = await runBench(['--quick', '--no-write', '--only=4+2,degraded', '--big-mib=8']);
+    expect(run.code, run.stderr.slice(-3000)).toBe(0);
+    const out = run.stdout;
+    expect(out).toContain('Partial run (`--only=4+2,degraded`)');
+    expect(out).toMatch(/\| 8 MiB degraded GET, ec 4\+2, m domains wiped \| >= 250 MiB\/s \| [\d,]+ MiB\/s \| (PASS|MISS) \|/);
+    expect(out).toMatch(/\| byte-exact: 8 MiB degraded GET, ec 4\+2 \| equal \| equal \| PASS \|/);
+    for (const row of ['8 MiB PUT, (10,4), 1 client', '8 MiB degraded GET, ec 10+4, m domains wiped', 'repair one lost domain, ec 4+2', '4 KiB PUT, ec 4+2 vs fs, 16 conn', 'after repair, ec 10+4: verify clean, scrub finds no damage'])
+      expect(out).toContain(`| ${row} | `);
+    expect(out.split('\n').filter((l) => l.includes('| not run | n/a |')).length).toBe(11);
+    expect(out).not.toMatch(/\| (fs|ec 4\+2) \| PUT \|/);
+    const bad = await runBench(['--quick', '--no-write', '--only=5+3']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("--only: unknown '5+3'");
+  }, 120_000);
 });

@@ -19,7 +19,7 @@
  * agree with the fragment's name is refused with FragmentError.
  */
 import { createHash } from 'node:crypto';
-import { crc32c } from '../../checksum/crc.js';
+import { checksumKernel, type ChecksumKernel } from '../../wasm/checksum.js';
 import { BLOCK_BYTES, CRC_BYTES, framedLength, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import type { Layout } from './child-key.js';
 
@@ -30,6 +30,15 @@ const VERSION = 1;
  * allocate (64 MiB, far above any sensible cell). */
 export const MAX_CELL_BYTES = 64 * 1024 * 1024;
 const UNKNOWN = 0xffffffff;
+
+/** The checksum kernel, resolved on first use: crc32c() resolves the default flavor on every
+ * call (an environment read and a few lookups), which cost ~40 % of a 16 KiB block's CRC. */
+let kernel: ChecksumKernel | undefined;
+
+/** CRC32C of bytes of ours (a block, a header, a trailer): no validation needed. */
+function blockCrc(block: Uint8Array): number {
+  return (kernel ??= checksumKernel()).crc32c(block, 0);
+}
 
 /** A fragment (or a part of one) that fails its format or checksum checks. */
 export class FragmentError extends Error {
@@ -98,7 +107,7 @@ export function encodeHeader(h: Omit<FragmentHeader, 'blockBytes'>): Uint8Array 
   putU64(v, 20, h.length);
   putU64(v, 28, h.generation);
   out.set(h.keyHash.subarray(0, 16), 36);
-  v.setUint32(60, crc32c(out.subarray(0, 60)), true);
+  v.setUint32(60, blockCrc(out.subarray(0, 60)), true);
   return out;
 }
 
@@ -112,7 +121,7 @@ export function parseHeader(bytes: Uint8Array): FragmentHeader {
   if (bytes.length < HEADER_BYTES) throw new FragmentError(`header truncated: ${bytes.length} of ${HEADER_BYTES} bytes`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, HEADER_BYTES);
   if (v.getUint32(0, true) !== HEADER_MAGIC) throw new FragmentError('not a fragment (bad header magic)');
-  if (crc32c(bytes.subarray(0, 60)) !== v.getUint32(60, true)) throw new FragmentError('header CRC mismatch');
+  if (blockCrc(bytes.subarray(0, 60)) !== v.getUint32(60, true)) throw new FragmentError('header CRC mismatch');
   if (bytes[4] !== VERSION) throw new FragmentError(`unsupported fragment version ${bytes[4]}`);
   const layout = bytes[5] === 1 ? 'striped' : bytes[5] === 2 ? 'replicated' : undefined;
   if (!layout) throw new FragmentError(`unknown layout ${bytes[5]}`);
@@ -141,7 +150,7 @@ export function encodeTrailer(t: FragmentTrailer): Uint8Array {
   putU64(v, 4, t.length);
   v.setUint32(12, t.blockCount, true);
   v.setUint32(16, t.fold >>> 0, true);
-  v.setUint32(20, crc32c(out.subarray(0, 20)), true);
+  v.setUint32(20, blockCrc(out.subarray(0, 20)), true);
   return out;
 }
 
@@ -150,7 +159,7 @@ export function parseTrailer(bytes: Uint8Array): FragmentTrailer {
   if (bytes.length !== TRAILER_BYTES) throw new FragmentError(`trailer is ${bytes.length} bytes, not ${TRAILER_BYTES}`);
   const v = new DataView(bytes.buffer, bytes.byteOffset, TRAILER_BYTES);
   if (v.getUint32(0, true) !== TRAILER_MAGIC) throw new FragmentError('bad trailer magic');
-  if (crc32c(bytes.subarray(0, 20)) !== v.getUint32(20, true)) throw new FragmentError('trailer CRC mismatch');
+  if (blockCrc(bytes.subarray(0, 20)) !== v.getUint32(20, true)) throw new FragmentError('trailer CRC mismatch');
   const length = getU64(v, 4);
   if (length === null || length === undefined) throw new FragmentError('trailer length out of range');
   return { length, blockCount: v.getUint32(12, true), fold: v.getUint32(16, true) };
@@ -197,10 +206,28 @@ export function frameCell(
     const block = cell.subarray(off, Math.min(cell.length, off + BLOCK_BYTES));
     out.set(block, o);
     o += block.length;
-    const stored = (crc32c(block) ^ bind(generation, index, b)) >>> 0;
+    const stored = (blockCrc(block) ^ bind(generation, index, b)) >>> 0;
     v.setUint32(o, stored, true);
     o += CRC_BYTES;
     fold = foldCrc(fold, stored);
+  }
+  return fold;
+}
+
+/**
+ * Seals a framed cell whose block bytes are already in place in `framed` (framedLength of
+ * the cell): writes each block's bound CRC after it. Returns the fold continued over the
+ * stored CRCs. Same bytes as frameCell of the same cell, without copying the blocks.
+ */
+export function sealFramed(framed: Uint8Array, generation: number, index: number, firstBlock: number, fold: number): number {
+  const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
+  let b = firstBlock;
+  for (let i = 0; i < framed.length; b++) {
+    const n = Math.min(BLOCK_BYTES, framed.length - i - CRC_BYTES);
+    const stored = (blockCrc(framed.subarray(i, i + n)) ^ bind(generation, index, b)) >>> 0;
+    v.setUint32(i + n, stored, true);
+    fold = foldCrc(fold, stored);
+    i += n + CRC_BYTES;
   }
   return fold;
 }
@@ -225,7 +252,7 @@ export function unframe(
     if (n <= 0) throw new FragmentError(`framed range ends inside block ${b}`);
     const block = framed.subarray(i, i + n);
     const stored = v.getUint32(i + n, true);
-    if (((crc32c(block) ^ bind(generation, index, b)) >>> 0) !== stored)
+    if (((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== stored)
       throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
     out.set(block, o);
     o += n;
@@ -256,7 +283,7 @@ export function unframeRange(
     const n = Math.min(BLOCK_BYTES, framed.length - i - CRC_BYTES);
     if (n <= 0) throw new FragmentError(`framed range ends inside block ${b}`);
     const block = framed.subarray(i, i + n);
-    if (((crc32c(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
+    if (((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
       throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
     const a = Math.max(from, pos);
     const z = Math.min(to, pos + n);

@@ -16,6 +16,7 @@ import type { DomainSet } from './domains.js';
 import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
+import { giveScratch, takeScratch } from './scratch.js';
 
 export interface ReadContext {
   domains: DomainSet;
@@ -54,13 +55,20 @@ export async function readBlocks(
 ): Promise<{ data: Uint8Array; cellStart: number }> {
   const fr = framedRange(g, s, from, to);
   const child = nameOf(meta, index);
+  const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
+  const scratch = takeScratch(fr.length);
   const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
-    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+    p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
-  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-  const data = new Uint8Array(unframedLength(fr.length));
-  unframe(framed, data, meta.generation, index, fr.firstBlock);
-  return { data, cellStart: fr.cellStart };
+  // The child read settled normally: the scratch is ours again (scratch.ts).
+  try {
+    if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+    const data = new Uint8Array(unframedLength(fr.length));
+    unframe(framed, data, meta.generation, index, fr.firstBlock);
+    return { data, cellStart: fr.cellStart };
+  } finally {
+    giveScratch(scratch);
+  }
 }
 
 function why(err: unknown): string {
@@ -83,11 +91,18 @@ async function readPiece(
 ): Promise<void> {
   const fr = framedRange(g, s, from, to);
   const child = nameOf(meta, index);
+  const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
+  const scratch = takeScratch(fr.length);
   const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
-    getBytes(p, child, { start: fr.offset, end: fr.offset + fr.length - 1 })
+    p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
-  if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-  unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+  // From here the child read has settled normally: the scratch is ours again (scratch.ts).
+  try {
+    if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
+    unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+  } finally {
+    giveScratch(scratch);
+  }
 }
 
 /** A fragment its domain says is gone (NotFound) is dropped from the cached description, so
@@ -101,6 +116,45 @@ function forgetMissing(meta: BlobMeta, index: number, domain: string | undefined
 function copyOrder(ctx: ReadContext, meta: BlobMeta): readonly string[] {
   if (!meta.copies.some((d) => ctx.domains.isFailed(d))) return meta.copies;
   return [...meta.copies].sort((a, b) => Number(ctx.domains.isFailed(a)) - Number(ctx.domains.isFailed(b)));
+}
+
+/** Is data cell `cell`'s fragment known to be unreadable before asking (missing from the
+ * description, or on a domain marked failed)? */
+function knownBad(ctx: ReadContext, meta: BlobMeta, cell: number): boolean {
+  const d = meta.fragments[cell];
+  return d === undefined || ctx.domains.isFailed(d);
+}
+
+/**
+ * A stripe some of whose data cells are known to be unreadable: the k sources of the rebuild
+ * (the readable data cells, then parity) are read in one round over the block range of all
+ * the pieces, instead of reading the data cells first and the parity after; every piece is
+ * then copied from the rebuilt range. Throws like rebuildRange.
+ */
+async function readStripeDegraded(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  s: number,
+  pieces: Piece[],
+  out: Uint8Array,
+  outOffsets: number[]
+): Promise<void> {
+  const bad = new Set<number>();
+  for (const p of pieces) {
+    if (!knownBad(ctx, meta, p.cell)) continue;
+    bad.add(p.cell);
+    const d = meta.fragments[p.cell];
+    ctx.onDamaged(meta, p.cell, d, d ? 'domain failed' : 'missing');
+  }
+  const from = Math.min(...pieces.map((p) => p.from));
+  const to = Math.max(...pieces.map((p) => p.to));
+  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, bad);
+  pieces.forEach((p, i) => {
+    const shard = rebuilt.shards[p.cell]!;
+    out.set(shard.subarray(p.from - rebuilt.cellStart, p.to - rebuilt.cellStart), outOffsets[i]);
+  });
+  ctx.onDegradedRead(meta);
 }
 
 /** Reads the pieces of one stripe into `out` (at outOffset + each piece's position). */
@@ -125,6 +179,10 @@ async function readStripe(
         if (err instanceof ProviderError && err.code === 'Aborted') throw err;
       }
     }
+  }
+  if (meta.layout === 'striped' && pieces.some((p) => knownBad(ctx, meta, p.cell))) {
+    await readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets);
+    return;
   }
   const failed: number[] = [];
   await Promise.all(

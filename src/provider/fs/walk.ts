@@ -5,10 +5,15 @@
  * that is byte order), pruning every directory that cannot hold a key with the
  * prefix or after `startAfter`. Unknown names (a crashed tool's debris, editor
  * files) are skipped; temp and lock files live outside the tree.
+ *
+ * A prefix that spells out the next directory level whole goes straight into that directory
+ * without reading its parent: listing one key's names (the erasure provider's lookup does this
+ * for every cold read) costs the depth of the tree, not the size of a directory shared with
+ * thousands of siblings (commits/, chunks/).
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { dirNameHex, leafNameHex } from './key-path.js';
+import { dirNameHex, leafNameHex, SEGMENT_HEX_CHARS } from './key-path.js';
 
 export interface WalkEntry {
   /** Hex of the key's UTF-8 bytes. */
@@ -46,6 +51,15 @@ async function* visit(
   prefixHex: string,
   afterHex: string
 ): AsyncGenerator<WalkEntry> {
+  if (prefixHex.length >= dirHex.length + SEGMENT_HEX_CHARS) {
+    // Only one subdirectory can hold keys with this prefix, and no file here can (a file's
+    // key is shorter than the prefix).
+    const segment = prefixHex.slice(dirHex.length, dirHex.length + SEGMENT_HEX_CHARS);
+    const subHex = dirHex + segment;
+    if (subHex < afterHex && !afterHex.startsWith(subHex)) return;
+    yield* visit(join(dir, segment), subHex, prefixHex, afterHex);
+    return;
+  }
   for (const name of await sortedNames(dir)) {
     const leafHex = leafNameHex(name);
     if (leafHex !== undefined) {

@@ -64,6 +64,15 @@ export function escapeXmlText(value: string): string {
   return value.replace(/[&<>"\r]/g, (c) => ESCAPES[c]!);
 }
 
+/**
+ * {@link escapeXmlText} for a string the caller has already found {@link isXmlSafe} (a
+ * listing checks every key once to pick its encoding): escapes without testing again. Pure.
+ */
+export function escapeSafeXmlText(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
+  return value.replace(/[&<>"\r]/g, (c) => ESCAPES[c]!);
+}
+
 /** `value` with every character XML 1.0 cannot carry replaced by U+FFFD. Pure. */
 export function replaceUnsafeXmlChars(value: string): string {
   return isXmlSafe(value) ? value : value.replace(XML_UNSAFE_ALL, '\uFFFD');

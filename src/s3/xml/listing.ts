@@ -11,7 +11,7 @@
  */
 import { el, leaf, quoteEtag, s3Root, xmlDocument, type Xml } from './build.js';
 import type { ChecksumType } from './checksums.js';
-import { escapeXmlText, isXmlSafe, replaceUnsafeXmlChars, urlEncodeListingValue } from './escape.js';
+import { escapeSafeXmlText, escapeXmlText, isXmlSafe, replaceUnsafeXmlChars, urlEncodeListingValue } from './escape.js';
 import { ownerXml, type OwnerInfo } from './owner.js';
 
 /** What a client may request with `encoding-type`. */
@@ -60,18 +60,40 @@ function maybe(encode: Encode, v: string | undefined): string | undefined {
   return v === undefined ? undefined : encode(v);
 }
 
+/** An ETag as etagOf makes them (hex MD5, optionally `-N`): nothing in it to escape. */
+const PLAIN_ETAG = /^[0-9a-f]{32}(?:-[0-9]+)?$/;
+
+/**
+ * `<LastModified>` text of one listing: consecutive objects often share a millisecond (a
+ * batch written together), so the last one is kept instead of formatting a Date per key.
+ */
+function isoTimes(): (ms: number) => string {
+  let lastMs = NaN;
+  let lastText = '';
+  return (ms) => {
+    if (ms !== lastMs) {
+      lastMs = ms;
+      lastText = new Date(ms).toISOString();
+    }
+    return lastText;
+  };
+}
+
 /**
  * One `<Contents>` entry. This is the per-key cost of every listing, so it is written as
  * one template rather than through `el`/`leaf` (same output: text escaped, `<ETag>` as
- * `&quot;…&quot;`, elements in S3's order).
+ * `&quot;…&quot;`, elements in S3's order). `encode` has already been chosen so that every
+ * key it returns is XML-safe (chooseEncoding checked them all).
  */
-function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean): Xml {
-  let out = `<Contents><Key>${escapeXmlText(encode(o.key))}</Key><LastModified>${o.lastModified.toISOString()}</LastModified><ETag>${escapeXmlText(quoteEtag(o.etag))}</ETag>`;
+function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean, iso: (ms: number) => string): Xml {
+  const etag = PLAIN_ETAG.test(o.etag) ? `&quot;${o.etag}&quot;` : escapeXmlText(quoteEtag(o.etag));
+  let out = `<Contents><Key>${escapeSafeXmlText(encode(o.key))}</Key><LastModified>${iso(o.lastModified.getTime())}</LastModified><ETag>${etag}</ETag>`;
   if (o.checksumAlgorithms) for (const a of o.checksumAlgorithms) out += `<ChecksumAlgorithm>${escapeXmlText(a)}</ChecksumAlgorithm>`;
   if (o.checksumType !== undefined) out += `<ChecksumType>${o.checksumType}</ChecksumType>`;
   out += `<Size>${o.size}</Size>`;
   if (withOwner && o.owner) out += ownerXml('Owner', o.owner)!;
-  return `${out}<StorageClass>${escapeXmlText(o.storageClass ?? 'STANDARD')}</StorageClass></Contents>` as Xml;
+  const storage = o.storageClass === undefined ? 'STANDARD' : escapeXmlText(o.storageClass);
+  return `${out}<StorageClass>${storage}</StorageClass></Contents>` as Xml;
 }
 
 function commonPrefixesXml(prefixes: readonly string[], encode: Encode): Xml[] {
@@ -105,6 +127,7 @@ export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
     ...r.contents.map((o) => o.key),
     ...r.commonPrefixes,
   ]);
+  const iso = isoTimes();
   return xmlDocument(
     s3Root(
       'ListBucketResult',
@@ -116,7 +139,7 @@ export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
       leaf('Delimiter', maybe(encode, r.delimiter)),
       leaf('IsTruncated', r.isTruncated),
       leaf('EncodingType', encodingType),
-      r.contents.map((o) => contentsXml(o, encode, true)),
+      r.contents.map((o) => contentsXml(o, encode, true, iso)),
       commonPrefixesXml(r.commonPrefixes, encode)
     )
   );
@@ -149,6 +172,7 @@ export function renderListObjectsV2Result(r: ListObjectsV2Data): string {
     ...r.contents.map((o) => o.key),
     ...r.commonPrefixes,
   ]);
+  const iso = isoTimes();
   return xmlDocument(
     s3Root(
       'ListBucketResult',
@@ -162,7 +186,7 @@ export function renderListObjectsV2Result(r: ListObjectsV2Data): string {
       leaf('IsTruncated', r.isTruncated),
       leaf('EncodingType', encodingType),
       leaf('StartAfter', maybe(encode, r.startAfter)),
-      r.contents.map((o) => contentsXml(o, encode, r.fetchOwner)),
+      r.contents.map((o) => contentsXml(o, encode, r.fetchOwner, iso)),
       commonPrefixesXml(r.commonPrefixes, encode)
     )
   );

@@ -41,6 +41,15 @@ export interface SortedSource {
    * `return()` when it no longer needs the iterator. Throws what reading the source throws.
    */
   scan(from: SeekKey): AsyncIterator<EntryBatch, unknown, undefined>;
+  /**
+   * Optional: the first batch `scan(from)` would yield, when it can be had without a read
+   * (the source is in memory, or the block is cached): `null` when nothing is at or after
+   * `from`, `undefined` when a read would be needed (then the merge scans). `seek` is true
+   * when the merge jumps to `from` (it may read only the first entries there: a source may
+   * hand over a short batch), false when it steps on from its previous batch. Mutates
+   * nothing the source reads; throws only what decoding memory throws.
+   */
+  peek?(from: SeekKey, seek: boolean): EntryBatch | null | undefined;
 }
 
 /**
@@ -65,13 +74,21 @@ function notBefore(a: SeekKey, b: SeekKey): boolean {
   return c > 0 || (c === 0 && (!a.inclusive || b.inclusive));
 }
 
-/** One source's position: the current batch and index, or exhausted (`key` undefined). */
+/**
+ * One source's position: the current batch and index, or exhausted (`key` undefined). The
+ * batch comes from the source's scan iterator, or — for a seek or a step into the next
+ * batch that the source can serve from memory (SortedSource.peek) — from a peek, with no
+ * iterator; the scan is then re-opened after the batch's last key only if the merge goes on
+ * past it and the next batch is not in memory.
+ */
 class Cursor {
   readonly index: number;
   readonly #source: SortedSource;
   #it: AsyncIterator<EntryBatch, unknown, undefined> | undefined;
   #batch: EntryBatch | undefined;
   #pos = 0;
+  /** The batch after this one, peeked by canAdvanceSync (undefined: not peeked). */
+  #peeked: EntryBatch | null | undefined;
   key: string | undefined;
 
   constructor(source: SortedSource, index: number) {
@@ -91,44 +108,74 @@ class Cursor {
   }
 
   async #fill(): Promise<void> {
-    const step = await this.#it!.next();
+    if (this.#it === undefined) {
+      // Positioned by a peek: scan on from after the batch it gave.
+      const keys = this.#batch!.keys;
+      this.#it = this.#source.scan({ key: keys[keys.length - 1]!, inclusive: false });
+    }
+    const step = await this.#it.next();
     if (step.done) {
       this.#it = undefined;
       this.#batch = undefined;
       this.key = undefined;
       return;
     }
-    const batch = step.value;
+    this.#take(step.value);
+  }
+
+  #take(batch: EntryBatch): void {
     if (batch.start >= batch.keys.length) throw new Error(`${this.#source.name}: empty batch`);
     this.#batch = batch;
     this.#pos = batch.start;
     this.key = batch.keys[this.#pos];
+    this.#peeked = undefined;
   }
 
-  /** True if advance() will not need to read (the next entry is in the current batch). */
+  /** Moves to `batch` (null: the end) got by a peek, dropping the scan iterator. */
+  #adopt(batch: EntryBatch | null): void {
+    this.#detach();
+    if (batch === null) {
+      this.#batch = undefined;
+      this.key = undefined;
+      this.#peeked = undefined;
+    } else this.#take(batch);
+  }
+
+  /** Closes the scan iterator without waiting (a peek replaced what it would yield). */
+  #detach(): void {
+    const it = this.#it;
+    this.#it = undefined;
+    const closing = it?.return?.();
+    if (closing) closing.catch(() => undefined); // nothing to report: its batches are not used
+  }
+
+  /**
+   * True if advance() will not need to read: the next entry is in the current batch, or the
+   * source can hand over the next batch from memory (peeked now, used by advance()).
+   */
   get canAdvanceSync(): boolean {
-    return this.key === undefined || this.#pos + 1 < this.#batch!.keys.length;
-  }
-
-  /** True if seekForward(to) will not need to read (already there, or `to` is in this batch). */
-  canSeekSync(to: SeekKey): boolean {
-    if (this.key === undefined || reaches(this.key, to)) return true;
-    const keys = this.#batch!.keys;
-    return reaches(keys[keys.length - 1]!, to);
+    if (this.key === undefined || this.#pos + 1 < this.#batch!.keys.length) return true;
+    if (this.#peeked === undefined && this.#source.peek) {
+      const keys = this.#batch!.keys;
+      this.#peeked = this.#source.peek({ key: keys[keys.length - 1]!, inclusive: false }, false);
+    }
+    return this.#peeked !== undefined;
   }
 
   /** Moves to the next entry; loads the next batch only when this one is used up. */
   advance(): Promise<void> | void {
     if (++this.#pos < this.#batch!.keys.length) this.key = this.#batch!.keys[this.#pos];
+    else if (this.#peeked !== undefined) this.#adopt(this.#peeked);
     else return this.#fill();
   }
 
   /**
    * Moves forward to the first entry reaching `to` (which must not be behind this cursor's
-   * scan start). Stays put if already there; searches the current batch; re-opens otherwise.
+   * scan start) if that needs no read: already there, `to` is in the current batch, or the
+   * source serves it from memory. Returns false (and stays put) otherwise.
    */
-  seekForward(to: SeekKey): Promise<void> | void {
-    if (this.key === undefined || reaches(this.key, to)) return;
+  seekSync(to: SeekKey): boolean {
+    if (this.key === undefined || reaches(this.key, to)) return true;
     const keys = this.#batch!.keys;
     let lo = this.#pos + 1;
     let hi = keys.length;
@@ -140,15 +187,28 @@ class Cursor {
     if (lo < keys.length) {
       this.#pos = lo;
       this.key = keys[lo];
-      return;
+      return true;
     }
-    return this.open(to);
+    const peeked = this.#source.peek?.(to, true);
+    if (peeked === undefined) return false;
+    this.#adopt(peeked);
+    return true;
+  }
+
+  /**
+   * Moves forward to the first entry reaching `to` (which must not be behind this cursor's
+   * scan start). Stays put if already there; searches the current batch, then the source's
+   * memory; re-opens the scan at `to` otherwise.
+   */
+  seekForward(to: SeekKey): Promise<void> | void {
+    if (!this.seekSync(to)) return this.open(to);
   }
 
   async close(): Promise<void> {
     const it = this.#it;
     this.#it = undefined;
     this.#batch = undefined;
+    this.#peeked = undefined;
     this.key = undefined;
     await it?.return?.();
   }
@@ -201,9 +261,11 @@ export class MergeIterator implements AsyncIterableIterator<MergedEntry> {
     if (this.#busy || !this.#started) return undefined;
     if (this.#target !== undefined) {
       const target = this.#target;
-      if (!notBefore(target, this.#floor) || !this.#cursors.every((c) => c.canSeekSync(target))) return undefined;
+      if (!notBefore(target, this.#floor)) return undefined;
+      // Cursors that can move without a read do; if one cannot, next() moves the rest (those
+      // already there stay put), so a partial move here is never undone or repeated.
+      for (const c of this.#cursors) if (!c.seekSync(target)) return undefined;
       this.#target = undefined;
-      for (const c of this.#cursors) c.seekForward(target);
       this.#floor = target;
       this.#heap = this.#cursors.filter((c) => c.key !== undefined);
       for (let i = (this.#heap.length >>> 1) - 1; i >= 0; i--) this.#siftDown(i);

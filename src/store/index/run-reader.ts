@@ -26,6 +26,16 @@ import {
 
 /** Approximate heap bytes per block index entry beyond its first key's characters. */
 const INDEX_ENTRY_OVERHEAD_BYTES = 64;
+/**
+ * Entries a seek result keeps (BlockCache.putSeek): a delimiter listing reads one entry per
+ * run at each common prefix (more only where keys under it were deleted), so 2 serve it
+ * whole; a merge that goes further falls back to the block.
+ */
+const SEEK_ENTRIES = 2;
+/** Approximate heap bytes of a seek result beyond its keys' characters and values' bytes. */
+const SEEK_OVERHEAD_BYTES = 160;
+/** Approximate heap bytes per kept entry beyond its key's characters and value's bytes. */
+const SEEK_ENTRY_OVERHEAD_BYTES = 120;
 
 /**
  * Reads `length` bytes at `start`. A blob too short for the range (truncated) is
@@ -69,6 +79,24 @@ class BlockBatch implements EntryBatch {
   }
   valueAt(index: number): Uint8Array {
     return this.block.valueAt(index);
+  }
+}
+
+/** The first entries at or after a seek target, copied out of their block (immutable, like the run). */
+class SeekResult implements EntryBatch {
+  readonly start = 0;
+  readonly byteSize: number;
+  constructor(
+    readonly keys: readonly string[],
+    readonly values: readonly Uint8Array[],
+    keyBytes: number
+  ) {
+    let n = SEEK_OVERHEAD_BYTES + keyBytes;
+    for (let i = 0; i < keys.length; i++) n += keys[i]!.length + values[i]!.byteLength + SEEK_ENTRY_OVERHEAD_BYTES;
+    this.byteSize = n;
+  }
+  valueAt(index: number): Uint8Array {
+    return this.values[index]!;
   }
 }
 
@@ -149,13 +177,29 @@ export class RunReader implements SortedSource {
     return this.#cache.getOrLoad(BlockCache.keyOf(this.#cacheId, i), () => this.#load(i));
   }
 
+  /**
+   * Reads block `i` (from the encoded tier when it holds it, else one ranged read), decodes
+   * it, and keeps its encoded bytes once they decoded (so bytes that fail to verify are
+   * never kept). Throws like #decode, or the provider's error.
+   */
   async #load(i: number): Promise<DecodedBlock> {
+    const key = BlockCache.keyOf(this.#cacheId, i);
+    const held = this.#cache.peekEncoded(key);
+    if (held !== undefined) return this.#decode(i, held);
     const f = this.#footer;
-    const last = i === f.firstKeys.length - 1;
     // Block 0 is read together with the header so the header is verified too.
     const start = i === 0 ? 0 : f.offsets[i]!;
     const end = f.offsets[i]! + f.lengths[i]!;
     const bytes = await readRange(this.#provider, this.meta.blobKey, start, end - start, i);
+    const block = this.#decode(i, bytes);
+    this.#cache.putEncoded(key, bytes);
+    return block;
+  }
+
+  /** Verifies and decodes block `i` from its encoded bytes (see #load). Throws IndexError. */
+  #decode(i: number, bytes: Uint8Array): DecodedBlock {
+    const f = this.#footer;
+    const last = i === f.firstKeys.length - 1;
     if (i === 0) checkHeader(bytes, this.meta.blobKey, this.#version);
     return decodeBlock(bytes, i === 0 ? HEADER_BYTES : 0, {
       version: this.#version,
@@ -185,6 +229,57 @@ export class RunReader implements SortedSource {
       const start = first ? bound(block.keys, from.key, from.inclusive) : 0;
       if (start < block.keys.length) yield new BlockBatch(block, start);
     }
+  }
+
+  /**
+   * SortedSource.peek: the batch `scan(from)` would yield first — or for a `seek`, its first
+   * SEEK_ENTRIES entries, kept in the cache's seek tier — if every block it needs is in the
+   * cache, decoded or encoded, or the cache kept this very seek's result (no read, no
+   * promise); null if the run holds nothing at or after `from`; undefined if a block would
+   * have to be read. Throws IndexError for a cached encoded block that does not verify.
+   */
+  peek(from: SeekKey, seek = false): EntryBatch | null | undefined {
+    const f = this.#footer;
+    if (f.entryCount === 0 || compareKeys(from.key, f.lastKey) > 0) return null;
+    const seekKey = seek ? `${this.#cacheId}\u0000${from.inclusive ? 'i' : 'x'}${from.key}` : '';
+    if (seek) {
+      const known = this.#cache.peekSeek<SeekResult>(seekKey);
+      if (known !== undefined) return known;
+    }
+    for (let i = this.#blockFor(from.key), first = true; i < f.firstKeys.length; i++, first = false) {
+      const block = this.#cache.peek<DecodedBlock>(BlockCache.keyOf(this.#cacheId, i)) ?? this.#blockFromEncoded(i);
+      if (block === undefined) return undefined;
+      const start = first ? bound(block.keys, from.key, from.inclusive) : 0;
+      if (start >= block.keys.length) continue;
+      // A seek: keep what it found, so the same seek next time needs no block (the decoded
+      // tier may not hold it by then: a listing over more blocks than it holds), and hand
+      // over just that; the merge steps on into the block if it reads further.
+      return seek ? this.#rememberSeek(seekKey, block, start) : new BlockBatch(block, start);
+    }
+    return null;
+  }
+
+  #rememberSeek(seekKey: string, block: DecodedBlock, start: number): SeekResult {
+    const end = Math.min(block.keys.length, start + SEEK_ENTRIES);
+    const keys = block.keys.slice(start, end);
+    const values: Uint8Array[] = [];
+    for (let i = start; i < end; i++) values.push(block.valueAt(i).slice());
+    const result = new SeekResult(keys, values, seekKey.length);
+    this.#cache.putSeek(seekKey, result);
+    return result;
+  }
+
+  /**
+   * Block `i` decoded now (synchronously) from the encoded bytes the cache holds, and kept
+   * decoded; undefined if they are not held. Throws IndexError for bytes that do not verify.
+   */
+  #blockFromEncoded(i: number): DecodedBlock | undefined {
+    const key = BlockCache.keyOf(this.#cacheId, i);
+    const encoded = this.#cache.peekEncoded(key);
+    if (encoded === undefined) return undefined;
+    const block = this.#decode(i, encoded);
+    this.#cache.put(key, block);
+    return block;
   }
 
   /**

@@ -236,6 +236,11 @@ export class SortedMap implements SortedSource {
     return this.entries();
   }
 
+  /** SortedSource.peek: the first batch scan(from) would yield (null: none); never reads. */
+  peek(from: SeekKey, _seek?: boolean): EntryBatch | null {
+    return this.#collect(from) ?? null;
+  }
+
   /** SortedSource: the entries from `from`, one leaf tail per batch. */
   async *scan(from: SeekKey): AsyncGenerator<EntryBatch, void, undefined> {
     let at = from;

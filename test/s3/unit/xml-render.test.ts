@@ -96,6 +96,31 @@ const objects: ListedObject[] = [
 ];
 
 describe('ListBucketResult', () => {
+  it('renders each object its own LastModified and ETag, whatever its neighbours (per-listing memo)', () => {
+    const t1 = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
+    const t2 = t1 + 1;
+    const md5 = 'd41d8cd98f00b204e9800998ecf8427e';
+    const contents = [t1, t1, t2, t1, t2].map((t, i) => ({
+      key: `k${i}\r"<&>`,
+      lastModified: new Date(t),
+      etag: i === 3 ? 'x"y' : i === 4 ? `${md5}-12` : md5,
+      size: i,
+      ...(i === 2 ? { storageClass: 'A&B' } : {}),
+    }));
+    const xml = renderListObjectsV2Result({ bucket: 'b', prefix: '', maxKeys: 1000, isTruncated: false, fetchOwner: false, contents, commonPrefixes: [] });
+    const root = parseXml(xml);
+    const got = all(root, 'Contents').map((c) => [at(c, 'Key'), at(c, 'LastModified'), at(c, 'ETag'), at(c, 'StorageClass')]);
+    const iso = (t: number) => new Date(t).toISOString();
+    expect(got).toEqual([
+      ['k0\r"<&>', iso(t1), `"${md5}"`, 'STANDARD'],
+      ['k1\r"<&>', iso(t1), `"${md5}"`, 'STANDARD'],
+      ['k2\r"<&>', iso(t2), `"${md5}"`, 'A&B'],
+      ['k3\r"<&>', iso(t1), '"x"y"', 'STANDARD'],
+      ['k4\r"<&>', iso(t2), `"${md5}-12"`, 'STANDARD'],
+    ]);
+    expect(xml).toContain('<Key>k0&#13;&quot;&lt;&amp;&gt;</Key>');
+  });
+
   it('V2 without encoding: exact values, KeyCount, owners only with fetch-owner', () => {
     const base = {
       bucket: 'b',

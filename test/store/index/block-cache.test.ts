@@ -5,7 +5,7 @@ const block = (byteSize: number, tag = '') => ({ byteSize, tag });
 
 describe('BlockCache', () => {
   test('keeps blocks up to maxBytes and evicts the least recently used first', async () => {
-    const cache = new BlockCache({ maxBytes: 300 });
+    const cache = new BlockCache({ maxBytes: 300, encodedBytes: 0, seekBytes: 0 });
     let loads = 0;
     const get = (k: string, size = 100) =>
       cache.getOrLoad(k, async () => (loads++, block(size, k)));
@@ -26,7 +26,7 @@ describe('BlockCache', () => {
   });
 
   test('a block larger than the bound is returned but not kept', async () => {
-    const cache = new BlockCache({ maxBytes: 100 });
+    const cache = new BlockCache({ maxBytes: 100, encodedBytes: 0, seekBytes: 0 });
     await cache.getOrLoad('small', async () => block(50));
     const big = await cache.getOrLoad('big', async () => block(500, 'big'));
     expect(big.tag).toBe('big');
@@ -53,7 +53,47 @@ describe('BlockCache', () => {
     });
   });
 
-  test('rejects a negative bound', () => {
+  test('rejects a negative bound, and an encoded tier outside it', () => {
     expect(() => new BlockCache({ maxBytes: -1 })).toThrow(RangeError);
+    expect(() => new BlockCache({ maxBytes: 100, encodedBytes: 101 })).toThrow(RangeError);
+    expect(() => new BlockCache({ maxBytes: 100, encodedBytes: -1 })).toThrow(RangeError);
+    expect(() => new BlockCache({ maxBytes: 100, encodedBytes: 1.5 })).toThrow(RangeError);
+  });
+
+  test('splits the bound: a third for encoded blocks by default', () => {
+    expect(new BlockCache({ maxBytes: 240 }).stats()).toMatchObject({ maxBytes: 130, maxEncodedBytes: 80, maxSeekBytes: 30 });
+    expect(new BlockCache({ maxBytes: 300, encodedBytes: 0, seekBytes: 0 }).stats()).toMatchObject({ maxBytes: 300, maxEncodedBytes: 0 });
+    expect(() => new BlockCache({ maxBytes: 100, encodedBytes: 60, seekBytes: 41 })).toThrow(RangeError);
+  });
+
+  test('keeps encoded copies within their own bound, least recently used out, exact-size', () => {
+    const cache = new BlockCache({ maxBytes: 1000, encodedBytes: 300 });
+    const slab = new Uint8Array(4096).fill(7);
+    cache.putEncoded('a', slab.subarray(0, 100));
+    cache.putEncoded('b', slab.subarray(100, 200));
+    cache.putEncoded('c', slab.subarray(200, 300));
+    const a = cache.peekEncoded('a')!; // a becomes most recent; b is the oldest
+    expect(a.byteLength).toBe(100);
+    expect(a.buffer.byteLength).toBe(100); // a copy, not a view pinning the slab
+    cache.putEncoded('d', slab.subarray(0, 100));
+    expect(cache.peekEncoded('b')).toBeUndefined();
+    expect(cache.stats()).toMatchObject({ encodedBlocks: 3, encodedBytes: 300, blocks: 0 });
+    cache.putEncoded('huge', new Uint8Array(301));
+    expect(cache.peekEncoded('huge')).toBeUndefined();
+    cache.clear();
+    expect(cache.stats()).toMatchObject({ encodedBlocks: 0, encodedBytes: 0, seekBytes: 0 });
+  });
+
+  test('peek never loads; put replaces a block without counting it twice', async () => {
+    const cache = new BlockCache({ maxBytes: 1000, encodedBytes: 0, seekBytes: 0 });
+    expect(cache.peek('k')).toBeUndefined();
+    expect(cache.stats().misses).toBe(0);
+    let release!: () => void;
+    const loading = cache.getOrLoad('k', () => new Promise<{ byteSize: number }>((r) => (release = () => r(block(100)))));
+    cache.put('k', block(100, 'put'));
+    release();
+    await loading;
+    expect(cache.stats()).toMatchObject({ blocks: 1, bytes: 100 });
+    expect(cache.peek<{ byteSize: number; tag: string }>('k')).toBeDefined();
   });
 });

@@ -1,0 +1,33 @@
+/**
+ * @module Reusable buffers for the framed bytes a read fetches from a fragment before checking
+ * and unframing them (read.ts), so that a large GET does not allocate (and the collector
+ * reclaim) one buffer per cell read: a 64 MiB GET reads ~64 MiB of framed cells.
+ *
+ * A buffer goes back to the pool only after the child read that filled it settled normally.
+ * A read that failed or timed out may still be writing into its buffer later (a hung domain
+ * answering late), so that buffer is dropped, never reused.
+ */
+
+/** Buffers kept at most (each at most MAX_SCRATCH_BYTES): 16 x 1 MiB bounds the pool. */
+export const MAX_POOLED = 16;
+/** Largest buffer pooled, bytes: a framed 256 KiB cell is ~256 KiB; 1 MiB covers cells up to
+ * ~1 MiB and ranges of several blocks. Larger reads allocate as before. */
+export const MAX_SCRATCH_BYTES = 1024 * 1024;
+
+const pool: Uint8Array[] = [];
+
+/** A buffer of at least `n` bytes (contents undefined), or undefined when `n` is too large to pool. */
+export function takeScratch(n: number): Uint8Array | undefined {
+  if (n > MAX_SCRATCH_BYTES) return undefined;
+  for (let i = pool.length - 1; i >= 0; i--) {
+    if (pool[i]!.length >= n) return pool.splice(i, 1)[0];
+  }
+  // Sized to the request rounded up to 64 KiB, so nearby sizes share buffers.
+  return new Uint8Array(Math.min(MAX_SCRATCH_BYTES, Math.ceil(n / 65536) * 65536));
+}
+
+/** Returns `buf` (from takeScratch) for reuse; call only once its read settled normally and
+ * no view of it is used any more. */
+export function giveScratch(buf: Uint8Array | undefined): void {
+  if (buf && pool.length < MAX_POOLED) pool.push(buf);
+}
