@@ -16,7 +16,7 @@ const RUNS = 3;
 /** Concurrent puts per batch in the batched lanes (rs3 publishes 64 objects together). */
 const BATCH = 64;
 /** Blob classes shown in the breakdown, in this order; anything else is "other". */
-const CLASSES = ['commits', 'anchor', 'roots', 'runs', 'chunks'] as const;
+const CLASSES = ['commits', 'log', 'anchor', 'roots', 'runs', 'chunks'] as const;
 
 interface Lane {
   target: Target;
@@ -46,7 +46,8 @@ const objectsOf = (lane: Lane) => (lane.batches > 0 ? lane.batches * BATCH : lan
 
 async function runLane(lane: Lane): Promise<Sample> {
   const dir = await tempDir('amp');
-  const { store, counter } = await openBenchStore(dir);
+  // STRATA_BENCH_COMMIT_LOG=1 measures the fs commit log's path (RepositoryOptions.commitLog).
+  const { store, counter } = await openBenchStore(dir, { commitLog: process.env.STRATA_BENCH_COMMIT_LOG === '1' });
   try {
     await store.createBucket(BUCKET);
     counter.reset();
@@ -127,7 +128,7 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
     'Where the bytes go, per object (medians). "overhead" is everything beyond the plaintext.',
     '',
     table(
-      ['Workload', 'commits/', 'anchor', 'roots/', 'runs/', 'chunks/', 'other', 'overhead', 'puts/object', 'commits', 'checkpoints', 'objects/s'],
+      ['Workload', 'commits/', 'log/', 'anchor', 'roots/', 'runs/', 'chunks/', 'other', 'overhead', 'puts/object', 'commits', 'checkpoints', 'objects/s'],
       breakdown,
       ['l']
     ),

@@ -1,8 +1,9 @@
 /**
  * @module Small durable puts: 4 KiB PutObject calls, each acknowledged only once its commit
- * blob and the anchor are durable (that is what putObject's promise means), from one
- * sequential writer and from 16 concurrent ones. Reports throughput, latency, CPU per
- * operation and how the group commit batched them.
+ * is durable (that is what putObject's promise means), from one sequential writer and from 16
+ * concurrent ones, on both commit paths of the fs provider: commit blobs (a commit blob and an
+ * anchor move per batch) and the commit log (one append + fdatasync per batch). Reports
+ * throughput, latency, CPU per operation and how the group commit batched them.
  */
 import { BUCKET, bodyOf, objectKey, once, openBenchStore, removeDir, tempDir } from './engine-fixture.js';
 import { table } from './lib/markdown.js';
@@ -23,9 +24,15 @@ interface Sample {
   largestBatch: number;
 }
 
-async function runOnce(writers: number, perWriter: number): Promise<Sample> {
+/** The two commit paths compared (RepositoryOptions.commitLog). */
+const PATHS = [
+  { name: 'commit blobs', commitLog: false },
+  { name: 'commit log', commitLog: true },
+] as const;
+
+async function runOnce(writers: number, perWriter: number, commitLog: boolean): Promise<Sample> {
   const dir = await tempDir('durable');
-  const { store } = await openBenchStore(dir);
+  const { store } = await openBenchStore(dir, { commitLog });
   try {
     await store.createBucket(BUCKET);
     let next = 0;
@@ -64,16 +71,17 @@ async function runOnce(writers: number, perWriter: number): Promise<Sample> {
 /** Measures both writer counts and returns the markdown of this section. */
 export async function benchDurable(opts: { quick: boolean; log: (m: string) => void }): Promise<string> {
   const rows: string[][] = [];
-  for (const writers of WRITERS) {
+  for (const path of PATHS) for (const writers of WRITERS) {
     const perWriter = writers === 1 ? (opts.quick ? 100 : 500) : opts.quick ? 20 : 100;
     const samples: Sample[] = [];
     for (let r = 0; r < RUNS; r++) {
-      opts.log(`durable puts: ${writers} writer(s), run ${r + 1}/${RUNS}`);
-      samples.push(await runOnce(writers, perWriter));
+      opts.log(`durable puts (${path.name}): ${writers} writer(s), run ${r + 1}/${RUNS}`);
+      samples.push(await runOnce(writers, perWriter, path.commitLog));
     }
     const ops = writers * perWriter;
     const commits = median(samples.map((s) => s.commits));
     rows.push([
+      path.name,
       writers === 1 ? '1 (sequential)' : `${writers} concurrent`,
       fmt(ops),
       medianRange(samples.map((s) => s.opsPerSec)),
@@ -88,12 +96,14 @@ export async function benchDurable(opts: { quick: boolean; log: (m: string) => v
   return [
     '### Small durable puts',
     '',
-    `4 KiB PutObject on the fs provider, each acknowledged after its commit and the anchor are fsynced; ` +
+    `4 KiB PutObject on the fs provider, each acknowledged once its commit is durable (commit blobs: ` +
+      'the commit blob and the anchor fsynced, renamed, directory fsynced; commit log: one append and one ' +
+      'fdatasync on a preallocated segment); ' +
       `median (min–max) of ${RUNS} runs, each on a fresh repository after ${WARMUP_PUTS} warm-up puts. ` +
       'CPU is user + system of the whole process (libuv threads included) per operation.',
     '',
     table(
-      ['Writers', 'Puts', 'ops/s', 'p50 ms', 'p99 ms', 'CPU ms/op', 'Commits', 'Puts/commit', 'Largest batch'],
+      ['Commit path', 'Writers', 'Puts', 'ops/s', 'p50 ms', 'p99 ms', 'CPU ms/op', 'Commits', 'Puts/commit', 'Largest batch'],
       rows,
       ['l']
     ),

@@ -18,6 +18,7 @@ import type {
   Provider,
   PutOptions,
 } from '../../src/provider/provider.js';
+import type { AppendLog } from '../../src/provider/append-log.js';
 
 /** Requests and bytes of one class (or of all of them). */
 export interface RequestCounts {
@@ -69,6 +70,10 @@ export class CountingProvider implements Provider {
   readonly inner: Provider;
   /** Present exactly when the wrapped provider has it, so callers take the same path. */
   readonly read?: (key: string, range?: ByteRange) => Promise<Uint8Array>;
+  /** Present exactly when the wrapped provider has it (the fs commit log): creating a segment
+   * counts as one put of 0 bytes (its preallocation writes none), each append as one put of
+   * the bytes appended, under the segment key's class (`log`). */
+  readonly openLog?: (key: string, bytes: number) => Promise<AppendLog>;
   #total = zeroCounts();
   #byClass = new Map<string, RequestCounts>();
 
@@ -80,6 +85,27 @@ export class CountingProvider implements Provider {
         const bytes = await read(key, range);
         this.#countGet(key, range !== undefined, bytes.length);
         return bytes;
+      };
+    }
+    if (inner.openLog) {
+      const openLog = inner.openLog.bind(inner);
+      this.openLog = async (key, bytes) => {
+        const log = await openLog(key, bytes);
+        this.#count(key, (c) => c.puts++);
+        return {
+          key: log.key,
+          preallocated: log.preallocated,
+          close: () => log.close(),
+          append: async (offset, chunks) => {
+            await log.append(offset, chunks);
+            let n = 0;
+            for (const c of chunks) n += c.byteLength;
+            this.#count(key, (c) => {
+              c.puts++;
+              c.bytesPut += n;
+            });
+          },
+        };
       };
     }
   }

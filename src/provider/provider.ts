@@ -9,6 +9,7 @@
  * (tests), s3/ (any S3-compatible endpoint).
  */
 import type { Readable } from 'node:stream';
+import type { AppendLog } from './append-log.js';
 
 /** Longest key a provider must accept, in UTF-8 bytes (S3's own object-key limit). */
 export const MAX_KEY_BYTES = 1024;
@@ -101,6 +102,12 @@ export interface Provider {
    * instead of allocating per read. Providers may ignore it.
    */
   read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
+   * durable, and opens it for in-place appends. Providers that cannot make an append durable
+   * cheaply leave it out; the repository then writes commit blobs.
+   */
+  openLog?(key: string, bytes: number): Promise<AppendLog>;
 }
 
 export type ProviderErrorCode =

@@ -8,17 +8,19 @@
 import type { Provider } from '../provider/provider.js';
 import { ProviderError } from '../provider/provider.js';
 import { ANCHOR_KEY } from './layout.js';
-import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor } from './anchor.js';
+import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor, type AnchorLog } from './anchor.js';
 import type { RecordRef } from './commit.js';
 import { readAnchor } from './recovery.js';
 import { StoreError } from './errors.js';
 import type { Fence } from './fencing.js';
 
-/** What an anchor names: the newest commit (sequence, head) and the newest root. */
+/** What an anchor names: the newest commit (sequence, head), the newest root, and with a
+ * commit log the position after the head's frame. */
 export interface AnchorTarget {
   seq: number;
   head: RecordRef | undefined;
   root: RecordRef & { seq: number };
+  log?: AnchorLog | undefined;
 }
 
 export class AnchorMover {
@@ -36,7 +38,7 @@ export class AnchorMover {
     this.#fence = fence;
     this.#writer = writer;
     this.#etag = etag;
-    this.#known = { seq: loaded.seq, head: loaded.head, root: loaded.root };
+    this.#known = { seq: loaded.seq, head: loaded.head, root: loaded.root, log: loaded.log };
   }
 
   /**
@@ -59,9 +61,10 @@ export class AnchorMover {
    * the old one. Call it inside serial().
    */
   async move(target: AnchorTarget, time: number): Promise<void> {
-    const { seq, head, root } = target;
+    const { seq, head, root, log } = target;
     const anchor: Anchor = { format: FORMAT, seq, root, time, writer: this.#writer };
     if (head) anchor.head = head;
+    if (log) anchor.log = { key: log.key, offset: log.offset };
     const conditional = this.#provider.capabilities.conditionalWrites;
     try {
       const info = await this.#provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#etag } : {});
@@ -85,7 +88,8 @@ export class AnchorMover {
       const was = this.#known;
       if (
         known && current?.etag === this.#etag && known.seq === was.seq &&
-        sameRef(known.head, was.head) && sameRef(known.root, was.root) && known.root.seq === was.root.seq
+        sameRef(known.head, was.head) && sameRef(known.root, was.root) && known.root.seq === was.root.seq &&
+        known.log?.key === was.log?.key && known.log?.offset === was.log?.offset
       ) {
         throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err });
       }

@@ -25,10 +25,24 @@ export interface Anchor {
   time: number;
   /** Random id of the process that wrote it. */
   writer: string;
+  /**
+   * With a commit log (commit-log/): the segment and byte offset right after `head`'s frame.
+   * Commits appended after it are found by scanning forward from there (commit-log/scan.ts).
+   */
+  log?: AnchorLog;
+}
+
+/** A position in the commit log: segment blob key and byte offset in it. */
+export interface AnchorLog {
+  key: string;
+  offset: number;
 }
 
 function canonical(a: Anchor): string {
-  return JSON.stringify({ format: a.format, seq: a.seq, head: a.head ?? null, root: a.root, time: a.time, writer: a.writer });
+  const fields: Record<string, unknown> = { format: a.format, seq: a.seq, head: a.head ?? null, root: a.root, time: a.time, writer: a.writer };
+  // Only when present, so anchors written before the commit log keep their check digest.
+  if (a.log) fields.log = { key: a.log.key, offset: a.log.offset };
+  return JSON.stringify(fields);
 }
 
 export function encodeAnchor(a: Anchor): Uint8Array {
@@ -55,9 +69,11 @@ export function decodeAnchor(bytes: Uint8Array): Anchor {
     writer: raw.writer as string,
   };
   if (raw.head) a.head = raw.head as RecordRef;
+  if (raw.log !== undefined) a.log = raw.log as AnchorLog;
   const valid =
     Number.isSafeInteger(a.seq) && a.seq >= 0 && isRef(a.root) && Number.isSafeInteger(a.root.seq) &&
-    (a.head === undefined || isRef(a.head)) && typeof a.writer === 'string' && Number.isFinite(a.time);
+    (a.head === undefined || isRef(a.head)) && typeof a.writer === 'string' && Number.isFinite(a.time) &&
+    (a.log === undefined || isLog(a.log));
   if (!valid) throw new StoreError('Corrupt', 'anchor fields are malformed');
   if (createHash('sha256').update(canonical(a)).digest('hex') !== raw.check) {
     throw new StoreError('Corrupt', 'anchor check digest does not match its content');
@@ -73,13 +89,19 @@ export function sameRef(a: RecordRef | undefined, b: RecordRef | undefined): boo
 
 /**
  * Whether two anchors are the same in every field (format, sequence, head, root and the
- * sequence it covers, time, writer): how a writer recognises its own write read back. Pure.
+ * sequence it covers, time, writer, log position): how a writer recognises its own write read back. Pure.
  */
 export function sameAnchor(a: Anchor, b: Anchor): boolean {
   return (
     a.format === b.format && a.seq === b.seq && sameRef(a.head, b.head) && sameRef(a.root, b.root) &&
-    a.root.seq === b.root.seq && a.time === b.time && a.writer === b.writer
+    a.root.seq === b.root.seq && a.time === b.time && a.writer === b.writer &&
+    a.log?.key === b.log?.key && a.log?.offset === b.log?.offset
   );
+}
+
+function isLog(l: unknown): l is AnchorLog {
+  const x = l as AnchorLog;
+  return !!x && typeof x.key === 'string' && x.key.startsWith('log/') && Number.isSafeInteger(x.offset) && x.offset >= 0;
 }
 
 function isRef(r: unknown): r is RecordRef {

@@ -6,6 +6,7 @@
  * (AnchorMover.serial), so each turn reads what its predecessor left.
  */
 import type { RecordRef } from './commit.js';
+import type { AnchorLog } from './anchor.js';
 
 export interface ChainTip {
   /** Sequence of the newest durable commit (0: none yet). */
@@ -16,4 +17,7 @@ export interface ChainTip {
   time: number;
   /** The newest root (checkpoint) the anchor names, and the sequence it covers. */
   root: RecordRef & { seq: number };
+  /** With a commit log: the current segment and the offset right after `head`'s frame, where
+   * the next commit goes (commit-log/); undefined on the commit-blob path. */
+  log: AnchorLog | undefined;
 }

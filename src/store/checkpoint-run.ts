@@ -191,7 +191,7 @@ export class CheckpointRunner {
       let head = plan.seq;
       await h.anchor.serial(async () => {
         if (h.fence.error) throw h.fence.error;
-        await h.anchor.move({ seq: h.tip.seq, head: h.tip.head, root }, Math.max(h.now(), h.tip.time));
+        await h.anchor.move({ seq: h.tip.seq, head: h.tip.head, root, log: h.tip.log }, Math.max(h.now(), h.tip.time));
         h.tip.root = root;
         head = h.tip.seq;
         installCheckpoint(h.state, plan);

@@ -2,9 +2,15 @@
  * @module The group-commit loop.
  *
  * Operations queue while a commit is in flight; the next batch takes every queued operation
- * (up to BATCH_MAX_OPS / BATCH_MAX_BYTES), stages them in one transaction each, writes ONE
- * commit blob (small bodies + record), then moves the anchor by compare-and-swap. Only then is
- * the in-memory state changed and every operation of the batch acknowledged. The loop is
+ * (up to BATCH_MAX_OPS / BATCH_MAX_BYTES), stages them in one transaction each, and makes them
+ * durable in one of two ways, after which the in-memory state is changed and every operation
+ * of the batch acknowledged:
+ *   - with a commit log (a provider with `openLog`, commit-log/): ONE frame (small bodies +
+ *     record) appended to the current segment and synced (one fdatasync); the anchor moves only
+ *     at segment rolls and checkpoints. A write that fails leaves the position to the next
+ *     batch (same sequence, same offset); a sync that fails fences.
+ *   - otherwise: ONE commit blob (small bodies + record), then the anchor moved by
+ *     compare-and-swap. The loop is
  * pipelined two deep (batch N+1 stages while N's anchor move is in flight). If the overlays
  * fill up again while a checkpoint is in flight, new batches wait for it (back-pressure:
  * memory stays bounded by about twice `overlayBytes`).
@@ -13,6 +19,9 @@ import type { Provider } from '../provider/provider.js';
 import { BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey } from './layout.js';
 import { encodeCommit, type Mutation, type RecordRef } from './commit.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
+import { AppendError, type AppendLog } from '../provider/append-log.js';
+import { encodeFrame, FRAME_HEADER_BYTES, type EncodedFrame } from './commit-log/frame.js';
+import type { Segments } from './commit-log/segments.js';
 import type { RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
 import { StoreError } from './errors.js';
@@ -30,10 +39,18 @@ export interface CommitHost {
   anchor: AnchorMover;
   fence: Fence;
   checkpoints: CheckpointRunner;
+  /** The commit log's segments; undefined: the commit-blob path. */
+  segments: Segments | undefined;
   stats: RepositoryStats;
   opts: { overlayBytes: number; inlineCheckpoints?: boolean };
   now: () => number;
+  log: (event: string, fields: Record<string, unknown>) => void;
 }
+
+/** After a failed segment roll, commits go on (to the current segment past its preallocation,
+ * or as commit blobs) and the next roll is tried this much later, ms: a full disk is not asked
+ * to create a segment per batch. */
+const ROLL_RETRY_MS = 1000;
 
 /** A batch whose commit blob is written or being written, and whose anchor move is pending. */
 interface InFlight {
@@ -42,6 +59,8 @@ interface InFlight {
   ref: RecordRef;
   /** Settles true once the anchor names it (state applied, operations resolved), false if it failed. */
   done: Promise<boolean>;
+  /** With a commit log: the offset right after its frame in the current segment. */
+  logEnd: number | undefined;
 }
 
 type Operation = {
@@ -58,6 +77,8 @@ export class CommitLoop {
   #draining: Promise<void> | null = null;
   /** Wakes the commit loop when an operation arrives while a commit is in flight. */
   #arrival: (() => void) | null = null;
+  /** performance.now() before which no segment roll is tried again (after a failure). */
+  #rollRetryAt = 0;
 
   constructor(host: CommitHost) {
     this.#h = host;
@@ -115,6 +136,13 @@ export class CommitLoop {
           continue;
         }
         if (this.#queue.length > 0 && !(prev && this.#holdBehind(prev))) {
+          if (h.segments && h.segments.full(prev ? (prev.logEnd ?? Infinity) : (h.tip.log?.offset ?? Infinity)) && performance.now() >= this.#rollRetryAt) {
+            // A new segment: only with nothing in flight, so every frame in flight shares one.
+            if (prev) await prev.done;
+            prev = null;
+            await this.#roll();
+            continue;
+          }
           const current = await this.#startBatch(prev);
           if (prev) await prev.done;
           prev = current;
@@ -146,7 +174,11 @@ export class CommitLoop {
     const h = this.#h;
     const seq = (prev?.seq ?? h.tip.seq) + 1;
     const time = Math.max(h.now(), (prev ? prev.batch.time : h.tip.time) + 1);
-    const batch = new Batch(seq, commitKey(seq), time, prev?.batch);
+    // The log when it is set up at this position (a failed roll leaves the commit-blob path).
+    const segment = h.segments?.current;
+    const logAt = prev ? prev.logEnd : h.tip.log?.key === segment?.key ? h.tip.log?.offset : undefined;
+    const inLog = segment !== undefined && logAt !== undefined;
+    const batch = inLog ? new Batch(seq, segment.key, time, prev?.batch, logAt + FRAME_HEADER_BYTES) : new Batch(seq, commitKey(seq), time, prev?.batch);
     const done: { op: Operation; value: unknown }[] = [];
     let taken = 0;
     while (this.#queue.length > 0 && done.length < BATCH_MAX_OPS && batch.bodyBytes < BATCH_MAX_BYTES) {
@@ -170,11 +202,12 @@ export class CommitLoop {
         for (const d of done) ok ? d.op.resolve(d.value) : d.op.reject(new StoreError('Io', 'an earlier commit failed'));
         return ok;
       };
-      return prev ? { seq: prev.seq, batch: prev.batch, ref: prev.ref, done: settle() } : (await settle(), null);
+      return prev ? { seq: prev.seq, batch: prev.batch, ref: prev.ref, done: settle(), logEnd: prev.logEnd } : (await settle(), null);
     }
     if (prev) h.stats.pipelined++;
     const parent = prev?.ref ?? h.tip.head ?? h.tip.root;
     const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations, historyBytes: batch.historyAfter });
+    if (inLog) return this.#logBatch(prev, batch, record, segment, logAt, done);
     // The reference is known before the write (layout and hash are deterministic), so a
     // successor can name this commit as its parent while it is still being written.
     const ref = recordRef(batch.blob, record, batch.bodies);
@@ -192,6 +225,7 @@ export class CommitLoop {
           h.tip.seq = seq;
           h.tip.head = ref;
           h.tip.time = batch.time;
+          h.tip.log = undefined; // the anchor names no log position now: the log needs a roll
           this.#applyDurable(seq, batch.mutations);
         });
       } catch (err) {
@@ -206,7 +240,91 @@ export class CommitLoop {
       for (const d of done) d.op.resolve(d.value);
       return true;
     };
-    return { seq, batch, ref, done: finish() };
+    return { seq, batch, ref, done: finish(), logEnd: undefined };
+  }
+
+  /**
+   * The commit-log half of #startBatch: frames `batch` (staged at `at` of `segment`) and returns
+   * its completion: once `prev` is applied, in its anchor turn, the frame is appended and synced,
+   * then the tip advances, memory applies it and its operations resolve. A failed write rejects
+   * them and leaves the tip (the next batch takes the same sequence and offset); a failed sync
+   * fences (StoreError 'Unsafe': the frame may or may not be durable).
+   */
+  #logBatch(prev: InFlight | null, batch: Batch, record: Uint8Array, segment: AppendLog, at: number, done: { op: Operation; value: unknown }[]): InFlight {
+    const h = this.#h;
+    const seq = batch.seq;
+    const ref = recordRef(segment.key, record, batch.bodies, at + FRAME_HEADER_BYTES);
+    let frame: EncodedFrame;
+    try {
+      frame = encodeFrame(seq, record, batch.bodies, batch.packId);
+    } catch (err) {
+      const e = new StoreError('Io', `commit ${seq} cannot be framed: ${String(err)}`, { cause: err });
+      for (const d of done) d.op.reject(e);
+      return { seq, batch, ref, done: Promise.resolve(false), logEnd: at };
+    }
+    const end = at + frame.bytes;
+    const finish = async (): Promise<boolean> => {
+      try {
+        if (prev && !(await prev.done)) throw h.fence.error ?? new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
+        batch.prev = undefined; // applied by now: read the state itself (and free it)
+        await h.anchor.serial(async () => {
+          if (h.fence.error) throw h.fence.error;
+          try {
+            await segment.append(at, frame.chunks);
+          } catch (err) {
+            if (err instanceof AppendError && err.stage === 'write') throw new StoreError('Io', `commit ${seq}: ${err.message}`, { cause: err });
+            throw h.fence.fence(`commit ${seq}: the log append may or may not be durable (${String(err)})`, err);
+          }
+          // Durable from here on, whatever happens next: the sequence is taken for good.
+          h.tip.seq = seq;
+          h.tip.head = ref;
+          h.tip.time = batch.time;
+          h.tip.log = { key: segment.key, offset: end };
+          this.#applyDurable(seq, batch.mutations);
+        });
+      } catch (err) {
+        const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
+        for (const d of done) d.op.reject(e);
+        return false;
+      }
+      h.checkpoints.maybeStart();
+      h.stats.commits++;
+      h.stats.operations += done.length;
+      h.stats.largestBatch = Math.max(h.stats.largestBatch, done.length);
+      for (const d of done) d.op.resolve(d.value);
+      return true;
+    };
+    return { seq, batch, ref, done: finish(), logEnd: end };
+  }
+
+  /**
+   * Rolls the commit log to a new segment (nothing in flight): creates it, then in an anchor
+   * turn moves the anchor to name it at offset 0 with the current tip, and only then appends go
+   * there. On failure logs 'commitlog.roll.failed' and backs off: batches go on as before (past
+   * the preallocation, or as commit blobs when no segment is set up). A failed anchor move may
+   * fence (AnchorMover.move).
+   */
+  async #roll(): Promise<void> {
+    const h = this.#h;
+    const segments = h.segments!;
+    let created: AppendLog | undefined;
+    try {
+      created = await segments.create(h.tip.seq + 1);
+      const segment = created;
+      await h.anchor.serial(async () => {
+        if (h.fence.error) throw h.fence.error;
+        const log = { key: segment.key, offset: 0 };
+        await h.anchor.move({ seq: h.tip.seq, head: h.tip.head, root: h.tip.root, log }, Math.max(h.now(), h.tip.time));
+        h.tip.log = log;
+      });
+      await segments.use(segment);
+      h.stats.segmentRolls++;
+      h.log('commitlog.rolled', { segment: segment.key, seq: h.tip.seq });
+    } catch (err) {
+      await created?.close().catch(() => undefined);
+      this.#rollRetryAt = performance.now() + ROLL_RETRY_MS;
+      h.log('commitlog.roll.failed', { error: String(err), retryMs: ROLL_RETRY_MS });
+    }
   }
 
   /**

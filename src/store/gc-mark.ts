@@ -12,7 +12,8 @@
  *                      ones too: as-of reads still use them)     as-of reads, restores)
  *   uploads keyspace   every part record not deleted          -> its carrier chunks
  *
- * Live blobs: the config, the anchor, the root, the chain's commit blobs, every run the root
+ * Live blobs: the config, the anchor, the root, the chain's commit blobs (and commit log
+ * segments: those holding a commit of the chain, and the one the anchor names), every run the root
  * or a chain fork names (opening needs them), the newest GC state, and every body blob above
  * (pack blobs of packed bodies, chunk blobs of carriers and parts). Forks and restores share
  * runs and bodies: each bucket is walked on its own, so a body counts while ANY bucket reaches
@@ -27,7 +28,7 @@
  */
 import type { Provider } from '../provider/provider.js';
 import { ANCHOR_KEY, CONFIG_KEY } from './layout.js';
-import { loadChain, readAnchor } from './recovery.js';
+import { loadChainTip, readAnchor } from './recovery.js';
 import { decodeRoot } from './root.js';
 import { readRecord } from './records-io.js';
 import { BucketState, RepoState, type RunHandle } from './state.js';
@@ -77,12 +78,15 @@ export async function markRepository(provider: Provider, opts: { cache?: BlockCa
   if (!found) throw new StoreError('MissingBlob', `${ANCHOR_KEY} is missing: not a Strata repository`);
   const { anchor } = found;
   const root = decodeRoot(await readRecord(provider, anchor.root, `root ${anchor.root.seq}`), `root ${anchor.root.key}`);
-  const commits = await loadChain(provider, anchor, root);
+  // No tail check: the repository may be appending while the mark reads (recovery.ts).
+  const { commits, tip } = await loadChainTip(provider, anchor, root, { checkTail: false });
   const result: MarkResult = { live: new Set([ANCHOR_KEY, CONFIG_KEY, anchor.root.key]), packs: new Map(), chain: new Set(), anchorSeq: anchor.seq, rootSeq: root.seq, entries: 0 };
   const live = result.live;
   // The chain's commit blobs: the head, and each commit's parent down to the root's.
-  if (anchor.head && anchor.seq > root.seq) result.chain.add(anchor.head.key);
+  if (tip.head && tip.seq > root.seq) result.chain.add(tip.head.key);
   for (const c of commits.slice(1)) result.chain.add(c.parent.key);
+  // The commit log segment the anchor names: commits are appended there (commit-log/).
+  if (tip.log) result.chain.add(tip.log.key);
   for (const k of result.chain) live.add(k);
 
   // The catalog a fresh open would rebuild, on runs that are read only when walked.

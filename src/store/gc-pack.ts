@@ -136,7 +136,9 @@ async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): P
   // Only the live packs' sizes are needed: a head each (SIZE_PARALLEL at a time), not a listing
   // of every commit blob, which after a mass delete is mostly garbage (100,000 blobs listed to
   // find one live one took a minute on fs).
-  const candidates = [...mark.packs.keys()].filter((k) => (k.startsWith('commits/') || k.startsWith('packs/')) && !mark.chain.has(k));
+  // Commit log segments (log/) too: their bodies are pack entries read by location like any
+  // other; the segment appends go to, and those holding chain commits, are in mark.chain.
+  const candidates = [...mark.packs.keys()].filter((k) => (k.startsWith('commits/') || k.startsWith('packs/') || k.startsWith('log/')) && !mark.chain.has(k));
   const sizes = new Map<string, number>();
   let next = 0;
   const worker = async () => {

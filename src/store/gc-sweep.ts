@@ -25,7 +25,7 @@ import { GC_PREFIX, readGcState, writeGcState } from './gc-state.js';
 import type { MarkResult } from './gc-mark.js';
 
 /** Prefixes of the blobs GC may delete: everything but the anchor and the config. */
-export const SWEPT_PREFIXES = ['commits/', 'roots/', 'runs/', 'chunks/', 'packs/'] as const;
+export const SWEPT_PREFIXES = ['commits/', 'roots/', 'runs/', 'chunks/', 'packs/', 'log/'] as const;
 /** Concurrent deletes: enough to hide provider latency, few enough to leave it to the writers. */
 const SWEEP_PARALLEL = 8;
 /** Modification-time resolution of a provider, ms: S3 (and what we do not know) reports whole
@@ -63,10 +63,13 @@ export interface SweepReport {
  * Throws listing and state-writing errors (deletions already done stay done: they were of
  * unreachable blobs); failed deletes are counted, not thrown.
  */
-/** Whether `key` names a commit blob (layout.ts commitKey) with a sequence above `seq`. */
+/** Whether `key` names a commit blob (layout.ts commitKey) with a sequence above `seq`, or a
+ * commit log segment (layout.ts logKey) whose first commit is above it: a segment created for a
+ * roll whose anchor move the mark did not see yet. */
 function commitAfter(key: string, seq: number): boolean {
-  if (!key.startsWith('commits/')) return false;
-  const n = parseInt(key.slice('commits/'.length, 'commits/'.length + 12), 16);
+  const prefix = key.startsWith('commits/') ? 'commits/' : key.startsWith('log/') ? 'log/' : undefined;
+  if (!prefix) return false;
+  const n = parseInt(key.slice(prefix.length, prefix.length + 12), 16);
   return !Number.isFinite(n) || n > seq;
 }
 

@@ -5,6 +5,7 @@
  *   config                     created once: format, repository id, token secret
  *   commits/<seq>-<rand>       a pack: small bodies (entries 0..n-1) + the commit record (last)
  *   roots/<seq>-<rand>         a pack of one entry: a checkpoint of the whole catalog
+ *   log/<seq>-<rand>           a commit log segment (fs provider): frames of commits from <seq> on
  *   runs/<bucket-id>/<rand>    index runs (sorted key -> version list)
  *   runs/<bucket-id>/u-<rand>  runs of the bucket's uploads keyspace (upload-keys.ts)
  *   runs/<bucket-id>/v-<rand>  runs of the bucket's version log (version-log.ts)
@@ -41,6 +42,11 @@ export const CONFIG_KEY = 'config';
 /** 8 + 12 + 1 + 10 = 31 bytes. */
 export function commitKey(seq: number): string {
   return `commits/${seqHex(seq)}-${randHex(10)}`;
+}
+
+/** 4 + 12 + 1 + 10 = 27 bytes; `firstSeq`: the first commit it will hold (commit-log/segments.ts). */
+export function logKey(firstSeq: number): string {
+  return `log/${seqHex(firstSeq)}-${randHex(10)}`;
 }
 
 /** 6 + 12 + 1 + 12 = 31 bytes. */

@@ -30,9 +30,10 @@ export async function readRecord(provider: Provider, ref: RecordRef, what: strin
   return body;
 }
 
-/** The reference to `record` once written after `bodies` as one pack blob under `key`. */
-export function recordRef(key: string, record: Uint8Array, bodies: readonly Uint8Array[] = []): RecordRef {
-  let offset = PACK_HEADER_SIZE;
+/** The reference to `record` once written after `bodies` as one pack blob under `key` (a pack
+ * image starting at `base` of it: a commit log frame's payload). */
+export function recordRef(key: string, record: Uint8Array, bodies: readonly Uint8Array[] = [], base = 0): RecordRef {
+  let offset = base + PACK_HEADER_SIZE;
   for (const b of bodies) offset += ENTRY_HEADER_SIZE + b.length;
   return { key, offset, length: record.length, hash: hashRecord(record) };
 }

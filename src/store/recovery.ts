@@ -13,6 +13,8 @@ import { decodeCommit, type CommitRecord, type RecordRef } from './commit.js';
 import { decodeRoot, encodeRoot, type RootRecord } from './root.js';
 import { readRecord, writeRecordBlob } from './records-io.js';
 import { StoreError } from './errors.js';
+import { findFrameAfter, scanLog } from './commit-log/scan.js';
+import type { AnchorLog } from './anchor.js';
 
 export interface RepositoryConfig {
   format: typeof FORMAT;
@@ -29,6 +31,16 @@ export interface Loaded {
   root: RootRecord;
   /** Commits after the root, oldest first, each verified against its successor. */
   commits: CommitRecord[];
+  /** The newest commit: the anchor's, or the last one the log scan found after it (load sets
+   * it; absent means the anchor's). */
+  tip?: ChainTipRef;
+}
+
+/** Where a chain ends: its newest commit and, with a commit log, the position after its frame. */
+export interface ChainTipRef {
+  seq: number;
+  head: RecordRef | undefined;
+  log: AnchorLog | undefined;
 }
 
 const sameRef = (a: RecordRef | undefined, b: RecordRef | undefined) => !!a && !!b && a.key === b.key && a.hash === b.hash;
@@ -103,6 +115,51 @@ export async function readAnchor(provider: Provider): Promise<{ anchor: Anchor; 
  * sequence, and the oldest must name the root's commit (or the root itself at genesis).
  */
 export async function loadChain(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
+  return (await loadChainTip(provider, anchor, root)).commits;
+}
+
+/**
+ * As loadChain, then (when the anchor names a commit log position) scans the log forward for
+ * the commits appended after the anchor's head (commit-log/scan.ts), and (unless `checkTail` is
+ * false) refuses with StoreError 'BrokenChain' when a valid later frame lies past where the scan
+ * stopped: damaged bytes would otherwise silently drop acknowledged commits. Returns every commit after
+ * the root, oldest first, and the chain's tip. Throws as loadChain and scanLog.
+ */
+export async function loadChainTip(provider: Provider, anchor: Anchor, root: RootRecord, opts: { checkTail?: boolean } = {}): Promise<{ commits: CommitRecord[]; tip: ChainTipRef }> {
+  const commits = await walkBack(provider, anchor, root);
+  const tip: ChainTipRef = { seq: anchor.seq, head: anchor.head, log: anchor.log };
+  if (anchor.log) {
+    let from = anchor.log;
+    let parent: RecordRef = anchor.head ?? anchor.root;
+    // A reader beside a running repository (verify) may stop at a frame being appended while a
+    // later one completes meanwhile: the scan goes on from where it stopped before concluding.
+    for (let attempt = 1; ; attempt++) {
+      const scanned = await scanLog(provider, from, { seq: tip.seq, ref: parent });
+      for (const c of scanned.commits) commits.push(c.record);
+      const last = scanned.commits.at(-1);
+      if (last) {
+        tip.seq = last.record.seq;
+        tip.head = last.ref;
+        parent = last.ref;
+      }
+      tip.log = from = scanned.end;
+      // GC's mark, beside a running repository, passes checkTail false: it needs no proof of
+      // the end, only what is there.
+      const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq);
+      if (beyond === undefined) break;
+      if (attempt >= TAIL_ATTEMPTS) {
+        throw new StoreError('BrokenChain', `log segment ${scanned.end.key}: the log ends at ${scanned.end.offset} (commit ${tip.seq}) but a valid later frame lies at ${beyond}: bytes in between are damaged`);
+      }
+    }
+  }
+  return { commits, tip };
+}
+
+/** Scans of the log's tail before a gap followed by a valid frame is called damage (recovery
+ * alone: 1 would do; a reader beside a writer may see one append in flight per scan). */
+const TAIL_ATTEMPTS = 3;
+
+async function walkBack(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
   const commits: CommitRecord[] = [];
   let ref = anchor.head;
   for (let seq = anchor.seq; seq > root.seq; seq--) {
@@ -142,6 +199,6 @@ export async function load(provider: Provider, options: { create: boolean; now: 
   if (root.repositoryId !== config.repositoryId) {
     throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
   }
-  const commits = await loadChain(provider, anchor, root);
-  return { anchor, anchorEtag: etag, config, root, commits };
+  const { commits, tip } = await loadChainTip(provider, anchor, root);
+  return { anchor, anchorEtag: etag, config, root, commits, tip };
 }

@@ -16,7 +16,8 @@ import type { Provider } from '../provider/provider.js';
 import { BlockCache } from './index/block-cache.js';
 import { newId } from './layout.js';
 import type { Anchor } from './anchor.js';
-import { load, type RepositoryConfig } from './recovery.js';
+import { load, type ChainTipRef, type RepositoryConfig } from './recovery.js';
+import { Segments } from './commit-log/segments.js';
 import { RepoState } from './state.js';
 import type { Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
@@ -49,16 +50,18 @@ export class Repository {
   /** Chunks of writes in flight, which no commit names yet: GC keeps them (inflight-blobs.ts). */
   readonly inflight = new InflightBlobs();
   readonly config: RepositoryConfig;
-  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0 };
+  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0, segmentRolls: 0 };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
   /** The newest durable commit and root (shared with the loop and the checkpoint runner). */
   readonly #tip: ChainTip;
   readonly #fence: Fence;
   readonly #loop: CommitLoop;
   readonly #checkpoints: CheckpointRunner;
+  /** The commit log's segments, when the provider has them and the option allows. */
+  readonly #segments: Segments | undefined;
   #closed = false;
 
-  private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string) {
+  private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string, tip: ChainTipRef) {
     this.provider = provider;
     this.#opts = opts;
     this.config = config;
@@ -67,7 +70,10 @@ export class Repository {
     this.cache = new BlockCache({ maxBytes: opts.blockCacheBytes });
     this.bodies = new BodyCache(opts.bodyCacheBytes);
     this.reaper = new CarrierReaper(provider, (event, fields) => this.log(event, fields));
-    this.#tip = { seq: anchor.seq, head: anchor.head, time: 0, root: anchor.root };
+    // The log position stays unset: the first batch rolls to a fresh segment (segments.ts).
+    this.#tip = { seq: tip.seq, head: tip.head, time: 0, root: anchor.root, log: undefined };
+    const openLog = provider.openLog?.bind(provider);
+    this.#segments = opts.commitLog && openLog ? new Segments(openLog) : undefined;
     const log = (event: string, fields: Record<string, unknown>) => this.log(event, fields);
     const now = () => this.now();
     this.#fence = new Fence(log);
@@ -81,7 +87,7 @@ export class Repository {
       closed: () => this.#closed,
       log,
     });
-    this.#loop = new CommitLoop({ ...shared, checkpoints: this.#checkpoints, opts });
+    this.#loop = new CommitLoop({ ...shared, checkpoints: this.#checkpoints, segments: this.#segments, opts, log });
   }
 
   /**
@@ -104,7 +110,8 @@ export class Repository {
     }
     if (!Number.isSafeInteger(opts.retentionMs) || opts.retentionMs < 0 || opts.retentionMs > 36_500 * 86_400_000) throw new RangeError(`retentionMs must be 0 to 100 years in ms, not ${opts.retentionMs}`);
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
-    const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag);
+    const tip = loaded.tip ?? { seq: loaded.anchor.seq, head: loaded.anchor.head, log: loaded.anchor.log };
+    const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag, tip);
     // Commit times never precede what the repository already recorded (the root and anchor
     // carry times no earlier than the head commit's), whatever the clock says now.
     repo.#tip.time = loaded.commits.reduce((t, c) => Math.max(t, c.time), Math.max(loaded.root.time, loaded.anchor.time));
@@ -222,6 +229,7 @@ export class Repository {
     await this.idle();
     this.#closed = true;
     await this.reaper.idle();
+    await this.#segments?.close();
     if (this.#opts.ownsProvider) await this.provider.close();
   }
 }

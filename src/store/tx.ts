@@ -34,8 +34,8 @@ export class Batch {
   readonly time: number;
   readonly bodies: Uint8Array[] = [];
   readonly mutations: Mutation[] = [];
-  /** Offset the next body entry will have in the commit blob. */
-  nextOffset = PACK_HEADER_SIZE;
+  /** Offset the next body entry will have in the commit blob (or log segment, after `base`). */
+  nextOffset: number;
   bodyBytes = 0;
   readonly staged = new Map<string, Uint8Array>();
   /** Buckets created (their state) or deleted (null) by this batch. */
@@ -74,9 +74,14 @@ export class Batch {
    */
   alone = false;
 
-  constructor(seq: number, blob: string, time: number, prev?: Batch) {
+  /**
+   * `base`: where the batch's pack image starts in `blob` — 0 for a commit blob, the frame's
+   * payload offset in a commit log segment (commit-log/frame.ts).
+   */
+  constructor(seq: number, blob: string, time: number, prev?: Batch, base = 0) {
     this.seq = seq;
     this.blob = blob;
+    this.nextOffset = base + PACK_HEADER_SIZE;
     this.time = time;
     this.prev = prev;
     this.packId = crypto.getRandomValues(new Uint8Array(12));

@@ -3,6 +3,8 @@
  *
  *   1. the anchor, the newest root and the commit chain after it (hashes, sequence, links);
  *   2. every blob under commits/, roots/, chunks/, packs/: pack framing and every entry's CRC32C;
+ *      every commit log segment under log/: each frame up to the log's end (checksum, then its
+ *      pack image's framing and CRCs, then its record decodes; commit-log/scan.ts);
  *   3. every run the newest root names (object index, uploads keyspace, version log): footer, every
  *      block's CRC, key order, every entry decodes;
  *   4. every chunk the live index refers to exists (listed above): object bodies, and the
@@ -30,6 +32,7 @@ import { FORMAT } from './anchor.js';
 import { checkLogEntry } from './version-log-verify.js';
 import { verifyHistory } from './history-verify.js';
 import { markRepository } from './gc-mark.js';
+import { findFrameAfter, frameCommit, readFrames } from './commit-log/scan.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -152,7 +155,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
       }
     }
   } catch (err) {
-    problem((err as StoreError).message?.match(/(commits|roots)\/[0-9a-f-]+/)?.[0] ?? 'anchor', err);
+    problem((err as StoreError).message?.match(/(commits|roots|log)\/[0-9a-f-]+/)?.[0] ?? 'anchor', err);
   }
 
   // 2. Every pack-framed blob.
@@ -174,6 +177,35 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     report.bytes += b.size;
     if (done % 64 === 0 || done === blobs.length) progress({ phase: 'packs', done, total: blobs.length, bytes: report.bytes });
   }
+
+  // 2b. Commit log segments: frame by frame to the end of what was ever appended whole.
+  const segments = await listAll(provider, 'log/');
+  for (const seg of segments) {
+    try {
+      let end = 0;
+      const walk = async () => {
+        for await (const frame of readFrames(provider, seg.key, end)) {
+          decodePack(frame.payload);
+          frameCommit(seg.key, frame);
+          end = frame.end;
+        }
+      };
+      await walk();
+      let beyond = await findFrameAfter(provider, seg.key, end, 0);
+      if (beyond !== undefined) {
+        // A repository appending beside us: the frame we stopped at may have been mid-write.
+        await walk();
+        if (end > beyond) beyond = undefined;
+      }
+      if (beyond !== undefined) throw new StoreError('Corrupt', `log segment ${seg.key}: the frame at ${end} is damaged (a valid frame follows at ${beyond})`);
+    } catch (err) {
+      if ((err as { code?: string }).code === 'NotFound' || (err as { code?: string }).code === 'MissingBlob') vanished.add(seg.key);
+      else unreadable.set(seg.key, err);
+    }
+    report.blobs++;
+    report.bytes += seg.size;
+  }
+  blobs.push(...segments);
 
   // 3. Runs named by the newest root: every block read and checked.
   const cache = new BlockCache({ maxBytes: 4 * 1024 * 1024 });

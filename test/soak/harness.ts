@@ -81,7 +81,8 @@ export const DEFAULT_KEYS = [
 ];
 
 /** Small enough that a few seconds of load cross many checkpoints and some compactions. */
-export const DEFAULT_STORE: WorkerStoreOptions = { checkpointEvery: 6, overlayBytes: 8 * 1024, maxRuns: 3 };
+/** The kill tests run on the fs commit log (each worker's open rolls to a fresh segment). */
+export const DEFAULT_STORE: WorkerStoreOptions = { checkpointEvery: 6, overlayBytes: 8 * 1024, maxRuns: 3, commitLog: true };
 
 /** Longest a worker may run before the harness gives up on its schedule. */
 const WORKER_LIMIT_MS = 60_000;

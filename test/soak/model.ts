@@ -91,6 +91,7 @@ export class WorkerLog {
       case 'event':
         if (line.event === 'checkpoint') this.stats.checkpoints++;
         else if (line.event === 'compaction') this.stats.compactions++;
+        else if (line.event === 'commitlog.rolled') return; // a new commit log segment (every open starts one)
         else this.problems.push(`unexpected repository event ${line.event}`);
         return;
       case 'fatal':

@@ -21,6 +21,8 @@ export interface WorkerStoreOptions {
   maxRuns: number;
   /** Every root write waits this long first (ms), so checkpoints are in flight most of the time. */
   rootDelayMs?: number;
+  /** Append commits to the fs commit log (RepositoryOptions.commitLog). */
+  commitLog?: boolean;
 }
 
 export interface WorkerConfig {

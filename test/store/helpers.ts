@@ -8,6 +8,7 @@ import type { Provider } from '../../src/provider/provider.js';
 import { decodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { readRecord } from '../../src/store/records-io.js';
 import { readAnchor } from '../../src/store/recovery.js';
+import { scanLog } from '../../src/store/commit-log/scan.js';
 
 export function tempDir(label = 'strata'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
@@ -42,13 +43,20 @@ export async function makeProvider(kind: ProviderKind): Promise<{ provider: Prov
 /**
  * The commits of the repository on `provider` after sequence `after` (default: all), oldest
  * first: the anchor's head and its parents (which cross roots: a root names no commit of its
- * own). Throws when a parent does not carry the next lower sequence.
+ * own), starting from what the commit log holds after the anchor's head when it has one.
+ * Throws when a parent does not carry the next lower sequence.
  */
 export async function chainCommits(provider: Provider, after = 0): Promise<CommitRecord[]> {
   const found = await readAnchor(provider);
   const out: CommitRecord[] = [];
   let ref = found?.anchor.head;
-  for (let seq = found?.anchor.seq ?? 0; seq > after && ref; seq--) {
+  let top = found?.anchor.seq ?? 0;
+  if (found?.anchor.log) {
+    // Commits appended to the commit log after the anchor's head (store/commit-log/scan.ts).
+    const last = (await scanLog(provider, found.anchor.log, { seq: top, ref: ref ?? found.anchor.root })).commits.at(-1);
+    if (last) [ref, top] = [last.ref, last.record.seq];
+  }
+  for (let seq = top; seq > after && ref; seq--) {
     const c = decodeCommit(await readRecord(provider, ref, `commit ${seq}`), ref.key);
     if (c.seq !== seq) throw new Error(`${ref.key} has sequence ${c.seq}, expected ${seq}`);
     out.push(c);

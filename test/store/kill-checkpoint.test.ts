@@ -37,7 +37,7 @@ describe('kill -9 during a background checkpoint', () => {
       iterations: 3,
       killAfterMs: [700, 1600],
       earlyKillShare: 0,
-      store: { checkpointEvery: 6, overlayBytes: 8 * 1024, maxRuns: 3, rootDelayMs: 200 },
+      store: { checkpointEvery: 6, overlayBytes: 8 * 1024, maxRuns: 3, rootDelayMs: 200, commitLog: true },
       onIteration: (r) => killed.push(r.killed),
     });
     expect(tally.failures).toEqual([]);

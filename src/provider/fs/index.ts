@@ -37,6 +37,8 @@ import { cleanLockDir } from './lock-file.js';
 import { walkKeys } from './walk.js';
 import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
+import { checkSegmentSize, openSegmentFile } from './log-segment.js';
+import type { AppendLog } from '../append-log.js';
 
 export { acquireDirectoryLock, DIRECTORY_LOCK_NAME, type DirectoryLock } from './directory-lock.js';
 
@@ -322,6 +324,20 @@ export class FsProvider implements Provider {
     } catch (err) {
       throw ioError(`${key}: read`, err);
     }
+  }
+
+  /**
+   * Creates the log segment `key` (create-only, durable) and opens it for appends
+   * (log-segment.ts). Throws ProviderError 'PreconditionFailed' if `key` exists, 'Io'.
+   */
+  async openLog(key: string, bytes: number): Promise<AppendLog> {
+    checkSegmentSize(bytes); // before anything is created
+    await this.put(key, [], { ifNoneMatch: '*', contentLength: 0 });
+    const { file } = this.#locate(key);
+    return openSegmentFile(key, file, bytes, () => {
+      this.#handles.evict(file);
+      this.#etags.delete(file);
+    });
   }
 
   async head(key: string): Promise<BlobInfo> {
