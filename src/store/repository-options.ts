@@ -34,11 +34,14 @@ export interface RepositoryOptions {
   retentionMs?: number;
   /**
    * Append each group commit to a commit log segment when the provider offers one (fs:
-   * `openLog`; default false for now). False: commit blobs and an anchor move per commit, as
+   * `openLog`; default true). False: commit blobs and an anchor move per commit, as
    * providers without the capability always do. A repository written either way opens either
    * way (recovery always scans the log the anchor names).
    */
   commitLog?: boolean;
+  /** Segment bytes after which the commit log rolls to a new segment (default 48 MiB:
+   * commit-log/segments.ts ROLL_AT_BYTES). Tests set a few KiB so rolls happen in short runs. */
+  segmentRollBytes?: number;
   /** Clock, ms (tests). */
   now?: () => number;
   /** Close the provider when the repository closes (it was opened for us). */
@@ -50,10 +53,10 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
-  // Off by default until the whole suite runs with it: GC's pack cleaning reclaims a segment's
-  // dead bodies only once the log has rolled past it and a checkpoint covers it (the segment
-  // appended to is never cleaned), which tests written for commit blobs do not expect yet.
-  commitLog: false,
+  // On: one append per group commit instead of a commit blob plus an anchor move (issue 12).
+  // Providers without `openLog` ignore it. GC cleans a segment's dead bodies only once the log
+  // has rolled past it and a checkpoint covers it (the segment appended to is never cleaned).
+  commitLog: true,
   // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
   // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
   pendingBytes: 64 * 1024 * 1024,

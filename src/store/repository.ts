@@ -73,7 +73,7 @@ export class Repository {
     // The log position stays unset: the first batch rolls to a fresh segment (segments.ts).
     this.#tip = { seq: tip.seq, head: tip.head, time: 0, root: anchor.root, log: undefined };
     const openLog = provider.openLog?.bind(provider);
-    this.#segments = opts.commitLog && openLog ? new Segments(openLog) : undefined;
+    this.#segments = opts.commitLog && openLog ? new Segments(openLog, opts.segmentRollBytes) : undefined;
     const log = (event: string, fields: Record<string, unknown>) => this.log(event, fields);
     const now = () => this.now();
     this.#fence = new Fence(log);

@@ -21,8 +21,8 @@ import { expectBytes } from '../support/bytes.js';
 import { collect, stream } from './helpers.js';
 
 const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-const dir = mkdtempSync(join(base, 'strata-gc-conc-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 /**
  * Longer than any write of this test stays unnamed: a PUT of under a MiB, a fork at a time
@@ -38,8 +38,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Body = { bytes: Uint8Array; enc: boolean };
 
-it('keeps every reachable version byte-exact while GC, writes, forks, restores and expiry run together', { timeout: 300_000 }, async () => {
-  const store = await Store.open(await createFsProvider({ dir }), { overlayBytes: 256 * 1024, checkpointEvery: 40, maxRuns: 3 });
+/**
+ * Both commit paths: commit blobs, and the commit log rolling every 256 KiB (instead of 48 MiB)
+ * so that rolled segments, which GC cleans once a checkpoint covers them, appear within the run.
+ */
+const PATHS = [
+  { name: 'commit blobs', opts: { commitLog: false } },
+  { name: 'commit log', opts: { commitLog: true, segmentRollBytes: 256 * 1024 } },
+] as const;
+
+it.each(PATHS)('keeps every reachable version byte-exact while GC, writes, forks, restores and expiry run together ($name)', { timeout: 300_000 }, async ({ opts }) => {
+  const dir = mkdtempSync(join(base, 'strata-gc-conc-'));
+  dirs.push(dir);
+  const store = await Store.open(await createFsProvider({ dir }), { overlayBytes: 256 * 1024, checkpointEvery: 40, maxRuns: 3, ...opts });
   let seed = 1;
   const body = (n: number): Body => ({ bytes: randomBytes(n, seed++), enc: seed % 5 === 0 });
   const size = () => (seed % 11 === 0 ? 600 * 1024 + (seed % 7) * 1000 : 50 + (seed % 40) * 37);
@@ -90,7 +101,9 @@ it('keeps every reachable version byte-exact while GC, writes, forks, restores a
         fr.set(`f/${i}`, b);
       }
       await sleep(3);
-      const then = Date.now();
+      // Commit times strictly increase, so a burst (the commit log takes > 1 commit per ms)
+      // runs ahead of the wall clock: "now" for history is the later of the two (history-window.ts).
+      const then = Math.max(Date.now(), store.repo.lastCommitTime);
       const snapshot = new Map(fr);
       await sleep(3);
       await store.forkBucket('frk', `frk-now-${round}`);
@@ -137,6 +150,7 @@ it('keeps every reachable version byte-exact while GC, writes, forks, restores a
   expect(total('freedBlobs')).toBeGreaterThan(0);
   expect(total('movedBytes')).toBeGreaterThan(0);
   expect(expired).toBeGreaterThan(0);
+  if (opts.commitLog) expect(store.repo.stats.segmentRolls).toBeGreaterThan(1);
 
   const check = async (s: Store, label: string) => {
     const r = async (bucket: string, key: string, b: Body, versionId?: string) => {
@@ -155,7 +169,7 @@ it('keeps every reachable version byte-exact while GC, writes, forks, restores a
   await read('plain', [...plain.keys()][0]!, [...plain.values()][0]!);
   await store.close();
   expect((await verifyRepository(await createFsProvider({ dir }))).problems).toEqual([]);
-  const reopened = await Store.open(await createFsProvider({ dir }));
+  const reopened = await Store.open(await createFsProvider({ dir }), opts);
   await check(reopened, 'reopened');
   await reopened.close();
 });

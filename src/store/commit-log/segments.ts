@@ -21,11 +21,17 @@ export const ROLL_AT_BYTES = 48 * 1024 * 1024;
 
 export class Segments {
   readonly #openLog: NonNullable<Provider['openLog']>;
+  readonly #rollAt: number;
   #current: AppendLog | undefined;
 
-  /** `openLog`: the provider's capability (Provider.openLog), bound to it. */
-  constructor(openLog: NonNullable<Provider['openLog']>) {
+  /**
+   * `openLog`: the provider's capability (Provider.openLog), bound to it. `rollAt`: bytes after
+   * which the next batch goes to a new segment (default ROLL_AT_BYTES; tests pass a few KiB to
+   * make rolls, and so GC of rolled segments, happen within a short run).
+   */
+  constructor(openLog: NonNullable<Provider['openLog']>, rollAt = ROLL_AT_BYTES) {
     this.#openLog = openLog;
+    this.#rollAt = rollAt;
   }
 
   /** The segment appends go to; undefined before the first roll. */
@@ -35,7 +41,7 @@ export class Segments {
 
   /** Whether a batch starting at `offset` of the current segment should go to a new one. */
   full(offset: number): boolean {
-    return !this.#current || offset >= ROLL_AT_BYTES;
+    return !this.#current || offset >= this.#rollAt;
   }
 
   /**
