@@ -53,6 +53,8 @@ export interface ServerConfig {
   pendingBytes?: number;
   /** History budget in bytes: accounted history metadata allowed (store/history-budget.ts). */
   historyBudget?: number;
+  /** `--commit-log`: append commits to the provider's commit log when it has one (store commitLog). */
+  commitLog?: 'on' | 'off';
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
   /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
@@ -198,6 +200,16 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: sizeType({ min: 1024, max: 2 ** 50 }),
     default: 256 * 1024 * 1024,
     help: 'accounted bytes of version-log metadata all retained history may take; writes past it get 403 QuotaExceeded',
+  }),
+  opt({
+    name: 'commit-log',
+    key: 'commitLog',
+    env: 'STRATA_COMMIT_LOG',
+    // on: one append per group commit (fs offers it; others ignore it); off: a commit blob and
+    // an anchor move per commit. Either opens a repository written either way.
+    type: enumType<'on' | 'off'>(['on', 'off']),
+    default: 'on',
+    help: 'append commits to a commit log (fs; other providers always write commit blobs), or write a commit blob and move the anchor per commit',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

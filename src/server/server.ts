@@ -108,6 +108,7 @@ export async function startServer(
       ...options.store,
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
+      ...(config.commitLog ? { commitLog: config.commitLog === 'on' } : {}),
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
@@ -117,7 +118,8 @@ export async function startServer(
     await listener.abort();
     throw err;
   }
-  log.info('repository opened', { data: config.data, seq: store.repo.seq, ms: Math.round(performance.now() - opening) });
+  const commitLog = store.repo.usesCommitLog ? 'on' : config.commitLog === 'off' ? 'off' : 'off (the provider has none)';
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, commitLog, ms: Math.round(performance.now() - opening) });
   if (erasure) log.info(erasureBanner(erasure), { domains: erasure.domains.map((d) => `${d.id}=${d.url}`) });
   const dataDir = homeDirectory(config.data, erasure);
   let master: ReturnType<typeof loadMasterKey>;

@@ -149,6 +149,11 @@ export class Repository {
     return this.#tip.seq;
   }
 
+  /** Whether commits go to the commit log (option on and the provider offers `openLog`). */
+  get usesCommitLog(): boolean {
+    return this.#segments !== undefined;
+  }
+
   get rootSeq(): number {
     return this.#tip.root.seq;
   }

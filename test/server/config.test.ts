@@ -43,6 +43,7 @@ describe('resolveConfig', () => {
       log: 'info',
       pendingBytes: 64 * 1024 * 1024,
       historyBudget: 256 * 1024 * 1024,
+      commitLog: 'on',
       shutdownTimeout: 25_000,
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
@@ -156,6 +157,21 @@ describe('resolveConfig', () => {
     refuses(['--history-budget', '0'], {}, /--history-budget: 0 is out of range/);
     refuses(['--history-budget', 'lots'], {}, /--history-budget: 'lots' is not a size/);
     refuses([], { STRATA_PENDING_BUDGET: '64XB' }, /STRATA_PENDING_BUDGET: '64XB' is not a size/);
+  });
+
+  it('parses --commit-log on|off from flag, env and config file, and refuses anything else', () => {
+    expect(resolveConfig(['--commit-log', 'off'], {}).commitLog).toBe('off');
+    expect(resolveConfig(['--commit-log=on'], { STRATA_COMMIT_LOG: 'off' }).commitLog).toBe('on');
+    expect(resolveConfig([], { STRATA_COMMIT_LOG: 'off' }).commitLog).toBe('off');
+    expect(resolveConfig([], { STRATA_CONFIG: file({ commitLog: 'off' }) }).commitLog).toBe('off');
+    expect(resolveConfig([], { STRATA_CONFIG: file({ 'commit-log': 'off' }) }).commitLog).toBe('off');
+    // The environment wins over the file.
+    expect(resolveConfig([], { STRATA_COMMIT_LOG: 'on', STRATA_CONFIG: file({ commitLog: 'off' }) }).commitLog).toBe('on');
+    refuses(['--commit-log', 'maybe'], {}, /--commit-log: 'maybe' is not one of on, off/);
+    refuses(['--commit-log', 'OFF'], {}, /is not one of on, off/);
+    refuses(['--commit-log', ''], {}, /--commit-log/);
+    refuses([], { STRATA_COMMIT_LOG: 'x'.repeat(5000) }, /STRATA_COMMIT_LOG/);
+    refuses([], { STRATA_CONFIG: file({ commitLog: false }) }, /commit-log: expected one of on, off, got boolean false/);
   });
 
   it('validates every value: port, host, log, region, base-domain', () => {
