@@ -207,8 +207,9 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     env: 'STRATA_COMMIT_LOG',
     // on: one append per group commit (fs offers it; others ignore it); off: a commit blob and
     // an anchor move per commit. Either opens a repository written either way.
+    // Default off, as the store's (store/repository-options.ts DEFAULTS says why).
     type: enumType<'on' | 'off'>(['on', 'off']),
-    default: 'on',
+    default: 'off',
     help: 'append commits to a commit log (fs; other providers always write commit blobs), or write a commit blob and move the anchor per commit',
   }),
   // Connection limits (connection-guard.ts: defaults and why).

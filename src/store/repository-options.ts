@@ -34,7 +34,7 @@ export interface RepositoryOptions {
   retentionMs?: number;
   /**
    * Append each group commit to a commit log segment when the provider offers one (fs:
-   * `openLog`; default true). False: commit blobs and an anchor move per commit, as
+   * `openLog`; default false for now: see DEFAULTS). False: commit blobs and an anchor move per commit, as
    * providers without the capability always do. A repository written either way opens either
    * way (recovery always scans the log the anchor names).
    */
@@ -53,10 +53,11 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
-  // On: one append per group commit instead of a commit blob plus an anchor move (issue 12).
-  // Providers without `openLog` ignore it. GC cleans a segment's dead bodies only once the log
-  // has rolled past it and a checkpoint covers it (the segment appended to is never cleaned).
-  commitLog: true,
+  // Off by default until the whole suite passes with it (issue 12). With it on, test/store and
+  // test/provider pass except gc-reclaim.test.ts: GC never cleans the segment appended to (its
+  // dead bodies wait for a roll and a checkpoint), and the fs provider reports a segment at its
+  // 64 MiB preallocated size, so a deleted 1 GiB bucket leaves 5.9% (not <= 1%) behind.
+  commitLog: false,
   // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
   // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
   pendingBytes: 64 * 1024 * 1024,

@@ -157,12 +157,16 @@ describe('history budget admission at staging', () => {
     const { provider, reopen, cleanup } = await makeProvider('fs');
     try {
       // Measure one write's cost in a scratch store, then size the budget for exactly N of them.
-      const scratch = await Store.open((await makeProvider('memory')).provider);
+      // The same provider kind: a record's location names its pack (a commit log segment on
+      // fs, a commit blob on memory), and the key lengths differ.
+      const scratchProvider = await makeProvider('fs');
+      const scratch = await Store.open(scratchProvider.provider);
       await scratch.createBucket(B);
       await scratch.putVersioning(B, 'Enabled');
       await put(scratch, B, 'k000', 'v');
       const per = scratch.repo.state.historyBytes;
       await scratch.close();
+      scratchProvider.cleanup();
       const N = 20;
       let store = await Store.open(provider, { historyBudget: N * per });
       await store.createBucket(B);

@@ -96,7 +96,8 @@ function model(lines: Line[]): { uploads: Map<string, Upload>; creating: Set<str
   let acked = 0;
   for (const l of lines) {
     if (l.t === 'fatal') problems.push(`worker died: ${l.message}`);
-    if (l.t === 'event' && l.event !== 'checkpoint' && l.event !== 'compaction') problems.push(`event ${l.event}: ${JSON.stringify(l)}`);
+    // Routine events: checkpoints, compactions, and commit log rolls (one at every open).
+    if (l.t === 'event' && !['checkpoint', 'compaction', 'commitlog.rolled'].includes(String(l.event))) problems.push(`event ${l.event}: ${JSON.stringify(l)}`);
     if (l.t === 'start') {
       starts.set(l.n!, l);
       const u = l.id ? uploads.get(l.id) : undefined;
