@@ -12,7 +12,8 @@
  * against the state this worker knows. Every event is one JSON line (protocol.ts) written
  * synchronously to fd 1 before the next step.
  */
-import { readFileSync, writeSync } from 'node:fs';
+import { emit } from '../support/emit-line.js';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { acquireDirectoryLock } from '../../src/provider/fs/directory-lock.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
@@ -27,19 +28,6 @@ const MIB = 1024 * KIB;
 const PART_BYTES = 5 * MIB;
 /** A worker that was never killed (its parent died) stops by itself after this long. */
 const MAX_LIFETIME_MS = 10 * 60_000;
-
-/** Writes one line to fd 1 before returning (retrying a full non-blocking pipe). */
-function emit(line: Line): void {
-  const buf = Buffer.from(`${JSON.stringify(line)}\n`);
-  for (let off = 0; off < buf.length; ) {
-    try {
-      off += writeSync(1, buf, off);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-    }
-  }
-}
 
 const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as WorkerConfig;
 const state = new Map<string, Content>(config.keys.map((k) => [k, config.state[k] ?? null]));
