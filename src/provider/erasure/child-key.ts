@@ -7,6 +7,7 @@
  *
  *   meta (striped)    s.<k>.<m>.<cellSize>.<length>.<generation>.<index>
  *   meta (replicated) r.<cellSize>.<length>.<generation>
+ *   meta (log)        l.<preallocated>.<generation>   (an append-log copy, log-copy.ts)
  *
  * with the numbers in base 36 and `length` `_` when the writer did not know it yet (a stream
  * without contentLength: the trailer holds it). The name carries everything a reader or a
@@ -40,7 +41,7 @@ export const MAX_LOGICAL_KEY_BYTES = MAX_KEY_BYTES - META_MAX_BYTES;
 /** A listing bound after every meta of one key: '~' is above every meta character. */
 export const AFTER_ALL_META = '!~';
 
-export type Layout = 'striped' | 'replicated';
+export type Layout = 'striped' | 'replicated' | 'log';
 
 /** What a child key says about its fragment. */
 export interface FragmentName {
@@ -49,7 +50,8 @@ export interface FragmentName {
   k: number;
   m: number;
   cellSize: number;
-  /** Logical length of the blob; undefined when written from a stream of unknown length. */
+  /** Logical length of the blob; undefined when written from a stream of unknown length.
+   * Log copies: the bytes preallocated at creation (appends may run past it). */
   length: number | undefined;
   generation: number;
   /** Fragment index (striped), 0 for replicas. */
@@ -118,7 +120,9 @@ export function childKey(name: FragmentName): string {
   const meta =
     name.layout === 'striped'
       ? `s.${b36(name.k)}.${b36(name.m)}.${b36(name.cellSize)}.${len}.${b36(name.generation)}.${b36(name.index)}`
-      : `r.${b36(name.cellSize)}.${len}.${b36(name.generation)}`;
+      : name.layout === 'log'
+        ? `l.${len}.${b36(name.generation)}`
+        : `r.${b36(name.cellSize)}.${len}.${b36(name.generation)}`;
   return `${escapeKey(name.key)}!${meta}`;
 }
 
@@ -168,6 +172,12 @@ export function parseChildKey(child: string): FragmentName | undefined {
     if (cellSize === undefined || cellSize < 1 || generation === undefined || length === null)
       return undefined;
     return { key, layout: 'replicated', k: 1, m: 0, cellSize, length, generation, index: 0 };
+  }
+  if (parts[0] === 'l' && parts.length === 3) {
+    const length = num(parts[1], Number.MAX_SAFE_INTEGER);
+    const generation = num(parts[2], Number.MAX_SAFE_INTEGER);
+    if (length === undefined || generation === undefined) return undefined;
+    return { key, layout: 'log', k: 1, m: 0, cellSize: 1, length, generation, index: 0 };
   }
   return undefined;
 }

@@ -50,6 +50,10 @@ import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
+import type { AppendLog } from '../append-log.js';
+import { checkLog } from './log-check.js';
+import { LogSegments, readLog } from './log-segments.js';
+import type { LogView, LogViewContext } from './log-view.js';
 import type {
   BlobCheck,
   CheckBlobOptions,
@@ -70,6 +74,9 @@ export const ALWAYS_REPLICATED = new Set(['anchor']);
 /** Blob descriptions kept in memory so warm reads skip the lookup (~200 bytes each:
  * 100,000 entries is about 20 MiB). */
 export const META_CACHE_ENTRIES = 100_000;
+
+/** Bytes a streaming get of a log segment reads at a time (scan.ts reads 1 MiB windows). */
+const LOG_STREAM_BYTES = 1024 * 1024;
 
 /** Keys the heal-on-read queue holds at most (~100 bytes each: about 10 MiB). */
 export const MAX_REPAIR_QUEUE = 100_000;
@@ -101,6 +108,11 @@ class ErasureProviderImpl implements ErasureProvider {
   readonly #lookups = new Map<string, Promise<LookupResult>>();
   readonly #repair = new Set<string>();
   readonly #ctx: WriteContext;
+  /** Log segments (the append-log capability, log-copy.ts). */
+  readonly #logs: LogSegments;
+  /** Creates and opens a log segment replicated to m + 1 domains (log-copy.ts); absent unless
+   * every domain's provider has openLog itself (s3 domains do not). */
+  readonly openLog?: (key: string, bytes: number) => Promise<AppendLog>;
   #gen = 0;
   /** Counts finished puts and deletes (any key): a lookup started before one is not cached. */
   #epoch = 0;
@@ -121,6 +133,44 @@ class ErasureProviderImpl implements ErasureProvider {
       place: (key, count, exclude) => placeFragments(key, domains, config.policy, count, exclude),
       rank: (key) => rankDomains(key, domains),
     };
+    this.#logs = new LogSegments({
+      domains: this.#set,
+      m: config.m,
+      degradedWrites: config.degradedWrites,
+      place: this.#ctx.place,
+      rank: this.#ctx.rank,
+      onDegraded: (key) => this.#queueRepair(key),
+      onDamaged: (key) => this.#queueRepair(key),
+    });
+    this.#logRead = { domains: this.#set, onDamaged: (key) => this.#queueRepair(key) };
+    if (domains.every((d) => typeof d.provider.openLog === 'function')) this.openLog = (key, bytes) => this.#openLog(key, bytes);
+  }
+
+  /** openLog: create-only (ProviderError 'PreconditionFailed' if `key` exists, like fs). */
+  async #openLog(key: string, bytes: number): Promise<AppendLog> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    return this.#withLock(key, async () => {
+      const current = await this.#meta(key).catch((err) => {
+        if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
+        throw err;
+      });
+      if (current) throw new ProviderError('PreconditionFailed', `${key}: exists (openLog creates)`);
+      const meta: BlobMeta = {
+        key, layout: 'log', k: 1, m: 0, cellSize: 1, length: bytes, generation: this.#nextGen(),
+        lastModified: new Date(), fragments: [], copies: [], fragmentBytes: 0, sized: true,
+      };
+      const log = await this.#logs.open(meta, bytes);
+      this.#epoch++;
+      this.#remember(meta);
+      return log;
+    });
+  }
+
+  /** The read view of log segment `meta` and head()'s description of it. */
+  async #logView(meta: BlobMeta): Promise<{ view: LogView; info: BlobInfo }> {
+    const view = await this.#logs.view(meta);
+    return { view, info: { ...this.#info(meta), size: view.size } };
   }
 
   #codec(k: number, m: number): ReedSolomon {
@@ -215,7 +265,7 @@ class ErasureProviderImpl implements ErasureProvider {
     const meta = found.meta;
     if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
     if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);
-    if (meta.layout === 'replicated' && meta.copies.length < this.m + 1) this.#queueRepair(key);
+    if (meta.layout !== 'striped' && meta.copies.length < this.m + 1) this.#queueRepair(key);
     // A put or delete that finished while this lookup listed may have made it stale: cache
     // only a lookup that no write overtook (the write's own result is cached by the write).
     const cur = this.#cache.get(key);
@@ -322,6 +372,11 @@ class ErasureProviderImpl implements ErasureProvider {
     checkLogicalKey(key);
     throwIfAborted(options.signal, key);
     const meta = await this.#meta(key);
+    if (meta.layout === 'log') {
+      const { view, info } = await this.#logView(meta);
+      const r = resolveRange(view.size, options.range, key);
+      return { info, start: r.start, length: r.length, body: Readable.from(this.#streamLog(view, r.start, r.length, options.signal), { objectMode: false }) };
+    }
     const { start, length } = resolveRange(meta.length!, options.range, key);
     const body =
       length === 0
@@ -334,6 +389,11 @@ class ErasureProviderImpl implements ErasureProvider {
     this.#checkOpen();
     checkLogicalKey(key);
     const meta = await this.#meta(key);
+    if (meta.layout === 'log') {
+      const { view } = await this.#logView(meta);
+      const r = resolveRange(view.size, range, key);
+      return readLog(this.#logRead, view, r.start, r.length, into);
+    }
     const { start, length } = resolveRange(meta.length!, range, key);
     if (length === 0) return new Uint8Array(0);
     return readRange(this.#readContext(), meta, start, length, into);
@@ -342,7 +402,19 @@ class ErasureProviderImpl implements ErasureProvider {
   async head(key: string): Promise<BlobInfo> {
     this.#checkOpen();
     checkLogicalKey(key);
-    return this.#info(await this.#meta(key));
+    const meta = await this.#meta(key);
+    return meta.layout === 'log' ? (await this.#logView(meta)).info : this.#info(meta);
+  }
+
+  /** Log reads report damage to the repair queue. */
+  readonly #logRead: LogViewContext;
+
+  /** A log segment's bytes [start, start + length) in pieces of LOG_STREAM_BYTES. */
+  async *#streamLog(view: LogView, start: number, length: number, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+    for (let at = start; at < start + length; at += LOG_STREAM_BYTES) {
+      if (signal?.aborted) throw new ProviderError('Aborted', `${view.key}: aborted`);
+      yield await readLog(this.#logRead, view, at, Math.min(LOG_STREAM_BYTES, start + length - at));
+    }
   }
 
   async list(options: ListOptions = {}): Promise<ListPage> {
@@ -368,6 +440,7 @@ class ErasureProviderImpl implements ErasureProvider {
       const found = await lookupBlob(this.#set, key);
       this.#epoch++;
       this.#cache.delete(key);
+      this.#logs.forget(key);
       this.#repair.delete(key);
       this.stats.degradedBlobs = this.#repair.size;
       const results = await Promise.allSettled(
@@ -393,7 +466,21 @@ class ErasureProviderImpl implements ErasureProvider {
     return this.#withLock(key, async () => {
       // A census older than this process's own last write of the key is not used.
       const known = this.#cache.get(key);
-      const found = options.found?.meta && known && known.generation > options.found.meta.generation ? undefined : options.found;
+      let found = options.found?.meta && known && known.generation > options.found.meta.generation ? undefined : options.found;
+      // Log segments (log-check.ts) are told apart by their names: look up first when no census did.
+      found ??= await lookupBlob(this.#set, key);
+      if (found.meta?.layout === 'log') {
+        const open = this.#logs.openView(key);
+        const result = await checkLog({ ...this.#ctx, m: this.m }, found.meta, found, this.stats, { repair: options.repair, open: open?.generation === found.meta.generation ? open : undefined });
+        if (result.check.repaired) this.#logs.forget(key);
+        if (result.meta) this.#remember(result.meta);
+        else this.#cache.delete(key);
+        if (!result.check.lost && result.clean && result.check.fragments.every((f) => f.state === 'ok')) {
+          this.#repair.delete(key);
+          this.stats.degradedBlobs = this.#repair.size;
+        }
+        return result.check;
+      }
       const result = await checkBlob(this.#ctx, key, this.#config, this.stats, { ...options, found });
       if (result.meta) this.#remember(result.meta);
       else this.#cache.delete(key);

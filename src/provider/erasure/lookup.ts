@@ -27,7 +27,7 @@ export interface BlobMeta {
   /** Striped: the domain holding fragment i, or undefined when none was found. Replicated:
    * unused (see copies). */
   fragments: (string | undefined)[];
-  /** Replicated: the domains holding a copy. */
+  /** Replicated and log: the domains holding a copy. */
   copies: string[];
   /** Bytes of one fragment as listed (to find the trailer of an unsized write). */
   fragmentBytes: number;
@@ -64,7 +64,7 @@ const NAMES = new WeakMap<BlobMeta, string[]>();
 
 /** The etag of a write: its generation and length (unique per write, see index.ts). */
 export function etagOf(name: { generation: number; length: number | undefined; layout: Layout }): string {
-  return `${name.layout === 'striped' ? 's' : 'r'}${name.generation.toString(36)}-${name.length?.toString(36) ?? '_'}`;
+  return `${name.layout === 'striped' ? 's' : name.layout === 'log' ? 'l' : 'r'}${name.generation.toString(36)}-${name.length?.toString(36) ?? '_'}`;
 }
 
 export interface FoundName {
@@ -125,7 +125,7 @@ export function resolveNames(key: string, all: FoundName[], unreachable: string[
     const fs = byGen.get(g)!;
     const first = fs[0]!.name;
     const usable =
-      first.layout === 'replicated' ? fs.length >= 1 : new Set(fs.map((f) => f.name.index)).size >= first.k;
+      first.layout !== 'striped' ? fs.length >= 1 : new Set(fs.map((f) => f.name.index)).size >= first.k;
     if (usable) {
       chosen = g;
       break;

@@ -77,7 +77,8 @@ export interface FragmentCheck {
 /** What checking (and optionally repairing) one blob found. */
 export interface BlobCheck {
   key: string;
-  layout: 'striped' | 'replicated';
+  /** Log segments (log-check.ts) report 'replicated': they are replicated blobs. */
+  layout: 'striped' | 'replicated' | 'log';
   /** Logical length of the blob. */
   size: number;
   fragments: FragmentCheck[];

@@ -1,0 +1,151 @@
+/**
+ * @module Checking and repairing an erasure-provider log segment (scrub, repair worker,
+ * `strata verify` through checkBlob).
+ *
+ * A segment is a replicated blob whose copies hold records (log-record.ts). The check reads
+ * every copy whole and verifies every block of every record against a reference list of
+ * records: the writer's own list while the segment is open in this process, else the longest
+ * copy's (log-view.ts: every acknowledged record is on every copy, so the longest holds them
+ * all). A copy is 'ok' when it holds the whole reference list and every block verifies;
+ * 'corrupt' when a block fails or records are missing from its tail; 'unreachable' when its
+ * domain cannot be read; copies short of m + 1 are 'missing'. The segment is lost when some
+ * record verifies on no copy (reads of it fail closed).
+ *
+ * Repair writes the reference records' bytes, each record taken from a copy on which it
+ * verifies, as a whole new copy: in place of a corrupt copy (an atomic replace on the child)
+ * and on the next eligible domains for missing ones. A segment open for appends in this
+ * process is not repaired here: its writer replaces copies itself (log-copy.ts), and a repair
+ * racing an append could leave a copy without the newest record.
+ */
+import { getBytes, ProviderError } from '../provider.js';
+import type { DomainSet } from './domains.js';
+import { isDomainFailure } from './domains.js';
+import { parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, type LogRecord } from './log-record.js';
+import { sameRecord, scanCopy, verifyRecord, type LogView } from './log-view.js';
+import { nameOf, type BlobMeta, type LookupResult } from './lookup.js';
+import type { BlobCheck, ErasureStats, FragmentCheck } from './types.js';
+
+/** Bytes read at a time when a repair copies records. */
+const REPAIR_CHUNK_BYTES = 4 * 1024 * 1024;
+
+export interface LogCheckContext {
+  domains: DomainSet;
+  m: number;
+  place(key: string, count: number, exclude?: ReadonlySet<string>): string[];
+  rank(key: string): string[];
+}
+
+interface CopyResult {
+  domain: string;
+  state: 'ok' | 'corrupt' | 'unreachable';
+  /** Per reference record: does it verify on this copy? */
+  good: boolean[];
+}
+
+/** Verifies copy `child` on `domain` against `ref`. Never throws for a domain's failure. */
+async function checkCopy(domains: DomainSet, domain: string, child: string, generation: number, ref: readonly LogRecord[]): Promise<CopyResult> {
+  const good: boolean[] = [];
+  try {
+    for (const r of ref) {
+      const header = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: r.phys, end: r.phys + RECORD_HEADER_BYTES - 1 }));
+      const h = parseRecordHeader(header, r.phys, generation);
+      good.push(!!h && sameRecord(h, r) && (await verifyRecord(domains, domain, child, generation, r)));
+    }
+  } catch (err) {
+    if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+    // A copy shorter than the reference reads short or out of range: damage, not a dead domain.
+    if (!isDomainFailure(err) || (err instanceof ProviderError && err.cause instanceof ProviderError && err.cause.code === 'InvalidRange')) {
+      while (good.length < ref.length) good.push(false);
+      return { domain, state: 'corrupt', good };
+    }
+    return { domain, state: 'unreachable', good: ref.map(() => false) };
+  }
+  return { domain, state: good.every(Boolean) ? 'ok' : 'corrupt', good };
+}
+
+/** The reference records: the open writer's, else the longest copy's. */
+async function referenceOf(domains: DomainSet, meta: BlobMeta, child: string, open: LogView | undefined): Promise<LogRecord[]> {
+  if (open) return open.records.slice();
+  const scans = await Promise.all(meta.copies.map((d) => scanCopy(domains, d, child, meta.generation).catch(() => [] as LogRecord[])));
+  return scans.reduce((a, b) => (b.length > a.length ? b : a), [] as LogRecord[]);
+}
+
+/** The bytes of the reference records, each from a copy on which it verified. */
+async function* image(domains: DomainSet, child: string, ref: readonly LogRecord[], copies: readonly CopyResult[]): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < ref.length; i++) {
+    const r = ref[i]!;
+    const source = copies.find((c) => c.good[i])!;
+    for (let pos = r.phys; pos < recordEnd(r); pos += REPAIR_CHUNK_BYTES) {
+      const end = Math.min(recordEnd(r), pos + REPAIR_CHUNK_BYTES);
+      yield await domains.call(source.domain, `read ${child}`, (p) => getBytes(p, child, { start: pos, end: end - 1 }));
+    }
+  }
+}
+
+/**
+ * Checks (and with `repair`, repairs) log segment `meta` (found by `found`); `open` is the
+ * writer's view when this process appends to it (then nothing is rewritten). Updates `stats`.
+ * Returns the check, the description to cache (undefined when lost), and whether it is clean.
+ * Throws ProviderError 'Aborted'.
+ */
+export async function checkLog(
+  ctx: LogCheckContext,
+  meta: BlobMeta,
+  found: LookupResult,
+  stats: ErasureStats,
+  options: { repair?: boolean; open?: LogView }
+): Promise<{ check: BlobCheck; meta: BlobMeta | undefined; clean: boolean }> {
+  const child = nameOf(meta, 0);
+  const ref = await referenceOf(ctx.domains, meta, child, options.open);
+  const results = await Promise.all(meta.copies.map((d) => checkCopy(ctx.domains, d, child, meta.generation, ref)));
+  const fragments: FragmentCheck[] = results.map((r, i) => ({ index: i, domain: r.domain, state: r.state }));
+  const want = ctx.m + 1;
+  const holding = new Set(meta.copies);
+  const unusable = new Set([...ctx.domains.failedIds(), ...results.filter((r) => r.state === 'unreachable').map((r) => r.domain)]);
+  let planned: string[] = [];
+  try {
+    planned = ctx.place(meta.key, want, unusable);
+  } catch {
+    // the policy cannot be met: rendezvous order below
+  }
+  const spare = [...planned, ...ctx.rank(meta.key)].filter((d, i, all) => all.indexOf(d) === i && !holding.has(d) && !unusable.has(d));
+  for (let i = meta.copies.length; i < want; i++) fragments.push({ index: i, domain: spare[i - meta.copies.length] ?? '(none)', state: 'missing' });
+  const good = fragments.filter((f) => f.state === 'ok').length;
+  const bad = fragments.length - good;
+  const lost = ref.some((_, i) => !results.some((r) => r.good[i]));
+  const size = Math.max(meta.length ?? 0, ref.length ? ref[ref.length - 1]!.logical + ref[ref.length - 1]!.length : 0);
+  const check: BlobCheck = { key: meta.key, layout: 'replicated', size, fragments, repaired: 0, repairBytes: 0, lost };
+  stats.fragmentsVerified += good;
+  stats.fragmentsDamaged += bad;
+  if (lost) return { check, meta: undefined, clean: false };
+  if (!options.repair || options.open || bad === 0) return { check, meta, clean: bad === 0 && found.stale.length === 0 };
+
+  const okCopies = results.filter((r) => r.state === 'ok').map((r) => r.domain);
+  const corrupt = results.filter((r) => r.state === 'corrupt').map((r) => r.domain);
+  const targets = [...corrupt, ...spare].slice(0, want - okCopies.length);
+  const bytes = ref.length ? recordEnd(ref[ref.length - 1]!) : 0;
+  for (const t of targets) {
+    try {
+      await ctx.domains.call(
+        t,
+        `put ${child}`,
+        (p, { signal }) => p.put(child, image(ctx.domains, child, ref, results), { contentLength: bytes, signal }),
+        Number.POSITIVE_INFINITY // a whole segment: bounded by each read's own timeout instead
+      );
+      okCopies.push(t);
+      check.repaired++;
+      check.repairBytes += bytes;
+      stats.fragmentsRepaired++;
+      stats.repairBytes += bytes;
+    } catch {
+      // counted as not repaired
+    }
+  }
+  for (const s of found.stale) {
+    const name = found.names.find((n) => n.child === s.childKey && n.domain === s.domain);
+    if (name && name.name.generation < meta.generation) await ctx.domains.call(s.domain, `delete ${s.childKey}`, (p) => p.delete(s.childKey)).catch(() => undefined);
+  }
+  // Copies not rewritten stay listed (reads fall back to the records that verify on them).
+  meta.copies = [...okCopies, ...meta.copies].filter((d, i, all) => all.indexOf(d) === i);
+  return { check, meta, clean: true };
+}

@@ -1,0 +1,227 @@
+/**
+ * @module Reading an erasure-provider log segment: which records it holds, on which copies,
+ * and the logical bytes they make.
+ *
+ * A segment's copies (log-copy.ts) hold the same records at the same positions, except that
+ * a copy may lack the tail: a copy made before a crash, a copy whose last append was torn,
+ * or a copy holding one unacknowledged record more than the others. A LogView is the list of
+ * records of the longest copy (the reference) and, per copy, how many of its leading records
+ * it holds: a record is acknowledged only once every live copy has it, so every copy holds
+ * every acknowledged record, and reading the longest never loses one. Bytes of the segment
+ * that no record covers (the preallocation, gaps) read as zeros, as on the fs provider.
+ *
+ * The writer keeps the view of a segment it appends to up to date; a segment not opened by
+ * this process is scanned once (scanCopy) on first use: each copy's record headers are read in
+ * windows, and the last record of each copy is verified whole, since only the last append of a
+ * copy can have been torn. Every read verifies the CRC of each block it returns; a block that
+ * fails is read from the next copy that holds the record, and with none left the read fails
+ * with ProviderError 'Io' naming the segment: never wrong bytes.
+ */
+import { getBytes, ProviderError } from '../provider.js';
+import type { DomainSet } from './domains.js';
+import {
+  blockSpan,
+  parseRecordHeader,
+  RECORD_HEADER_BYTES,
+  recordBytes,
+  recordEnd,
+  unframeBlocks,
+  type LogRecord,
+} from './log-record.js';
+
+/** Bytes of a copy read at once while scanning its headers: many small records per read. */
+const SCAN_WINDOW_BYTES = 1024 * 1024;
+
+export interface LogCopyState {
+  domain: string;
+  /** Leading records of the view this copy holds. */
+  covers: number;
+}
+
+/** What a view needs of the provider: bounded domain calls and where damage is reported. */
+export interface LogViewContext {
+  domains: DomainSet;
+  /** A copy failed a check while reading `key` (heal on read: the key is queued for repair). */
+  onDamaged(key: string, domain: string, why: string): void;
+}
+
+export class LogView {
+  readonly key: string;
+  readonly child: string;
+  readonly generation: number;
+  readonly preallocated: number;
+  /** Records in logical order; the reference copy's. */
+  readonly records: LogRecord[];
+  copies: LogCopyState[];
+
+  constructor(key: string, child: string, generation: number, preallocated: number, records: LogRecord[], copies: LogCopyState[]) {
+    this.key = key;
+    this.child = child;
+    this.generation = generation;
+    this.preallocated = preallocated;
+    this.records = records;
+    this.copies = copies;
+  }
+
+  /** Logical end of the last record (0 when none). */
+  get logicalEnd(): number {
+    const r = this.records[this.records.length - 1];
+    return r ? r.logical + r.length : 0;
+  }
+
+  /** Copy bytes the records take (where the next record goes). */
+  get physEnd(): number {
+    const r = this.records[this.records.length - 1];
+    return r ? recordEnd(r) : 0;
+  }
+
+  /** The segment's size as head() reports it: the preallocation, or more once appends ran past it. */
+  get size(): number {
+    return Math.max(this.preallocated, this.logicalEnd);
+  }
+
+  /** Index of the first record whose data ends after logical offset `at`. */
+  #firstAfter(at: number): number {
+    let lo = 0;
+    let hi = this.records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = this.records[mid]!;
+      if (r.logical + r.length <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * The logical bytes [start, start + length) into `out` (zeros where no record lies). Throws
+   * ProviderError 'Io' when a record's bytes verify on no copy that holds it.
+   */
+  async read(ctx: LogViewContext, start: number, length: number, out: Uint8Array): Promise<void> {
+    const end = start + length;
+    let filled = start;
+    const reads: Promise<void>[] = [];
+    for (let i = this.#firstAfter(start); i < this.records.length; i++) {
+      const r = this.records[i]!;
+      if (r.logical >= end) break;
+      if (r.logical > filled) out.fill(0, filled - start, r.logical - start);
+      const from = Math.max(start, r.logical) - r.logical;
+      const to = Math.min(end, r.logical + r.length) - r.logical;
+      reads.push(this.#readRecord(ctx, i, from, to, out, r.logical + from - start));
+      filled = r.logical + to;
+    }
+    if (filled < end) out.fill(0, filled - start, length);
+    await Promise.all(reads);
+  }
+
+  async #readRecord(ctx: LogViewContext, index: number, from: number, to: number, out: Uint8Array, outOffset: number): Promise<void> {
+    const r = this.records[index]!;
+    const span = blockSpan(r, from, to);
+    const holders = this.copies.filter((c) => c.covers > index);
+    holders.sort((a, b) => Number(ctx.domains.isFailed(a.domain)) - Number(ctx.domains.isFailed(b.domain)));
+    const errors: string[] = [];
+    for (const c of holders) {
+      try {
+        const framed = await ctx.domains.call(c.domain, `read ${this.child}`, (p) =>
+          getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 })
+        );
+        if (unframeBlocks(framed, r, this.generation, span.firstBlock, span.dataStart, from, to, out, outOffset)) return;
+        errors.push(`${c.domain}: record at ${r.phys} fails its block checks`);
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+        errors.push(`${c.domain}: ${(err as Error)?.message ?? err}`);
+      }
+      ctx.onDamaged(this.key, c.domain, errors[errors.length - 1]!);
+    }
+    throw new ProviderError(
+      'Io',
+      `${this.key}: log record at logical ${r.logical} verifies on none of its ${holders.length} copies; ` +
+        `refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
+    );
+  }
+}
+
+/**
+ * The records of copy `child` on `domain`, read from its headers (windows of
+ * SCAN_WINDOW_BYTES), up to the first position that holds no record continuing the log (a
+ * header that fails, a record running past the copy's end, a logical offset going backwards).
+ * The last record found is verified whole and dropped if it fails (a torn append). Reads only;
+ * throws the domain's ProviderError when the copy cannot be read.
+ */
+export async function scanCopy(domains: DomainSet, domain: string, child: string, generation: number): Promise<LogRecord[]> {
+  const size = (await domains.call(domain, `head ${child}`, (p) => p.head(child))).size;
+  const records: LogRecord[] = [];
+  let window: Uint8Array = new Uint8Array(0);
+  let windowStart = 0;
+  let pos = 0;
+  let logicalEnd = 0;
+  while (pos + RECORD_HEADER_BYTES <= size) {
+    if (pos < windowStart || pos + RECORD_HEADER_BYTES > windowStart + window.length) {
+      const n = Math.min(size - pos, SCAN_WINDOW_BYTES);
+      window = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: pos, end: pos + n - 1 }));
+      windowStart = pos;
+      if (window.length < RECORD_HEADER_BYTES) break;
+    }
+    const r = parseRecordHeader(window.subarray(pos - windowStart, pos - windowStart + RECORD_HEADER_BYTES), pos, generation);
+    if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
+    records.push(r);
+    logicalEnd = r.logical + r.length;
+    pos = recordEnd(r);
+  }
+  const last = records[records.length - 1];
+  if (last && !(await verifyRecord(domains, domain, child, generation, last))) records.pop();
+  return records;
+}
+
+/** Whether every block of `r` on copy `child` of `domain` passes its check. Throws the domain's
+ * ProviderError when the copy cannot be read. */
+export async function verifyRecord(domains: DomainSet, domain: string, child: string, generation: number, r: LogRecord): Promise<boolean> {
+  if (r.length === 0) return true;
+  // Whole blocks in pieces of at most a scan window: bounded memory whatever the record size.
+  const per = Math.max(1, Math.floor(SCAN_WINDOW_BYTES / 4100)) * 4096;
+  const out = new Uint8Array(Math.min(per, r.length));
+  for (let from = 0; from < r.length; from += per) {
+    const to = Math.min(r.length, from + per);
+    const s = blockSpan(r, from, to);
+    const framed = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: s.start, end: s.start + s.length - 1 }));
+    if (!unframeBlocks(framed, r, generation, s.firstBlock, s.dataStart, from, to, out, 0)) return false;
+  }
+  return true;
+}
+
+/** Whether two records are the same write (same place, attempt and extent). */
+export function sameRecord(a: LogRecord, b: LogRecord): boolean {
+  return a.phys === b.phys && a.logical === b.logical && a.length === b.length && a.attempt === b.attempt;
+}
+
+/**
+ * Builds the view of segment `key` from its copies on `domains` (copy name `child`): scans
+ * every copy at once, takes the longest as the reference and counts, per copy, the leading
+ * records it shares with it. A copy that cannot be read counts as holding none (reads try it
+ * last, scrub repairs it). Throws ProviderError 'Io' when no copy can be read.
+ */
+export async function loadView(
+  domains: DomainSet,
+  key: string,
+  child: string,
+  generation: number,
+  preallocated: number,
+  copies: readonly string[]
+): Promise<LogView> {
+  const scanned = await Promise.all(
+    copies.map((d) => scanCopy(domains, d, child, generation).then((records) => ({ d, records }), (err: unknown) => ({ d, err })))
+  );
+  const readable = scanned.filter((s): s is { d: string; records: LogRecord[] } => 'records' in s);
+  if (readable.length === 0) {
+    const why = scanned.map((s) => ('err' in s ? `${s.d}: ${(s.err as Error)?.message ?? s.err}` : '')).join('; ');
+    throw new ProviderError('Io', `${key}: no copy of the log segment can be read (${why})`);
+  }
+  const longest = readable.reduce((a, b) => (b.records.length > a.records.length ? b : a));
+  const states = scanned.map((s) => {
+    if (!('records' in s)) return { domain: s.d, covers: 0 };
+    let n = 0;
+    while (n < s.records.length && n < longest.records.length && sameRecord(s.records[n]!, longest.records[n]!)) n++;
+    return { domain: s.d, covers: n };
+  });
+  return new LogView(key, child, generation, preallocated, longest.records, states);
+}

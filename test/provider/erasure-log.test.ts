@@ -1,0 +1,308 @@
+/**
+ * The erasure provider's append log (provider/erasure/log-copy.ts): segments replicated to
+ * m + 1 fs domains, appends durable on every copy, a domain lost mid-life replaced from a
+ * survivor, a corrupt copy read around, scrub (checkBlob) repairing lost and corrupt copies,
+ * and no openLog when a domain cannot append.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { AppendError } from '../../src/provider/append-log.js';
+import { createMemoryProvider } from '../../src/provider/memory/index.js';
+import { getBytes, ProviderError, type Provider } from '../../src/provider/provider.js';
+import { parseChildKey } from '../../src/provider/erasure/child-key.js';
+import type { AppendLog } from '../../src/provider/append-log.js';
+import { createErasureProvider } from '../../src/provider/erasure/index.js';
+import { encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
+import { prng, randomBytes } from '../support/random.js';
+import { cleanupRigs, KiB, makeRig, type Rig } from './erasure-helpers.js';
+
+afterEach(cleanupRigs);
+
+/** Deterministic bytes for append `n` (odd sizes, so records end mid-block). */
+function chunkOf(n: number, size = 700 + ((n * 977) % 9000)): Uint8Array {
+  return randomBytes(size, 1000 + n);
+}
+
+/** A test rig whose domains can be killed: every call on a dead domain (appends to its open
+ * logs included) fails as a dead disk does. `inner` are the fs children themselves. */
+interface KillRig extends Rig {
+  inner: Provider[];
+  kill(i: number): void;
+}
+
+async function killRig(k: number, m: number, n = k + m, domainTimeoutMs = 5000): Promise<KillRig> {
+  const dead = new Set<number>();
+  const inner: Provider[] = [];
+  const wrap = (p: Provider, i: number): Provider => {
+    inner[i] = p;
+    return new Proxy(p, {
+      get(t, prop, r) {
+        const v = Reflect.get(t, prop, r) as unknown;
+        if (typeof v !== 'function' || prop === 'close') return v;
+        return (...args: unknown[]) => {
+          if (dead.has(i)) return Promise.reject(new ProviderError('Io', `d${i + 1} is dead`));
+          const out = (v as (...a: unknown[]) => Promise<unknown>).apply(t, args);
+          if (prop !== 'openLog') return out;
+          return (out as Promise<AppendLog>).then((log) => ({
+            key: log.key,
+            preallocated: log.preallocated,
+            append: (o: number, c: readonly Uint8Array[]) =>
+              dead.has(i) ? Promise.reject(new AppendError('write', `d${i + 1} is dead`, undefined)) : log.append(o, c),
+            close: () => log.close(),
+          }));
+        };
+      },
+    });
+  };
+  const rig = await makeRig({ kind: 'fs', k, m, n, domainTimeoutMs, wrap });
+  return { ...rig, inner, kill: (i) => void dead.add(i) };
+}
+
+/** The child key of `key`'s log copy on fs child `p`, if it holds one. */
+async function copyName(p: Provider, key: string): Promise<string | undefined> {
+  const items = (await p.list({ limit: 1000 })).items;
+  return items.find((it) => {
+    const n = parseChildKey(it.key);
+    return n?.key === key && n.layout === 'log';
+  })?.key;
+}
+
+async function holders(rig: KillRig, key: string): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < rig.inner.length; i++) if (await copyName(rig.inner[i]!, key).catch(() => undefined)) out.push(i);
+  return out;
+}
+
+/** Flips one byte of the data of append `n` in `key`'s copy on fs child `p`. */
+async function corrupt(p: Provider, key: string, n: number): Promise<void> {
+  const name = (await copyName(p, key))!;
+  const raw = Buffer.from(await getBytes(p, name));
+  const at = raw.indexOf(Buffer.from(chunkOf(n).subarray(100, 116)));
+  expect(at).toBeGreaterThan(0);
+  raw[at + 3] ^= 0xff;
+  await p.put(name, raw);
+}
+
+/** Appends `count` chunks back to back from offset 0; returns the expected segment prefix. */
+async function appendAll(log: { append(o: number, c: readonly Uint8Array[]): Promise<void> }, count: number, first = 0, at = 0): Promise<{ bytes: Buffer; end: number }> {
+  const parts: Uint8Array[] = [];
+  let off = at;
+  for (let n = first; n < first + count; n++) {
+    const c = chunkOf(n);
+    // Two chunks per append, as the repository passes header and payload.
+    await log.append(off, [c.subarray(0, 64), c.subarray(64)]);
+    parts.push(c);
+    off += c.length;
+  }
+  return { bytes: Buffer.concat(parts), end: off };
+}
+
+describe('log record format', () => {
+  it('round-trips and refuses torn, misplaced and hostile headers', () => {
+    const data = chunkOf(3, 3 * LOG_BLOCK_BYTES + 5);
+    const rec = encodeRecord(77, 2, 1234, [data], data.length);
+    expect(rec.length).toBe(recordBytes(data.length));
+    expect(parseRecordHeader(rec, 0, 77)).toEqual({ phys: 0, logical: 1234, length: data.length, attempt: 2 });
+    expect(parseRecordHeader(rec, 0, 78)).toBeUndefined(); // another segment's generation
+    expect(parseRecordHeader(rec.subarray(0, 31), 0, 77)).toBeUndefined(); // truncated
+    expect(parseRecordHeader(new Uint8Array(32), 0, 77)).toBeUndefined(); // preallocated zeros
+    for (let i = 0; i < 32; i++) {
+      const bad = Buffer.from(rec.subarray(0, 32));
+      bad[i] ^= 0x10;
+      expect(parseRecordHeader(bad, 0, 77), `flip in header byte ${i}`).toBeUndefined();
+    }
+    // An oversized length with a valid CRC is still refused (hostile header).
+    const big = encodeRecord(77, 2, 0, [], 0);
+    Buffer.from(big.buffer, big.byteOffset).writeUInt32LE(MAX_RECORD_BYTES + 1, 4);
+    expect(parseRecordHeader(big, 0, 77)).toBeUndefined();
+  });
+});
+
+describe('erasure provider openLog', () => {
+  it('replicates a segment to m + 1 domains; appends read back exact, the tail reads as zeros', async () => {
+    const rig = await killRig(4, 2);
+    const p = rig.provider;
+    expect(typeof p.openLog).toBe('function');
+    const key = 'log/000000000001-aa';
+    const log = await p.openLog!(key, 256 * KiB);
+    expect(log.preallocated).toBe(256 * KiB);
+    const { bytes, end } = await appendAll(log, 40);
+    expect((await holders(rig, key)).length).toBe(3);
+    expect((await p.head(key)).size).toBe(256 * KiB);
+    const all = await getBytes(p, key);
+    expect(all.length).toBe(256 * KiB);
+    expect(Buffer.from(all.subarray(0, end)).equals(bytes)).toBe(true);
+    expect(all.subarray(end).every((b) => b === 0)).toBe(true);
+    // Ranged reads at odd places, across records and into the zero tail.
+    const rand = prng(5);
+    for (let i = 0; i < 60; i++) {
+      const s = rand() % (end + 100);
+      const e = Math.min(256 * KiB - 1, s + (rand() % 20000));
+      const got = await p.read!(key, { start: s, end: e });
+      const want = Buffer.alloc(e - s + 1);
+      bytes.subarray(s, e + 1).copy(want);
+      expect(Buffer.from(got).equals(want), `range ${s}-${e}`).toBe(true);
+    }
+    // A streamed get agrees.
+    const res = await p.get(key, { range: { start: 5, end: end + 9 } });
+    const chunks: Buffer[] = [];
+    for await (const c of res.body) chunks.push(c as Buffer);
+    expect(Buffer.concat(chunks).equals(Buffer.concat([bytes.subarray(5), Buffer.alloc(10)]))).toBe(true);
+    // Appends past the preallocation grow the segment; backwards appends are refused.
+    const tail = chunkOf(99, 5000);
+    await log.append(256 * KiB - 10, [tail]);
+    expect((await p.head(key)).size).toBe(256 * KiB - 10 + 5000);
+    await expect(log.append(10, [tail])).rejects.toMatchObject({ stage: 'write' });
+    await log.close();
+    await expect(p.openLog!(key, 1024)).rejects.toMatchObject({ code: 'PreconditionFailed' });
+    await p.close();
+    // A fresh provider over the same domains scans the copies and reads the same bytes.
+    const again = await reopen(rig);
+    expect(Buffer.from(await getBytes(again.provider, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
+    expect(Buffer.from(await getBytes(again.provider, key, { start: 256 * KiB - 10 })).equals(Buffer.from(tail))).toBe(true);
+    const listed = (await again.provider.list({ prefix: 'log/' })).items;
+    // list() reads sizes from names alone: a segment lists at its preallocated size (head() is exact).
+    expect(listed.map((i) => [i.key, i.size])).toEqual([[key, 256 * KiB]]);
+    expect((await again.provider.checkBlob(key)).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    await again.provider.delete(key);
+    for (const c of again.inner) expect(await copyName(c, key)).toBeUndefined();
+    await again.provider.close();
+  });
+
+  it('is not offered when a domain cannot append (memory or s3 children)', async () => {
+    const rig = await makeRig({ kind: 'memory' });
+    expect(rig.provider.openLog).toBeUndefined();
+    await rig.provider.close();
+  });
+
+  it('replaces a domain lost mid-run from a surviving copy, losing no acknowledged append', async () => {
+    const rig = await killRig(4, 2);
+    const p = rig.provider;
+    const key = 'log/000000000007-bb';
+    const log = await p.openLog!(key, 128 * KiB);
+    const first = await appendAll(log, 20);
+    const before = await holders(rig, key);
+    const gone = before[0]!;
+    rig.kill(gone);
+    const second = await appendAll(log, 20, 20, first.end);
+    const after = (await holders(rig, key)).filter((d) => d !== gone);
+    expect(after.length).toBe(3);
+    const want = Buffer.concat([first.bytes, second.bytes]);
+    expect(Buffer.from(await getBytes(p, key, { start: 0, end: want.length - 1 })).equals(want)).toBe(true);
+    // Reads of the live segment served by the survivors while the log stays open.
+    expect((await p.checkBlob(key)).fragments.every((f) => f.state === 'ok')).toBe(true);
+    await log.close();
+    await p.close();
+    // Every surviving copy (the replacement included) holds every acknowledged append.
+    for (const d of after) {
+      const solo = await reopen(rig, [d]);
+      expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: want.length - 1 })).equals(want), `copy on d${d + 1}`).toBe(true);
+      await solo.provider.close();
+    }
+  });
+
+  it('fails with AppendError sync (the repository fences) when no domain can replace a lost copy', async () => {
+    const rig = await killRig(2, 1, 3);
+    const p = rig.provider;
+    const key = 'log/000000000009-cc';
+    const log = await p.openLog!(key, 64 * KiB);
+    const { end } = await appendAll(log, 3);
+    const [gone] = await holders(rig, key);
+    rig.kill(gone!);
+    // The third domain holds no copy but can take one: the append survives.
+    await log.append(end, [chunkOf(5)]);
+    const left = (await holders(rig, key)).filter((d) => d !== gone);
+    expect(left.length).toBe(2);
+    rig.kill(left[0]!);
+    const err = await log.append(end + 100_000, [chunkOf(6)]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppendError);
+    expect((err as AppendError).stage).toBe('sync');
+    await expect(log.append(end + 200_000, [chunkOf(7)])).rejects.toMatchObject({ stage: 'sync' });
+    await log.close();
+    await p.close();
+  });
+
+  it('fails with AppendError write, and writes the same place again, when every copy fails before writing', async () => {
+    const rig = await killRig(2, 1, 3);
+    const key = 'log/00000000000a-cd';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 2);
+    for (const d of [0, 1, 2]) rig.kill(d);
+    await expect(log.append(end, [chunkOf(8)])).rejects.toMatchObject({ stage: 'write' });
+    await log.close();
+    await rig.provider.close();
+    const again = await reopen(rig);
+    expect(Buffer.from(await getBytes(again.provider, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
+    expect((await again.provider.head(key)).size).toBe(64 * KiB);
+    await again.provider.close();
+  });
+
+  it('reads around a corrupt copy; scrub rewrites it and re-replicates a lost copy', async () => {
+    const rig = await killRig(4, 2);
+    const key = 'log/000000000011-dd';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 12);
+    await log.close();
+    const [a, b] = await holders(rig, key);
+    await corrupt(rig.inner[a!]!, key, 2);
+    await rig.inner[b!]!.delete((await copyName(rig.inner[b!]!, key))!);
+    await rig.provider.close();
+    const again = await reopen(rig);
+    const p = again.provider;
+    for (let i = 0; i < 3; i++) expect(Buffer.from(await getBytes(p, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
+    const found = await p.checkBlob(key);
+    expect(found.lost).toBe(false);
+    expect(found.fragments.map((f) => f.state).sort()).toEqual(['corrupt', 'missing', 'ok']);
+    const fixed = await p.checkBlob(key, { repair: true });
+    expect(fixed.repaired).toBe(2);
+    expect((await p.checkBlob(key)).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    const now: number[] = [];
+    for (let i = 0; i < again.inner.length; i++) if (await copyName(again.inner[i]!, key)) now.push(i);
+    expect(now.length).toBe(3);
+    await p.close();
+    for (const d of now) {
+      const solo = await reopen(rig, [d]);
+      expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: end - 1 })).equals(bytes), `copy on d${d + 1}`).toBe(true);
+      await solo.provider.close();
+    }
+  });
+
+  it('fails closed when a record verifies on no copy', async () => {
+    const rig = await killRig(2, 1, 3);
+    const key = 'log/000000000013-ee';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const { end } = await appendAll(log, 4);
+    await log.close();
+    for (const d of await holders(rig, key)) await corrupt(rig.inner[d]!, key, 1);
+    await rig.provider.close();
+    const again = await reopen(rig);
+    await expect(getBytes(again.provider, key, { start: 0, end: end - 1 })).rejects.toMatchObject({ code: 'Io' });
+    expect((await again.provider.checkBlob(key, { repair: true })).lost).toBe(true);
+    await again.provider.close();
+  });
+});
+
+/** A new erasure provider over the rig's domain directories (only `only`'s, when given; the
+ * others become empty memory domains, so placement stays the same). */
+async function reopen(rig: Rig, only?: number[]): Promise<{ provider: Rig['provider']; inner: Provider[] }> {
+  const { createFsProvider } = await import('../../src/provider/fs/index.js');
+  const inner = await Promise.all(
+    rig.domains.map(async (_, i) =>
+      !only || only.includes(i) ? await createFsProvider({ dir: rig.dirs[i]!, exclusive: true }) : await createMemoryProvider()
+    )
+  );
+  const three = rig.domains.length === 3;
+  const provider = await createErasureProvider({
+    config: {
+      k: three ? 2 : 4,
+      m: three ? 1 : 2,
+      domains: rig.domains.map((d, i) => ({ id: d.id, url: rig.dirs[i]!, labels: {} })),
+      policy: {},
+      cellSize: 64 * KiB,
+      stripeThreshold: 64 * KiB,
+      degradedWrites: false,
+      domainTimeoutMs: 5000,
+    },
+    domains: rig.domains.map((d, i) => ({ id: d.id, labels: d.labels, provider: inner[i]! })),
+  });
+  return { provider, inner };
+}
