@@ -6,7 +6,8 @@
  * A segment open for appends here has exactly one view, updated by its writer as appends are
  * acknowledged; it stays pinned while open (reads of bodies just committed are served from it)
  * and joins the cache when closed. Other segments are scanned on first use and cached, at most
- * VIEW_CACHE_ENTRIES of them.
+ * VIEW_CACHE_ENTRIES of them; a scanned segment whose copies do not all hold every record is
+ * queued for repair.
  */
 import type { AppendLog } from '../append-log.js';
 import { ProviderError } from '../provider.js';
@@ -84,6 +85,10 @@ export class LogSegments {
     }
     const view = await pending;
     if (!this.#open.has(meta.key)) this.#remember(view);
+    // Copies that differ in their tail (a crash while an append was in flight) or too few: the
+    // longest copy's records are what reads (and so recovery) take, so every copy must hold
+    // them; the repair worker (or the next scrub) rewrites the short ones (log-check.ts).
+    if (view.copies.length < this.#ctx.m + 1 || view.copies.some((c) => c.covers < view.records.length)) this.#ctx.onDegraded(meta.key);
     return view;
   }
 
