@@ -390,7 +390,7 @@ class ErasureProviderImpl implements ErasureProvider {
     checkLogicalKey(key);
     const meta = await this.#meta(key);
     if (meta.layout === 'log') {
-      const { view } = await this.#logView(meta);
+      const view = await this.#logs.view(meta);
       const r = resolveRange(view.size, range, key);
       return readLog(this.#logRead, view, r.start, r.length, into);
     }

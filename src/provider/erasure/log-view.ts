@@ -99,9 +99,14 @@ export class LogView {
    */
   async read(ctx: LogViewContext, start: number, length: number, out: Uint8Array): Promise<void> {
     const end = start + length;
+    const i0 = this.#firstAfter(start);
+    const only = this.records[i0];
+    // The common case (a packed body): the range lies inside one record.
+    if (only && only.logical <= start && end <= only.logical + only.length)
+      return this.#readRecord(ctx, i0, start - only.logical, end - only.logical, out, 0);
     let filled = start;
     const reads: Promise<void>[] = [];
-    for (let i = this.#firstAfter(start); i < this.records.length; i++) {
+    for (let i = i0; i < this.records.length; i++) {
       const r = this.records[i]!;
       if (r.logical >= end) break;
       if (r.logical > filled) out.fill(0, filled - start, r.logical - start);
@@ -117,6 +122,19 @@ export class LogView {
   async #readRecord(ctx: LogViewContext, index: number, from: number, to: number, out: Uint8Array, outOffset: number): Promise<void> {
     const r = this.records[index]!;
     const span = blockSpan(r, from, to);
+    // Fast path (a small read, a healthy first copy): no candidate list. Any failure falls
+    // through to the loop, which tries every copy holding the record, healthy ones first.
+    const first = this.copies.find((c) => c.covers > index);
+    if (first && !ctx.domains.isFailed(first.domain)) {
+      try {
+        const framed = await ctx.domains.call(first.domain, `read ${this.child}`, (p) =>
+          getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 })
+        );
+        if (unframeBlocks(framed, r, this.generation, span.firstBlock, span.dataStart, from, to, out, outOffset)) return;
+      } catch (err) {
+        if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+      }
+    }
     const holders = this.copies.filter((c) => c.covers > index);
     holders.sort((a, b) => Number(ctx.domains.isFailed(a.domain)) - Number(ctx.domains.isFailed(b.domain)));
     const errors: string[] = [];
