@@ -5,6 +5,8 @@
  *   blob >= stripeThreshold  → k data + m parity cells per stripe, fragment i on domain
  *                              placed[i] (rendezvous hashing + policy, place.ts)
  *   smaller blob, 'anchor'   → m + 1 whole copies, read as the newest valid one
+ *   openLog segment          → m + 1 append-log copies of CRC-framed records (log-copy.ts),
+ *                              offered only when every domain's provider has openLog
  *
  * Fragment names (child-key.ts) carry layout, geometry, logical length and write
  * generation; the bytes (fragment.ts) carry a header, CRC32C-framed blocks and a trailer.
