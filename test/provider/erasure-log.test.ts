@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppendError } from '../../src/provider/append-log.js';
-import { getBytes } from '../../src/provider/provider.js';
+import { getBytes, type Provider } from '../../src/provider/provider.js';
 import { encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
@@ -196,6 +196,36 @@ describe('erasure provider openLog', () => {
       expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: end - 1 })).equals(bytes), `copy on d${d + 1}`).toBe(true);
       await solo.provider.close();
     }
+  });
+
+  it('takes a torn last append for never written, on one copy or on all, keeping every earlier one', async () => {
+    const rig = await killRig(2, 1, 3);
+    const key = 'log/000000000015-ff';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const three = await appendAll(log, 3);
+    const last = chunkOf(3);
+    await log.append(three.end, [last]);
+    await log.close();
+    const lastAt = [0, 1, 2].reduce((n, i) => n + recordBytes(chunkOf(i).length), 0);
+    const tear = async (inner: Provider[], d: number) => {
+      const name = (await copyName(inner[d]!, key))!;
+      const raw = Buffer.from(await getBytes(inner[d]!, name));
+      raw.fill(0, lastAt + recordBytes(last.length) - 300, lastAt + recordBytes(last.length)); // the write stopped short
+      await inner[d]!.put(name, raw);
+    };
+    const [a, ...rest] = await holders(rig, key);
+    await tear(rig.inner, a!);
+    await rig.provider.close();
+    let again = await reopen(rig);
+    const full = Buffer.concat([three.bytes, last]);
+    expect(Buffer.from(await getBytes(again.provider, key, { start: 0, end: full.length - 1 })).equals(full)).toBe(true);
+    await again.provider.close();
+    again = await reopen(rig);
+    for (const d of rest) await tear(again.inner, d);
+    const got = Buffer.from(await getBytes(again.provider, key, { start: 0, end: full.length - 1 }));
+    expect(got.subarray(0, three.end).equals(three.bytes)).toBe(true);
+    expect(got.subarray(three.end).every((b) => b === 0)).toBe(true);
+    await again.provider.close();
   });
 
   it('fails closed when a record verifies on no copy', async () => {
