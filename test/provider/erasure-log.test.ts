@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppendError } from '../../src/provider/append-log.js';
 import { getBytes, type Provider } from '../../src/provider/provider.js';
+import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
@@ -46,6 +47,17 @@ describe('log record format', () => {
     const big = encodeRecord(77, 2, 0, [], 0);
     Buffer.from(big.buffer, big.byteOffset).writeUInt32LE(MAX_RECORD_BYTES + 1, 4);
     expect(parseRecordHeader(big, 0, 77)).toBeUndefined();
+  });
+});
+
+describe('log copy names', () => {
+  it('round-trip and refuse malformed log metas', () => {
+    const name = { key: 'log/000000000001-aa', layout: 'log' as const, k: 1, m: 0, cellSize: 1, length: 64 * KiB, generation: 1_700_000_000_000_000, index: 0 };
+    const child = childKey(name);
+    expect(child).toBe(`log/000000000001-aa!l.${(64 * KiB).toString(36)}.${name.generation.toString(36)}`);
+    expect(parseChildKey(child)).toEqual(name);
+    for (const bad of ['k!l', 'k!l.1', 'k!l.1.2.3', 'k!l._.5', 'k!l.1.', 'k!l.-1.2', 'k!l.1.A', 'k!l.zzzzzzzzzzzz.1'])
+      expect(parseChildKey(bad), bad).toBeUndefined();
   });
 });
 
