@@ -165,6 +165,23 @@ describe('erasure provider openLog', () => {
     await p.close();
   });
 
+  it('with degradedWrites, goes on with fewer copies and queues the segment for repair', async () => {
+    const rig = await killRig(2, 1, 3, { degradedWrites: true });
+    const key = 'log/00000000000b-ce';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const first = await appendAll(log, 2);
+    const held = await holders(rig, key);
+    // One copy's domain and the only spare die: no replacement, one copy goes on.
+    rig.kill(held[0]!);
+    rig.kill([0, 1, 2].find((d) => !held.includes(d))!);
+    const second = await appendAll(log, 2, 2, first.end);
+    expect(rig.provider.takeRepairQueue()).toContain(key);
+    const want = Buffer.concat([first.bytes, second.bytes]);
+    expect(Buffer.from(await getBytes(rig.provider, key, { start: 0, end: want.length - 1 })).equals(want)).toBe(true);
+    await log.close();
+    await rig.provider.close();
+  });
+
   it('fails with AppendError write, and writes the same place again, when every copy fails before writing', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/00000000000a-cd';
