@@ -475,8 +475,9 @@ class ErasureProviderImpl implements ErasureProvider {
         const open = this.#logs.openView(key);
         const result = await checkLog({ ...this.#ctx, m: this.m }, found.meta, found, this.stats, { repair: options.repair, open: open?.generation === found.meta.generation ? open : undefined });
         if (result.check.repaired) this.#logs.forget(key);
-        if (result.meta) this.#remember(result.meta);
-        else this.#cache.delete(key);
+        // An open segment's description stays the writer's own (it keeps its copies current).
+        if (result.meta && !open) this.#remember(result.meta);
+        else if (!result.meta) this.#cache.delete(key);
         if (!result.check.lost && result.clean && result.check.fragments.every((f) => f.state === 'ok')) {
           this.#repair.delete(key);
           this.stats.degradedBlobs = this.#repair.size;
