@@ -257,6 +257,29 @@ describe('erasure provider openLog', () => {
     await again.provider.close();
   });
 
+  it('reads a record from a copy whose scan stopped at an earlier damaged header when the others fail', async () => {
+    const rig = await killRig(2, 1, 3);
+    const key = 'log/000000000017-ab';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 4);
+    await log.close();
+    const [a, b] = await holders(rig, key);
+    // Copy a: record 1's header damaged (its scan ends after record 0). Copy b: record 2's data.
+    const nameA = (await copyName(rig.inner[a!]!, key))!;
+    const rawA = Buffer.from(await getBytes(rig.inner[a!]!, nameA));
+    rawA[recordBytes(chunkOf(0).length) + 5] ^= 0xff;
+    await rig.inner[a!]!.put(nameA, rawA);
+    await corrupt(rig.inner[b!]!, key, 2);
+    await rig.provider.close();
+    const again = await reopen(rig);
+    expect(Buffer.from(await getBytes(again.provider, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
+    const c = await again.provider.checkBlob(key, { repair: true });
+    expect(c.lost).toBe(false);
+    expect(c.repaired).toBe(2);
+    expect((await again.provider.checkBlob(key)).fragments.map((f) => f.state)).toEqual(['ok', 'ok']);
+    await again.provider.close();
+  });
+
   it('fails closed when a record verifies on no copy', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/000000000013-ee';

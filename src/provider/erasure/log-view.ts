@@ -135,8 +135,11 @@ export class LogView {
         if (err instanceof ProviderError && err.code === 'Aborted') throw err;
       }
     }
-    const holders = this.copies.filter((c) => c.covers > index);
-    holders.sort((a, b) => Number(ctx.domains.isFailed(a.domain)) - Number(ctx.domains.isFailed(b.domain)));
+    // Copies holding the record by the scan first, healthy ones first; then the others as a last
+    // resort (a copy whose scan stopped at a damaged header may still hold this record intact:
+    // the blocks' CRCs bind the attempt, so only the bytes of this very append can pass).
+    const rank = (c: LogCopyState): number => (c.covers > index ? 0 : 2) + Number(ctx.domains.isFailed(c.domain));
+    const holders = [...this.copies].sort((a, b) => rank(a) - rank(b));
     const errors: string[] = [];
     for (const c of holders) {
       try {
@@ -153,7 +156,7 @@ export class LogView {
     }
     throw new ProviderError(
       'Io',
-      `${this.key}: log record at logical ${r.logical} verifies on none of its ${holders.length} copies; ` +
+      `${this.key}: log record at logical ${r.logical} verifies on none of the ${holders.length} copies; ` +
         `refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
     );
   }
