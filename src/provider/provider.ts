@@ -103,6 +103,14 @@ export interface Provider {
    */
   read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array>;
   /**
+   * Optional scatter read: fills each of `targets` in order with the bytes of `key` from
+   * byte `start` on (as many as their lengths sum to), in as few positional vectored reads
+   * as the provider can (fs: preadv), so that parts of a blob can land apart in memory
+   * without a copy. Writes only into `targets`. Throws ProviderError 'NotFound' if absent,
+   * 'InvalidRange' if the blob ends before the targets are full.
+   */
+  readv?(key: string, start: number, targets: readonly Uint8Array[]): Promise<void>;
+  /**
    * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
    * durable, and opens it for in-place appends. Providers that cannot make an append durable
    * cheaply leave it out; the repository then writes commit blobs.

@@ -16,6 +16,7 @@ import { StoreError } from './errors.js';
 import { BodyCache } from './body-cache.js';
 import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
+import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js';
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
@@ -62,6 +63,11 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
     const base = seg * c.segment;
     return body.subarray(Math.max(from, base) - base, Math.min(to, base + body.length - 1) - base + 1);
   };
+  if (!open && provider.readv) {
+    // Scatter reads: a span of segments per read, sent as one write (chunk-scatter-read.ts).
+    yield* scatterReadChunk(provider as ScatterProvider, c, from, to);
+    return;
+  }
   if (provider.read) {
     // Positional reads of a few segments at a time, each segment verified before use.
     const per = Math.max(1, Math.floor(READ_SPAN_BYTES / (ENTRY_HEADER_SIZE + c.segment)));
