@@ -6,10 +6,11 @@
  * the CRC would add nothing), and only the segments a range touches are fetched and opened.
  */
 import type { Provider } from '../provider/provider.js';
-import { getBytes, ProviderError } from '../provider/provider.js';
+import { getBytes } from '../provider/provider.js';
+import { blobError } from './blob-error.js';
+
+export { blobError };
 import { readEntry, entryRange } from '../pack/reader.js';
-import { PackError } from '../pack/errors.js';
-import { IndexError } from './index/errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
@@ -22,22 +23,6 @@ import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js'
 export interface BodyRange {
   start: number;
   end: number;
-}
-
-/** Maps provider, pack and index-run failures on `blob` to store errors that name it. */
-export function blobError(err: unknown, blob: string): unknown {
-  if (err instanceof PackError) return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
-  if (err instanceof IndexError) {
-    const where = err.blobKey ?? blob;
-    return new StoreError('Corrupt', err.message.includes(where) ? err.message : `${where}: ${err.message}`, { cause: err });
-  }
-  if (err instanceof ProviderError && err.code === 'NotFound') {
-    return new StoreError('MissingBlob', `${blob} is missing`, { cause: err });
-  }
-  if (err instanceof ProviderError && err.code === 'LengthMismatch') {
-    return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
-  }
-  return err;
 }
 
 /** Bytes of carrier segments fetched per positional read: a few segments, bounded memory

@@ -20,7 +20,7 @@ import { ProviderError, type Provider } from '../provider/provider.js';
 import { checkEntryParts } from '../pack/reader.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef } from './records.js';
-import { blobError } from './body-reader.js';
+import { blobError } from './blob-error.js';
 import { StoreError } from './errors.js';
 
 /** Body bytes of one span: one scatter read and one client write (4 segments of 256 KiB). */
