@@ -42,6 +42,13 @@ export interface PutOptions {
   /** Exact body length; required for stream bodies (checked: a short or long body fails). */
   contentLength?: number;
   signal?: AbortSignal;
+  /**
+   * Called with each chunk of a streamed body once the provider no longer needs it (fs: its
+   * write to the temp file completed), so the caller may reuse the chunk's memory. Optional
+   * both ways: a provider that does not call it, or a chunk it is not called for (a failed
+   * write), is simply left to the garbage collector.
+   */
+  released?: (chunk: Uint8Array) => void;
 }
 
 /** Inclusive byte range; `end` past the blob end is clamped. */

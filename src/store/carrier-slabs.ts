@@ -14,8 +14,9 @@
  *
  * Memory: at most {@link SLABS_HELD} slabs per upload (read ahead, hashing, handed over,
  * being written), charged to the pending budget by the caller
- * ({@link openSlabHashing}) before the first byte is read; the chunk blobs are the same
- * bytes, same layout, as writeCarrier's (carrier.ts).
+ * ({@link openSlabHashing}) before the first byte is read; slabs the provider has written
+ * wait for the next upload in a small process-wide pool ({@link SLAB_POOL_SLABS}). The
+ * chunk blobs are the same bytes, same layout, as writeCarrier's (carrier.ts).
  */
 import type { InflightTicket } from './inflight-blobs.js';
 import type { Provider } from '../provider/provider.js';
@@ -50,6 +51,29 @@ export const SLAB_BUDGET_SHARE = 0.5;
  * answers cost more than hashing in place (1 MiB of MD5 is ~1.2 ms here).
  */
 export const SLAB_MIN_BYTES = 1024 * 1024;
+
+/**
+ * Idle full slabs kept for reuse, process-wide (16 x ~1 MiB): a slab the provider says it
+ * has written (PutOptions.released) goes back here instead of to the garbage collector, so
+ * steady uploads allocate (and page-fault) no new slab memory. Beyond it, left to the GC.
+ */
+export const SLAB_POOL_SLABS = 16;
+const idleSlabs: Uint8Array[] = [];
+
+/** A slab of `bytes` bytes, contents undefined, over an ArrayBuffer of its own (transferable). */
+function takeSlab(bytes: number): Uint8Array {
+  return (bytes === SLAB_BYTES ? idleSlabs.pop() : undefined) ?? Buffer.allocUnsafeSlow(bytes);
+}
+
+/** Takes back a full slab nothing references any more (its write completed). */
+function giveSlab(slab: Uint8Array): void {
+  if (slab.length === SLAB_BYTES && slab.byteOffset === 0 && slab.buffer.byteLength === SLAB_BYTES && idleSlabs.length < SLAB_POOL_SLABS) idleSlabs.push(slab);
+}
+
+/** Full slabs idle in the pool now (tests, diagnostics). */
+export function idleSlabCount(): number {
+  return idleSlabs.length;
+}
 
 /** A worker job and the budget it holds, for one body. */
 export interface SlabHashing {
@@ -112,14 +136,20 @@ export async function writeSlabCarrier(
 ): Promise<{ refs: ChunkRef[]; digests: BodyDigests }> {
   const refs: ChunkRef[] = [];
   let bodyError: unknown;
+  // Slabs handed to the provider; one it says it has written goes back to the pool (once).
+  const handed = new WeakSet<Uint8Array>();
+  const released = (chunk: Uint8Array) => {
+    if (handed.delete(chunk)) giveSlab(chunk);
+  };
   // The slab being filled from the body, chained after the one before it (one reader).
   let filling: Promise<Slab> | undefined;
   const fill = async (lengths: number[], got: number): Promise<Slab> => {
     let total = 0;
     for (const n of lengths) total += ENTRY_HEADER_SIZE + n;
-    // Uninitialised and its own ArrayBuffer (transferable): every byte is written before
-    // it is hashed or stored (segments by the reader, headers once the CRCs are back).
-    const bytes = Buffer.allocUnsafeSlow(total);
+    // Uninitialised (fresh or reused) and its own ArrayBuffer (transferable): every byte is
+    // written before it is hashed or stored (segments by the reader, headers once the CRCs
+    // are back).
+    const bytes = takeSlab(total);
     const spans: number[] = [];
     for (let i = 0, at = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
@@ -190,11 +220,12 @@ export async function writeSlabCarrier(
             bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
             at += ENTRY_HEADER_SIZE + slab.lengths[i]!;
           }
+          handed.add(bytes);
           yield bytes;
         }
         yield* pack.finish();
       }
-      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', ...(signal ? { signal } : {}) });
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, ...(signal ? { signal } : {}) });
       refs.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
       done += n;
     }

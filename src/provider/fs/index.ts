@@ -205,7 +205,7 @@ export class FsProvider implements Provider {
     }
     let tempPath: string | undefined; // set while a temp file exists that is ours to remove
     try {
-      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal);
+      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released);
       tempPath = temp.path;
       const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place

@@ -40,15 +40,17 @@ export interface TempBlob {
 
 /**
  * Streams `body` (after a fresh header) into a new temp file in `tmpDir`, fsyncs it
- * and closes it. On any failure the temp file is removed and the error rethrown
- * (ProviderError 'LengthMismatch', 'Aborted', or 'Io').
+ * and closes it; `released` is called with each streamed chunk once its write completed.
+ * On any failure the temp file is removed and the error rethrown (ProviderError
+ * 'LengthMismatch', 'Aborted', or 'Io').
  */
 export async function writeTempBlob(
   tmpDir: string,
   key: string,
   body: BlobBody,
   contentLength: number | undefined,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  released?: (chunk: Uint8Array) => void
 ): Promise<TempBlob> {
   const path = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
   const { header, etag } = newHeader();
@@ -75,7 +77,13 @@ export async function writeTempBlob(
           await inFlight;
           inFlight = writeAll(handle, chunk);
           const n = chunk.byteLength;
-          inFlight.then(() => flusher.written(n), () => undefined);
+          inFlight.then(
+            () => {
+              flusher.written(n);
+              released?.(chunk); // written: the caller may reuse it (PutOptions.released)
+            },
+            () => undefined
+          );
           size += n;
         }
       } finally {
