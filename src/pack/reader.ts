@@ -60,10 +60,11 @@ export function readEntry(bytes: Uint8Array, expect: EntryExpectation): Uint8Arr
  * As {@link readEntry}, for an entry read in two parts (a scatter read put its 24-byte
  * header in `header` and its body in `body`, so that the bodies of consecutive entries land
  * side by side in one buffer). Checks the header in full, that `body` has exactly the
- * header's length, and the body's CRC32C (unless `expect.authenticated`). Returns nothing:
- * `body` is the entry's body once this returns. Throws PackError as readEntry.
+ * header's length, and the body's CRC32C (unless `expect.authenticated`: then the caller
+ * must compare the body's CRC32C with the returned one before using it). Returns the CRC32C
+ * the header records for the body. Throws PackError as readEntry.
  */
-export function checkEntryParts(header: Uint8Array, body: Uint8Array, expect: EntryExpectation): void {
+export function checkEntryParts(header: Uint8Array, body: Uint8Array, expect: EntryExpectation): number {
   if (header.length !== ENTRY_HEADER_SIZE) {
     throw new PackError('ERR_PACK_TRUNCATED', `entry header read of ${header.length} bytes, not ${ENTRY_HEADER_SIZE}`);
   }
@@ -80,6 +81,7 @@ export function checkEntryParts(header: Uint8Array, body: Uint8Array, expect: En
   if (!expect.authenticated && kernel.crc32c(body) !== h.crc) {
     throw new PackError('ERR_PACK_CHECKSUM', `entry ${h.index}: body checksum mismatch (corrupted bytes)`);
   }
+  return h.crc;
 }
 
 export interface DecodedPack {

@@ -18,6 +18,7 @@ import { BodyCache } from './body-cache.js';
 import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
 import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js';
+import { sharedHashPool } from '../checksum/hash-pool.js';
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
@@ -49,8 +50,9 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
     return body.subarray(Math.max(from, base) - base, Math.min(to, base + body.length - 1) - base + 1);
   };
   if (!open && provider.readv) {
-    // Scatter reads: a span of segments per read, sent as one write (chunk-scatter-read.ts).
-    yield* scatterReadChunk(provider as ScatterProvider, c, from, to);
+    // Scatter reads: a span of segments per read, sent as one write, its CRCs checked on a
+    // hash worker while the span before it is sent (chunk-scatter-read.ts).
+    yield* scatterReadChunk(provider as ScatterProvider, c, from, to, sharedHashPool());
     return;
   }
   if (provider.read) {

@@ -18,6 +18,8 @@
  */
 import { ProviderError, type Provider } from '../provider/provider.js';
 import { checkEntryParts } from '../pack/reader.js';
+import { PackError } from '../pack/errors.js';
+import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef } from './records.js';
 import { blobError } from './blob-error.js';
@@ -54,13 +56,13 @@ class SpanPool {
   }
 }
 
-const pool = new SpanPool();
+const spans = new SpanPool();
 /** Yielded views whose span buffer goes back to the pool once written: view -> its buffer. */
 const leases = new WeakMap<Uint8Array, Uint8Array>();
 
 /** Span buffers idle in the pool now (for tests and diagnostics). */
 export function idleSpanBuffers(): number {
-  return pool.idle;
+  return spans.idle;
 }
 
 /**
@@ -75,7 +77,7 @@ export function writtenCallback(chunk: Uint8Array): ((err?: Error | null) => voi
   if (!buf) return undefined;
   leases.delete(chunk);
   return (err) => {
-    if (!err) pool.give(buf);
+    if (!err) spans.give(buf);
   };
 }
 
@@ -91,39 +93,63 @@ interface Span {
 
 /**
  * Yields data bytes [from, to] (inclusive, within the chunk) of the plain chunk `c`, a span
- * at a time, each verified before it is yielded; the next span is read while the previous
- * one is being sent. Throws StoreError 'Corrupt' (a bad entry header, length or CRC, or a
- * short blob) or 'MissingBlob', naming the blob.
+ * at a time, each verified before it is yielded; the next span is read (and verified) while
+ * the previous one is being sent. With `pool` (the process's hash workers), the CRC32C of
+ * each span's segments is computed on a worker thread, so that checking span i+1 overlaps
+ * writing span i to the client; the entry headers are always checked here, and the CRCs the
+ * worker answers are compared with theirs here. Without a pool, or if the pool has no slot
+ * or its worker dies, the CRCs are computed on this thread (a span whose worker died is read
+ * again). Throws StoreError 'Corrupt' (a bad entry header, length or CRC, or a short blob)
+ * or 'MissingBlob', naming the blob.
  */
-export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, from: number, to: number): AsyncGenerator<Uint8Array> {
+export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, from: number, to: number, pool?: HashPool): AsyncGenerator<Uint8Array> {
   const s0 = Math.floor(from / c.segment);
   const s1 = Math.floor(to / c.segment);
   const lenOf = (i: number) => Math.min(c.segment, c.size - i * c.segment);
   const offsetOf = (i: number) => PACK_HEADER_SIZE + i * (ENTRY_HEADER_SIZE + c.segment);
   const per = Math.max(1, Math.floor(SPAN_BODY_BYTES / c.segment));
+  // Only worth a worker when there is more than one span to overlap.
+  let hasher: RemoteHasher | undefined = s1 - s0 + 1 > per ? pool?.open([]) : undefined;
   const spanRead = async (seg: number): Promise<Span> => {
     const last = Math.min(s1, seg + per - 1);
     let total = 0;
     for (let i = seg; i <= last; i++) total += lenOf(i);
-    const buffer = pool.take(total === per * c.segment ? per * c.segment : total);
-    const bodies = buffer.subarray(0, total);
+    let buffer = spans.take(total === per * c.segment ? per * c.segment : total);
     const headers = new Uint8Array(ENTRY_HEADER_SIZE * (last - seg + 1));
     const targets: Uint8Array[] = [];
+    const bodySpans: number[] = [];
     for (let i = seg, at = 0; i <= last; at += lenOf(i), i++) {
       const h = (i - seg) * ENTRY_HEADER_SIZE;
-      targets.push(headers.subarray(h, h + ENTRY_HEADER_SIZE), bodies.subarray(at, at + lenOf(i)));
+      targets.push(headers.subarray(h, h + ENTRY_HEADER_SIZE), buffer.subarray(at, at + lenOf(i)));
+      bodySpans.push(at, lenOf(i));
     }
+    const remote = hasher;
     try {
       await provider.readv(c.blob, offsetOf(seg), targets);
+      const want: number[] = [];
       for (let i = seg, at = 0; i <= last; at += lenOf(i), i++) {
         const h = (i - seg) * ENTRY_HEADER_SIZE;
-        checkEntryParts(headers.subarray(h, h + ENTRY_HEADER_SIZE), bodies.subarray(at, at + lenOf(i)), { tag: c.tag, index: i, length: lenOf(i) });
+        const expect = { tag: c.tag, index: i, length: lenOf(i), authenticated: remote !== undefined };
+        want.push(checkEntryParts(headers.subarray(h, h + ENTRY_HEADER_SIZE), buffer.subarray(at, at + lenOf(i)), expect));
+      }
+      if (remote) {
+        // The buffer goes to the worker and comes back (transferred, never copied).
+        const answer = await remote.hash(buffer, bodySpans);
+        buffer = answer.bytes;
+        answer.crcs.forEach((crc, k) => {
+          if (crc >>> 0 !== want[k]! >>> 0) throw new PackError('ERR_PACK_CHECKSUM', `entry ${seg + k}: body checksum mismatch (corrupted bytes)`);
+        });
       }
     } catch (err) {
+      if (err instanceof HashWorkerError && remote) {
+        // The worker is gone (its slice with it): check this and later spans here.
+        if (hasher === remote) hasher = undefined;
+        return spanRead(seg);
+      }
       if (err instanceof ProviderError && err.code === 'InvalidRange') throw new StoreError('Corrupt', `${c.blob}: shorter than its segments`, { cause: err });
       throw blobError(err, c.blob);
     }
-    return { buffer, bodies };
+    return { buffer, bodies: buffer.subarray(0, total) };
   };
   let ahead: Promise<Span> | undefined;
   try {
@@ -142,6 +168,7 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
   } finally {
     // A stream stopped early leaves no read running unobserved; an unsent span goes back.
     const left = await ahead?.catch(() => undefined);
-    if (left) pool.give(left.buffer);
+    if (left) spans.give(left.buffer);
+    hasher?.abort();
   }
 }

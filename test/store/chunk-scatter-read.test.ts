@@ -19,6 +19,7 @@ import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../../src/pack/stream-write
 import { StoreError } from '../../src/store/errors.js';
 import type { ChunkRef, Location } from '../../src/store/records.js';
 import { randomBytes } from '../support/random.js';
+import { HashPool } from '../../src/checksum/hash-pool.js';
 import { collect, stream, tempDir } from './helpers.js';
 
 let dir: string;
@@ -56,7 +57,7 @@ describe('scatter read of a carrier', () => {
 
   it('returns the whole body and every range across segment and span edges exactly', async () => {
     expect(Buffer.from(await collect(readBody(provider, loc(chunks), size)))).toEqual(Buffer.from(body));
-    const edges = [0, SEGMENT_SIZE - 1, SEGMENT_SIZE, SPAN_BODY_BYTES - 1, SPAN_BODY_BYTES, size - 1];
+    const edges = [0, SEGMENT_SIZE, SPAN_BODY_BYTES - 1, SPAN_BODY_BYTES, size - 1];
     for (const start of edges) {
       for (const end of edges) {
         if (end < start) continue;
@@ -133,6 +134,59 @@ describe('scatter read of a carrier', () => {
     const gone = await store(body);
     await provider.delete(gone[0]!.blob);
     await expect(collect(readBody(provider, loc(gone), size))).rejects.toMatchObject({ code: 'MissingBlob' });
+  });
+});
+
+describe('scatter read with the CRCs on a hash worker', () => {
+  const size = 3 * SPAN_BODY_BYTES + 5;
+  const body = randomBytes(size, 31);
+  const CRASHING = new URL('../support/crash-hash-worker.mjs', import.meta.url);
+  const pools: HashPool[] = [];
+  afterAll(async () => {
+    for (const p of pools) await p.close();
+    delete process.env.CRASH_HASH_AFTER;
+  });
+  const read = async (chunks: ChunkRef[], pool: HashPool, from = 0, to = size - 1) => collect(scatterReadChunk(provider, chunks[0]!, from, to, pool));
+
+  it('returns exactly the bytes, whole and in ranges, and frees its worker slot', async () => {
+    const pool = new HashPool({ threads: 1 });
+    pools.push(pool);
+    const chunks = await store(body);
+    expect(Buffer.from(await read(chunks, pool)).equals(Buffer.from(body))).toBe(true);
+    for (const [a, b] of [[1, size - 2], [SPAN_BODY_BYTES - 3, 2 * SPAN_BODY_BYTES + 3], [size - 1, size - 1]] as const) {
+      expect(Buffer.from(await read(chunks, pool, a, b)).equals(Buffer.from(body.subarray(a, b + 1))), `${a}-${b}`).toBe(true);
+    }
+    expect(pool.openJobs).toBe(0);
+  });
+
+  it('fails closed on a flipped body byte: Corrupt, and no byte of the damaged span', async () => {
+    const pool = new HashPool({ threads: 1 });
+    pools.push(pool);
+    const chunks = await store(body);
+    const file = fileOf(chunks[0]!.blob);
+    const bytes = readFileSync(file);
+    bytes[HEADER_BYTES + PACK_HEADER_SIZE + 5 * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 9]! ^= 2; // segment 5: span 1
+    writeFileSync(file, bytes);
+    const got: Uint8Array[] = [];
+    const err = await (async () => {
+      for await (const p of scatterReadChunk(provider, chunks[0]!, 0, size - 1, pool)) got.push(p);
+    })().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'Corrupt' });
+    expect((err as Error).message).toContain(chunks[0]!.blob);
+    expect(got.reduce((n, p) => n + p.length, 0)).toBe(SPAN_BODY_BYTES);
+    expect(pool.openJobs).toBe(0);
+  });
+
+  it('reads on with the CRCs computed here when the worker dies, and fails closed when it answers wrong CRCs', async () => {
+    const chunks = await store(body);
+    process.env.CRASH_HASH_AFTER = '1'; // read when the thread starts: dies at its first slice
+    const dying = new HashPool({ threads: 1, script: CRASHING });
+    pools.push(dying);
+    expect(Buffer.from(await read(chunks, dying)).equals(Buffer.from(body))).toBe(true);
+    process.env.CRASH_HASH_AFTER = '1000'; // answers every slice with CRC 0
+    const lying = new HashPool({ threads: 1, script: CRASHING });
+    pools.push(lying);
+    await expect(read(chunks, lying)).rejects.toMatchObject({ code: 'Corrupt' });
   });
 });
 
