@@ -46,7 +46,9 @@ export interface PutOptions {
    * Called with each chunk of a streamed body once the provider no longer needs it (fs: its
    * write to the temp file completed), so the caller may reuse the chunk's memory. Optional
    * both ways: a provider that does not call it, or a chunk it is not called for (a failed
-   * write), is simply left to the garbage collector.
+   * write), is simply left to the garbage collector. A wrapper that hands the same chunks to
+   * more than one provider (replicas) must not pass it on: the first to finish would free
+   * memory the others still read.
    */
   released?: (chunk: Uint8Array) => void;
 }
