@@ -44,7 +44,7 @@ function fileOf(key: string): string {
   return join(dir, 'blobs', ...p.dirs, p.leaf);
 }
 
-const loc = (chunks: ChunkRef[]): Location => ({ kind: 'carrier', chunks }) as Location;
+const loc = (chunks: ChunkRef[]): Location => ({ kind: 'chunks', chunks });
 
 describe('scatter read of a carrier', () => {
   // 5 full segments and a 12,345-byte tail: two spans, the second short.
