@@ -8,6 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AppendError } from '../../src/provider/append-log.js';
 import { getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
+import { DomainSet } from '../../src/provider/erasure/domains.js';
+import { scanCopy } from '../../src/provider/erasure/log-view.js';
+import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
@@ -47,6 +50,35 @@ describe('log record format', () => {
     const big = encodeRecord(77, 2, 0, [], 0);
     Buffer.from(big.buffer, big.byteOffset).writeUInt32LE(MAX_RECORD_BYTES + 1, 4);
     expect(parseRecordHeader(big, 0, 77)).toBeUndefined();
+  });
+});
+
+describe('scanning a log copy', () => {
+  const GEN = 12345;
+  const rec = (attempt: number, logical: number, data: Uint8Array, gen = GEN) => encodeRecord(gen, attempt, logical, [data], data.length);
+  async function scan(bytes: Uint8Array) {
+    const mem = await createMemoryProvider();
+    await mem.put('c', bytes);
+    const domains = new DomainSet([{ id: 'd1', labels: {}, provider: mem }], 5000);
+    return (await scanCopy(domains, 'd1', 'c', GEN)).map((r) => [r.logical, r.length, r.attempt]);
+  }
+
+  it('stops at zeros, a backwards offset, another segment, a record past the end, a torn tail', async () => {
+    const a = chunkOf(1, 5000);
+    const b = chunkOf(2, 300);
+    const good = Buffer.concat([rec(1, 0, a), rec(2, 5000, b)]);
+    expect(await scan(Buffer.concat([good, Buffer.alloc(4096)]))).toEqual([[0, 5000, 1], [5000, 300, 2]]);
+    expect(await scan(Buffer.concat([good, rec(3, 10, b)]))).toEqual([[0, 5000, 1], [5000, 300, 2]]); // backwards
+    expect(await scan(Buffer.concat([good, rec(3, 5300, b, GEN + 1)]))).toEqual([[0, 5000, 1], [5000, 300, 2]]); // other segment
+    const past = rec(3, 5300, a);
+    expect(await scan(Buffer.concat([good, past.subarray(0, past.length - 1)]))).toEqual([[0, 5000, 1], [5000, 300, 2]]); // runs past the end
+    const torn = Buffer.from(rec(3, 5300, a));
+    torn.fill(0, 2000, 3000); // header intact, blocks not: the last record is verified whole
+    expect(await scan(Buffer.concat([good, torn, Buffer.alloc(100)]))).toEqual([[0, 5000, 1], [5000, 300, 2]]);
+    expect(await scan(new Uint8Array(0))).toEqual([]);
+    expect(await scan(good.subarray(0, 31))).toEqual([]); // a truncated first header
+    // A gap is allowed (zeros between appends read as zeros); a gap record still scans.
+    expect(await scan(Buffer.concat([good, rec(3, 9000, b)]))).toEqual([[0, 5000, 1], [5000, 300, 2], [9000, 300, 3]]);
   });
 });
 
