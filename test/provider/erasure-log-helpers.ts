@@ -19,6 +19,8 @@ export function chunkOf(n: number, size = 700 + ((n * 977) % 9000)): Uint8Array 
 export interface KillRig extends Rig {
   inner: Provider[];
   kill(i: number): void;
+  /** Brings a killed domain back (what it held is as it was). */
+  revive(i: number): void;
 }
 
 export async function killRig(k: number, m: number, n = k + m, options: Parameters<typeof makeRig>[0] = {}): Promise<KillRig> {
@@ -46,7 +48,7 @@ export async function killRig(k: number, m: number, n = k + m, options: Paramete
     });
   };
   const rig = await makeRig({ kind: 'fs', k, m, n, ...options, wrap });
-  return { ...rig, inner, kill: (i) => void dead.add(i) };
+  return { ...rig, inner, kill: (i) => void dead.add(i), revive: (i) => void dead.delete(i) };
 }
 
 /** The child key of `key`'s log copy on fs child `p`, if it holds one. */

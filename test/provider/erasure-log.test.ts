@@ -4,7 +4,7 @@
  * survivor, a corrupt copy read around, scrub (checkBlob) repairing lost and corrupt copies,
  * and no openLog when a domain cannot append.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppendError } from '../../src/provider/append-log.js';
 import { getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
@@ -210,6 +210,24 @@ describe('erasure provider openLog', () => {
     expect(rig.provider.takeRepairQueue()).toContain(key);
     const want = Buffer.concat([first.bytes, second.bytes]);
     expect(Buffer.from(await getBytes(rig.provider, key, { start: 0, end: want.length - 1 })).equals(want)).toBe(true);
+    // The spare comes back; once the top-up interval and its cooldown have passed, the next
+    // append first copies the segment onto it.
+    const spare = [0, 1, 2].find((d) => !held.includes(d))!;
+    rig.revive(spare);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 120_000);
+      const third = await appendAll(log, 1, 4, second.end);
+      expect((await holders(rig, key)).filter((d) => d !== held[0])).toHaveLength(2);
+      const all = Buffer.concat([want, third.bytes]);
+      const solo = rig.inner[spare]!;
+      expect(await copyName(solo, key)).toBeDefined();
+      // Both live copies verify record for record against the writer's list.
+      expect((await rig.provider.checkBlob(key)).fragments.map((f) => f.state)).toEqual(['ok', 'ok']);
+      expect(Buffer.from(await getBytes(rig.provider, key, { start: 0, end: all.length - 1 })).equals(all)).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
     await log.close();
     await rig.provider.close();
   });

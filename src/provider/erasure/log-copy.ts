@@ -19,7 +19,8 @@
  * replaced by another eligible one"), and is safe because the record is durable on the
  * survivors before anything is copied from them. When fewer than m + 1 copies remain and no
  * replacement can be made, the append is acknowledged with one copy or more only if
- * degradedWrites is on (the key is queued for repair); otherwise it fails with AppendError
+ * degradedWrites is on (the key is queued for repair, and the log tries to add copies again
+ * every TOP_UP_EVERY_MS before an append); otherwise it fails with AppendError
  * 'sync': the bytes may be durable on some copies, so the repository must stop (it fences).
  * Only when every copy fails before anything could be written (AppendError 'write' from every
  * child) does the append fail with 'write' and the same position is written again next time.
@@ -40,6 +41,10 @@ import { LogView } from './log-view.js';
 export const MAX_LOG_SEGMENT_BYTES = 960 * 1024 * 1024;
 /** Bytes read and appended at a time while copying a segment onto a replacement domain. */
 const COPY_CHUNK_BYTES = 4 * 1024 * 1024;
+/** How often a segment left short of m + 1 copies (degradedWrites) tries to add copies again
+ * before an append, ms: a failed domain stays skipped for its cooldown (domains.ts) anyway, and
+ * copying a segment's records is not something to retry per batch. */
+const TOP_UP_EVERY_MS = 10_000;
 /** Room for record headers beyond the blocks' own overhead in a copy's preallocation: 64 KiB
  * covers 2,048 appends' headers; more appends only grow the file. */
 const HEADER_ROOM_BYTES = 64 * 1024;
@@ -154,6 +159,8 @@ class ReplicatedLog implements AppendLog {
   #closed = false;
   /** Set when an append failed in an unknown state: nothing more is written. */
   #broken: Error | undefined;
+  /** When copies were last added to a segment short of m + 1 (Date.now() ms). */
+  #lastTopUp = Date.now();
 
   constructor(ctx: LogWriteContext, meta: BlobMeta, view: LogView, live: LiveCopy[]) {
     this.key = meta.key;
@@ -179,6 +186,13 @@ class ReplicatedLog implements AppendLog {
     let total = 0;
     for (const c of chunks) total += c.byteLength;
     if (total > MAX_RECORD_BYTES) throw new AppendError('write', `${this.key}: a ${total}-byte append exceeds ${MAX_RECORD_BYTES} bytes`, undefined);
+    // Short of m + 1 copies (degradedWrites let an append through): try to add copies again
+    // now and then, so an open segment does not wait for its roll and a scrub.
+    if (this.#live.length < this.#ctx.m + 1 && Date.now() - this.#lastTopUp >= TOP_UP_EVERY_MS) {
+      this.#lastTopUp = Date.now();
+      await this.#replace(new Set());
+      this.#meta.copies = this.#live.map((c) => c.domain);
+    }
     const record = encodeRecord(view.generation, ++this.#attempt, offset, chunks, total);
     const phys = view.physEnd;
     const copies = this.#live;
