@@ -20,7 +20,7 @@
 // Table layout (written by prepare): rows are taken in groups of 4 (the last group holds
 // the remainder); inside a group, tables are ordered by source then row, 32 bytes each, so
 // the tables of (source j, group) are `rows * 32` contiguous bytes at `tbl`.
-// len is a multiple of 16 (the loader pads slices).
+// len is a multiple of 16 (mulList in index.ts runs the remainder through the scalar twin).
 
 // @ts-ignore: decorator
 @inline function swz(t: v128, i: v128): v128 {
@@ -76,11 +76,8 @@
   }
 }
 
-/** Four rows: dst + r*dstStride for r < 4, tables at tbl (128 bytes). */
-export function mad4Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
-  const d1 = dst + dstStride;
-  const d2 = d1 + dstStride;
-  const d3 = d2 + dstStride;
+/** Four rows: outputs at dst, d1, d2, d3, tables at tbl (128 bytes). */
+export function mad4Simd(tbl: usize, src: usize, dst: usize, d1: usize, d2: usize, d3: usize, len: usize, first: bool): void {
   const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
   const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
   const t2l = v128.load(tbl, 64), t2h = v128.load(tbl, 80);
@@ -113,9 +110,7 @@ export function mad4Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, l
 }
 
 /** Three rows. */
-export function mad3Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
-  const d1 = dst + dstStride;
-  const d2 = d1 + dstStride;
+export function mad3Simd(tbl: usize, src: usize, dst: usize, d1: usize, d2: usize, len: usize, first: bool): void {
   const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
   const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
   const t2l = v128.load(tbl, 64), t2h = v128.load(tbl, 80);
@@ -144,8 +139,7 @@ export function mad3Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, l
 }
 
 /** Two rows. */
-export function mad2Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
-  const d1 = dst + dstStride;
+export function mad2Simd(tbl: usize, src: usize, dst: usize, d1: usize, len: usize, first: bool): void {
   const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
   const t1l = v128.load(tbl, 32), t1h = v128.load(tbl, 48);
   if (first) loop2(t0l, t0h, t1l, t1h, src, dst, d1, len, true);
@@ -170,7 +164,7 @@ export function mad2Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, l
 }
 
 /** One row. */
-export function mad1Simd(tbl: usize, src: usize, dst: usize, dstStride: usize, len: usize, first: bool): void {
+export function mad1Simd(tbl: usize, src: usize, dst: usize, len: usize, first: bool): void {
   const t0l = v128.load(tbl, 0), t0h = v128.load(tbl, 16);
   if (first) loop1(t0l, t0h, src, dst, len, true);
   else loop1(t0l, t0h, src, dst, len, false);
