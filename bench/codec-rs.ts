@@ -3,7 +3,7 @@
  * per kernel flavor, through the public API (copies into and out of wasm memory included),
  * with ISA-L (bench/isal/) run on the same configuration right after each Strata run.
  */
-import { createEncoder } from '../src/codec/reed-solomon.js';
+import { createEncoder, type ReedSolomon } from '../src/codec/reed-solomon.js';
 import { availableFlavors, type Flavor } from '../src/wasm/loader.js';
 import { buildIsalHarness, runIsal, type IsalHarness } from './isal/isal.js';
 import { kernelResidentRates } from './codec-rs-kernel.js';
@@ -20,9 +20,10 @@ export const RS_CONFIGS: [number, number][] = [
 ];
 export const RS_SHARD_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024];
 
-/** A Strata kernel flavor through the API, a flavor's kernel alone on resident data
+/** A Strata kernel flavor through the copying API, through the resident API (shards in wasm
+ * memory, encoded in place: ISA-L's shape), a flavor's kernel alone on cache-resident slices
  * (bench/codec-rs-kernel.ts), or an ISA-L entry point timed by bench/isal/isal-rs.c. */
-export type RsImpl = Flavor | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
+export type RsImpl = Flavor | `${Flavor}-resident` | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
 
 export const RS_OPS = ['encode', 'reconstruct', 'reconstruct-alloc'] as const;
 export type RsOp = (typeof RS_OPS)[number];
@@ -96,6 +97,9 @@ export function measureRs(
         const alloc = rates(() => (lose(), rs.reconstructData(work)), dataBytes / 1e6, runs, minMs);
         out.push({ impl: flavor, k, m, shard, op: 'reconstruct-alloc', mbps: alloc });
         if (flavor !== 'scalar') {
+          for (const row of residentRates(rs, shards, runs, minMs)) {
+            out.push({ impl: `${flavor}-resident`, k, m, shard, op: row.op, mbps: row.mbps });
+          }
           const kern = kernelResidentRates(flavor, k, m, shard, runs, minMs);
           out.push({ impl: `${flavor}-kernel`, k, m, shard, op: 'encode', mbps: kern });
         }
@@ -110,12 +114,38 @@ export function measureRs(
   return 'skipped' in harness ? { results: out, isalSkipped: harness.skipped } : { results: out };
 }
 
+/**
+ * The resident API on one stripe: the data shards copied into it once (as the erasure write
+ * path reads a body into it), then encode in place, and reconstruct in place of the first m
+ * data shards (decode matrix cached after the warm-up run), the same work ISA-L's rows do.
+ */
+function residentRates(rs: ReedSolomon, shards: Uint8Array[], runs: number, minMs: number): { op: RsOp; mbps: number[] }[] {
+  const { dataShards: k, parityShards: m } = rs;
+  const size = shards[0]!.length;
+  const st = rs.allocStripe(size);
+  try {
+    for (let i = 0; i < k; i++) st.shard(i).set(shards[i]!);
+    const enc = rates(() => rs.encodeResident(st), (k * size) / 1e6, runs, minMs);
+    const present = Array.from({ length: k + m }, (_, i) => i >= m);
+    const rec = rates(() => rs.reconstructResident(st, present, { dataOnly: true }), (k * size) / 1e6, runs, minMs);
+    return [
+      { op: 'encode', mbps: enc },
+      { op: 'reconstruct', mbps: rec },
+    ];
+  } finally {
+    st.release();
+  }
+}
+
 const sizeLabel = (n: number) => (n >= 1 << 20 ? `${n >> 20} MiB` : `${n >> 10} KiB`);
 
 const IMPL_LABEL: Record<RsImpl, string> = {
-  simd: 'Strata simd',
-  relaxed: 'Strata relaxed',
+  simd: 'Strata simd (copying API)',
+  relaxed: 'Strata relaxed (copying API)',
   scalar: 'Strata scalar',
+  'simd-resident': 'Strata simd resident API',
+  'relaxed-resident': 'Strata relaxed resident API',
+  'scalar-resident': 'Strata scalar resident API',
   'simd-kernel': 'Strata simd kernel alone (resident, no copies)',
   'relaxed-kernel': 'Strata relaxed kernel alone (resident, no copies)',
   'scalar-kernel': 'Strata scalar kernel alone (resident, no copies)',
