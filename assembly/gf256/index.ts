@@ -14,7 +14,7 @@
 // slice copies sources into ARENA, calls mulRows, copies out; the resident one keeps shards
 // in ARENA and calls mulList on them in place.
 import { initField, expandCoefficient } from './field';
-import { mad1Simd, mad2Simd, mad3Simd, mad4Simd } from './simd';
+import { dot4x2Simd, mad1Simd, mad2Simd, mad3Simd, mad4Simd } from './simd';
 import { dotScalar } from './scalar';
 
 /** Largest rows * cols a single matrix may have: 128 parity x 128 data, or 56 x 200. */
@@ -89,9 +89,11 @@ export function mulRows(rows: i32, cols: i32, src: usize, srcStride: usize, dst:
  * output: SIMD builds run the first len & ~15 bytes through the vector kernels and the rest
  * through the scalar twin, so nothing past an output is touched (shards are used in place).
  *
- * SIMD builds walk the columns in BLOCK-sized blocks; inside a block, each group of up to
- * 4 rows takes every source in turn (one load of each source vector per group, the group's
- * tables held in registers, outputs in L1). The scalar build computes one row at a time.
+ * SIMD builds walk the columns in BLOCK-sized blocks; inside a block, a full group of 4
+ * rows that overwrites its outputs runs the dot-product kernel (outputs in registers, every
+ * source streamed at once); other groups (fewer rows, or accumulating) take every source in
+ * turn (one load of each source vector per group, the group's tables held in registers,
+ * outputs in L1). The scalar build computes one row at a time.
  */
 export function mulList(rows: i32, cols: i32, len: usize, acc: bool): bool {
   if (rows < 1 || cols < 1 || <usize>rows > MAX_LIST || <usize>cols > MAX_LIST) return false;
@@ -120,6 +122,11 @@ function madBlocks(rows: i32, cols: i32, vlen: usize, acc: bool): void {
       const d2 = n > 2 ? <usize>load<u32>(dl, 8) + b : 0;
       const d3 = n > 3 ? <usize>load<u32>(dl, 12) + b : 0;
       let tbl = TABLES + ((<usize>g * <usize>cols) << 5);
+      if (n == 4 && !acc) {
+        // A full group that overwrites: outputs accumulate in registers (simd.ts dot4x2Simd).
+        dot4x2Simd(tbl, cols, SRCS, d0 - b, d1 - b, d2 - b, d3 - b, b, b + w);
+        continue;
+      }
       for (let j = 0; j < cols; j++) {
         const first = j == 0 && !acc;
         const s = <usize>load<u32>(SRCS + (<usize>j << 2)) + b;
