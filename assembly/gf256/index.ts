@@ -14,7 +14,7 @@
 // slice copies sources into ARENA, calls mulRows, copies out; the resident one keeps shards
 // in ARENA and calls mulList on them in place.
 import { initField, expandCoefficient } from './field';
-import { dot4x2Simd, mad1Simd, mad2Simd, mad3Simd, mad4Simd } from './simd';
+import { dot1Simd, dot2Simd, dot3Simd, dot4x2Simd, mad1Simd, mad2Simd, mad3Simd, mad4Simd } from './simd';
 import { dotScalar } from './scalar';
 
 /** Largest rows * cols a single matrix may have: 128 parity x 128 data, or 56 x 200. */
@@ -89,10 +89,9 @@ export function mulRows(rows: i32, cols: i32, src: usize, srcStride: usize, dst:
  * output: SIMD builds run the first len & ~15 bytes through the vector kernels and the rest
  * through the scalar twin, so nothing past an output is touched (shards are used in place).
  *
- * SIMD builds walk the columns in BLOCK-sized blocks; inside a block, a full group of 4
- * rows that overwrites its outputs runs the dot-product kernel (outputs in registers, every
- * source streamed at once); other groups (fewer rows, or accumulating) take every source in
- * turn (one load of each source vector per group, the group's tables held in registers,
+ * SIMD builds walk the columns in BLOCK-sized blocks; inside a block, each group of up to 4
+ * rows that overwrites its outputs runs a dot-product kernel (outputs in registers, every
+ * source streamed at once); accumulating groups (encodeIdx) take every source in turn (one load of each source vector per group, the group's tables held in registers,
  * outputs in L1). The scalar build computes one row at a time.
  */
 export function mulList(rows: i32, cols: i32, len: usize, acc: bool): bool {
@@ -122,9 +121,14 @@ function madBlocks(rows: i32, cols: i32, vlen: usize, acc: bool): void {
       const d2 = n > 2 ? <usize>load<u32>(dl, 8) + b : 0;
       const d3 = n > 3 ? <usize>load<u32>(dl, 12) + b : 0;
       let tbl = TABLES + ((<usize>g * <usize>cols) << 5);
-      if (n == 4 && !acc) {
-        // A full group that overwrites: outputs accumulate in registers (simd.ts dot4x2Simd).
-        dot4x2Simd(tbl, cols, SRCS, d0 - b, d1 - b, d2 - b, d3 - b, b, b + w);
+      if (!acc) {
+        // A group that overwrites: outputs accumulate in registers (simd.ts, dot-product form).
+        switch (n) {
+          case 4: dot4x2Simd(tbl, cols, SRCS, d0 - b, d1 - b, d2 - b, d3 - b, b, b + w); break;
+          case 3: dot3Simd(tbl, cols, SRCS, d0 - b, d1 - b, d2 - b, b, b + w); break;
+          case 2: dot2Simd(tbl, cols, SRCS, d0 - b, d1 - b, b, b + w); break;
+          default: dot1Simd(tbl, cols, SRCS, d0 - b, b, b + w);
+        }
         continue;
       }
       for (let j = 0; j < cols; j++) {

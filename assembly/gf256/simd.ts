@@ -170,7 +170,7 @@ export function mad1Simd(tbl: usize, src: usize, dst: usize, len: usize, first: 
   else loop1(t0l, t0h, src, dst, len, false);
 }
 
-// Dot-product form for a group of 4 rows that overwrites its outputs (encode, reconstruct):
+// Dot-product form for a group of rows that overwrites its outputs (encode, reconstruct):
 // each 32-byte column of the 4 outputs is accumulated in registers over every source and
 // stored once, instead of being loaded, XORed and stored once per source (the mad kernels
 // above). The tables come from memory (L1) per source. All sources stream at once, which
@@ -237,4 +237,121 @@ export function dot4x2Simd(tbl: usize, cols: i32, srcs: usize, d0: usize, d1: us
     v128.store(d3 + pos, b3, 16);
   }
   if (pos < to) dot4Simd(tbl, cols, srcs, d0, d1, d2, d3, pos, to);
+}
+
+/**
+ * Three rows, dot-product form (as dot4x2Simd): outputs at d0, d1, d2 + [from, to) overwritten,
+ * tables of source j at tbl + 96j, to - from a multiple of 16.
+ */
+export function dot3Simd(tbl: usize, cols: i32, srcs: usize, d0: usize, d1: usize, d2: usize, from: usize, to: usize): void {
+  let pos = from;
+  for (; pos + 32 <= to; pos += 32) {
+    let a0 = i8x16.splat(0), a1 = i8x16.splat(0), a2 = i8x16.splat(0);
+    let b0 = i8x16.splat(0), b1 = i8x16.splat(0), b2 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const s = <usize>load<u32>(srcs + (<usize>j << 2)) + pos;
+      const v = v128.load(s), w = v128.load(s, 16);
+      const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+      let tl = v128.load(t, 0), th = v128.load(t, 16);
+      a0 = v128.xor(a0, mulv(tl, th, vl, vh));
+      b0 = v128.xor(b0, mulv(tl, th, wl, wh));
+      tl = v128.load(t, 32); th = v128.load(t, 48);
+      a1 = v128.xor(a1, mulv(tl, th, vl, vh));
+      b1 = v128.xor(b1, mulv(tl, th, wl, wh));
+      tl = v128.load(t, 64); th = v128.load(t, 80);
+      a2 = v128.xor(a2, mulv(tl, th, vl, vh));
+      b2 = v128.xor(b2, mulv(tl, th, wl, wh));
+      t += 96;
+    }
+    v128.store(d0 + pos, a0);
+    v128.store(d0 + pos, b0, 16);
+    v128.store(d1 + pos, a1);
+    v128.store(d1 + pos, b1, 16);
+    v128.store(d2 + pos, a2);
+    v128.store(d2 + pos, b2, 16);
+  }
+  if (pos < to) {
+    let a0 = i8x16.splat(0), a1 = i8x16.splat(0), a2 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const v = v128.load(<usize>load<u32>(srcs + (<usize>j << 2)) + pos);
+      const lo = loOf(v), hi = hiOf(v);
+      a0 = v128.xor(a0, mulv(v128.load(t, 0), v128.load(t, 16), lo, hi));
+      a1 = v128.xor(a1, mulv(v128.load(t, 32), v128.load(t, 48), lo, hi));
+      a2 = v128.xor(a2, mulv(v128.load(t, 64), v128.load(t, 80), lo, hi));
+      t += 96;
+    }
+    v128.store(d0 + pos, a0);
+    v128.store(d1 + pos, a1);
+    v128.store(d2 + pos, a2);
+  }
+}
+
+/** Two rows, dot-product form (see dot3Simd); tables of source j at tbl + 64j. */
+export function dot2Simd(tbl: usize, cols: i32, srcs: usize, d0: usize, d1: usize, from: usize, to: usize): void {
+  let pos = from;
+  for (; pos + 32 <= to; pos += 32) {
+    let a0 = i8x16.splat(0), a1 = i8x16.splat(0);
+    let b0 = i8x16.splat(0), b1 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const s = <usize>load<u32>(srcs + (<usize>j << 2)) + pos;
+      const v = v128.load(s), w = v128.load(s, 16);
+      const vl = loOf(v), vh = hiOf(v), wl = loOf(w), wh = hiOf(w);
+      let tl = v128.load(t, 0), th = v128.load(t, 16);
+      a0 = v128.xor(a0, mulv(tl, th, vl, vh));
+      b0 = v128.xor(b0, mulv(tl, th, wl, wh));
+      tl = v128.load(t, 32); th = v128.load(t, 48);
+      a1 = v128.xor(a1, mulv(tl, th, vl, vh));
+      b1 = v128.xor(b1, mulv(tl, th, wl, wh));
+      t += 64;
+    }
+    v128.store(d0 + pos, a0);
+    v128.store(d0 + pos, b0, 16);
+    v128.store(d1 + pos, a1);
+    v128.store(d1 + pos, b1, 16);
+  }
+  if (pos < to) {
+    let a0 = i8x16.splat(0), a1 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const v = v128.load(<usize>load<u32>(srcs + (<usize>j << 2)) + pos);
+      const lo = loOf(v), hi = hiOf(v);
+      a0 = v128.xor(a0, mulv(v128.load(t, 0), v128.load(t, 16), lo, hi));
+      a1 = v128.xor(a1, mulv(v128.load(t, 32), v128.load(t, 48), lo, hi));
+      t += 64;
+    }
+    v128.store(d0 + pos, a0);
+    v128.store(d1 + pos, a1);
+  }
+}
+
+/** One row, dot-product form (see dot3Simd); tables of source j at tbl + 32j. */
+export function dot1Simd(tbl: usize, cols: i32, srcs: usize, d0: usize, from: usize, to: usize): void {
+  let pos = from;
+  for (; pos + 32 <= to; pos += 32) {
+    let a0 = i8x16.splat(0), b0 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const s = <usize>load<u32>(srcs + (<usize>j << 2)) + pos;
+      const v = v128.load(s), w = v128.load(s, 16);
+      const tl = v128.load(t, 0), th = v128.load(t, 16);
+      a0 = v128.xor(a0, mulv(tl, th, loOf(v), hiOf(v)));
+      b0 = v128.xor(b0, mulv(tl, th, loOf(w), hiOf(w)));
+      t += 32;
+    }
+    v128.store(d0 + pos, a0);
+    v128.store(d0 + pos, b0, 16);
+  }
+  if (pos < to) {
+    let a0 = i8x16.splat(0);
+    let t = tbl;
+    for (let j = 0; j < cols; j++) {
+      const v = v128.load(<usize>load<u32>(srcs + (<usize>j << 2)) + pos);
+      a0 = v128.xor(a0, mulv(v128.load(t, 0), v128.load(t, 16), loOf(v), hiOf(v)));
+      t += 32;
+    }
+    v128.store(d0 + pos, a0);
+  }
 }
