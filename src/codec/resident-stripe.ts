@@ -19,6 +19,12 @@ export { ArenaBudgetError, ArenaRegionError } from '../wasm/gf256-arena.js';
 
 /** Shard starts are multiples of a cache line. */
 const ALIGN = 64;
+/** Bytes added between shards of 4 KiB or more (5 cache lines), so that shard starts do not
+ * all fall in the same cache sets: at a power-of-two stride 14 streams alias in an 8-way L1.
+ * Measured with RS(10,4): 64 KiB shards 3.4 -> 4.8 GB/s, 1 MiB 5.0 -> 5.5 GB/s. */
+const SKEW = 5 * 64;
+/** Shards below this size get no skew (they are too small for aliasing to matter). */
+const SKEW_FROM = 4096;
 
 export class ResidentStripe {
   /** Shards in the stripe: k + m of the codec that made it. */
@@ -89,11 +95,12 @@ export function resolveRange(stripe: ResidentStripe, range: ShardRange | undefin
   return { offset, length };
 }
 
-/** The stride for shards of `size` bytes: the size rounded up to a cache line, or `stride`
- * when given (checked: at least the size, a multiple of 64). Throws ShardSizeError. */
+/** The stride for shards of `size` bytes: the size rounded up to a cache line plus SKEW from
+ * 4 KiB up, or `stride` when given (checked: at least the size, a multiple of 64). Throws
+ * ShardSizeError. */
 export function strideFor(size: number, stride?: number): number {
   if (!Number.isSafeInteger(size) || size <= 0) throw new ShardSizeError(`shard size ${size} is not a positive integer`);
-  const s = stride ?? Math.ceil(size / ALIGN) * ALIGN;
+  const s = stride ?? Math.ceil(size / ALIGN) * ALIGN + (size >= SKEW_FROM ? SKEW : 0);
   if (!Number.isSafeInteger(s) || s < size || s % ALIGN !== 0) {
     throw new ShardSizeError(`stride ${s} must be >= the shard size ${size} and a multiple of ${ALIGN}`);
   }
