@@ -64,7 +64,7 @@ export async function* mergeDomains(domains: DomainSet, options: MergeOptions): 
   const prefix = escapeKey(options.prefix ?? '');
   const first = options.startAfter === undefined ? undefined : escapeKey(options.startAfter) + AFTER_ALL_META;
   const cursors = domains.domains.map((d) => {
-    const c = new DomainCursor(d.id, new ListPacer(options.pageLimit, domains.isFailed(d.id)));
+    const c = new DomainCursor(d.id, new ListPacer(domains, d.id, options.pageLimit));
     c.next = first;
     return c;
   });
@@ -107,14 +107,21 @@ export async function* mergeDomains(domains: DomainSet, options: MergeOptions): 
       if (head && (min === undefined || compareKeys(head.name.key, min) < 0)) min = head.name.key;
     }
     if (min === undefined) return;
-    const names: FoundName[] = [];
-    for (const c of cursors) {
-      for (;;) {
-        while (c.at < c.buf.length && c.buf[c.at]!.name.key === min) names.push(c.buf[c.at++]!);
-        if (c.at < c.buf.length || c.done) break;
-        await refill(c);
+    // Take the key's names from every cursor; cursors whose page ended on it are refilled (all
+    // at once: domains' pages tend to end together) and looked at again.
+    const per: FoundName[][] = cursors.map(() => []);
+    let look = cursors.map((_, i) => i);
+    while (look.length) {
+      const again: number[] = [];
+      for (const i of look) {
+        const c = cursors[i]!;
+        while (c.at < c.buf.length && c.buf[c.at]!.name.key === min) per[i]!.push(c.buf[c.at++]!);
+        if (c.at === c.buf.length && !c.done) again.push(i);
       }
+      await Promise.all(again.map((i) => refill(cursors[i]!)));
+      look = again;
     }
+    const names = per.flat();
     yield { key: min, names, failed: cursors.filter((c) => c.failed).map((c) => c.domain) };
   }
 }

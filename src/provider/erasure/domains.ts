@@ -110,8 +110,10 @@ export class DomainSet {
       if (!Number.isFinite(timeoutMs)) return; // the caller bounds the call itself (streams)
       timer = setTimeout(() => {
         const err = new DomainTimeout(`domain ${id}: ${what} not answered within ${timeoutMs} ms`);
-        controller?.abort(err);
+        // Reject first: a child that rejects at once on the abort must not win the race with
+        // its own 'Aborted' (the caller would take the timeout for its own abort).
         reject(err);
+        controller?.abort(err);
       }, timeoutMs);
     });
     try {

@@ -8,13 +8,15 @@
  * that times out (DomainTimeout) is asked again, after a short backoff, for 1/PAGE_SHRINK of the
  * names; a domain is counted as down only when even the smallest page gets no answer within the
  * timeout LIST_RETRIES + 1 times in a row, or when it fails outright (a transport error, which a
- * retry would not cure). The page size then grows back while pages answer quickly.
+ * retry would not cure). The page size then grows back while pages answer quickly, and the next
+ * walk over the same domains starts from the size last used.
  *
  * The cost of a domain that hangs stays bounded: at most (LIST_RETRIES + 1) timeouts plus the
  * backoffs, once; a domain already failed (within its cooldown) when the walk starts gets a
  * single attempt, so a dead domain costs every later page one timeout, as before. Request-path
  * lookups (lookup.ts) do not use this: they keep one timeout per call.
  */
+import { MAX_LIST_LIMIT } from '../key.js';
 import { ProviderError, type ListPage } from '../provider.js';
 import { DomainTimeout, type DomainSet } from './domains.js';
 
@@ -31,17 +33,36 @@ export const MIN_PAGE = 16;
  * next to the 10 s default timeout. */
 export const LIST_BACKOFF_MS = 250;
 
+/** Page size each domain last listed well with, per domain set: the next walk starts there
+ * rather than paying the timeouts again (a scrub lists twice: its count, then its census). */
+const LEARNED = new WeakMap<DomainSet, Map<string, number>>();
+
 /** The page size one domain's walk asks for, shrunk on timeouts and grown back on quick pages. */
 export class ListPacer {
-  limit: number;
+  #limit: number;
   /** Retries allowed per page (0 for a domain already failed when the walk began). */
   readonly retries: number;
+  readonly #learned: Map<string, number>;
   constructor(
-    readonly max: number,
-    knownDown: boolean
+    domains: DomainSet,
+    readonly id: string,
+    readonly max: number
   ) {
-    this.limit = max;
-    this.retries = knownDown ? 0 : LIST_RETRIES;
+    let learned = LEARNED.get(domains);
+    if (!learned) LEARNED.set(domains, (learned = new Map()));
+    this.#learned = learned;
+    this.#limit = Math.min(max, learned.get(id) ?? max);
+    this.retries = domains.isFailed(id) ? 0 : LIST_RETRIES;
+  }
+
+  get limit(): number {
+    return this.#limit;
+  }
+
+  set limit(n: number) {
+    this.#limit = n;
+    if (n >= MAX_LIST_LIMIT) this.#learned.delete(this.id);
+    else this.#learned.set(this.id, n);
   }
 }
 
@@ -84,7 +105,7 @@ export async function listDomainPage(
         p.list({ ...(page.prefix ? { prefix: page.prefix } : {}), startAfter: page.startAfter, limit, signal: abort.signal })
       );
       // Quick enough that twice the names would still answer well within the bound: grow.
-      if (performance.now() - t0 < domains.timeoutMs / 4) pacer.limit = Math.min(pacer.max, limit * 2);
+      if (performance.now() - t0 < domains.timeoutMs / 4 && limit < pacer.max) pacer.limit = Math.min(pacer.max, limit * 2);
       return out;
     } catch (err) {
       if (!(err instanceof DomainTimeout) || attempt >= pacer.retries) throw err;
