@@ -19,6 +19,8 @@
  */
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
 import { adminScrub, type AdminScrubRequest, type AdminScrubStatus } from '../admin/scrub.js';
+import { availableParallelism } from 'node:os';
+import { usePassWorkers } from '../provider/erasure/pass-pool.js';
 import { ScrubGaveUp, type ScrubProgress, type ScrubReport } from '../provider/erasure/scrub.js';
 import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
@@ -207,6 +209,8 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
+    // A stopped repository has no request path to leave a core to: one pass worker per core.
+    if (t.provider) usePassWorkers(availableParallelism());
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;
