@@ -6,7 +6,7 @@
  * The pool is made on first use with min(PASS_WORKERS, cores - 1) workers (none on one core);
  * a worker is referenced only while it has jobs, so an idle pool never keeps a process alive. Jobs go to the
  * worker with the fewest in flight; source bytes are transferred to it (not copied) and the
- * rebuilt cells transferred back, with the source buffers (given back to group-buffers.ts). Jobs below MIN_WORKER_BYTES run inline: posting them costs
+ * rebuilt cells transferred back. Jobs below MIN_WORKER_BYTES run inline: posting them costs
  * more than the work. When the worker script is not beside this module (tests run the
  * TypeScript sources, where only the .ts exists), every job runs inline. A worker that dies
  * fails its jobs with ProviderError 'Io' and is replaced on the next job.
@@ -17,7 +17,6 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ReedSolomon } from '../../codec/reed-solomon.js';
 import { ProviderError } from '../provider.js';
-import { giveBuffer, isPooled } from './group-buffers.js';
 import { processGroup, type GroupJob, type GroupResult } from './stripe-group.js';
 
 /** Most worker threads: the passes' CPU work spread over two more cores at most (a background
@@ -48,8 +47,10 @@ function workerCount(): number {
  * Sets how many worker threads the pool uses from the next job on (at most the machine's
  * cores; 0: every job inline). For a process with no request path to leave a core to: `strata
  * scrub` on a stopped repository, whose own thread mostly waits on reads, so one worker per
- * core (measured: repair of a wiped (4,2) domain, 2 cores, 1 worker CPU-bound, main thread
- * idle 45% of the run). Throws RangeError for a count that is not a small whole number.
+ * core (profile of a repair of a wiped (4,2) domain on 2 cores with one worker: the worker
+ * busy throughout, the main thread idle 45% of the run; on the loaded shared machine no
+ * wall-time gain could be told from the noise). Throws RangeError for a count that is not a
+ * small whole number.
  */
 export function usePassWorkers(n: number): void {
   if (!Number.isInteger(n) || n < 0 || n > 64) throw new RangeError(`pass workers must be 0..64, not ${n}`);
@@ -58,8 +59,7 @@ export function usePassWorkers(n: number): void {
 
 function spawn(): Slot {
   const slot: Slot = { worker: new Worker(SCRIPT), pending: new Map() };
-  slot.worker.on('message', (msg: { id: number; result?: GroupResult; error?: string; spent?: ArrayBuffer[] }) => {
-    for (const b of msg.spent ?? []) giveBuffer(b);
+  slot.worker.on('message', (msg: { id: number; result?: GroupResult; error?: string }) => {
     const p = slot.pending.get(msg.id);
     if (!p) return;
     slot.pending.delete(msg.id);
@@ -79,18 +79,9 @@ function spawn(): Slot {
   return slot;
 }
 
-/** The transferable buffer of `b`, copied first when `b` is a view of a larger buffer that
- * is not a pooled read buffer (group-buffers.ts: those are the job's alone). */
+/** The transferable buffer of `b`, copied first when `b` is a view of a larger buffer. */
 function own(b: Uint8Array): Uint8Array {
-  if (isPooled(b)) return b;
   return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer ? b : b.slice();
-}
-
-/** Runs `job` on this thread, then gives its pooled source buffers back. */
-function inline(job: GroupJob, codec: ReedSolomon): GroupResult {
-  const res = processGroup(job, codec);
-  for (const s of job.sources) if (isPooled(s.bytes)) giveBuffer(s.bytes.buffer as ArrayBuffer);
-  return res;
 }
 
 /**
@@ -100,11 +91,11 @@ function inline(job: GroupJob, codec: ReedSolomon): GroupResult {
  */
 export function runGroup(job: GroupJob, codec: () => ReedSolomon): Promise<GroupResult> {
   const bytes = job.sources.reduce((n, s) => n + s.bytes.length, 0);
-  if (bytes < MIN_WORKER_BYTES) return Promise.resolve(inline(job, codec()));
+  if (bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
   const want = workerCount();
   if (!slots) slots = [];
   while (slots.length < want) slots.push(spawn());
-  if (slots.length === 0) return Promise.resolve(inline(job, codec()));
+  if (slots.length === 0) return Promise.resolve(processGroup(job, codec()));
   const slot = slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   const id = ++nextId;
   job.sources = job.sources.map((s) => ({ index: s.index, bytes: own(s.bytes) }));
@@ -112,7 +103,7 @@ export function runGroup(job: GroupJob, codec: () => ReedSolomon): Promise<Group
     // Referenced while it has jobs (the caller awaits them), unreferenced when idle.
     if (slot.pending.size === 0) slot.worker.ref();
     slot.pending.set(id, { resolve, reject });
-    slot.worker.postMessage({ id, job }, [...new Set(job.sources.map((s) => s.bytes.buffer as ArrayBuffer))]);
+    slot.worker.postMessage({ id, job }, job.sources.map((s) => s.bytes.buffer as ArrayBuffer));
   });
 }
 

@@ -1,7 +1,6 @@
 /**
  * @module Worker thread of the stripe-pass pool (pass-pool.ts): runs processGroup (stripe-group.ts)
- * on the jobs it is posted and posts the results back, the rebuilt cells' buffers and the
- * spent source buffers transferred.
+ * on the jobs it is posted and posts the results back, the rebuilt cells' buffers transferred.
  * One codec per (k, m), made on first use. A job that throws is answered with its message.
  */
 import { parentPort } from 'node:worker_threads';
@@ -16,10 +15,7 @@ parentPort?.on('message', (msg: { id: number; job: GroupJob }) => {
     let codec = codecs.get(id);
     if (!codec) codecs.set(id, (codec = createEncoder(msg.job.k, msg.job.m)));
     const result = processGroup(msg.job, codec);
-    // The source buffers go back too, for the next reads (group-buffers.ts): nothing here
-    // holds a view of them once processGroup has returned.
-    const spent = [...new Set(msg.job.sources.map((s) => s.bytes.buffer as ArrayBuffer))];
-    parentPort!.postMessage({ id: msg.id, result, spent }, [...result.outputs.map((o) => o.buffer as ArrayBuffer), ...spent]);
+    parentPort!.postMessage({ id: msg.id, result }, result.outputs.map((o) => o.buffer as ArrayBuffer));
   } catch (err) {
     parentPort!.postMessage({ id: msg.id, error: String((err as Error)?.message ?? err) });
   }

@@ -20,7 +20,6 @@
 import { getBytes, ProviderError } from '../provider.js';
 import { encodeHeader, encodeTrailer, FragmentError, keyHash } from './fragment.js';
 import { framedLength, type Geometry } from './geometry.js';
-import { giveBuffer, isPooled, takeBuffer } from './group-buffers.js';
 import { runGroup } from './pass-pool.js';
 import type { GroupJob } from './stripe-group.js';
 import { nameOf, type BlobMeta } from './lookup.js';
@@ -110,10 +109,9 @@ export async function verifyAndRebuild(
         sources: [], targets: targetIdx, folds,
       };
       for (const [i, r] of got) {
-        if (r instanceof Error) {
-          if (sources.has(i)) fail(i, r);
-        } else if (sources.has(i)) job.sources.push({ index: i, bytes: r });
-        else if (isPooled(r)) giveBuffer(r.buffer as ArrayBuffer); // read for a source that failed meanwhile
+        if (!sources.has(i)) continue;
+        if (r instanceof Error) fail(i, r);
+        else job.sources.push({ index: i, bytes: r });
       }
       const res = await runGroup(job, () => ctx.codec(meta.k, meta.m));
       for (const f of res.failed) fail(f.index, new FragmentError(f.message));
@@ -166,12 +164,7 @@ async function readGroup(
     sources.map(async (i) => {
       const child = nameOf(meta, i);
       try {
-        // Into a reused buffer (group-buffers.ts) when the child can read into one; a buffer
-        // whose read fails is dropped, never reused (a late child may still write to it).
-        const into = takeBuffer(end - start);
-        const range = { start, end: end - 1 };
-        const bytes = await ctx.domains.call(meta.fragments[i]!, `read ${child}`, (p) => (p.read ? p.read(child, range, into) : getBytes(p, child, range)));
-        if (bytes.buffer !== into.buffer) giveBuffer(into.buffer as ArrayBuffer); // the child read elsewhere
+        const bytes = await ctx.domains.call(meta.fragments[i]!, `read ${child}`, (p) => getBytes(p, child, { start, end: end - 1 }));
         if (bytes.length !== end - start) throw new FragmentError(`${child}: fragment is short (${bytes.length} of ${end - start} bytes at ${start})`);
         out.set(i, bytes);
       } catch (err) {
