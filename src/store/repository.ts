@@ -215,6 +215,19 @@ export class Repository {
   }
 
   /**
+   * Rolls the commit log to a new segment unless the current one is empty (GC calls it before
+   * marking: the segment left behind is sealed at its end and is collected once nothing in it
+   * is reachable and a root covers its commits). Resolves once every write queued before it is
+   * durable; a failed roll is logged and retried later, not thrown. Without a commit log it
+   * only waits for the queue. Rejects as `run` does (closed, fenced).
+   */
+  rollLog(): Promise<void> {
+    if (this.#closed) return Promise.reject(new StoreError('Closed', 'repository is closed'));
+    if (this.#fence.error) return Promise.reject(this.#fence.error);
+    return this.#loop.requestRoll();
+  }
+
+  /**
    * Resolves once the commit loop is quiet and no checkpoint is in flight (tests, benchmarks,
    * shutdown paths). Never rejects: a failed checkpoint shows in stats and the log.
    */
@@ -234,7 +247,10 @@ export class Repository {
     await this.idle();
     this.#closed = true;
     await this.reaper.idle();
-    await this.#segments?.close();
+    // Sealed at the end of its last durable frame, unless fenced (an fsync failed: what the
+    // file holds past that end is for recovery to judge, not to cut).
+    const log = this.#tip.log;
+    await this.#segments?.close(!this.#fence.error && log && log.key === this.#segments.current?.key ? log.offset : undefined);
     if (this.#opts.ownsProvider) await this.provider.close();
   }
 }
