@@ -10,7 +10,8 @@
  * Commit times (a batch's `time`, every object's Last-Modified) strictly increase: each is
  * the wall clock or 1 ms after the previous commit's, whichever is later, also across a
  * reopen. So "as of time T" names exactly one prefix of the chain, even when the clock
- * steps back.
+ * steps back. They do not run ahead of the clock: when it has not passed the previous
+ * commit's time, the loop waits for the next ms (commit-loop.ts CLOCK_WAIT_MAX_MS).
  */
 import type { Provider } from '../provider/provider.js';
 import { BlockCache } from './index/block-cache.js';
@@ -163,7 +164,8 @@ export class Repository {
     return this.#opts.retentionMs;
   }
 
-  /** Time of the newest commit, ms (commit times strictly increase; they may run ahead of now()). */
+  /** Time of the newest commit, ms (commit times strictly increase; they run ahead of now() only
+   * when the clock stepped back, or by at most 1 ms). */
   get lastCommitTime(): number {
     return this.#tip.time;
   }
