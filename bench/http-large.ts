@@ -3,10 +3,11 @@
  * Strata started with its default logging (one JSON line per request), the measurement the
  * issue's 8 MiB targets are about. Each PUT writes a new key; GETs read the keys written,
  * round-robin (not one key from a warm cache). Reports MiB/s and the server's CPU ms per
- * request (from /proc), with the trivial Hono server alongside as the HTTP ceiling.
+ * request (from /proc), with the fs peer (the naive durable file server) and the trivial Hono
+ * server (the HTTP ceiling) alongside.
  *
  * Flags: --sizes=8,64 (MiB) --ms=3000 (per cell) --rounds=1 (interleaved across targets)
- *        --targets=strata,strata-inline,trivial-hono (strata-inline: STRATA_HASH_THREADS=0,
+ *        --targets=strata,strata-inline,fs,trivial-hono (strata-inline: STRATA_HASH_THREADS=0,
  *        every body hashed on the main thread, as before the hash workers)
  */
 import { readFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ const args = process.argv.slice(2);
 const arg = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const sizes = (arg('sizes') ?? '8,64').split(',').map((s) => Number(s) * 2 ** 20);
 const ms = Number(arg('ms') ?? 3000);
-const names = (arg('targets') ?? 'strata,strata-inline,trivial-hono').split(',') as TargetName[];
+const names = (arg('targets') ?? 'strata,strata-inline,fs,trivial-hono').split(',') as TargetName[];
 const rounds = Number(arg('rounds') ?? 1);
 
 /** CPU seconds of the process's main thread (its task with the pid as id); USER_HZ = 100. */

@@ -56,6 +56,34 @@ export function readEntry(bytes: Uint8Array, expect: EntryExpectation): Uint8Arr
   return body;
 }
 
+/**
+ * As {@link readEntry}, for an entry read in two parts (a scatter read put its 24-byte
+ * header in `header` and its body in `body`, so that the bodies of consecutive entries land
+ * side by side in one buffer). Checks the header in full, that `body` has exactly the
+ * header's length, and the body's CRC32C (unless `expect.authenticated`: then the caller
+ * must compare the body's CRC32C with the returned one before using it). Returns the CRC32C
+ * the header records for the body. Throws PackError as readEntry.
+ */
+export function checkEntryParts(header: Uint8Array, body: Uint8Array, expect: EntryExpectation): number {
+  if (header.length !== ENTRY_HEADER_SIZE) {
+    throw new PackError('ERR_PACK_TRUNCATED', `entry header read of ${header.length} bytes, not ${ENTRY_HEADER_SIZE}`);
+  }
+  const kernel = packKernel(expect.flavor);
+  const tag = expect.tag ?? new DataView(header.buffer, header.byteOffset + 4, 4).getUint32(0, true);
+  const h = kernel.checkEntryHeader(header, tag, expect.index ?? -1);
+  throwIfBad(h.status, `entry ${expect.index ?? '?'} header`);
+  if (expect.length !== undefined && h.length !== expect.length) {
+    throw new PackError('ERR_PACK_MISMATCH', `entry ${h.index}: header says ${h.length} bytes, index says ${expect.length}`);
+  }
+  if (body.length !== h.length) {
+    throw new PackError('ERR_PACK_TRUNCATED', `entry ${h.index}: ${body.length} of ${h.length} body bytes`);
+  }
+  if (!expect.authenticated && kernel.crc32c(body) !== h.crc) {
+    throw new PackError('ERR_PACK_CHECKSUM', `entry ${h.index}: body checksum mismatch (corrupted bytes)`);
+  }
+  return h.crc;
+}
+
 export interface DecodedPack {
   id: Uint8Array;
   tag: number;

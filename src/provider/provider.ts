@@ -42,6 +42,15 @@ export interface PutOptions {
   /** Exact body length; required for stream bodies (checked: a short or long body fails). */
   contentLength?: number;
   signal?: AbortSignal;
+  /**
+   * Called with each chunk of a streamed body once the provider no longer needs it (fs: its
+   * write to the temp file completed), so the caller may reuse the chunk's memory. Optional
+   * both ways: a provider that does not call it, or a chunk it is not called for (a failed
+   * write), is simply left to the garbage collector. A wrapper that hands the same chunks to
+   * more than one provider (replicas) must not pass it on: the first to finish would free
+   * memory the others still read.
+   */
+  released?: (chunk: Uint8Array) => void;
 }
 
 /** Inclusive byte range; `end` past the blob end is clamped. */
@@ -102,6 +111,14 @@ export interface Provider {
    * instead of allocating per read. Providers may ignore it.
    */
   read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Optional scatter read: fills each of `targets` in order with the bytes of `key` from
+   * byte `start` on (as many as their lengths sum to), in as few positional vectored reads
+   * as the provider can (fs: preadv), so that parts of a blob can land apart in memory
+   * without a copy. Writes only into `targets`. Throws ProviderError 'NotFound' if absent,
+   * 'InvalidRange' if the blob ends before the targets are full.
+   */
+  readv?(key: string, start: number, targets: readonly Uint8Array[]): Promise<void>;
   /**
    * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
    * durable, and opens it for in-place appends. Providers that cannot make an append durable

@@ -10,6 +10,7 @@ import { deleteMarkerOf } from '../store/objects-read.js';
 import type { RequestContext } from './context.js';
 import { renderError, S3Error } from './errors.js';
 import { s3ErrorOf, retryAfterOf } from './store-errors.js';
+import { writtenCallback } from '../store/chunk-scatter-read.js';
 
 const XML_TYPE = 'application/xml';
 
@@ -53,7 +54,9 @@ export async function sendStream(
       const following = it.next(); // read ahead while the socket drains
       following.catch(() => undefined); // its failure is handled when awaited below
       r.bytesOut += chunk.length;
-      if (!res.write(chunk)) await waitDrain(r);
+      // A pooled span buffer goes back once the socket has taken it (chunk-scatter-read.ts).
+      const written = writtenCallback(chunk);
+      if (!(written ? res.write(chunk, written) : res.write(chunk))) await waitDrain(r);
       next = await following;
     }
     res.end();

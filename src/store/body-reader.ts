@@ -6,37 +6,24 @@
  * the CRC would add nothing), and only the segments a range touches are fetched and opened.
  */
 import type { Provider } from '../provider/provider.js';
-import { getBytes, ProviderError } from '../provider/provider.js';
+import { getBytes } from '../provider/provider.js';
+import { blobError } from './blob-error.js';
+
+export { blobError };
 import { readEntry, entryRange } from '../pack/reader.js';
-import { PackError } from '../pack/errors.js';
-import { IndexError } from './index/errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
 import { BodyCache } from './body-cache.js';
 import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
+import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js';
+import { sharedHashPool } from '../checksum/hash-pool.js';
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
   start: number;
   end: number;
-}
-
-/** Maps provider, pack and index-run failures on `blob` to store errors that name it. */
-export function blobError(err: unknown, blob: string): unknown {
-  if (err instanceof PackError) return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
-  if (err instanceof IndexError) {
-    const where = err.blobKey ?? blob;
-    return new StoreError('Corrupt', err.message.includes(where) ? err.message : `${where}: ${err.message}`, { cause: err });
-  }
-  if (err instanceof ProviderError && err.code === 'NotFound') {
-    return new StoreError('MissingBlob', `${blob} is missing`, { cause: err });
-  }
-  if (err instanceof ProviderError && err.code === 'LengthMismatch') {
-    return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
-  }
-  return err;
 }
 
 /** Bytes of carrier segments fetched per positional read: a few segments, bounded memory
@@ -62,6 +49,12 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
     const base = seg * c.segment;
     return body.subarray(Math.max(from, base) - base, Math.min(to, base + body.length - 1) - base + 1);
   };
+  if (!open && provider.readv) {
+    // Scatter reads: a span of segments per read, sent as one write, its CRCs checked on a
+    // hash worker while the span before it is sent (chunk-scatter-read.ts).
+    yield* scatterReadChunk(provider as ScatterProvider, c, from, to, sharedHashPool());
+    return;
+  }
   if (provider.read) {
     // Positional reads of a few segments at a time, each segment verified before use.
     const per = Math.max(1, Math.floor(READ_SPAN_BYTES / (ENTRY_HEADER_SIZE + c.segment)));

@@ -190,7 +190,7 @@ export async function uploadPart(
     let hashed: BodyDigests | undefined;
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs.hasher, opts.signal, inflight);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
         chunks = out.refs;
         hashed = out.digests;
       } finally {

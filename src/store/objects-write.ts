@@ -143,7 +143,7 @@ export async function putObject(
     const slabs = packed || crypt ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts);
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs.hasher, opts.signal, inflight);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
         chunks = { kind: 'chunks', chunks: out.refs };
         hashed = out.digests;
       } finally {

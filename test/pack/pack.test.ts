@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { encodePack, concatPack, ENTRY_HEADER_SIZE, TRAILER_SIZE, PACK_HEADER_SIZE } from '../../src/pack/writer.js';
-import { decodePack, readEntry, readEntryAt, entryRange } from '../../src/pack/reader.js';
+import { checkEntryParts, decodePack, readEntry, readEntryAt, entryRange } from '../../src/pack/reader.js';
 import { PackError } from '../../src/pack/errors.js';
 import { packKernel } from '../../src/wasm/pack.js';
 import { availableFlavors } from '../../src/wasm/loader.js';
@@ -90,6 +90,39 @@ describe.each(FLAVORS)('pack framing (%s)', (flavor) => {
       read[at - start]! ^= 0x10;
       const code = codeOf(() => readEntry(read, { tag: pack.tag, index: 0, length: 4096, flavor }));
       expect(['ERR_PACK_CHECKSUM', 'ERR_PACK_MAGIC'], `flip at ${at}`).toContain(code);
+    }
+  });
+
+  it('checks an entry read in two parts (header, body) as readEntry does', () => {
+    const bodies = [randomBytes(4096, 21), randomBytes(0, 22), randomBytes(77, 23)];
+    const pack = encodePack(bodies, { flavor });
+    const blob = concatPack(pack);
+    const parts = (i: number) => {
+      const { start, end } = entryRange(pack.entries[i]!);
+      const read = blob.slice(start, end + 1);
+      return { header: read.subarray(0, ENTRY_HEADER_SIZE), body: read.subarray(ENTRY_HEADER_SIZE) };
+    };
+    for (let i = 0; i < bodies.length; i++) {
+      const { header, body } = parts(i);
+      expect(codeOf(() => checkEntryParts(header, body, { tag: pack.tag, index: i, length: bodies[i]!.length, flavor }))).toBe('no error');
+    }
+    const { header, body } = parts(0);
+    const expect0 = { tag: pack.tag, index: 0, length: 4096, flavor };
+    expect(codeOf(() => checkEntryParts(header.subarray(0, 23), body, expect0))).toBe('ERR_PACK_TRUNCATED');
+    expect(codeOf(() => checkEntryParts(header, body.subarray(0, 4095), { ...expect0, length: undefined }))).toBe('ERR_PACK_TRUNCATED');
+    expect(codeOf(() => checkEntryParts(header, body, { ...expect0, length: 4095 }))).toBe('ERR_PACK_MISMATCH');
+    expect(codeOf(() => checkEntryParts(header, body, { ...expect0, index: 1 }))).not.toBe('no error');
+    expect(codeOf(() => checkEntryParts(header, body, { ...expect0, tag: pack.tag ^ 1 }))).not.toBe('no error');
+    for (const at of [0, 2047, 4095]) {
+      const bad = body.slice();
+      bad[at]! ^= 0x01;
+      expect(codeOf(() => checkEntryParts(header, bad, expect0)), `body flip at ${at}`).toBe('ERR_PACK_CHECKSUM');
+      expect(codeOf(() => checkEntryParts(header, bad, { ...expect0, authenticated: true }))).toBe('no error');
+    }
+    for (let at = 0; at < ENTRY_HEADER_SIZE; at++) {
+      const bad = header.slice();
+      bad[at]! ^= 0x80;
+      expect(codeOf(() => checkEntryParts(bad, body, expect0)), `header flip at ${at}`).not.toBe('no error');
     }
   });
 

@@ -11,7 +11,7 @@ import { Store } from '../../src/store/store.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
-import { SLAB_WORKING_BYTES } from '../../src/store/carrier-slabs.js';
+import { SLAB_POOL_SLABS, SLAB_WORKING_BYTES, idleSlabCount } from '../../src/store/carrier-slabs.js';
 import { StoreError } from '../../src/store/errors.js';
 import { s3ErrorOf } from '../../src/s3/store-errors.js';
 import { collect, tempDir } from './helpers.js';
@@ -70,6 +70,23 @@ describe('carriers hashed on a worker', () => {
       expect(Buffer.from(await collect(r.body)).equals(Buffer.from(body.subarray(512 * 1024 - 7, 768 * 1024 + 4)))).toBe(true);
     }
     expect(pool.openJobs).toBe(0);
+  });
+
+  it('reuses the slabs the fs provider has written for the next uploads, with every byte right', async () => {
+    const { store, pool } = await setup();
+    const bodies = [0, 1, 2, 3].map((i) => randomBytes(5 * MiB + 777 * i, 900 + i));
+    for (const [i, body] of bodies.entries()) {
+      const r = await store.putObject('bkt', `reuse${i}`, ragged(body, i), { size: body.length, hashPool: pool });
+      expect(r.etag).toBe(md5hex(body));
+      // Written slabs came back (the short last slab of a body is not a pooled size).
+      expect(idleSlabCount()).toBeGreaterThan(0);
+      expect(idleSlabCount()).toBeLessThanOrEqual(SLAB_POOL_SLABS);
+    }
+    // Reused slab memory never leaks one body's bytes into another's.
+    for (const [i, body] of bodies.entries()) {
+      const got = await collect((await store.getObject('bkt', `reuse${i}`)).body);
+      expect(Buffer.from(got).equals(Buffer.from(body)), `reuse${i}`).toBe(true);
+    }
   });
 
   it('checks the claims against the worker digests: a wrong Content-MD5 commits nothing and leaves no chunk', async () => {

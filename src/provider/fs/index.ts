@@ -205,7 +205,7 @@ export class FsProvider implements Provider {
     }
     let tempPath: string | undefined; // set while a temp file exists that is ours to remove
     try {
-      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal);
+      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released);
       tempPath = temp.path;
       const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
@@ -323,6 +323,58 @@ export class FsProvider implements Provider {
       }
     } catch (err) {
       throw ioError(`${key}: read`, err);
+    }
+  }
+
+  /**
+   * Scatter read (Provider.readv): preadv(2) of the bytes of `key` from `start` into
+   * `targets`, looping over short reads. In exclusive mode through the cached handle.
+   * Throws ProviderError 'NotFound', 'InvalidRange' (the blob ends before the targets are
+   * full), 'Io'.
+   */
+  async readv(key: string, start: number, targets: readonly Uint8Array[]): Promise<void> {
+    this.#checkOpen();
+    const { file } = this.#locate(key);
+    let want = 0;
+    for (const t of targets) want += t.length;
+    const readAll = async (handle: FileHandle, size: number): Promise<void> => {
+      if (!(Number.isSafeInteger(start) && start >= 0 && start + want <= size)) {
+        throw new ProviderError('InvalidRange', `${key}: bytes ${start}+${want} outside its ${size}`);
+      }
+      let list = targets.filter((t) => t.length > 0);
+      let pos = HEADER_BYTES + start;
+      while (list.length > 0) {
+        const { bytesRead } = await handle.readv(list as Uint8Array[], pos);
+        if (bytesRead === 0) throw new ProviderError('Io', `${key}: file shorter than its size`);
+        pos += bytesRead;
+        // Drop the targets that are full; the first one left may be partly filled.
+        let skip = bytesRead;
+        let i = 0;
+        while (i < list.length && skip >= list[i]!.length) skip -= list[i++]!.length;
+        list = list.slice(i);
+        if (skip > 0) list[0] = list[0]!.subarray(skip);
+      }
+    };
+    try {
+      if (this.#exclusive) {
+        const done = await this.#handles.with(file, async (h, size) => {
+          await readAll(h, size);
+          return true;
+        });
+        if (done === undefined) throw new ProviderError('NotFound', `${key}: no such blob`);
+        return;
+      }
+      const handle = await openBlob(file);
+      if (!handle) throw new ProviderError('NotFound', `${key}: no such blob`);
+      try {
+        await readEtag(handle, file);
+        const st = await handle.stat();
+        await readAll(handle, st.size - HEADER_BYTES);
+      } finally {
+        await handle.close();
+      }
+    } catch (err) {
+      throw ioError(`${key}: readv`, err);
     }
   }
 

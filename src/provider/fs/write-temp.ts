@@ -19,8 +19,14 @@ export const STALE_TEMP_AGE_MS = 24 * 3600 * 1000;
 /** Most buffers handed to one writev call (Linux IOV_MAX). */
 const IOV_MAX = 1024;
 
-/** Bytes of a streamed body written between early background flushes (fdatasync). */
-const EARLY_SYNC_BYTES = 4 * 1024 * 1024;
+/**
+ * Written bytes not yet flushed at which a background flush (fdatasync) starts, when none is
+ * running: 1 MiB, so the disk starts working early in a large body and stays busy while the
+ * rest arrives (one flush at a time: each takes all that was written meanwhile, so a disk
+ * slower than the network gets fewer, larger flushes), and the final flush has only the
+ * tail left. Small blobs (one write) never start one.
+ */
+const EARLY_SYNC_BYTES = 1024 * 1024;
 
 const TEMP_NAME = /^(\d+)\.[0-9a-f]+\.tmp$/;
 
@@ -34,15 +40,17 @@ export interface TempBlob {
 
 /**
  * Streams `body` (after a fresh header) into a new temp file in `tmpDir`, fsyncs it
- * and closes it. On any failure the temp file is removed and the error rethrown
- * (ProviderError 'LengthMismatch', 'Aborted', or 'Io').
+ * and closes it; `released` is called with each streamed chunk once its write completed.
+ * On any failure the temp file is removed and the error rethrown (ProviderError
+ * 'LengthMismatch', 'Aborted', or 'Io').
  */
 export async function writeTempBlob(
   tmpDir: string,
   key: string,
   body: BlobBody,
   contentLength: number | undefined,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  released?: (chunk: Uint8Array) => void
 ): Promise<TempBlob> {
   const path = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
   const { header, etag } = newHeader();
@@ -59,39 +67,95 @@ export async function writeTempBlob(
       // or frame it meanwhile); waiting for that write before issuing the next one is the
       // backpressure, so at most two chunks are held.
       // (Each write gets a no-op handler at once: it may fail while we await the body.)
+      // Large bodies are flushed as they arrive (EarlyFlusher), so that the final flush has
+      // only the tail left to wait for: the disk works while the rest is still coming in.
+      const flusher = new EarlyFlusher(handle);
       let inFlight: Promise<void> = writeAll(handle, header);
       inFlight.catch(() => undefined);
-      // Large bodies are flushed as they arrive, so that the final fsync has only the tail
-      // left to wait for (the disk works while the rest of the body is still coming in).
-      let syncing: Promise<void> = Promise.resolve();
-      let unsynced = 0;
       try {
         for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
           await inFlight;
           inFlight = writeAll(handle, chunk);
-          inFlight.catch(() => undefined);
-          size += chunk.byteLength;
-          unsynced += chunk.byteLength;
-          if (unsynced >= EARLY_SYNC_BYTES) {
-            unsynced = 0;
-            const written = inFlight;
-            syncing = syncing.then(() => written).then(() => handle.datasync());
-            syncing.catch(() => undefined);
-          }
+          const n = chunk.byteLength;
+          inFlight.then(
+            () => {
+              flusher.written(n);
+              released?.(chunk); // written: the caller may reuse it (PutOptions.released)
+            },
+            () => undefined
+          );
+          size += n;
         }
       } finally {
+        flusher.stop(); // the last write's bytes go with the final flush below
         await inFlight.catch(() => undefined); // never leave a write running on error
-        await syncing.catch(() => undefined);
+        await flusher.idle();
       }
       await inFlight;
-      await syncing;
+      flusher.throwIfFailed();
     }
-    await handle.sync();
+    // fdatasync: the data and what reading it back needs (the size); the name is made
+    // durable by the rename and the directory fsync that follow.
+    await handle.datasync();
     ok = true;
     return { path, etag, size, mtime: new Date() };
   } finally {
     await handle.close().catch(() => {});
     if (!ok) await unlink(path).catch(() => {});
+  }
+}
+
+/**
+ * Background flushes of a file being appended: at most one fdatasync runs at a time, and
+ * one starts whenever at least {@link EARLY_SYNC_BYTES} have been written (their write
+ * completed) since the last one started. The first failure is kept and rethrown by
+ * throwIfFailed(); no flush starts after it.
+ */
+class EarlyFlusher {
+  readonly #handle: import('node:fs/promises').FileHandle;
+  #unflushed = 0; // bytes written (write completed) since the last flush started
+  #running: Promise<void> | undefined;
+  #stopped = false;
+  #failure: unknown;
+
+  constructor(handle: import('node:fs/promises').FileHandle) {
+    this.#handle = handle;
+  }
+
+  /** A write of `n` bytes completed. Starts a flush if one is due. */
+  written(n: number): void {
+    this.#unflushed += n;
+    this.#maybeFlush();
+  }
+
+  /** No flush starts from now on (the caller flushes the end itself). */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #maybeFlush(): void {
+    if (this.#running || this.#stopped || this.#failure !== undefined || this.#unflushed < EARLY_SYNC_BYTES) return;
+    this.#unflushed = 0;
+    this.#running = this.#handle.datasync().then(
+      () => {
+        this.#running = undefined;
+        this.#maybeFlush();
+      },
+      (err: unknown) => {
+        this.#failure ??= err;
+        this.#running = undefined;
+      }
+    );
+  }
+
+  /** Resolves when no flush is running (never rejects: see throwIfFailed). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  /** Throws the first flush failure, if any. */
+  throwIfFailed(): void {
+    if (this.#failure !== undefined) throw this.#failure;
   }
 }
 

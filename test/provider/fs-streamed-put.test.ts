@@ -1,0 +1,75 @@
+/**
+ * The fs provider's streamed put (write-temp.ts): background flushes while the body arrives
+ * and PutOptions.released. A chunk is released once, only after its write completed: the
+ * test scribbles over every released chunk at once (as a caller reusing the memory would),
+ * so a chunk released before its bytes reached the file would store garbage.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
+import { getBytes } from '../../src/provider/provider.js';
+import { randomBytes } from '../support/random.js';
+import { tempDir } from '../store/helpers.js';
+
+let provider: FsProvider;
+let cleanup: () => void;
+beforeAll(async () => {
+  const t = tempDir('fs-streamed');
+  cleanup = t.cleanup;
+  provider = await createFsProvider({ dir: t.dir, exclusive: true });
+});
+afterAll(async () => {
+  await provider.close();
+  cleanup();
+});
+
+/** `data` as fresh copies of `piece` bytes, each yielded after a macrotask (a slow client). */
+function pieces(data: Uint8Array, piece: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < data.length; i += piece) out.push(Uint8Array.from(data.subarray(i, i + piece)));
+  return out;
+}
+async function* slowly(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const c of chunks) {
+    await new Promise((r) => setImmediate(r));
+    yield c;
+  }
+}
+
+describe('fs streamed put', () => {
+  it('releases each chunk once, after its write: reusing released memory never changes the blob', async () => {
+    for (const [size, piece] of [
+      [5 * 1024 * 1024 + 3, 256 * 1024],
+      [3 * 1024 * 1024, 100_003],
+      [1, 1],
+    ] as const) {
+      const data = randomBytes(size, size);
+      const chunks = pieces(data, piece);
+      const seen = new Map<Uint8Array, number>();
+      const info = await provider.put(`s${size}`, slowly(chunks), {
+        contentLength: size,
+        released: (c) => {
+          seen.set(c, (seen.get(c) ?? 0) + 1);
+          c.fill(0xee); // the caller reuses it at once
+        },
+      });
+      expect(info.size).toBe(size);
+      expect(Buffer.from(await getBytes(provider, `s${size}`)).equals(Buffer.from(data)), `size ${size}`).toBe(true);
+      // Every chunk but the last (flushed and written with the end) is released exactly once.
+      for (const c of chunks.slice(0, -1)) expect(seen.get(c), `chunk of ${size}`).toBe(1);
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
+      expect([...seen.keys()].every((c) => chunks.includes(c))).toBe(true);
+    }
+  });
+
+  it('releases nothing it did not write when the body fails, and leaves no blob', async () => {
+    const chunks = pieces(randomBytes(3 * 1024 * 1024, 7), 512 * 1024);
+    const released: Uint8Array[] = [];
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield* slowly(chunks.slice(0, 3));
+      throw new Error('client went away');
+    }
+    await expect(provider.put('failed', failing(), { contentLength: 3 * 1024 * 1024, released: (c) => void released.push(c) })).rejects.toThrow();
+    expect(released.every((c) => chunks.slice(0, 3).includes(c))).toBe(true);
+    await expect(provider.head('failed')).rejects.toMatchObject({ code: 'NotFound' });
+  });
+});
