@@ -1,9 +1,10 @@
 /**
  * @module Reed-Solomon benchmark: encode and worst-case reconstruct MB/s (of data bytes),
- * per kernel flavor, through the public API (copies into and out of wasm memory included),
+ * per kernel flavor, through the resident API (shards in wasm memory, in place: the work
+ * ISA-L does) and through the copying API (copies into and out of wasm memory included),
  * with ISA-L (bench/isal/) run on the same configuration right after each Strata run.
  */
-import { createEncoder } from '../src/codec/reed-solomon.js';
+import { createEncoder, type ReedSolomon } from '../src/codec/reed-solomon.js';
 import { availableFlavors, type Flavor } from '../src/wasm/loader.js';
 import { buildIsalHarness, runIsal, type IsalHarness } from './isal/isal.js';
 import { kernelResidentRates } from './codec-rs-kernel.js';
@@ -20,9 +21,10 @@ export const RS_CONFIGS: [number, number][] = [
 ];
 export const RS_SHARD_SIZES = [64 * 1024, 256 * 1024, 1024 * 1024];
 
-/** A Strata kernel flavor through the API, a flavor's kernel alone on resident data
+/** A Strata kernel flavor through the copying API, through the resident API (shards in wasm
+ * memory, encoded in place: ISA-L's shape), a flavor's kernel alone on cache-resident slices
  * (bench/codec-rs-kernel.ts), or an ISA-L entry point timed by bench/isal/isal-rs.c. */
-export type RsImpl = Flavor | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
+export type RsImpl = Flavor | `${Flavor}-resident` | `${Flavor}-kernel` | 'isal-sse' | 'isal-dispatch';
 
 export const RS_OPS = ['encode', 'reconstruct', 'reconstruct-alloc'] as const;
 export type RsOp = (typeof RS_OPS)[number];
@@ -96,6 +98,9 @@ export function measureRs(
         const alloc = rates(() => (lose(), rs.reconstructData(work)), dataBytes / 1e6, runs, minMs);
         out.push({ impl: flavor, k, m, shard, op: 'reconstruct-alloc', mbps: alloc });
         if (flavor !== 'scalar') {
+          for (const row of residentRates(rs, shards, runs, minMs)) {
+            out.push({ impl: `${flavor}-resident`, k, m, shard, op: row.op, mbps: row.mbps });
+          }
           const kern = kernelResidentRates(flavor, k, m, shard, runs, minMs);
           out.push({ impl: `${flavor}-kernel`, k, m, shard, op: 'encode', mbps: kern });
         }
@@ -110,15 +115,41 @@ export function measureRs(
   return 'skipped' in harness ? { results: out, isalSkipped: harness.skipped } : { results: out };
 }
 
+/**
+ * The resident API on one stripe: the data shards copied into it once (as the erasure write
+ * path reads a body into it), then encode in place, and reconstruct in place of the first m
+ * data shards (decode matrix cached after the warm-up run), the same work ISA-L's rows do.
+ */
+function residentRates(rs: ReedSolomon, shards: Uint8Array[], runs: number, minMs: number): { op: RsOp; mbps: number[] }[] {
+  const { dataShards: k, parityShards: m } = rs;
+  const size = shards[0]!.length;
+  const st = rs.allocStripe(size);
+  try {
+    for (let i = 0; i < k; i++) st.shard(i).set(shards[i]!);
+    const enc = rates(() => rs.encodeResident(st), (k * size) / 1e6, runs, minMs);
+    const present = Array.from({ length: k + m }, (_, i) => i >= m);
+    const rec = rates(() => rs.reconstructResident(st, present, { dataOnly: true }), (k * size) / 1e6, runs, minMs);
+    return [
+      { op: 'encode', mbps: enc },
+      { op: 'reconstruct', mbps: rec },
+    ];
+  } finally {
+    st.release();
+  }
+}
+
 const sizeLabel = (n: number) => (n >= 1 << 20 ? `${n >> 20} MiB` : `${n >> 10} KiB`);
 
 const IMPL_LABEL: Record<RsImpl, string> = {
-  simd: 'Strata simd',
-  relaxed: 'Strata relaxed',
+  simd: 'Strata simd (copying API)',
+  relaxed: 'Strata relaxed (copying API)',
   scalar: 'Strata scalar',
-  'simd-kernel': 'Strata simd kernel alone (resident, no copies)',
-  'relaxed-kernel': 'Strata relaxed kernel alone (resident, no copies)',
-  'scalar-kernel': 'Strata scalar kernel alone (resident, no copies)',
+  'simd-resident': 'Strata simd resident API',
+  'relaxed-resident': 'Strata relaxed resident API',
+  'scalar-resident': 'Strata scalar resident API',
+  'simd-kernel': 'Strata simd kernel alone (cache-resident slices, no copies)',
+  'relaxed-kernel': 'Strata relaxed kernel alone (cache-resident slices, no copies)',
+  'scalar-kernel': 'Strata scalar kernel alone (cache-resident slices, no copies)',
   'isal-sse': 'ISA-L sse (ec_encode_data_sse)',
   'isal-dispatch': 'ISA-L dispatch (ec_encode_data)',
 };
@@ -166,22 +197,31 @@ export function renderRs(measured: RsMeasurement, strata: Flavor): string {
     'Every row is timed by the CPU time of its process (bench/codec-rs-timing.ts; the ISA-L harness ' +
     'by CLOCK_PROCESS_CPUTIME_ID), not the wall clock, so time spent descheduled on this shared ' +
     'machine does not count; it still shares caches and cores with whatever else runs. ' +
-    'Strata rows go through the public API (copies into and out of wasm memory included); ' +
-    'ISA-L rows call the library on the shards in place (bench/isal/isal-rs.c, built with cc -O2 at ' +
-    'bench time), right after the Strata rows of the same configuration. Reconstruct loses the first ' +
-    'm data shards; both sides reuse the decode matrix (Strata from its cache) and rebuild into ' +
-    'buffers reused from call to call (Strata: `options.into`), as encode reuses its parity arrays. ' +
-    '"Kernel alone" runs the API\'s slices with the data already in wasm memory (no copies; the ' +
-    'slices stay cache-resident): its gap to the API row is the copying, its gap to ISA-L the arithmetic. ' +
-    '`reconstruct-alloc` is Strata without `into`: m new arrays per call, whose first-touch page ' +
-    'faults cost about as much as the arithmetic at 1 MiB shards.\n\n' +
+    '"Strata … resident API" rows are the equal-work rows and the ones the targets are judged on: ' +
+    'the shards live in wasm memory (ReedSolomon.allocStripe, filled once before timing, as the erasure ' +
+    'write path reads a body straight into them) and encodeResident / reconstructResident compute in ' +
+    'place, as ISA-L computes on its caller\'s buffers in place (bench/isal/isal-rs.c, built with cc -O2 ' +
+    'at bench time, run right after the Strata rows of the same configuration). "Strata … (copying API)" ' +
+    'rows take ordinary Uint8Arrays (encode / reconstructData) and so also copy every source into wasm ' +
+    'memory and every output out of it, slice by slice: that is what differs from the resident rows. ' +
+    'Reconstruct loses the first m data shards; every row reuses the decode matrix (Strata from its ' +
+    'cache) and rebuilds into buffers reused from call to call (copying API: `options.into`; resident: ' +
+    'in place), as encode reuses its parity. "Kernel alone" runs the copying API\'s slices with the ' +
+    'data already in wasm memory and cache-resident (no copies): its gap to the copying row is the ' +
+    'copying. `reconstruct-alloc` is the copying API without `into`: m new arrays per call, whose ' +
+    'first-touch page faults cost about as much as the arithmetic at 1 MiB shards.\n\n' +
     table(['op', 'k+m', 'implementation', ...sizes], rows, ['l', 'l', 'l']);
   if (measured.isalSkipped) md += `\n\nISA-L: ${measured.isalSkipped}`;
   if (impls.includes('isal-sse')) {
-    md += `\n\n### Strata ${strata} / ISA-L sse (medians)\n\n` + ratioTable(results, strata, 'isal-sse');
+    if (impls.includes(`${strata}-resident`)) {
+      md +=
+        `\n\n### Strata ${strata} resident API / ISA-L sse (medians; equal work)\n\n` +
+        ratioTable(results, `${strata}-resident`, 'isal-sse');
+    }
+    md += `\n\n### Strata ${strata} copying API / ISA-L sse (medians)\n\n` + ratioTable(results, strata, 'isal-sse');
     if (impls.includes(`${strata}-kernel`)) {
       md +=
-        `\n\n### Strata ${strata} kernel alone (resident, no copies) / ISA-L sse (medians)\n\n` +
+        `\n\n### Strata ${strata} kernel alone (cache-resident slices, no copies) / ISA-L sse (medians)\n\n` +
         ratioTable(results, `${strata}-kernel`, 'isal-sse');
     }
   }

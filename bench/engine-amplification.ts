@@ -2,7 +2,8 @@
  * @module Write amplification of small workloads: backend bytes written (every commit,
  * anchor, root, run and chunk blob the workload causes, counted at the provider) divided
  * by plaintext bytes. Counters start after the bucket exists; no checkpoint is forced at
- * the end. Each lane runs RUNS times on a fresh fs repository; medians are reported.
+ * the end. Each lane runs RUNS times on a fresh fs repository, on both commit paths side by
+ * side (the commit log, the default, and commit blobs); medians are reported.
  */
 import type { RepositoryStats } from '../src/store/repository.js';
 import { BUCKET, bodyOf, filesystemOf, objectKey, once, openBenchStore, removeDir, tempDir } from './engine-fixture.js';
@@ -17,6 +18,11 @@ const RUNS = 3;
 const BATCH = 64;
 /** Blob classes shown in the breakdown, in this order; anything else is "other". */
 const CLASSES = ['commits', 'log', 'anchor', 'roots', 'runs', 'chunks'] as const;
+/** The two commit paths compared (RepositoryOptions.commitLog): the default first. */
+const PATHS = [
+  { name: 'commit log', commitLog: true },
+  { name: 'commit blobs', commitLog: false },
+] as const;
 
 interface Lane {
   target: Target;
@@ -44,10 +50,9 @@ function lanes(quick: boolean): Lane[] {
 
 const objectsOf = (lane: Lane) => (lane.batches > 0 ? lane.batches * BATCH : lane.objects);
 
-async function runLane(lane: Lane): Promise<Sample> {
+async function runLane(lane: Lane, commitLog: boolean): Promise<Sample> {
   const dir = await tempDir('amp');
-  // STRATA_BENCH_COMMIT_LOG=1 measures the fs commit log's path (RepositoryOptions.commitLog).
-  const { store, counter } = await openBenchStore(dir, { commitLog: process.env.STRATA_BENCH_COMMIT_LOG === '1' });
+  const { store, counter } = await openBenchStore(dir, { commitLog });
   try {
     await store.createBucket(BUCKET);
     counter.reset();
@@ -85,11 +90,11 @@ function classBytes(s: Sample, name: string): number {
 export async function benchAmplification(opts: { quick: boolean; log: (m: string) => void }): Promise<string> {
   const rows: string[][] = [];
   const breakdown: string[][] = [];
-  for (const lane of lanes(opts.quick)) {
+  for (const lane of lanes(opts.quick)) for (const path of PATHS) {
     const samples: Sample[] = [];
     for (let r = 0; r < RUNS; r++) {
-      opts.log(`amplification: ${lane.target.name}, run ${r + 1}/${RUNS}`);
-      samples.push(await runLane(lane));
+      opts.log(`amplification: ${lane.target.name} (${path.name}), run ${r + 1}/${RUNS}`);
+      samples.push(await runLane(lane, path.commitLog));
     }
     const n = objectsOf(lane);
     const figs = samples.map((s) => figure(lane, s));
@@ -97,6 +102,7 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
     const m = median(figs);
     rows.push([
       lane.target.name,
+      path.name,
       fmt(n),
       fmt(median(samples.map((s) => s.counts.total.bytesPut))),
       `${medianRange(figs, digits)}${lane.target.unit === 'x' ? 'x' : ''}`,
@@ -107,6 +113,7 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
     const perObject = (f: (s: Sample) => number, digits = 1) => fmt(median(samples.map(f)) / n, digits);
     breakdown.push([
       lane.target.name,
+      path.name,
       ...[...CLASSES, 'other'].map((c) => perObject((s) => classBytes(s, c))),
       perObject((s) => s.counts.total.bytesPut - n * lane.objectBytes),
       perObject((s) => s.counts.total.puts, 3),
@@ -123,14 +130,14 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
       'keys of 32 B; counters start after the bucket exists; no final checkpoint. The fs provider adds a ' +
       '32 B header per blob file, not counted here (it is not backend traffic on S3).',
     '',
-    table(['Workload', 'Objects', 'Bytes written', 'Amplification', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'r', 'r', 'r', 'r', 'r', 'l']),
+    table(['Workload', 'Commit path', 'Objects', 'Bytes written', 'Amplification', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l']),
     '',
     'Where the bytes go, per object (medians). "overhead" is everything beyond the plaintext.',
     '',
     table(
-      ['Workload', 'commits/', 'log/', 'anchor', 'roots/', 'runs/', 'chunks/', 'other', 'overhead', 'puts/object', 'commits', 'checkpoints', 'objects/s'],
+      ['Workload', 'Commit path', 'commits/', 'log/', 'anchor', 'roots/', 'runs/', 'chunks/', 'other', 'overhead', 'puts/object', 'commits', 'checkpoints', 'objects/s'],
       breakdown,
-      ['l']
+      ['l', 'l']
     ),
   ].join('\n');
 }

@@ -49,7 +49,7 @@ for (const mod of MODULES) {
           '--config', 'asconfig.json',
           '--target', flavor,
           '--initialMemory', String(mod.pages),
-          '--maximumMemory', String(mod.pages),
+          '--maximumMemory', String(mod.maxPages ?? mod.pages),
           '-o', files[i],
           '-t', files[i].replace(/\.wasm$/, '.wat'),
         ],

@@ -13,12 +13,15 @@
  * it, GET follows it; a signal stops following, not the server's pass).
  * Exit codes: 0 every blob at full redundancy (nothing damaged, or all repaired); 1 blobs lost
  * (more than m fragments damaged: unreadable); 2 bad command line, or the repository or server
- * cannot be used; 3 damage left (readable but short of full redundancy: run with --repair, or
+ * cannot be used (a pass that gave up midway, more than m domains not answering its listing,
+ * prints what it checked and saves its cursor first: run again to resume); 3 damage left (readable but short of full redundancy: run with --repair, or
  * check failures); 4 stopped by a signal before the end (run again to resume).
  */
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
 import { adminScrub, type AdminScrubRequest, type AdminScrubStatus } from '../admin/scrub.js';
-import type { ScrubProgress, ScrubReport } from '../provider/erasure/scrub.js';
+import { availableParallelism } from 'node:os';
+import { usePassWorkers } from '../provider/erasure/pass-pool.js';
+import { ScrubGaveUp, type ScrubProgress, type ScrubReport } from '../provider/erasure/scrub.js';
 import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
 import type { Verb } from './verb.js';
@@ -94,7 +97,7 @@ export function scrubSummary(r: ScrubReport, where: string): string {
   const secs = Math.max(r.ms, 1) / 1000;
   const domains = Object.entries(r.damagedByDomain).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = [
-    `scrub of ${where}${r.repair ? ' with repair' : ' (check only)'}${r.complete ? '' : ' — STOPPED before the end: run again to resume'}`,
+    `scrub of ${where}${r.repair ? ' with repair' : ' (check only)'}${r.complete ? '' : ` — STOPPED before the end: run again to resume ${r.resumeAfter !== undefined ? `after ${r.resumeAfter}` : 'from the start'}`}`,
     ...(r.resumedFrom !== undefined ? [`resumed      after ${r.resumedFrom} (${r.resumedBlobs} blobs checked earlier)`] : []),
     `checked      ${r.blobs} blobs, ${mib(r.bytes)}; ${r.fragments.verified} fragments in ${secs.toFixed(1)} s (${mib((r.bytes - r.resumedBytes) / secs)}/s this run)`,
     `damaged      ${r.damagedBlobs} blobs: ${r.fragments.missing} fragments missing, ${r.fragments.corrupt} corrupt, ${r.fragments.unreachable} unreachable`,
@@ -174,7 +177,7 @@ second. A killed scrub resumes from its saved cursor when run again (--restart s
   notes: `${TARGET_NOTES}
 
 exit codes: 0 every blob at full redundancy, 1 blobs lost, 2 bad command line or the repository or
-server cannot be used, 3 damage left (run with --repair) or blobs that could not be checked,
+server cannot be used (a pass that gave up midway keeps its cursor: run again to resume), 3 damage left (run with --repair) or blobs that could not be checked,
 4 stopped by a signal (run again to resume).`,
   run: (args, env) => runScrubVerb(args, env),
 };
@@ -206,6 +209,8 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
+    // A stopped repository has no request path to leave a core to: one pass worker per core.
+    if (t.provider) usePassWorkers(availableParallelism());
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;
@@ -222,6 +227,11 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
   } catch (err) {
     if (barShown) process.stderr.write('\n');
     if (err instanceof UsageError) throw err;
+    // A pass that gave up midway: what it checked, then why and where the next run resumes.
+    if (err instanceof ScrubGaveUp) {
+      if (o.json) process.stdout.write(`${JSON.stringify({ ...err.report, error: { code: err.code, message: err.message } }, null, 2)}\n`);
+      else process.stdout.write(`${scrubSummary(err.report, t?.where ?? 'the repository')}\n`);
+    }
     const code = reportFailure('scrub', err, t?.where);
     return (err as { code?: string }).code === 'NotErasure' ? 2 : code;
   } finally {

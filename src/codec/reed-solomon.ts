@@ -6,8 +6,14 @@
  * one common size; indices 0..k-1 are data, k..k+m-1 parity. A shard is *missing* when its
  * slot is `null`, `undefined` or a zero-length array. Integrity is not checked by
  * reconstruction: use `verify`, or per-shard checksums, to know which shards to trust.
+ *
+ * Two ways in: the array methods above copy shards into and out of the kernel's wasm memory;
+ * the resident ones (`allocStripe`, `encodeResident`, `reconstructResident`) work on shards
+ * that already live there (resident-stripe.ts), with no copy at all.
  */
 import { gf256Kernel, type Gf256Kernel } from '../wasm/gf256.js';
+import { gf256ArenaPool, type Gf256ArenaPool } from '../wasm/gf256-arena.js';
+import { ResidentStripe, resolveRange, strideFor, type ShardRange } from './resident-stripe.js';
 import type { Flavor } from '../wasm/loader.js';
 import { cauchyParity } from './matrix.js';
 import { DecodeCache } from './decode-cache.js';
@@ -59,6 +65,7 @@ export class ReedSolomon {
   readonly #kernel: Gf256Kernel;
   readonly #cache: DecodeCache;
   readonly #rowMatrices: Uint8Array[];
+  readonly #pool: Gf256ArenaPool;
 
   constructor(k: number, m: number, options: EncoderOptions = {}) {
     if (!Number.isInteger(k) || !Number.isInteger(m) || k < 1 || m < 0) {
@@ -73,6 +80,7 @@ export class ReedSolomon {
     this.totalShards = k + m;
     this.#kernel = gf256Kernel(opts.flavor);
     this.flavor = this.#kernel.flavor;
+    this.#pool = gf256ArenaPool(this.flavor);
     this.#parity = cauchyParity(k, m);
     this.#cache = new DecodeCache(k, this.#parity, opts.decodeCacheSize);
     // Column j of the parity matrix, for encodeIdx: parity_i ^= C[i][j] * data_j.
@@ -153,6 +161,80 @@ export class ReedSolomon {
   /** Like reconstruct, but rebuilds only missing data shards; parity slots stay missing. */
   reconstructData(shards: Shard[], options?: ReconstructOptions): void {
     this.#reconstruct(shards, true, options?.into);
+  }
+
+  /**
+   * A stripe of k + m shards of `shardSize` bytes resident in the codec's wasm memory, for
+   * encodeResident / reconstructResident; `options.stride` spaces the shards further apart
+   * (e.g. to leave room for framing between them). Contents are undefined. Release it when
+   * done. Throws ShardSizeError for a bad size or stride, ArenaBudgetError when the resident
+   * pool's budget is exhausted (use the array methods then).
+   */
+  allocStripe(shardSize: number, options: { stride?: number } = {}): ResidentStripe {
+    const stride = strideFor(shardSize, options.stride);
+    const region = this.#pool.alloc(stride * this.totalShards);
+    return new ResidentStripe(region, this.totalShards, shardSize, stride);
+  }
+
+  /**
+   * Computes bytes [offset, offset + length) of the m parity shards of `stripe` from the same
+   * bytes of its k data shards, in place (default: whole shards). Writes nothing else.
+   * Throws ShardCountError for a stripe of another shape, ShardSizeError for a range outside
+   * the shards, ArenaRegionError for a released stripe.
+   */
+  encodeResident(stripe: ResidentStripe, range?: ShardRange): void {
+    this.#checkStripe(stripe);
+    const { offset, length } = resolveRange(stripe, range);
+    if (this.parityShards === 0 || length === 0) return;
+    const k = this.dataShards;
+    const st = stripe.stride;
+    const sources = Array.from({ length: k }, (_, j) => j * st + offset);
+    const outputs = Array.from({ length: this.parityShards }, (_, r) => (k + r) * st + offset);
+    stripe.region.mulRows(this.#parity, this.parityShards, k, sources, outputs, length);
+  }
+
+  /**
+   * Rebuilds, in place, bytes [offset, offset + length) of every shard of `stripe` whose
+   * `present[i]` is false (only data shards with `dataOnly`), from k present ones. Returns
+   * the indices rebuilt, ascending. Present shards are not modified. Throws ShardCountError
+   * when `present` does not have k + m entries, TooFewShardsError with fewer than k present,
+   * ShardSizeError / ArenaRegionError like encodeResident; on any error nothing is written.
+   */
+  reconstructResident(
+    stripe: ResidentStripe,
+    present: readonly boolean[],
+    options: ShardRange & { dataOnly?: boolean } = {}
+  ): number[] {
+    this.#checkStripe(stripe);
+    if (!Array.isArray(present) || present.length !== this.totalShards) {
+      throw new ShardCountError(`present needs ${this.totalShards} entries, got ${Array.isArray(present) ? present.length : typeof present}`);
+    }
+    const { offset, length } = resolveRange(stripe, options);
+    const k = this.dataShards;
+    const have: number[] = [];
+    const wanted: number[] = [];
+    present.forEach((p, i) => (p === true ? have.push(i) : (!options.dataOnly || i < k) && wanted.push(i)));
+    if (wanted.length === 0) return [];
+    if (have.length < k) throw new TooFewShardsError(`${have.length} shards present, ${k} needed to reconstruct`);
+    if (length === 0) return wanted;
+    const sources = have.slice(0, k);
+    const plan = this.#cache.plan(sources, wanted);
+    const st = stripe.stride;
+    stripe.region.mulRows(
+      plan.matrix,
+      wanted.length,
+      k,
+      sources.map((i) => i * st + offset),
+      wanted.map((i) => i * st + offset),
+      length
+    );
+    return wanted;
+  }
+
+  #checkStripe(stripe: ResidentStripe): void {
+    if (!(stripe instanceof ResidentStripe) || stripe.shardCount !== this.totalShards) {
+      throw new ShardCountError(`need a resident stripe of ${this.totalShards} shards (from allocStripe)`);
+    }
   }
 
   /**

@@ -28,7 +28,8 @@ export class AppendError extends ProviderError {
 
 export interface AppendLog {
   readonly key: string;
-  /** Bytes of the segment as created (preallocated); appends may run past it (the file grows). */
+  /** Bytes of the segment as created (preallocated); appends may run past it (the file grows,
+   * by steps of this size on fs). */
   readonly preallocated: number;
   /**
    * Writes `chunks` back to back at byte `offset` of the segment (overwriting what is there),
@@ -38,6 +39,13 @@ export interface AppendLog {
    * the caller must stop writing).
    */
   append(offset: number, chunks: readonly Uint8Array[]): Promise<void>;
+  /**
+   * Optional: cuts the segment to `end` bytes (what follows is never read: a preallocated tail,
+   * a failed attempt) and makes that durable, then releases the handle as `close` does. Called
+   * when the segment takes no more appends (a roll, a clean close), so it is accounted at its
+   * written size. Throws RangeError for an `end` past the segment, ProviderError 'Io'.
+   */
+  seal?(end: number): Promise<void>;
   /** Releases the file handle; the segment stays. */
   close(): Promise<void>;
 }

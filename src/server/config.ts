@@ -207,10 +207,10 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     env: 'STRATA_COMMIT_LOG',
     // on: one append per group commit (fs offers it; others ignore it); off: a commit blob and
     // an anchor move per commit. Either opens a repository written either way.
-    // Default off, as the store's (store/repository-options.ts DEFAULTS says why).
+    // Default on, as the store's (store/repository-options.ts DEFAULTS).
     type: enumType<'on' | 'off'>(['on', 'off']),
-    default: 'off',
-    help: 'append commits to a commit log (fs; other providers always write commit blobs), or write a commit blob and move the anchor per commit',
+    default: 'on',
+    help: 'append each group commit to a commit log segment with one fdatasync (fs; other providers always write commit blobs); off: a commit blob and an anchor move per commit',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

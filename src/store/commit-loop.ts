@@ -52,6 +52,17 @@ export interface CommitHost {
  * to create a segment per batch. */
 const ROLL_RETRY_MS = 1000;
 
+/**
+ * Longest wait (ms) for the clock to pass the previous commit's time before a batch is staged.
+ * Waiting keeps commit times <= the wall clock (+ 1 ms) at > 1,000 commits/s; a commit runs at
+ * most 1 ms ahead of the clock it read. A clock further behind than this stepped back (or is a
+ * test's clock that stands still): then times run ahead of it (previous + 1 ms) rather than
+ * stalling commits until it catches up.
+ */
+const CLOCK_WAIT_MAX_MS = 10;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 /** A batch whose commit blob is written or being written, and whose anchor move is pending. */
 interface InFlight {
   seq: number;
@@ -79,6 +90,9 @@ export class CommitLoop {
   #arrival: (() => void) | null = null;
   /** performance.now() before which no segment roll is tried again (after a failure). */
   #rollRetryAt = 0;
+  /** A roll was asked for (requestRoll): the next batch goes to a new segment unless the
+   * current one is still empty. */
+  #rollWanted = false;
 
   constructor(host: CommitHost) {
     this.#h = host;
@@ -99,6 +113,19 @@ export class CommitLoop {
       this.#arrival?.();
       this.#kick();
     });
+  }
+
+  /**
+   * Rolls the commit log to a new segment before the next batch, unless the current segment
+   * holds no frame yet (GC asks, so the segment appended to until now stops being the one the
+   * anchor names and can be collected once nothing in it is reachable). Resolves once every
+   * operation queued before it is durable and the roll is done or skipped; a failed roll is
+   * logged and retried by a later batch (as a roll when full), never rejected here. Without a
+   * commit log it only waits for the queue. Rejects as enqueue does (fenced).
+   */
+  requestRoll(): Promise<void> {
+    if (this.#h.segments) this.#rollWanted = true;
+    return this.enqueue(async () => undefined, false);
   }
 
   /** Starts draining the queue unless a drain (or a checkpoint) is already running. */
@@ -136,13 +163,19 @@ export class CommitLoop {
           continue;
         }
         if (this.#queue.length > 0 && !(prev && this.#holdBehind(prev))) {
-          if (h.segments && h.segments.full(prev ? (prev.logEnd ?? Infinity) : (h.tip.log?.offset ?? Infinity)) && performance.now() >= this.#rollRetryAt) {
+          const at = prev ? (prev.logEnd ?? Infinity) : (h.tip.log?.offset ?? Infinity);
+          if (h.segments && (h.segments.full(at) || (this.#rollWanted && at > 0)) && performance.now() >= this.#rollRetryAt) {
             // A new segment: only with nothing in flight, so every frame in flight shares one.
             if (prev) await prev.done;
             prev = null;
             await this.#roll();
             continue;
           }
+          // Commit times strictly increase and never run ahead of the clock: when the clock has
+          // not passed the previous commit's time, wait for its next ms (operations queue
+          // meanwhile, so the batch grows: group commit absorbs the wait).
+          const ahead = (prev ? prev.batch.time : h.tip.time) + 1 - h.now();
+          if (ahead > 0 && ahead <= CLOCK_WAIT_MAX_MS) await sleep(ahead);
           const current = await this.#startBatch(prev);
           if (prev) await prev.done;
           prev = current;
@@ -307,7 +340,10 @@ export class CommitLoop {
   async #roll(): Promise<void> {
     const h = this.#h;
     const segments = h.segments!;
+    this.#rollWanted = false;
     let created: AppendLog | undefined;
+    // The old segment's written end (nothing is in flight): it is sealed there once left.
+    const oldEnd = h.tip.log && h.tip.log.key === segments.current?.key ? h.tip.log.offset : undefined;
     try {
       created = await segments.create(h.tip.seq + 1);
       const segment = created;
@@ -317,7 +353,7 @@ export class CommitLoop {
         await h.anchor.move({ seq: h.tip.seq, head: h.tip.head, root: h.tip.root, log }, Math.max(h.now(), h.tip.time));
         h.tip.log = log;
       });
-      await segments.use(segment);
+      await segments.use(segment, oldEnd);
       h.stats.segmentRolls++;
       h.log('commitlog.rolled', { segment: segment.key, seq: h.tip.seq });
     } catch (err) {

@@ -153,6 +153,9 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
     s.running = true;
     const release = repo.budget.reserve(MARK_CACHE_BYTES);
     try {
+      // A new commit log segment first: the one appended to so far then leaves the chain at the
+      // next root, and goes once nothing in it is reachable (a dry run changes nothing).
+      if (!dryRun && repo.usesCommitLog) await repo.rollLog();
       if (opts.checkpoint && !dryRun) await repo.checkpoint();
       // Compared with the provider's modification times: the wall clock, not a test's clock.
       let markStarted = Date.now();

@@ -34,7 +34,7 @@ export interface RepositoryOptions {
   retentionMs?: number;
   /**
    * Append each group commit to a commit log segment when the provider offers one (fs:
-   * `openLog`; default false for now: see DEFAULTS). False: commit blobs and an anchor move per commit, as
+   * `openLog`; default true). False: commit blobs and an anchor move per commit, as
    * providers without the capability always do. A repository written either way opens either
    * way (recovery always scans the log the anchor names).
    */
@@ -53,12 +53,9 @@ export interface RepositoryOptions {
 export const DEFAULTS = {
   create: true,
   singleWriter: false,
-  // Off by default until the whole suite passes with it (issue 12). With it on, two tests fail:
-  // gc-reclaim.test.ts (GC never cleans the segment appended to, whose dead bodies wait for a
-  // roll and a checkpoint, and the fs provider lists a segment at its 64 MiB preallocation: a
-  // deleted 1 GiB bucket leaves 5.9%, not <= 1%), and cli.test.ts verify (a damaged body inside
-  // a segment is reported as a broken log frame, not by the objects it reaches).
-  commitLog: false,
+  // The commit log (commit-log/) when the provider offers one (fs): one append and fdatasync
+  // per group commit instead of a commit blob and an anchor move.
+  commitLog: true,
   // 64 MiB holds 16 concurrent 1 MiB-segment carriers many times over and 4 whole 16 MiB
   // packed-size bodies; measured: a 5 GiB multipart upload and 16 concurrent 16 MiB PUTs pass.
   pendingBytes: 64 * 1024 * 1024,

@@ -10,7 +10,8 @@
  * Commit times (a batch's `time`, every object's Last-Modified) strictly increase: each is
  * the wall clock or 1 ms after the previous commit's, whichever is later, also across a
  * reopen. So "as of time T" names exactly one prefix of the chain, even when the clock
- * steps back.
+ * steps back. They do not run ahead of the clock: when it has not passed the previous
+ * commit's time, the loop waits for the next ms (commit-loop.ts CLOCK_WAIT_MAX_MS).
  */
 import type { Provider } from '../provider/provider.js';
 import { BlockCache } from './index/block-cache.js';
@@ -163,7 +164,8 @@ export class Repository {
     return this.#opts.retentionMs;
   }
 
-  /** Time of the newest commit, ms (commit times strictly increase; they may run ahead of now()). */
+  /** Time of the newest commit, ms (commit times strictly increase; they run ahead of now() only
+   * when the clock stepped back, or by at most 1 ms). */
   get lastCommitTime(): number {
     return this.#tip.time;
   }
@@ -215,6 +217,19 @@ export class Repository {
   }
 
   /**
+   * Rolls the commit log to a new segment unless the current one is empty (GC calls it before
+   * marking: the segment left behind is sealed at its end and is collected once nothing in it
+   * is reachable and a root covers its commits). Resolves once every write queued before it is
+   * durable; a failed roll is logged and retried later, not thrown. Without a commit log it
+   * only waits for the queue. Rejects as `run` does (closed, fenced).
+   */
+  rollLog(): Promise<void> {
+    if (this.#closed) return Promise.reject(new StoreError('Closed', 'repository is closed'));
+    if (this.#fence.error) return Promise.reject(this.#fence.error);
+    return this.#loop.requestRoll();
+  }
+
+  /**
    * Resolves once the commit loop is quiet and no checkpoint is in flight (tests, benchmarks,
    * shutdown paths). Never rejects: a failed checkpoint shows in stats and the log.
    */
@@ -234,7 +249,10 @@ export class Repository {
     await this.idle();
     this.#closed = true;
     await this.reaper.idle();
-    await this.#segments?.close();
+    // Sealed at the end of its last durable frame, unless fenced (an fsync failed: what the
+    // file holds past that end is for recovery to judge, not to cut).
+    const log = this.#tip.log;
+    await this.#segments?.close(!this.#fence.error && log && log.key === this.#segments.current?.key ? log.offset : undefined);
     if (this.#opts.ownsProvider) await this.provider.close();
   }
 }

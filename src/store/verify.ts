@@ -32,7 +32,7 @@ import { FORMAT } from './anchor.js';
 import { checkLogEntry } from './version-log-verify.js';
 import { verifyHistory } from './history-verify.js';
 import { markRepository } from './gc-mark.js';
-import { findFrameAfter, frameCommit, readFrames } from './commit-log/scan.js';
+import { verifySegment, type FrameDamage } from './verify-segment.js';
 
 /** Blob keys a version's body lives in. */
 function bodyBlobs(v: ObjectVersion): string[] {
@@ -178,27 +178,17 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
     if (done % 64 === 0 || done === blobs.length) progress({ phase: 'packs', done, total: blobs.length, bytes: report.bytes });
   }
 
-  // 2b. Commit log segments: frame by frame to the end of what was ever appended whole.
+  // 2b. Commit log segments: frame by frame to the end of what was ever appended whole; a
+  // damaged frame names the objects whose bodies it held (verify-segment.ts).
   const segments = await listAll(provider, 'log/');
+  /** Objects named by the damaged frames of segments: reported instead of every object there. */
+  const frameDamage = new Map<string, FrameDamage>();
   for (const seg of segments) {
     try {
-      let end = 0;
-      const walk = async () => {
-        for await (const frame of readFrames(provider, seg.key, end)) {
-          decodePack(frame.payload);
-          frameCommit(seg.key, frame);
-          end = frame.end;
-        }
-      };
-      await walk();
-      let beyond = await findFrameAfter(provider, seg.key, end, 0);
-      if (beyond !== undefined) {
-        // A repository appending beside us: the frame we stopped at may have been mid-write.
-        await walk();
-        if (end > beyond) beyond = undefined;
-      }
-      if (beyond !== undefined) throw new StoreError('Corrupt', `log segment ${seg.key}: the frame at ${end} is damaged (a valid frame follows at ${beyond})`);
+      await verifySegment(provider, seg.key, MAX_AFFECTED_NAMES);
     } catch (err) {
+      const damage = (err as { damage?: FrameDamage }).damage;
+      if (damage) frameDamage.set(seg.key, damage);
       if ((err as { code?: string }).code === 'NotFound' || (err as { code?: string }).code === 'MissingBlob') vanished.add(seg.key);
       else unreadable.set(seg.key, err);
     }
@@ -287,6 +277,14 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   }
   // 5. Name what each damaged blob reaches, so the operator knows which objects to restore.
   for (const p of report.problems) {
+    // A damaged log frame whose record still reads names exactly the objects it damaged (a
+    // segment holds thousands of commits: naming every object in it would say little).
+    const d = frameDamage.get(p.blob);
+    if (d && d.names.length > 0) {
+      p.affects = d.names;
+      if (d.more) p.affectsMore = d.more;
+      continue;
+    }
     const r = referenced.get(p.blob);
     if (!r) continue;
     p.affects = r.names;

@@ -30,7 +30,7 @@ interface Gf256Exports {
   arenaSize(): number;
   simd(): number;
   prepare(rows: number, cols: number): number;
-  mulRows(rows: number, cols: number, src: number, srcStride: number, dst: number, dstStride: number, len: number, acc: number): void;
+  mulRows(rows: number, cols: number, src: number, srcStride: number, dst: number, dstStride: number, len: number, acc: number): number;
 }
 
 export class Gf256Kernel {

@@ -75,7 +75,8 @@ function forcedFlavor(): Flavor | undefined {
 
 /**
  * A new instance of module `name` in `flavor` (default: {@link defaultFlavor}).
- * Each instance has its own fixed-size memory. Throws if the flavor is unavailable here.
+ * Each instance has its own memory (fixed, except gf256's, which only src/wasm/gf256-arena.ts
+ * grows). Throws if the flavor is unavailable here.
  */
 export function instantiate(name: ModuleName, flavor: Flavor = defaultFlavor(name)): WebAssembly.Instance {
   const mod = compiled.get(`${name}.${flavor}`);

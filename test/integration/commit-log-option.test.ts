@@ -1,7 +1,7 @@
 /**
  * `strata serve --commit-log on|off` (STRATA_COMMIT_LOG, config key `commitLog`): the server
- * says at start which commit path it uses; on commits go to log/ segments (fs), off (the default for now)
- * to commits/ blobs; and one data directory served off, on, off and on again keeps every
+ * says at start which commit path it uses; on (the default) commits go to log/ segments (fs),
+ * off to commits/ blobs; and one data directory served on, off, on and off again keeps every
  * object a real client wrote under either setting, byte-exact.
  */
 import { mkdtempSync } from 'node:fs';
@@ -42,7 +42,7 @@ async function count(prefix: string): Promise<number> {
   }
 }
 
-it('serves one data directory with the log off, on, off and on again, and every object reads back', { timeout: 60_000 }, async () => {
+it('serves one data directory with the log on (default), off, on and off again, and every object reads back', { timeout: 60_000 }, async () => {
   const written = new Map<string, Buffer>();
   const round = async (config: { commitLog?: 'on' | 'off' }, expectLog: string, n: number) => {
     const logBefore = await count('log/');
@@ -74,8 +74,8 @@ it('serves one data directory with the log off, on, off and on again, and every 
       expect(await count('log/')).toBe(logBefore);
     }
   };
-  await round({}, 'off', 0); // the default (for now: store/repository-options.ts DEFAULTS)
-  await round({ commitLog: 'on' }, 'on', 1);
-  await round({ commitLog: 'off' }, 'off', 2);
-  await round({ commitLog: 'on' }, 'on', 3);
+  await round({}, 'on', 0); // the default (store/repository-options.ts DEFAULTS, config.ts)
+  await round({ commitLog: 'off' }, 'off', 1);
+  await round({ commitLog: 'on' }, 'on', 2);
+  await round({ commitLog: 'off' }, 'off', 3);
 });

@@ -22,11 +22,15 @@ describe('fs provider log segments', () => {
         await log.append(0, [Buffer.from('hello '), Buffer.from('world')]);
         await log.append(100, [Buffer.from('x'.repeat(50))]);
         expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 10 })).toString()).toBe('hello world');
-        // Past the preallocation: the file grows and cached read handles see the new size.
+        // Past the preallocation: the file grows by whole steps (the preallocated size) and
+        // cached read handles see the new size.
         await getBytes(p, log.key, { start: 4000, end: 4095 });
         await log.append(4090, [Buffer.alloc(100, 7)]);
-        expect((await p.head(log.key)).size).toBe(4190);
+        expect((await p.head(log.key)).size).toBe(8192);
         expect(Buffer.from(await getBytes(p, log.key, { start: 4090, end: 4189 })).equals(Buffer.alloc(100, 7))).toBe(true);
+        expect(Buffer.from(await getBytes(p, log.key, { start: 4190, end: 8191 })).equals(Buffer.alloc(4002))).toBe(true);
+        await log.append(8190, [Buffer.alloc(4096 * 2 + 10, 9)]); // a frame of several steps
+        expect((await p.head(log.key)).size).toBe(4096 * 5);
         await expect(log.append(-1, [Buffer.from('a')])).rejects.toBeInstanceOf(AppendError);
         await expect(p.openLog(log.key, 10)).rejects.toMatchObject({ code: 'PreconditionFailed' });
         await log.close();
@@ -43,6 +47,29 @@ describe('fs provider log segments', () => {
       }
     });
   }
+
+  it('seals a segment at its written end: cut, durable, closed; a bad end is refused', async () => {
+    const { dir, cleanup } = tempDir('fs-log');
+    try {
+      const p = await createFsProvider({ dir, exclusive: true });
+      const log = await p.openLog('log/000000000003-cc', 4096);
+      await log.append(0, [Buffer.from('abc')]);
+      await expect(log.seal!(4097)).rejects.toThrow(RangeError);
+      await expect(log.seal!(-1)).rejects.toThrow(RangeError);
+      await getBytes(p, log.key, { start: 0, end: 4095 }); // a cached handle that knows 4096
+      await log.seal!(3);
+      expect((await p.head(log.key)).size).toBe(3);
+      expect((await p.list({ prefix: 'log/' })).items.map((i) => i.size)).toEqual([3]);
+      expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 2 })).toString()).toBe('abc');
+      expect((await getBytes(p, log.key, { start: 0, end: 4095 })).length).toBe(3); // the cut tail is gone
+      await expect(log.append(3, [Buffer.from('d')])).rejects.toMatchObject({ stage: 'write' });
+      await expect(log.seal!(3)).rejects.toBeInstanceOf(ProviderError);
+      await log.close(); // after a seal: nothing left to release
+      await p.close();
+    } finally {
+      cleanup();
+    }
+  });
 
   it('refuses a size out of range', async () => {
     const { dir, cleanup } = tempDir('fs-log');

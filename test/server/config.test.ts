@@ -43,7 +43,7 @@ describe('resolveConfig', () => {
       log: 'info',
       pendingBytes: 64 * 1024 * 1024,
       historyBudget: 256 * 1024 * 1024,
-      commitLog: 'off',
+      commitLog: 'on',
       shutdownTimeout: 25_000,
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,

@@ -27,6 +27,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { Store, type StoreOptions } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { runGc } from '../../src/store/gc.js';
+import { SEGMENT_BYTES } from '../../src/store/commit-log/segments.js';
 import { randomBytes } from '../support/random.js';
 import { chainCommits, collect, stream, tempDir } from './helpers.js';
 
@@ -267,7 +268,7 @@ describe('repository on the commit log (fs)', () => {
     }
   });
 
-  it('GC deletes a segment nothing reaches any more, and keeps the current one', async () => {
+  it('GC deletes a segment nothing reaches any more, and keeps the current one and those with live bodies', async () => {
     const { cleanup, store, open } = await logRepo({ retentionMs: 0 });
     try {
       await store.createBucket('gone');
@@ -282,11 +283,47 @@ describe('repository on the commit log (fs)', () => {
       const current = (await readAnchor(again.repo.provider))!.anchor.log!.key;
       expect(current).not.toBe(old);
       await runGc(again.repo, { graceMs: 0, cleanBelow: 0 });
+      // The pass rolled the log first (the anchor names a new, empty segment); `current` stays:
+      // the index names the bodies in it. `old` holds nothing reachable: gone.
+      const rolled = (await readAnchor(again.repo.provider))!.anchor.log!.key;
+      expect(rolled).not.toBe(current);
       const left = (await again.repo.provider.list({ prefix: 'log/' })).items.map((i) => i.key);
-      expect(left).toEqual([current]);
+      expect(left.sort()).toEqual([current, rolled].sort());
       await expectAll(again, want);
       expect((await verifyRepository(again.repo.provider)).problems).toEqual([]);
       await again.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('a segment is accounted at what it holds: one growth step while appended to, its written end once left', async () => {
+    const { cleanup, store, open } = await logRepo();
+    try {
+      await fill(store, 8, 3);
+      const sizes = async (s: Store) => new Map((await s.repo.provider.list({ prefix: 'log/' })).items.map((i) => [i.key, i.size] as const));
+      const first = (await readAnchor(store.repo.provider))!.anchor.log!.key;
+      expect((await sizes(store)).get(first)).toBe(SEGMENT_BYTES); // one step, however little it holds
+      await store.close(); // sealed at the end of its last frame
+      const again = await open();
+      const end = (await sizes(again)).get(first)!;
+      expect(end).toBeLessThan(SEGMENT_BYTES);
+      expect(end).toBeGreaterThan(8 * 50);
+      const want = await fill(again, 4, 4); // a new segment (every open rolls)
+      const second = (await readAnchor(again.repo.provider))!.anchor.log!.key;
+      expect(second).not.toBe(first);
+      expect((await sizes(again)).get(second)).toBe(SEGMENT_BYTES);
+      await runGc(again.repo, { graceMs: 60_000, cleanBelow: 0 }); // rolls; deletes nothing yet
+      const after = await sizes(again);
+      expect(after.get(second)!).toBeLessThan(SEGMENT_BYTES); // left by GC's roll: sealed
+      expect(after.get(second)!).toBeGreaterThan(4 * 50);
+      expect(after.get(first)).toBe(end);
+      await expectAll(again, want);
+      await again.close();
+      const reopened = await open(); // replays the sealed segments' commits exactly
+      await expectAll(reopened, want);
+      expect((await verifyRepository(reopened.repo.provider)).problems).toEqual([]);
+      await reopened.close();
     } finally {
       cleanup();
     }

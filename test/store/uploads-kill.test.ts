@@ -88,9 +88,11 @@ function runAndKill(dir: string, seed: number, iteration: number, killAfterMs: n
 }
 
 /** What the log says about each upload. */
-function model(lines: Line[]): { uploads: Map<string, Upload>; creating: Set<string>; problems: string[]; acked: number } {
+function model(lines: Line[]): { uploads: Map<string, Upload>; creating: Map<string, number>; problems: string[]; acked: number } {
   const uploads = new Map<string, Upload>();
-  const creating = new Set<string>();
+  // Creates in flight per key: two lanes may create uploads of the same key at once, and the
+  // first one's ack must not hide the second (durable, unacknowledged) from the model.
+  const creating = new Map<string, number>();
   const starts = new Map<number, Line>();
   const problems: string[] = [];
   let acked = 0;
@@ -101,7 +103,7 @@ function model(lines: Line[]): { uploads: Map<string, Upload>; creating: Set<str
     if (l.t === 'start') {
       starts.set(l.n!, l);
       const u = l.id ? uploads.get(l.id) : undefined;
-      if (l.op === 'create') creating.add(l.key!);
+      if (l.op === 'create') creating.set(l.key!, (creating.get(l.key!) ?? 0) + 1);
       else if (l.op === 'part') u!.inflight.add(l.part!);
       else if (l.op === 'abort' || l.op === 'complete') {
         u!.state = 'ending';
@@ -116,7 +118,9 @@ function model(lines: Line[]): { uploads: Map<string, Upload>; creating: Set<str
       if (!ok) problems.push(`${s.op} failed: ${JSON.stringify(l)}`);
       const u = s.id ? uploads.get(s.id) : undefined;
       if (s.op === 'create') {
-        creating.delete(s.key!);
+        const n = (creating.get(s.key!) ?? 0) - 1;
+        if (n > 0) creating.set(s.key!, n);
+        else creating.delete(s.key!);
         if (ok) uploads.set(l.id!, { key: s.key!, state: 'open', parts: new Map(), inflight: new Set() });
       } else if (s.op === 'part') {
         u!.inflight.delete(s.part!);

@@ -33,6 +33,15 @@ export function isDomainFailure(err: unknown): boolean {
   return err.code === 'Unavailable' || err.code === 'Io' || err.code === 'Locked';
 }
 
+/** The error of a call that a domain did not answer within its bound (ProviderError
+ * 'Unavailable'): a background listing may retry it with less work (list-page.ts), where a
+ * transport error would fail again at once. */
+export class DomainTimeout extends ProviderError {
+  constructor(message: string) {
+    super('Unavailable', message);
+  }
+}
+
 export class DomainSet {
   readonly domains: readonly Domain[];
   readonly timeoutMs: number;
@@ -76,7 +85,7 @@ export class DomainSet {
   /**
    * Runs `fn` on domain `id`'s provider with a timeout of timeoutMs (or `timeoutMs`). A
    * timeout or transport failure marks the domain failed and rejects with ProviderError
-   * ('Unavailable' on timeout; the child's own error otherwise); other errors (NotFound,
+   * ('Unavailable': a DomainTimeout on timeout; wrapping the child's error otherwise); other errors (NotFound,
    * InvalidRange…) pass through and leave the domain healthy. `abort.signal` (made on first
    * use) fires on timeout, so children given it stop their work.
    */
@@ -100,9 +109,11 @@ export class DomainSet {
     const timeout = new Promise<never>((_, reject) => {
       if (!Number.isFinite(timeoutMs)) return; // the caller bounds the call itself (streams)
       timer = setTimeout(() => {
-        const err = new ProviderError('Unavailable', `domain ${id}: ${what} not answered within ${timeoutMs} ms`);
-        controller?.abort(err);
+        const err = new DomainTimeout(`domain ${id}: ${what} not answered within ${timeoutMs} ms`);
+        // Reject first: a child that rejects at once on the abort must not win the race with
+        // its own 'Aborted' (the caller would take the timeout for its own abort).
         reject(err);
+        controller?.abort(err);
       }, timeoutMs);
     });
     try {

@@ -16,7 +16,7 @@ import type { DomainSet } from './domains.js';
 import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
-import { giveScratch, takeScratch } from './scratch.js';
+import { giveScratch, takeResidentStripe, takeScratch } from './scratch.js';
 
 export interface ReadContext {
   domains: DomainSet;
@@ -40,7 +40,8 @@ const GEOMETRY = new WeakMap<BlobMeta, Geometry>();
 
 /**
  * Reads and verifies cell bytes [from, to) (whole blocks) of fragment `index` of stripe `s`
- * from `domain`. Returns the data of the blocks, starting at in-cell offset `cellStart`.
+ * from `domain`. Returns the data of the blocks, starting at in-cell offset `cellStart`, in
+ * `into` when given (exactly the data's length; partly written if a block fails its check).
  * Throws ProviderError (domain failure, NotFound) or FragmentError (bad bytes).
  */
 export async function readBlocks(
@@ -51,7 +52,8 @@ export async function readBlocks(
   domain: string,
   s: number,
   from: number,
-  to: number
+  to: number,
+  into?: Uint8Array
 ): Promise<{ data: Uint8Array; cellStart: number }> {
   const fr = framedRange(g, s, from, to);
   const child = nameOf(meta, index);
@@ -63,7 +65,9 @@ export async function readBlocks(
   // The child read settled normally: the scratch is ours again (scratch.ts).
   try {
     if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-    const data = new Uint8Array(unframedLength(fr.length));
+    const want = unframedLength(fr.length);
+    if (into && into.length !== want) throw new RangeError(`readBlocks: into holds ${into.length} bytes, ${want} needed`);
+    const data = into ?? new Uint8Array(want);
     unframe(framed, data, meta.generation, index, fr.firstBlock);
     return { data, cellStart: fr.cellStart };
   } finally {
@@ -149,10 +153,11 @@ async function readStripeDegraded(
   }
   const from = Math.min(...pieces.map((p) => p.from));
   const to = Math.max(...pieces.map((p) => p.to));
-  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, bad);
-  pieces.forEach((p, i) => {
-    const shard = rebuilt.shards[p.cell]!;
-    out.set(shard.subarray(p.from - rebuilt.cellStart, p.to - rebuilt.cellStart), outOffsets[i]);
+  await withRebuilt(ctx, meta, g, s, from, to, bad, false, undefined, (shards, cellStart) => {
+    pieces.forEach((p, i) => {
+      const shard = shards[p.cell]!;
+      out.set(shard.subarray(p.from - cellStart, p.to - cellStart), outOffsets[i]);
+    });
   });
   ctx.onDegradedRead(meta);
 }
@@ -226,19 +231,21 @@ async function readStripe(
     if (failed.includes(i) || p.from > fr.cellStart || p.to < blockEnd) return;
     seed.set(p.cell, out.subarray(outOffsets[i]! + fr.cellStart - p.from, outOffsets[i]! + blockEnd - p.from));
   });
-  const rebuilt = await rebuildRange(ctx, meta, g, s, from, to, new Set(cells), false, seed);
-  for (const i of failed) {
-    const p = pieces[i]!;
-    const shard = rebuilt.shards[p.cell]!;
-    out.set(shard.subarray(p.from - rebuilt.cellStart, p.to - rebuilt.cellStart), outOffsets[i]);
-  }
+  await withRebuilt(ctx, meta, g, s, from, to, new Set(cells), false, seed, (shards, cellStart) => {
+    for (const i of failed) {
+      const p = pieces[i]!;
+      const shard = shards[p.cell]!;
+      out.set(shard.subarray(p.from - cellStart, p.to - cellStart), outOffsets[i]);
+    }
+  });
   ctx.onDegradedRead(meta);
 }
 
 /**
  * Rebuilds cell bytes [from, to) (whole blocks) of stripe `s` from k good fragments other
- * than `bad`. Returns every shard of the range (data rebuilt, parity as read or missing).
- * Throws ProviderError 'Io' naming the blob when fewer than k fragments are good.
+ * than `bad`. Returns the shards of `bad` as rebuilt (data ones; with `all` parity ones too)
+ * as heap arrays, the other slots null. Throws ProviderError 'Io' naming the blob when fewer
+ * than k fragments are good.
  */
 export async function rebuildRange(
   ctx: ReadContext,
@@ -251,6 +258,32 @@ export async function rebuildRange(
   all = false,
   seed?: ReadonlyMap<number, Uint8Array>
 ): Promise<{ shards: Shard[]; cellStart: number }> {
+  let out: { shards: Shard[]; cellStart: number } | undefined;
+  await withRebuilt(ctx, meta, g, s, from, to, bad, all, seed, (shards, cellStart) => {
+    out = { shards: shards.map((x, i) => (x && bad.has(i) ? x.slice() : null)), cellStart };
+  });
+  return out!;
+}
+
+/**
+ * Like rebuildRange, but hands the shards (present and rebuilt; the others null) to `use`,
+ * which must copy what it needs before returning: the shards live in a resident stripe
+ * (sources unframed straight into it and rebuilt in place, scratch.ts takeResidentStripe)
+ * that is released right after. Heap arrays and the copying codec are used when the
+ * resident pool is exhausted. Throws like rebuildRange.
+ */
+async function withRebuilt(
+  ctx: ReadContext,
+  meta: BlobMeta,
+  g: Geometry,
+  s: number,
+  from: number,
+  to: number,
+  bad: ReadonlySet<number>,
+  all: boolean,
+  seed: ReadonlyMap<number, Uint8Array> | undefined,
+  use: (shards: Shard[], cellStart: number) => void
+): Promise<void> {
   const n = meta.k + meta.m;
   const candidates: number[] = [];
   for (let i = 0; i < n; i++) if (!bad.has(i) && !seed?.has(i) && meta.fragments[i] !== undefined) candidates.push(i);
@@ -258,45 +291,54 @@ export async function rebuildRange(
   candidates.sort((a, b) => Number(ctx.domains.isFailed(meta.fragments[a]!)) - Number(ctx.domains.isFailed(meta.fragments[b]!)) || a - b);
   const shards: Shard[] = new Array(n).fill(null);
   let good = 0;
-  let cellStart = framedRange(g, s, from, to).cellStart;
-  for (const [i, data] of seed ?? []) {
-    if (good === meta.k) break;
-    shards[i] = data;
-    good++;
-  }
-  let next = 0;
-  const errors: string[] = [];
-  while (good < meta.k && next < candidates.length) {
-    const batch = candidates.slice(next, next + (meta.k - good));
-    next += batch.length;
-    const results = await Promise.allSettled(
-      batch.map((i) => readBlocks(ctx, meta, g, i, meta.fragments[i]!, s, from, to))
-    );
-    results.forEach((r, j) => {
-      const i = batch[j]!;
-      if (r.status === 'fulfilled') {
-        shards[i] = r.value.data;
-        cellStart = r.value.cellStart;
-        good++;
-      } else {
-        if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
-        errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
-        ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
-        forgetMissing(meta, i, meta.fragments[i], r.reason);
-      }
-    });
-  }
-  if (good < meta.k) {
-    throw new ProviderError(
-      'Io',
-      `${meta.key}: stripe ${s} has ${good} good fragments of the ${meta.k} needed (k=${meta.k}, m=${meta.m}); ` +
-        `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
-    );
-  }
+  const fr = framedRange(g, s, from, to);
+  const cellStart = fr.cellStart;
   const codec = ctx.codec(meta.k, meta.m);
-  if (all) codec.reconstruct(shards);
-  else codec.reconstructData(shards);
-  return { shards, cellStart };
+  const stripe = takeResidentStripe(codec, unframedLength(fr.length));
+  try {
+    for (const [i, data] of seed ?? []) {
+      if (good === meta.k) break;
+      if (stripe) stripe.shard(i).set(data);
+      shards[i] = stripe ? stripe.shard(i) : data;
+      good++;
+    }
+    let next = 0;
+    const errors: string[] = [];
+    while (good < meta.k && next < candidates.length) {
+      const batch = candidates.slice(next, next + (meta.k - good));
+      next += batch.length;
+      const results = await Promise.allSettled(
+        batch.map((i) => readBlocks(ctx, meta, g, i, meta.fragments[i]!, s, from, to, stripe?.shard(i)))
+      );
+      results.forEach((r, j) => {
+        const i = batch[j]!;
+        if (r.status === 'fulfilled') {
+          shards[i] = r.value.data;
+          good++;
+        } else {
+          if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
+          errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
+          ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
+          forgetMissing(meta, i, meta.fragments[i], r.reason);
+        }
+      });
+    }
+    if (good < meta.k) {
+      throw new ProviderError(
+        'Io',
+        `${meta.key}: stripe ${s} has ${good} good fragments of the ${meta.k} needed (k=${meta.k}, m=${meta.m}); ` +
+          `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
+      );
+    }
+    if (stripe) {
+      const present = shards.map((x) => x !== null);
+      for (const i of codec.reconstructResident(stripe, present, { dataOnly: !all })) shards[i] = stripe.shard(i);
+    } else if (all) codec.reconstruct(shards);
+    else codec.reconstructData(shards);
+    use(shards, cellStart);
+  } finally {
+    stripe?.release();
+  }
 }
 
 /** Groups the pieces of [start, start + length) by stripe, with each piece's output offset. */

@@ -1,12 +1,15 @@
 /**
  * @module Reusable buffers for the framed bytes a read fetches from a fragment before checking
  * and unframing them (read.ts), so that a large GET does not allocate (and the collector
- * reclaim) one buffer per cell read: a 64 MiB GET reads ~64 MiB of framed cells.
+ * reclaim) one buffer per cell read: a 64 MiB GET reads ~64 MiB of framed cells. Also the
+ * resident stripes a rebuild unframes its sources into (takeResidentStripe).
  *
  * A buffer goes back to the pool only after the child read that filled it settled normally.
  * A read that failed or timed out may still be writing into its buffer later (a hung domain
  * answering late), so that buffer is dropped, never reused.
  */
+import type { ReedSolomon } from '../../codec/reed-solomon.js';
+import { ArenaBudgetError, type ResidentStripe } from '../../codec/resident-stripe.js';
 
 /** Buffers kept at most (each at most MAX_SCRATCH_BYTES): 16 x 1 MiB bounds the pool. */
 export const MAX_POOLED = 16;
@@ -30,4 +33,20 @@ export function takeScratch(n: number): Uint8Array | undefined {
  * no view of it is used any more. */
 export function giveScratch(buf: Uint8Array | undefined): void {
   if (buf && pool.length < MAX_POOLED) pool.push(buf);
+}
+
+/**
+ * A resident stripe (shards in the codec's wasm memory) of `length` bytes per shard for a
+ * rebuild, so that sources are unframed straight into it and reconstructed in place; or
+ * undefined when the resident pool's budget is exhausted (the caller then uses heap arrays
+ * and the copying codec). The caller releases it once the rebuilt bytes are copied out, and
+ * writes into it only synchronously after a read settled, never from a read still running.
+ */
+export function takeResidentStripe(codec: ReedSolomon, length: number): ResidentStripe | undefined {
+  try {
+    return codec.allocStripe(length);
+  } catch (err) {
+    if (err instanceof ArenaBudgetError) return undefined;
+    throw err;
+  }
 }

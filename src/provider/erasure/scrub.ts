@@ -102,6 +102,34 @@ export interface ScrubReport extends ScrubTotals {
   startedAt: number;
   /** This run's duration, ms. */
   ms: number;
+  /** A pass that stopped before the end: the key the next run resumes after (absent: from the
+   * start). */
+  resumeAfter?: string;
+}
+
+/**
+ * A pass that could not go on (a listing failed: more than m domains did not answer, or the
+ * cursor could not be saved) and stopped with what it had checked saved in its cursor, so that
+ * running it again resumes there. `report` is the partial report (complete: false); the message
+ * says where the next run resumes. Its code is the cause's (ProviderError 'Unavailable' for a
+ * listing), so callers that map provider errors keep working.
+ */
+export class ScrubGaveUp extends ProviderError {
+  readonly report: ScrubReport;
+  constructor(cause: unknown, report: ScrubReport, saved: boolean) {
+    const why = (cause as Error)?.message ?? String(cause);
+    const code = cause instanceof ProviderError ? cause.code : 'Io';
+    const checked = report.blobs - report.resumedBlobs;
+    const where = report.resumeAfter !== undefined ? `after ${JSON.stringify(report.resumeAfter)}` : 'from the start';
+    const kept = saved
+      ? `${checked} blobs checked in this run (${report.blobs} in the pass) are kept in the saved cursor`
+      : report.resumeAfter !== undefined
+        ? 'the cursor saved earlier stands (blobs checked since are checked again)'
+        : 'nothing of this pass is saved';
+    super(code, `scrub gave up: ${why}; ${kept}: run the scrub again to resume ${where}`, { cause });
+    this.name = 'ScrubGaveUp';
+    this.report = report;
+  }
 }
 
 const passes = new WeakMap<object, Promise<unknown>>();
@@ -109,8 +137,9 @@ const passes = new WeakMap<object, Promise<unknown>>();
 /**
  * Runs one scrub pass over `provider` (see the module note). Mutates only damaged fragments
  * (with `repair`) and the maintenance/ cursor keys. Resolves with the report; a blob whose
- * check fails is counted in `errors` and the pass goes on. Rejects only when listing or saving
- * the cursor fails (the provider's error), or for a bad option (RangeError).
+ * check fails is counted in `errors` and the pass goes on. Rejects when listing fails or the
+ * cursor cannot be saved (ScrubGaveUp, with the checked prefix saved where it can be), when
+ * reading the cursor fails (the provider's error), or for a bad option (RangeError).
  */
 export async function runScrub(provider: ErasureProvider, options: ScrubOptions = {}): Promise<ScrubReport> {
   const concurrency = options.concurrency ?? DEFAULT_SCRUB_CONCURRENCY;
@@ -233,12 +262,24 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
     });
   };
 
+  const partial = (after: string | undefined): ScrubReport => ({
+    ...totals,
+    repair,
+    complete: false,
+    ...(cursor ? { resumedFrom: cursor.after } : {}),
+    resumedBlobs,
+    resumedBytes,
+    startedAt,
+    ms: clock.now() - began,
+    ...(after !== undefined ? { resumeAfter: after } : {}),
+  });
+
   // Size the pass: what is left after the cursor, plus what the cursor already covered.
   let left = { blobs: 0, bytes: 0 };
   try {
     left = await countPass(provider, cursor?.after, signal, (b, n) => progress('count', totals.blobs + b, totals.bytes + n));
   } catch (err) {
-    if (!signal?.aborted) throw err;
+    if (!signal?.aborted) throw new ScrubGaveUp(err, partial(cursor?.after), false);
   }
   const totalBlobs = totals.blobs + left.blobs;
   const totalBytes = totals.bytes + left.bytes;
@@ -319,8 +360,20 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   } catch (err) {
     // Whatever a listing or a wait throws once the signal fired is the stop itself.
     if (!signal?.aborted) {
+      // Give up with the checked prefix saved, so that the next run resumes after it.
       await Promise.allSettled(inflight);
-      throw err;
+      await saving;
+      let saved = false;
+      if (!saveError && after !== undefined && after !== cursor?.after) {
+        try {
+          await save();
+          saved = true;
+        } catch {
+          // the cursor saved last stands
+        }
+      }
+      const lastSaved = saved ? after : await loadCursor(provider).then((c) => (c?.repair === repair ? c.after : undefined), () => undefined);
+      throw new ScrubGaveUp(err, partial(lastSaved), saved);
     }
   }
   await Promise.allSettled(inflight);
@@ -333,14 +386,5 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
     await saveLastPass(provider, repair);
   }
   progress('scrub', totalBlobs, totalBytes);
-  return {
-    ...totals,
-    repair,
-    complete: !stopped,
-    ...(cursor ? { resumedFrom: cursor.after } : {}),
-    resumedBlobs,
-    resumedBytes,
-    startedAt,
-    ms: clock.now() - began,
-  };
+  return stopped ? partial(after) : { ...partial(undefined), complete: true };
 }

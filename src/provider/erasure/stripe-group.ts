@@ -51,7 +51,9 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const failed: GroupResult['failed'] = [];
   const cells = new Map<number, Uint8Array>();
   for (const src of job.sources) {
-    const into = new Uint8Array(Math.max(1, per) * job.cellSize);
+    // Unframed cells live only while this (synchronous) call runs: per-index scratch, reused
+    // from group to group (a fresh array per source and group cost page faults and GC).
+    const into = sourceScratch(src.index, Math.max(1, per) * job.cellSize);
     try {
       checkGroup(job, g, src.index, src.bytes, into);
       cells.set(src.index, into);
@@ -97,6 +99,15 @@ const SCRATCH: Uint8Array[] = [];
 function scratch(index: number, len: number): Uint8Array {
   let b = SCRATCH[index];
   if (!b || b.length < len) SCRATCH[index] = b = new Uint8Array(len);
+  return b.subarray(0, len);
+}
+
+/** Per fragment index, the reused buffer a source's unframed cells go to (same bound). */
+const SOURCE_SCRATCH: Uint8Array[] = [];
+
+function sourceScratch(index: number, len: number): Uint8Array {
+  let b = SOURCE_SCRATCH[index];
+  if (!b || b.length < len) SOURCE_SCRATCH[index] = b = new Uint8Array(len);
   return b.subarray(0, len);
 }
 

@@ -7,6 +7,12 @@
  * each append is one positional write (pwritev) and one fdatasync, with no new file, rename or
  * directory sync. The preallocation is sparse (Node has no fallocate): the tail reads as zeros,
  * and an append still allocates its blocks, which fdatasync commits with the data.
+ *
+ * An append that would run past the file's end first extends it by whole preallocation steps
+ * (ftruncate, no sync: the append's fdatasync makes the new size durable with the data, as it
+ * must for the data to be readable), so the file is never more than one step longer than what
+ * was written, and space accounting (list sizes, GC) sees little more than the written bytes.
+ * `seal` cuts a segment that takes no more appends to its written end.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { AppendError, type AppendLog } from '../append-log.js';
@@ -25,8 +31,9 @@ export function checkSegmentSize(bytes: number): void {
 
 /**
  * Opens the blob file at `path` (just created, empty) as segment `key`, extends it to `bytes`
- * and syncs that. `grew` is called whenever an append extends the file past its size so far
- * (cached read handles must forget the old size). Throws ProviderError 'Io'.
+ * and syncs that; `bytes` is also the step appends past the end grow it by. `grew` is called
+ * whenever the file's size changes (cached read handles must forget the old size). Throws
+ * ProviderError 'Io'.
  */
 export async function openSegmentFile(key: string, path: string, bytes: number, grew: () => void): Promise<AppendLog> {
   checkSegmentSize(bytes);
@@ -48,7 +55,7 @@ class FsSegment implements AppendLog {
   readonly preallocated: number;
   readonly #handle: FileHandle;
   readonly #grew: () => void;
-  /** Bytes the file holds past its header (preallocated, or more once appends ran past it). */
+  /** Bytes the file holds past its header (preallocated, grown by steps, or cut by seal). */
   #size: number;
   #closed = false;
 
@@ -65,19 +72,45 @@ class FsSegment implements AppendLog {
     if (!Number.isSafeInteger(offset) || offset < 0) throw new AppendError('write', `${this.key}: bad append offset ${offset}`, undefined);
     let total = 0;
     for (const c of chunks) total += c.byteLength;
+    if (offset + total > this.#size) {
+      // Past the end: grow by whole steps first, so the appends that follow stay inside it.
+      const step = Math.max(1, this.preallocated);
+      const size = Math.ceil((offset + total) / step) * step;
+      try {
+        await this.#handle.truncate(HEADER_BYTES + size);
+      } catch (err) {
+        throw new AppendError('write', `${this.key}: cannot extend to ${size} bytes: ${(err as Error).message}`, err);
+      }
+      this.#size = size;
+      this.#grew();
+    }
     try {
       await writeAllAt(this.#handle, chunks, total, HEADER_BYTES + offset);
     } catch (err) {
       throw new AppendError('write', `${this.key}: append at ${offset} failed: ${(err as Error).message}`, err);
     }
-    if (offset + total > this.#size) {
-      this.#size = offset + total;
-      this.#grew();
-    }
     try {
       await this.#handle.datasync();
     } catch (err) {
       throw new AppendError('sync', `${this.key}: fdatasync after append at ${offset} failed: ${(err as Error).message}`, err);
+    }
+  }
+
+  async seal(end: number): Promise<void> {
+    if (this.#closed) throw new ProviderError('Io', `${this.key}: segment is closed`);
+    if (!Number.isSafeInteger(end) || end < 0 || end > this.#size) throw new RangeError(`${this.key}: cannot seal at ${end} (size ${this.#size})`);
+    this.#closed = true;
+    try {
+      if (end < this.#size) {
+        await this.#handle.truncate(HEADER_BYTES + end);
+        this.#size = end;
+        this.#grew();
+        await this.#handle.sync();
+      }
+    } catch (err) {
+      throw new ProviderError('Io', `${this.key}: cannot seal at ${end}: ${(err as Error).message}`, { cause: err });
+    } finally {
+      await this.#handle.close().catch(() => undefined);
     }
   }
 
