@@ -8,15 +8,12 @@
  * apart).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { TestServer } from '../integration/harness.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
-import { firstDiff } from '../support/bytes.js';
-import { bodyOf, client, DOMAINS, ecRoot, expectObjects, expectVerifyClean, getObject, killServer, putObject, startServer, strata, type EcRoot } from './kill-setup.js';
+import { client, DOMAINS, ecRoot, expectObjects, expectVerifyClean, killServer, startServer, strata, type EcRoot } from './kill-setup.js';
+import { killRounds } from './kill-rounds.js';
 
-/** Kill rounds; each restarts on what the previous one left. */
-const ROUNDS = 3;
 /** Concurrent writers per round. */
 const WRITERS = 8;
 /** Acknowledged PUTs in a round before the kill (the others are then in flight). */
@@ -55,52 +52,15 @@ describe('kill -9 of an erasure-backed server on the commit log during PUTs', ()
   it('keeps every acknowledged PUT, tears none, and verifies and scrubs clean', async () => {
     ec = ecRoot('kill-log');
     ec.env.STRATA_COMMIT_LOG = 'on';
-    const acked = new Map<string, number>();
-    const inFlight = new Map<string, number>();
-    let seed = 1;
-    let inFlightAtKills = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      server = await startServer(ec);
-      const c = client(server.url);
-      if (round === 0) await c.send(new CreateBucketCommand({ Bucket: 'bkt' }));
-      await expectObjects(c, 'bkt', acked, `restart ${round}`);
-      for (const [key, s] of inFlight) {
-        const got = await getObject(c, 'bkt', key);
-        if (got) expect(firstDiff(got, bodyOf(s)), `restart ${round}: in-flight ${key} torn`).toBe(-1);
-      }
-      inFlight.clear();
-      let ackedThisRound = 0;
-      let killed = false;
-      let killing: Promise<void> | undefined;
-      const s = server;
-      await Promise.all(
-        Array.from({ length: WRITERS }, async () => {
-          while (!killed) {
-            // Small bodies only: every one of them lives in a commit frame of a log segment.
-            const n = seed++ * 4 + 1;
-            const key = `r${round}/o${n}`;
-            inFlight.set(key, n);
-            try {
-              await putObject(c, 'bkt', key, bodyOf(n));
-            } catch (err) {
-              if (killed) return;
-              throw err;
-            }
-            inFlight.delete(key);
-            acked.set(key, n);
-            if (++ackedThisRound === ACKS_BEFORE_KILL) {
-              setTimeout(() => {
-                killed = true;
-                killing = killServer(s);
-              }, KILL_DELAYS_MS[round]);
-            }
-          }
-        })
-      );
-      await killing;
-      c.destroy();
-      inFlightAtKills += inFlight.size;
-    }
+    const { acked, inFlightAtKills } = await killRounds(ec, {
+      writers: WRITERS,
+      acksBeforeKill: ACKS_BEFORE_KILL,
+      killDelaysMs: KILL_DELAYS_MS,
+      seedOf: (i) => (i + 1) * 4 + 1,
+      onServer: (s) => {
+        server = s;
+      },
+    });
     expect(inFlightAtKills, 'PUTs in flight at the kills').toBeGreaterThan(0);
     server = await startServer(ec);
     const c = client(server.url);

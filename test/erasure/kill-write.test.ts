@@ -5,13 +5,10 @@
  * or exact (never torn), and at the end `strata verify` finds the repository sound.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { CreateBucketCommand } from '@aws-sdk/client-s3';
 import type { TestServer } from '../integration/harness.js';
-import { firstDiff } from '../support/bytes.js';
-import { bodyOf, client, ecRoot, expectObjects, expectVerifyClean, getObject, killServer, putObject, startServer, type EcRoot } from './kill-setup.js';
+import { client, ecRoot, expectObjects, expectVerifyClean, killServer, startServer, type EcRoot } from './kill-setup.js';
+import { killRounds } from './kill-rounds.js';
 
-/** Kill rounds; each restarts on what the previous one left. */
-const ROUNDS = 3;
 /** Concurrent writers per round. */
 const WRITERS = 6;
 /** Acknowledged PUTs in a round before the kill (the others are then in flight). */
@@ -29,56 +26,15 @@ afterAll(async () => {
 describe('kill -9 of an erasure-backed server during PUTs', () => {
   it('keeps every acknowledged PUT, tears none, and verifies clean', async () => {
     ec = ecRoot('kill-write');
-    const acked = new Map<string, number>();
-    const inFlight = new Map<string, number>();
-    let seed = 0;
-    let inFlightAtKills = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      server = await startServer(ec);
-      const c = client(server.url);
-      if (round === 0) await c.send(new CreateBucketCommand({ Bucket: 'bkt' }));
-      await expectObjects(c, 'bkt', acked, `restart ${round}`);
-      for (const [key, s] of inFlight) {
-        const got = await getObject(c, 'bkt', key);
-        if (got) expect(firstDiff(got, bodyOf(s)), `restart ${round}: in-flight ${key} torn`).toBe(-1);
-      }
-      inFlight.clear();
-
-      let ackedThisRound = 0;
-      let killed = false;
-      let killing: Promise<void> | undefined;
-      const s = server;
-      await Promise.all(
-        Array.from({ length: WRITERS }, async () => {
-          while (!killed) {
-            const n = seed++;
-            const key = `r${round}/o${n}`;
-            inFlight.set(key, n);
-            try {
-              await putObject(c, 'bkt', key, bodyOf(n));
-            } catch (err) {
-              if (killed) return;
-              throw err;
-            }
-            // A 200 is an acknowledgement even if it is read after the kill began: the
-            // server sent it before it died.
-            inFlight.delete(key);
-            acked.set(key, n);
-            // The kill lands a little later, amid the PUTs issued meanwhile (a group commit
-            // answers a whole batch at once, so killing right on an answer finds none in flight).
-            if (++ackedThisRound === ACKS_BEFORE_KILL) {
-              setTimeout(() => {
-                killed = true;
-                killing = killServer(s);
-              }, KILL_DELAYS_MS[round]);
-            }
-          }
-        })
-      );
-      await killing;
-      c.destroy();
-      inFlightAtKills += inFlight.size;
-    }
+    const { acked, inFlightAtKills } = await killRounds(ec, {
+      writers: WRITERS,
+      acksBeforeKill: ACKS_BEFORE_KILL,
+      killDelaysMs: KILL_DELAYS_MS,
+      seedOf: (i) => i,
+      onServer: (s) => {
+        server = s;
+      },
+    });
     expect(inFlightAtKills, 'PUTs in flight at the kills').toBeGreaterThan(0);
     server = await startServer(ec);
     const c = client(server.url);
