@@ -69,9 +69,9 @@ export class Batch {
   prev: Batch | undefined;
   /**
    * Set by the commit loop in the same synchronous step that applies this batch's mutations to
-   * the state. From then on the state holds them, so a batch staged on top of this one must stop
-   * reading through it (Tx skips an applied `prev`): summed reads (a bucket's history bytes,
-   * uploads in progress) would otherwise count its changes twice.
+   * the state. From then on the state holds them: a batch staged on top of this one may still
+   * read values through it (the same values), but its summed reads (a bucket's history bytes,
+   * uploads in progress) skip it, or they would count its changes twice.
    */
   applied = false;
   /**
@@ -118,9 +118,11 @@ export class Tx {
 
   /**
    * The batch in flight this one is staged on, while its mutations are not applied yet; once
-   * applied (Batch.applied) the state holds them and they are read there only.
+   * applied (Batch.applied) the state holds them. Reads of values may go on reading through
+   * `prev` (its staged values are what the state now holds); summed reads (historyOf,
+   * uploadsInProgress, the batch's history base) must use this, or they count it twice.
    */
-  get #prev(): Batch | undefined {
+  get #unappliedPrev(): Batch | undefined {
     const p = this.#batch.prev;
     return p && !p.applied ? p : undefined;
   }
@@ -129,13 +131,13 @@ export class Tx {
     this.#repo = repo;
     this.#batch = batch;
     this.#mark = { bodies: batch.bodies.length, mutations: batch.mutations.length, offset: batch.nextOffset, bodyBytes: batch.bodyBytes };
-    batch.historyBase ??= this.#prev ? this.#prev.historyAfter : repo.history.bytes;
+    batch.historyBase ??= this.#unappliedPrev ? this.#unappliedPrev.historyAfter : repo.history.bytes;
   }
 
   /** Accounted history bytes of bucket `name` as this transaction sees it (staged changes included). */
   historyOf(name: string): number {
     let n = 0;
-    for (const b of [this.#batch, this.#prev]) {
+    for (const b of [this.#batch, this.#unappliedPrev]) {
       if (!b) continue;
       n += b.bucketHistory.get(name) ?? 0;
       if (b.buckets.has(name)) return n; // created, forked or deleted in that batch: nothing older applies
@@ -187,7 +189,7 @@ export class Tx {
   }
 
   bucket(name: string): BucketView | undefined {
-    const staged = this.#batch.buckets.has(name) ? this.#batch.buckets.get(name) : this.#prev?.buckets.get(name);
+    const staged = this.#batch.buckets.has(name) ? this.#batch.buckets.get(name) : this.#batch.prev?.buckets.get(name);
     if (staged === null) return undefined;
     if (staged) return { name, id: staged.id, created: staged.created };
     const s = this.#repo.buckets.get(name);
@@ -204,14 +206,14 @@ export class Tx {
   /** Bucket names visible to this transaction, unsorted. */
   bucketNames(): string[] {
     const names = new Set(this.#repo.buckets.keys());
-    for (const b of [this.#prev, this.#batch]) for (const [n, v] of b?.buckets ?? []) v ? names.add(n) : names.delete(n);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [n, v] of b?.buckets ?? []) v ? names.add(n) : names.delete(n);
     return [...names];
   }
 
   /** The newest value of `key`: staged in this batch, else committed. */
   async get(bucket: string, key: string): Promise<Uint8Array | undefined> {
     const sk = stageKey(bucket, key);
-    const staged = this.#batch.staged.get(sk) ?? this.#prev?.staged.get(sk);
+    const staged = this.#batch.staged.get(sk) ?? this.#batch.prev?.staged.get(sk);
     if (staged) return staged;
     const view = this.bucket(bucket);
     return view?.state ? view.state.lookup(key) : undefined;
@@ -304,7 +306,7 @@ export class Tx {
     if (!view) return [];
     const staged = new SortedMap('staged versions');
     const sk = stageKey(view.id, key);
-    for (const b of [this.#prev, this.#batch]) for (const [k, v] of b?.logStaged.get(sk) ?? []) staged.set(k, v);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [k, v] of b?.logStaged.get(sk) ?? []) staged.set(k, v);
     return view.state ? [staged, ...view.state.versions.sources()] : [staged];
   }
 
@@ -317,7 +319,7 @@ export class Tx {
     const view = this.bucket(bucket);
     if (!view) return undefined;
     const sk = stageKey(view.id, key);
-    for (const b of [this.#batch, this.#prev]) {
+    for (const b of [this.#batch, this.#batch.prev]) {
       const v = b?.logStaged.get(sk)?.get(k);
       if (v) return v;
     }
@@ -416,7 +418,7 @@ export class Tx {
     const view = this.bucket(bucket);
     if (!view) return undefined;
     const sk = stageKey(bucket, name);
-    for (const b of [this.#batch, this.#prev]) {
+    for (const b of [this.#batch, this.#batch.prev]) {
       if (b?.configs.has(sk)) return b.configs.get(sk) ?? undefined;
       if (b?.buckets.has(bucket)) return undefined; // (re)created in that batch: nothing older applies
     }
@@ -425,14 +427,14 @@ export class Tx {
 
   /** An access key as this transaction sees it (staged, else committed), or undefined. */
   key(id: string): KeyRecord | undefined {
-    for (const b of [this.#batch, this.#prev]) if (b?.keys.has(id)) return b.keys.get(id) ?? undefined;
+    for (const b of [this.#batch, this.#batch.prev]) if (b?.keys.has(id)) return b.keys.get(id) ?? undefined;
     return this.#repo.keys.get(id);
   }
 
   /** Every access key this transaction sees, unsorted. */
   keyRecords(): KeyRecord[] {
     const out = new Map(this.#repo.keys);
-    for (const b of [this.#prev, this.#batch]) for (const [id, k] of b?.keys ?? []) k ? out.set(id, k) : out.delete(id);
+    for (const b of [this.#batch.prev, this.#batch]) for (const [id, k] of b?.keys ?? []) k ? out.set(id, k) : out.delete(id);
     return [...out.values()];
   }
 
@@ -449,7 +451,7 @@ export class Tx {
   stagedKeys(bucket: string): [string, Uint8Array][] {
     const prefix = `${bucket}\u0000`;
     const out = new Map<string, Uint8Array>();
-    for (const b of [this.#prev, this.#batch]) {
+    for (const b of [this.#batch.prev, this.#batch]) {
       for (const [k, v] of b?.staged ?? []) if (k.startsWith(prefix)) out.set(k.slice(prefix.length), v);
     }
     return [...out];
@@ -463,7 +465,7 @@ export class Tx {
     const view = this.bucket(bucket);
     if (!view) return undefined;
     const sk = stageKey(view.id, key);
-    const staged = this.#batch.uploadStaged.get(sk) ?? this.#prev?.uploadStaged.get(sk);
+    const staged = this.#batch.uploadStaged.get(sk) ?? this.#batch.prev?.uploadStaged.get(sk);
     if (staged) return isGone(staged) ? undefined : staged;
     return view.state ? view.state.uploads.lookup(key) : undefined;
   }
@@ -472,8 +474,10 @@ export class Tx {
   uploadsInProgress(bucket: string): number {
     const view = this.bucket(bucket);
     if (!view) return 0;
-    let n = view.state?.uploads.count ?? 0;
-    for (const b of [this.#prev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
+    // The committed count, when the committed bucket is this one (not one created since).
+    const committed = this.#repo.buckets.get(bucket);
+    let n = committed?.id === view.id ? committed.uploads.count : 0;
+    for (const b of [this.#unappliedPrev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
     return n;
   }
 
