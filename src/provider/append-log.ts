@@ -6,7 +6,8 @@
  * segment instead of writing a commit blob and moving the anchor (store/commit-log/). A
  * segment is an ordinary blob for every other purpose: `read`/`get` see its bytes (the
  * preallocated tail reads as zeros), `list` and `delete` treat it like any blob. Providers
- * without the capability (memory, s3, erasure) keep the commit-blob path.
+ * without the capability (memory, s3, an erasure set over s3 domains) keep the commit-blob path;
+ * the erasure provider over fs domains replicates segments (provider/erasure/log-segments.ts).
  *
  * The provider does not interpret the bytes: framing, checksums and which bytes count are the
  * repository's (store/commit-log/frame.ts).
