@@ -17,7 +17,7 @@
  */
 import type { Provider } from '../provider/provider.js';
 import { BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey } from './layout.js';
-import { encodeCommit, type Mutation, type RecordRef } from './commit.js';
+import { encodeCommit, type RecordRef } from './commit.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { AppendError, type AppendLog } from '../provider/append-log.js';
 import { encodeFrame, FRAME_HEADER_BYTES, type EncodedFrame } from './commit-log/frame.js';
@@ -259,7 +259,7 @@ export class CommitLoop {
           h.tip.head = ref;
           h.tip.time = batch.time;
           h.tip.log = undefined; // the anchor names no log position now: the log needs a roll
-          this.#applyDurable(seq, batch.mutations);
+          this.#applyDurable(seq, batch);
         });
       } catch (err) {
         const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
@@ -313,7 +313,7 @@ export class CommitLoop {
           h.tip.head = ref;
           h.tip.time = batch.time;
           h.tip.log = { key: segment.key, offset: end };
-          this.#applyDurable(seq, batch.mutations);
+          this.#applyDurable(seq, batch);
         });
       } catch (err) {
         const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
@@ -364,13 +364,16 @@ export class CommitLoop {
   }
 
   /**
-   * Applies the mutations of commit `seq`, which the anchor already names, to memory. If that
+   * Applies the mutations of commit `seq` (`batch`), which the anchor already names, to memory,
+   * and marks `batch` applied (Batch.applied). If that
    * throws, memory holds part of a durable commit: fences (StoreError 'Unsafe', thrown) so
    * nothing is committed on top of it; reopening replays the commit from storage.
    */
-  #applyDurable(seq: number, mutations: readonly Mutation[]): void {
+  #applyDurable(seq: number, batch: Batch): void {
     try {
-      for (const m of mutations) this.#h.state.apply(m);
+      for (const m of batch.mutations) this.#h.state.apply(m);
+      // In the same synchronous step: a batch staged on this one reads the state from now on.
+      batch.applied = true;
     } catch (err) {
       throw this.#h.fence.fence(`commit ${seq} is durable but applying it in memory failed (${String(err)}); reopening replays it`, err);
     }

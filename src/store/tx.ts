@@ -68,6 +68,13 @@ export class Batch {
    */
   prev: Batch | undefined;
   /**
+   * Set by the commit loop in the same synchronous step that applies this batch's mutations to
+   * the state. From then on the state holds them: a batch staged on top of this one may still
+   * read values through it (the same values), but its summed reads (a bucket's history bytes,
+   * uploads in progress) skip it, or they would count its changes twice.
+   */
+  applied = false;
+  /**
    * Holds one operation run with Repository.run's `alone` (a fork): staged with nothing in
    * flight before it and nothing after it in the batch, and no batch is staged on top of it
    * until it is applied — so it reads, and its successors read, committed state only.
@@ -109,17 +116,28 @@ export class Tx {
   readonly #mark: { bodies: number; mutations: number; offset: number; bodyBytes: number };
   readonly #undo: (() => void)[] = [];
 
+  /**
+   * The batch in flight this one is staged on, while its mutations are not applied yet; once
+   * applied (Batch.applied) the state holds them. Reads of values may go on reading through
+   * `prev` (its staged values are what the state now holds); summed reads (historyOf,
+   * uploadsInProgress, the batch's history base) must use this, or they count it twice.
+   */
+  get #unappliedPrev(): Batch | undefined {
+    const p = this.#batch.prev;
+    return p && !p.applied ? p : undefined;
+  }
+
   constructor(repo: RepoState, batch: Batch) {
     this.#repo = repo;
     this.#batch = batch;
     this.#mark = { bodies: batch.bodies.length, mutations: batch.mutations.length, offset: batch.nextOffset, bodyBytes: batch.bodyBytes };
-    batch.historyBase ??= batch.prev ? batch.prev.historyAfter : repo.history.bytes;
+    batch.historyBase ??= this.#unappliedPrev ? this.#unappliedPrev.historyAfter : repo.history.bytes;
   }
 
   /** Accounted history bytes of bucket `name` as this transaction sees it (staged changes included). */
   historyOf(name: string): number {
     let n = 0;
-    for (const b of [this.#batch, this.#batch.prev]) {
+    for (const b of [this.#batch, this.#unappliedPrev]) {
       if (!b) continue;
       n += b.bucketHistory.get(name) ?? 0;
       if (b.buckets.has(name)) return n; // created, forked or deleted in that batch: nothing older applies
@@ -456,8 +474,10 @@ export class Tx {
   uploadsInProgress(bucket: string): number {
     const view = this.bucket(bucket);
     if (!view) return 0;
-    let n = view.state?.uploads.count ?? 0;
-    for (const b of [this.#batch.prev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
+    // The committed count, when the committed bucket is this one (not one created since).
+    const committed = this.#repo.buckets.get(bucket);
+    let n = committed?.id === view.id ? committed.uploads.count : 0;
+    for (const b of [this.#unappliedPrev, this.#batch]) n += b?.uploadDelta.get(view.id) ?? 0;
     return n;
   }
 
