@@ -239,7 +239,17 @@ export class CommitLoop {
     }
     if (prev) h.stats.pipelined++;
     const parent = prev?.ref ?? h.tip.head ?? h.tip.root;
-    const record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations, historyBytes: batch.historyAfter });
+    let record: Uint8Array;
+    try {
+      record = encodeCommit({ seq, parent, time: batch.time, mutations: batch.mutations, historyBytes: batch.historyAfter });
+    } catch (err) {
+      // A batch that cannot be encoded (a bug: e.g. a negative history total) fails its own
+      // operations and nothing else: it was only staged, so dropping it leaves the state and
+      // the sequence as they were, and the next batch stages on `prev` as if it never ran.
+      const e = new StoreError('Io', `commit ${seq} could not be encoded: ${String(err)}`, { cause: err });
+      for (const d of done) d.op.reject(e);
+      return prev;
+    }
     if (inLog) return this.#logBatch(prev, batch, record, segment, logAt, done);
     // The reference is known before the write (layout and hash are deterministic), so a
     // successor can name this commit as its parent while it is still being written.
