@@ -277,6 +277,34 @@ describe('erasure provider openLog', () => {
     }
   });
 
+  it('repairs a copy deleted under the open writer through the writer, so later appends reach m + 1 copies', async () => {
+    const rig = await killRig(4, 2);
+    const key = 'log/000000000012-ee';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const first = await appendAll(log, 6);
+    const [gone] = await holders(rig, key);
+    // Deleted (an emptied domain) while the writer holds the file open: its appends still succeed.
+    await rig.inner[gone!]!.delete((await copyName(rig.inner[gone!]!, key))!);
+    const second = await appendAll(log, 3, 6, first.end);
+    const found = await rig.provider.checkBlob(key);
+    expect(found.fragments.filter((f) => f.state !== 'ok').length).toBe(1);
+    const fixed = await rig.provider.checkBlob(key, { repair: true });
+    expect(fixed.repaired).toBe(1);
+    expect(fixed.fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    const third = await appendAll(log, 3, 9, second.end);
+    await log.close();
+    const bytes = Buffer.concat([first.bytes, second.bytes, third.bytes]);
+    const now = await holders(rig, key);
+    expect(now.length).toBe(3);
+    expect(now).not.toContain(gone);
+    await rig.provider.close();
+    for (const d of now) {
+      const solo = await reopen(rig, [d]);
+      expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: third.end - 1 })).equals(bytes), `copy on d${d + 1}`).toBe(true);
+      await solo.provider.close();
+    }
+  });
+
   it('takes a torn last append for never written, on one copy or on all, keeping every earlier one', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/000000000015-ff';

@@ -473,7 +473,20 @@ class ErasureProviderImpl implements ErasureProvider {
       found ??= await lookupBlob(this.#set, key);
       if (found.meta?.layout === 'log') {
         const open = this.#logs.openView(key);
-        const result = await checkLog({ ...this.#ctx, m: this.m }, found.meta, found, this.stats, { repair: options.repair, open: open?.generation === found.meta.generation ? open : undefined });
+        const mine = open?.generation === found.meta.generation ? open : undefined;
+        let result = await checkLog({ ...this.#ctx, m: this.m }, found.meta, found, this.stats, { repair: options.repair, open: mine });
+        if (options.repair && mine && !result.check.lost && !result.clean) {
+          // An open segment is repaired by its writer, between appends (log-copy.ts heal).
+          const sound = new Set(result.check.fragments.filter((f) => f.state === 'ok').map((f) => f.domain));
+          const added = await this.#logs.heal(key, sound);
+          if (added > 0) {
+            const after = await lookupBlob(this.#set, key);
+            if (after.meta?.layout === 'log') {
+              result = await checkLog({ ...this.#ctx, m: this.m }, after.meta, after, this.stats, { open: this.#logs.openView(key) });
+              result.check.repaired = added;
+            }
+          }
+        }
         if (result.check.repaired) this.#logs.forget(key);
         // An open segment's description stays the writer's own (it keeps its copies current).
         if (result.meta && !open) this.#remember(result.meta);

@@ -14,7 +14,8 @@
  * Repair writes the reference records' bytes, each record taken from a copy on which it
  * verifies, as a whole new copy: in place of a corrupt copy (an atomic replace on the child)
  * and on the next eligible domains for missing ones. A segment open for appends in this
- * process is not repaired here: its writer replaces copies itself (log-copy.ts), and a repair
+ * process is not repaired here: its writer replaces copies itself (log-copy.ts; a repairing
+ * checkBlob asks it to, heal), and a repair
  * racing an append could leave a copy without the newest record.
  */
 import { getBytes, ProviderError } from '../provider.js';

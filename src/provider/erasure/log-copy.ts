@@ -118,7 +118,7 @@ async function dropCopy(domains: DomainSet, copy: LiveCopy, child: string): Prom
  * (copies) and kept current by the log. Throws ProviderError 'Unavailable' (nothing left
  * behind) when fewer than m + 1 copies (1 with degradedWrites) could be created.
  */
-export async function openReplicatedLog(ctx: LogWriteContext, meta: BlobMeta, bytes: number): Promise<{ log: AppendLog; view: LogView }> {
+export async function openReplicatedLog(ctx: LogWriteContext, meta: BlobMeta, bytes: number): Promise<{ log: ReplicatedLog; view: LogView }> {
   const child = childKey({ ...meta, index: 0 });
   const want = ctx.m + 1;
   const tried = new Set<string>(ctx.domains.failedIds());
@@ -146,7 +146,7 @@ export async function openReplicatedLog(ctx: LogWriteContext, meta: BlobMeta, by
   return { log: new ReplicatedLog(ctx, meta, view, live), view };
 }
 
-class ReplicatedLog implements AppendLog {
+export class ReplicatedLog implements AppendLog {
   readonly key: string;
   readonly preallocated: number;
   readonly #ctx: LogWriteContext;
@@ -228,6 +228,33 @@ class ReplicatedLog implements AppendLog {
     const why = reasons.map((e) => (e as Error)?.message ?? String(e)).join('; ');
     this.#broken = new Error(why);
     throw new AppendError('sync', `${this.key}: append at ${offset} is on ${this.#live.length} of ${want} copies and no domain could replace the others (degradedWrites is off): ${why}`, reasons[0]);
+  }
+
+  /**
+   * Replaces the live copies on domains outside `sound` (the domains where a scrub found the
+   * copy whole; the others are missing or damaged: e.g. a domain emptied under an open file
+   * handle, whose appends still succeed into an unlinked file) with
+   * byte copies of a sound live copy on other eligible domains, in turn with appends (so no
+   * copy misses a record). Returns how many copies were added. Does nothing on a closed or
+   * broken log, or when it would drop the last live copy.
+   */
+  heal(sound: ReadonlySet<string>): Promise<number> {
+    const run = this.#tail.then(async () => {
+      const bad = this.#live.filter((c) => !sound.has(c.domain));
+      const domains = new Set(bad.map((c) => c.domain));
+      if (this.#closed || this.#broken || bad.length === 0 || bad.length >= this.#live.length) return 0;
+      const view = this.#view;
+      this.#live = this.#live.filter((c) => !domains.has(c.domain));
+      view.copies = view.copies.filter((c) => !domains.has(c.domain));
+      await Promise.allSettled(bad.map((c) => dropCopy(this.#ctx.domains, c, view.child)));
+      const before = this.#live.length;
+      await this.#replace(domains);
+      this.#meta.copies = this.#live.map((c) => c.domain);
+      if (this.#live.length < this.#ctx.m + 1) this.#ctx.onDegraded(this.key);
+      return this.#live.length - before;
+    });
+    this.#tail = run.catch(() => undefined);
+    return run;
   }
 
   /** Adds copies (byte copies of a live one) until m + 1 or no eligible domain is left. */

@@ -12,7 +12,7 @@
 import type { AppendLog } from '../append-log.js';
 import { ProviderError } from '../provider.js';
 import type { BlobMeta } from './lookup.js';
-import { openReplicatedLog, MAX_LOG_SEGMENT_BYTES, type LogWriteContext } from './log-copy.js';
+import { openReplicatedLog, MAX_LOG_SEGMENT_BYTES, type LogWriteContext, type ReplicatedLog } from './log-copy.js';
 import { loadView, type LogView, type LogViewContext } from './log-view.js';
 import { nameOf } from './lookup.js';
 
@@ -23,6 +23,8 @@ export const VIEW_CACHE_ENTRIES = 64;
 export class LogSegments {
   readonly #ctx: LogWriteContext & LogViewContext;
   readonly #open = new Map<string, LogView>();
+  /** The writers of the segments open in this process, by key. */
+  readonly #writers = new Map<string, ReplicatedLog>();
   readonly #cache = new Map<string, LogView>();
   readonly #loading = new Map<string, Promise<LogView>>();
 
@@ -41,6 +43,7 @@ export class LogSegments {
     const { log, view } = await openReplicatedLog(this.#ctx, meta, bytes);
     this.#cache.delete(meta.key);
     this.#open.set(meta.key, view);
+    this.#writers.set(meta.key, log);
     return {
       key: log.key,
       preallocated: log.preallocated,
@@ -51,11 +54,20 @@ export class LogSegments {
         } finally {
           if (this.#open.get(meta.key) === view) {
             this.#open.delete(meta.key);
+            this.#writers.delete(meta.key);
             this.#remember(view);
           }
         }
       },
     };
+  }
+
+  /**
+   * Has the writer of open segment `key` replace its copies outside `sound` (log-copy.ts
+   * heal); returns the copies added (0 when the segment is not open here).
+   */
+  heal(key: string, sound: ReadonlySet<string>): Promise<number> {
+    return this.#writers.get(key)?.heal(sound) ?? Promise.resolve(0);
   }
 
   /** The view of the segment this process appends to under `key`, if any. */
