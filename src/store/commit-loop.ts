@@ -256,8 +256,8 @@ export class CommitLoop {
     const ref = recordRef(batch.blob, record, batch.bodies);
     const written = writeRecordBlob(h.provider, batch.blob, record, batch.bodies, batch.packId);
     written.catch(() => undefined); // awaited in finish(); may fail while `prev` settles
-    const finish = async (): Promise<boolean> => {
-      try {
+    const finish = () =>
+      this.#settle(seq, done, async () => {
         await written;
         if (prev && !(await prev.done)) throw h.fence.error ?? new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
         batch.prev = undefined; // applied by now: read the state itself (and free it)
@@ -271,19 +271,31 @@ export class CommitLoop {
           h.tip.log = undefined; // the anchor names no log position now: the log needs a roll
           this.#applyDurable(seq, batch);
         });
-      } catch (err) {
-        const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
-        for (const d of done) d.op.reject(e);
-        return false;
-      }
-      h.checkpoints.maybeStart();
-      h.stats.commits++;
-      h.stats.operations += done.length;
-      h.stats.largestBatch = Math.max(h.stats.largestBatch, done.length);
-      for (const d of done) d.op.resolve(d.value);
-      return true;
-    };
+      });
     return { seq, batch, ref, done: finish(), logEnd: undefined };
+  }
+
+  /**
+   * Runs `durable` (the batch's write and anchor move or log append, applying it), then settles
+   * the batch's operations: all resolved with their values once it is durable, all rejected
+   * with its error (a StoreError; others wrapped as 'Io') if it throws. Returns whether the
+   * batch committed.
+   */
+  async #settle(seq: number, done: { op: Operation; value: unknown }[], durable: () => Promise<void>): Promise<boolean> {
+    const h = this.#h;
+    try {
+      await durable();
+    } catch (err) {
+      const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
+      for (const d of done) d.op.reject(e);
+      return false;
+    }
+    h.checkpoints.maybeStart();
+    h.stats.commits++;
+    h.stats.operations += done.length;
+    h.stats.largestBatch = Math.max(h.stats.largestBatch, done.length);
+    for (const d of done) d.op.resolve(d.value);
+    return true;
   }
 
   /**
@@ -306,8 +318,8 @@ export class CommitLoop {
       return { seq, batch, ref, done: Promise.resolve(false), logEnd: at };
     }
     const end = at + frame.bytes;
-    const finish = async (): Promise<boolean> => {
-      try {
+    const finish = () =>
+      this.#settle(seq, done, async () => {
         if (prev && !(await prev.done)) throw h.fence.error ?? new StoreError('Io', `commit ${seq} was staged on a commit that failed`);
         batch.prev = undefined; // applied by now: read the state itself (and free it)
         await h.anchor.serial(async () => {
@@ -325,18 +337,7 @@ export class CommitLoop {
           h.tip.log = { key: segment.key, offset: end };
           this.#applyDurable(seq, batch);
         });
-      } catch (err) {
-        const e = err instanceof StoreError ? err : new StoreError('Io', `commit ${seq} failed: ${String(err)}`, { cause: err });
-        for (const d of done) d.op.reject(e);
-        return false;
-      }
-      h.checkpoints.maybeStart();
-      h.stats.commits++;
-      h.stats.operations += done.length;
-      h.stats.largestBatch = Math.max(h.stats.largestBatch, done.length);
-      for (const d of done) d.op.resolve(d.value);
-      return true;
-    };
+      });
     return { seq, batch, ref, done: finish(), logEnd: end };
   }
 
