@@ -3,11 +3,15 @@
  *
  * Like every small blob here, a log segment is replicated, not striped: its copies go to the
  * m + 1 domains rendezvous placement gives its key (the policy honoured, failed domains placed
- * around), each copy a child AppendLog (the child's own openLog: fs, pwritev + fdatasync) named
- * `l.<preallocated>.<generation>` (child-key.ts). An append becomes one record (log-record.ts:
- * header + CRC32C-framed 4 KiB blocks, bound to the attempt), written to every live copy at the
- * same position in parallel; it resolves once every live copy has made it durable, so every
- * acknowledged byte is on every copy.
+ * around), each copy a child AppendLog (the child's own openLog: fs, one O_DSYNC pwritev, so one
+ * thread-pool job per copy) named `l.<preallocated>.<generation>` (child-key.ts). An append
+ * becomes one record (log-record.ts: header + CRC32C-framed 4 KiB blocks, bound to the attempt),
+ * built and checksummed once and the same buffer written to every live copy at the same
+ * position, all copies at once; it resolves once every live copy has made it durable, so every
+ * acknowledged byte is on every copy. With all domains on one disk, the m + 1 synchronous writes
+ * per group commit are what the log costs over the plain fs provider's one (each a thread-pool
+ * job, a context switch and a device flush; libuv runs 4 such jobs at a time unless
+ * UV_THREADPOOL_SIZE says more, so 10+4's five copies take two rounds).
  *
  * A copy that fails an append (an I/O or sync error, or no answer within the domain timeout)
  * while others succeed is dropped for good: its state is unknown (a failed fsync may have lost
