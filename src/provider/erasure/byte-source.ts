@@ -1,15 +1,22 @@
 /**
  * @module Pulling a request body into fixed-size buffers (stripes), one chunk at a time.
+ *
+ * Every byte is copied out of the body's chunks, so a chunk fully copied is no longer needed:
+ * `released` (PutOptions.released of the put) hears of it, and the caller may reuse it.
  */
 export class ByteSource {
   readonly #it: AsyncIterator<Uint8Array>;
+  readonly #released: ((chunk: Uint8Array) => void) | undefined;
+  /** The body's chunk #rest is the unread end of. */
+  #chunk: Uint8Array | undefined;
   #rest: Uint8Array | undefined;
   #done = false;
   /** Bytes handed out so far. */
   total = 0;
 
-  constructor(chunks: AsyncIterable<Uint8Array>) {
+  constructor(chunks: AsyncIterable<Uint8Array>, released?: (chunk: Uint8Array) => void) {
     this.#it = chunks[Symbol.asyncIterator]();
+    this.#released = released;
   }
 
   /**
@@ -26,12 +33,17 @@ export class ByteSource {
           this.#done = true;
           break;
         }
-        this.#rest = step.value;
+        this.#chunk = this.#rest = step.value;
       }
       const take = Math.min(n - got, this.#rest.length);
       buf.set(this.#rest.subarray(0, take), off + got);
       got += take;
-      this.#rest = take === this.#rest.length ? undefined : this.#rest.subarray(take);
+      if (take === this.#rest.length) {
+        this.#rest = undefined;
+        const done = this.#chunk!;
+        this.#chunk = undefined;
+        this.#released?.(done);
+      } else this.#rest = this.#rest.subarray(take);
     }
     this.total += got;
     return got;
