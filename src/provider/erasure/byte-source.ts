@@ -49,6 +49,26 @@ export class ByteSource {
     return got;
   }
 
+  /**
+   * Copies up to `n` bytes into `buf` at `off` from the chunk already in hand, without
+   * waiting; returns the number copied (0 when no bytes are in hand). For a caller that fills
+   * many small slots: `fill` only for the rest, so most slots cost no promise.
+   */
+  take(buf: Uint8Array, off: number, n: number): number {
+    const rest = this.#rest;
+    if (!rest || n <= 0) return 0;
+    const take = Math.min(n, rest.length);
+    buf.set(take === rest.length ? rest : rest.subarray(0, take), off);
+    this.total += take;
+    if (take === rest.length) {
+      this.#rest = undefined;
+      const done = this.#chunk!;
+      this.#chunk = undefined;
+      this.#released?.(done);
+    } else this.#rest = rest.subarray(take);
+    return take;
+  }
+
   /** Stops the body early (releases a stream). */
   async cancel(): Promise<void> {
     if (!this.#done) await this.#it.return?.(undefined);

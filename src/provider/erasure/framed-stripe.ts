@@ -109,7 +109,8 @@ async function fillBlocks(source: ByteSource, g: Geometry, s: number, into: Uint
       const len = Math.min(BLOCK_BYTES, cl - b * BLOCK_BYTES);
       const real = Math.max(0, Math.min(len, data - (i * cl + b * BLOCK_BYTES)));
       if (real > 0) {
-        const got = await source.fill(into, at, real);
+        let got = source.take(into, at, real);
+        if (got < real) got += await source.fill(into, at + got, real - got);
         if (got !== real)
           throw new ProviderError('LengthMismatch', `${key}: body has ${g.stripeStart(s) + i * cl + b * BLOCK_BYTES + got} bytes, contentLength says ${g.length}`);
       }
