@@ -14,10 +14,14 @@ import type { ReedSolomon } from '../../codec/reed-solomon.js';
 import { ArenaBudgetError, type ResidentStripe } from '../../codec/resident-stripe.js';
 import type { ByteSource } from './byte-source.js';
 import { BLOCK_BYTES, CRC_BYTES, framedLength, type Geometry } from './geometry.js';
+import { takeStripeBuffer, type StripeBuffer } from './stripe-buffers.js';
 
 /** A stripe laid out as k + m framed cells of `framedCell` bytes each, CRC slots unwritten. */
 export interface FramedStripe {
   buf: Uint8Array;
+  /** The reusable buffer `buf` is a view of (stripe-buffers.ts): the caller holds each cell
+   * it pushes and seals it. */
+  owner: StripeBuffer;
   cellLength: number;
   framedCell: number;
   /** Body bytes the stripe holds. */
@@ -33,7 +37,8 @@ export interface FramedStripe {
  * straight into it and the parity computed in place, no copy into or out of the kernel),
  * then copied once into the heap buffer the sinks are given: a child put may hold a pushed
  * chunk for as long as it likes (a socket queue, a hung domain), so resident memory, which
- * the next stripe reuses, is never handed to one. When the resident pool is exhausted the
+ * the next stripe reuses, is never handed to one. The heap buffer comes from the stripe
+ * buffer pool (stripe-buffers.ts): it is reused only once every child said it wrote its cell. When the resident pool is exhausted the
  * stripe is built in the heap buffer directly and encoded through the copying API.
  */
 export async function readFramedStripe(
@@ -54,7 +59,8 @@ export async function readFramedStripe(
   }
   // Not zero-filled: every block slot is filled from the body, zero padding or the codec,
   // and every CRC slot by sealFramed, before the buffer is pushed.
-  const buf = Buffer.allocUnsafe(fl * n);
+  const owner = takeStripeBuffer(fl * n);
+  const buf = owner.buf.subarray(0, fl * n);
   if (!stripe) {
     await fillBlocks(source, g, s, buf, fl, key);
     const blocks = Math.ceil(cl / BLOCK_BYTES);
@@ -63,7 +69,7 @@ export async function readFramedStripe(
       const slot = (i: number) => buf.subarray(i * fl + b * (BLOCK_BYTES + CRC_BYTES), i * fl + b * (BLOCK_BYTES + CRC_BYTES) + len);
       codec.encode(Array.from({ length: n }, (_, i) => slot(i)));
     }
-    return { buf, cellLength: cl, framedCell: fl, bytes: g.stripeData(s) };
+    return { buf, owner, cellLength: cl, framedCell: fl, bytes: g.stripeData(s) };
   }
   try {
     // The resident pool never grows memory under a live stripe: this view stays valid
@@ -75,7 +81,7 @@ export async function readFramedStripe(
   } finally {
     stripe.release();
   }
-  return { buf, cellLength: cl, framedCell: fl, bytes: g.stripeData(s) };
+  return { buf, owner, cellLength: cl, framedCell: fl, bytes: g.stripeData(s) };
 }
 
 /** Computes the parity of every block column of a resident framed stripe, in place: the
@@ -103,7 +109,8 @@ async function fillBlocks(source: ByteSource, g: Geometry, s: number, into: Uint
       const len = Math.min(BLOCK_BYTES, cl - b * BLOCK_BYTES);
       const real = Math.max(0, Math.min(len, data - (i * cl + b * BLOCK_BYTES)));
       if (real > 0) {
-        const got = await source.fill(into, at, real);
+        let got = source.take(into, at, real);
+        if (got < real) got += await source.fill(into, at + got, real - got);
         if (got !== real)
           throw new ProviderError('LengthMismatch', `${key}: body has ${g.stripeStart(s) + i * cl + b * BLOCK_BYTES + got} bytes, contentLength says ${g.length}`);
       }

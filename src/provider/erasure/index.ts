@@ -319,7 +319,7 @@ class ErasureProviderImpl implements ErasureProvider {
   }
 
   async #write(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
-    const source = new ByteSource(checkedChunks(body, key, options.contentLength, options.signal));
+    const source = new ByteSource(checkedChunks(body, key, options.contentLength, options.signal), options.released);
     const threshold = this.#config.stripeThreshold;
     const replicatedOnly = ALWAYS_REPLICATED.has(key);
     if (length !== undefined && (replicatedOnly || length < threshold)) {

@@ -17,6 +17,7 @@ import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } fr
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { giveScratch, takeResidentStripe, takeScratch } from './scratch.js';
+import { hasRebuiltStripe, withRebuiltStripe } from './rebuilt-stripes.js';
 
 export interface ReadContext {
   domains: DomainSet;
@@ -130,7 +131,9 @@ function knownBad(ctx: ReadContext, meta: BlobMeta, cell: number): boolean {
 }
 
 /**
- * A stripe some of whose data cells are known to be unreadable: the k sources of the rebuild
+ * A stripe some of whose data cells are known to be unreadable. Part of a `wide` read (one of
+ * at least a cell's worth, even if only a little of it falls in this stripe) has the whole stripe rebuilt once and kept for the reads that follow through it
+ * (rebuilt-stripes.ts: a large GET comes in spans shorter than a stripe). Otherwise the k sources of the rebuild
  * (the readable data cells, then parity) are read in one round over the block range of all
  * the pieces, instead of reading the data cells first and the parity after; every piece is
  * then copied from the rebuilt range. Throws like rebuildRange.
@@ -142,8 +145,38 @@ async function readStripeDegraded(
   s: number,
   pieces: Piece[],
   out: Uint8Array,
-  outOffsets: number[]
+  outOffsets: number[],
+  wide: boolean
 ): Promise<void> {
+  const cl = g.cellLength(s);
+  if (wide) {
+    // At least a cell's worth: the stripe is rebuilt whole once and the reads after this one
+    // through the same stripe copy from it (rebuilt-stripes.ts).
+    await withRebuiltStripe(
+      meta,
+      s,
+      meta.k * cl,
+      async (into) => {
+        const bad = new Set<number>();
+        for (let i = 0; i < meta.k; i++) {
+          if (!knownBad(ctx, meta, i)) continue;
+          bad.add(i);
+          const d = meta.fragments[i];
+          ctx.onDamaged(meta, i, d, d ? 'domain failed' : 'missing');
+        }
+        await withRebuilt(ctx, meta, g, s, 0, cl, bad, false, undefined, (shards) => {
+          for (let i = 0; i < meta.k; i++) {
+            const shard = shards[i];
+            if (!shard || shard.length !== cl) throw new ProviderError('Io', `${meta.key}: stripe ${s}: data cell ${i} was not rebuilt`);
+            into.set(shard, i * cl);
+          }
+        });
+      },
+      (cells) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * cl + p.from, p.cell * cl + p.to), outOffsets[i]))
+    );
+    ctx.onDegradedRead(meta);
+    return;
+  }
   const bad = new Set<number>();
   for (const p of pieces) {
     if (!knownBad(ctx, meta, p.cell)) continue;
@@ -162,7 +195,8 @@ async function readStripeDegraded(
   ctx.onDegradedRead(meta);
 }
 
-/** Reads the pieces of one stripe into `out` (at outOffset + each piece's position). */
+/** Reads the pieces of one stripe into `out` (at outOffset + each piece's position); `wide`:
+ * they are part of a read of at least a cell's worth (see readStripeDegraded). */
 async function readStripe(
   ctx: ReadContext,
   meta: BlobMeta,
@@ -170,8 +204,11 @@ async function readStripe(
   s: number,
   pieces: Piece[],
   out: Uint8Array,
-  outOffsets: number[]
+  outOffsets: number[],
+  wide = false
 ): Promise<void> {
+  // A wide read of a stripe kept rebuilt copies from it, even where its own cells are healthy.
+  if (wide && meta.layout === 'striped' && hasRebuiltStripe(meta, s)) return readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets, wide);
   // Fast path of a small read (one piece, healthy domain): no fan-out bookkeeping. Any
   // failure falls through to the general path, which tries the other copies or rebuilds.
   if (pieces.length === 1) {
@@ -186,7 +223,7 @@ async function readStripe(
     }
   }
   if (meta.layout === 'striped' && pieces.some((p) => knownBad(ctx, meta, p.cell))) {
-    await readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets);
+    await readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets, wide);
     return;
   }
   const failed: number[] = [];
@@ -370,15 +407,16 @@ export async function readRange(
   const g = geometryOf(meta);
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   const stripes = plan(g, start, length);
+  const wide = length >= g.cellSize;
   if (stripes.length === 1) {
-    await readStripe(ctx, meta, g, stripes[0]!.s, stripes[0]!.pieces, out, stripes[0]!.offsets);
+    await readStripe(ctx, meta, g, stripes[0]!.s, stripes[0]!.pieces, out, stripes[0]!.offsets, wide);
     return out;
   }
   // A few stripes at a time: a whole-blob read of a large blob must not open k reads for
   // every stripe at once.
   for (let i = 0; i < stripes.length; i += READ_AHEAD_STRIPES * 2) {
     await Promise.all(
-      stripes.slice(i, i + READ_AHEAD_STRIPES * 2).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets))
+      stripes.slice(i, i + READ_AHEAD_STRIPES * 2).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets, wide))
     );
   }
   return out;
@@ -395,13 +433,14 @@ export async function* streamRange(
 ): AsyncGenerator<Uint8Array> {
   const g = geometryOf(meta);
   const stripes = plan(g, start, length);
+  const wide = length >= g.cellSize;
   const fetch = (i: number): Promise<Uint8Array> => {
     const st = stripes[i]!;
     const last = st.pieces[st.pieces.length - 1]!;
     const size = st.offsets[st.offsets.length - 1]! + last.to - last.from - st.offsets[0]!;
     const out = Buffer.allocUnsafe(size);
     const base = st.offsets[0]!;
-    return readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets.map((o) => o - base)).then(() => out);
+    return readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets.map((o) => o - base), wide).then(() => out);
   };
   const inflight: Promise<Uint8Array>[] = [];
   for (let i = 0; i < Math.min(READ_AHEAD_STRIPES, stripes.length); i++) inflight.push(fetch(i));

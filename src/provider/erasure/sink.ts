@@ -5,6 +5,8 @@
  * writer waits while the queue holds highWaterBytes or more). A child that stops pulling
  * while bytes wait for longer than the domain timeout is failed (the write goes on without
  * it and the fragment is rebuilt elsewhere), so a hanging domain never stalls a put.
+ * `released` is passed on to the child put (PutOptions.released): it hears of each pushed
+ * chunk the child has written, so that the writer can reuse the memory.
  */
 import { ProviderError, type BlobInfo } from '../provider.js';
 import type { DomainSet } from './domains.js';
@@ -31,7 +33,8 @@ export class FragmentSink {
     domain: string,
     childKey: string,
     size: number | undefined,
-    highWaterBytes: number
+    highWaterBytes: number,
+    released?: (chunk: Uint8Array) => void
   ) {
     this.#domains = domains;
     this.domain = domain;
@@ -42,7 +45,7 @@ export class FragmentSink {
     const put = domains.call(
       domain,
       `put ${childKey}`,
-      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal }),
+      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, ...(released ? { released } : {}) }),
       Infinity
     );
     this.done = Promise.race([put, failed]);

@@ -24,6 +24,7 @@ import { nameOf, type BlobMeta } from './lookup.js';
 import type { ReadContext } from './read.js';
 import { buildCopy, rebuildFragments, SINK_STRIPES } from './rebuild.js';
 import { FragmentSink } from './sink.js';
+import { releaseCell, takeStripeBuffer } from './stripe-buffers.js';
 import { replacementTargets } from './replace.js';
 import type { ErasureConfig } from './types.js';
 
@@ -107,7 +108,7 @@ export async function writeStriped(
   const sinks = placed.map((d, i) =>
     d === undefined
       ? undefined
-      : new FragmentSink(ctx.domains, d, nameOf(meta, i), known?.fragmentSize, highWater)
+      : new FragmentSink(ctx.domains, d, nameOf(meta, i), known?.fragmentSize, highWater, releaseCell)
   );
   const hash = keyHash(key);
   const folds = new Array<number>(n).fill(0);
@@ -135,8 +136,10 @@ export async function writeStriped(
         if (!sink || sink.failed) continue;
         const framed = st.buf.subarray(i * st.framedCell, (i + 1) * st.framedCell);
         folds[i] = sealFramed(framed, generation, i, firstBlock, folds[i]!);
+        st.owner.hold(framed);
         sink.push(framed);
       }
+      st.owner.seal();
       total += st.bytes;
       stripes++;
       lastCell = st.cellLength;
@@ -164,17 +167,19 @@ export async function writeStriped(
       if (m > 0) codec.encode(shards);
       const firstBlock = stripes * Math.ceil(cellSize / BLOCK_BYTES);
       const fl = framedLength(cl);
-      // One allocation per stripe, not k + m; not zero-filled (zeroing cost ~10 % of a
-      // (10,4) put's CPU): frameCell writes every byte of each region it frames, and the
-      // region of a fragment not being written is never pushed.
-      const framedAll = Buffer.allocUnsafe(fl * n);
+      // One buffer per stripe, not k + m, reused once written (stripe-buffers.ts); not
+      // zero-filled (zeroing cost ~10 % of a (10,4) put's CPU): frameCell writes every byte
+      // of each region it frames, and the region of a fragment not being written is never pushed.
+      const owner = takeStripeBuffer(fl * n);
       for (let i = 0; i < n; i++) {
         const sink = sinks[i];
         if (!sink || sink.failed) continue;
-        const framed = framedAll.subarray(i * fl, (i + 1) * fl);
+        const framed = owner.buf.subarray(i * fl, (i + 1) * fl);
         folds[i] = frameCell(shards[i]!, framed, generation, i, firstBlock, folds[i]!);
+        owner.hold(framed);
         sink.push(framed);
       }
+      owner.seal();
       total += got;
       stripes++;
       lastCell = cl;
