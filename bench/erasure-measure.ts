@@ -48,6 +48,19 @@ export async function bigGets(p: Pool, t: Target, key: string, size: number, n: 
   return { n, bytes: n * size, seconds: (performance.now() - t0) / 1000, serverCpuSeconds: cpuSeconds(t.pid) - cpu0 };
 }
 
+/** GETs each of `keys` once, one after the other (a degraded run: every GET is the first read of
+ * its object since the wipe, so none is served after heal on read has repaired it). */
+export async function bigGetsOnce(p: Pool, t: Target, keys: string[], size: number): Promise<BigRun> {
+  const cpu0 = cpuSeconds(t.pid);
+  const t0 = performance.now();
+  for (const key of keys) {
+    const got = await send(p, t, 'GET', `/${BUCKET}/${key}`);
+    if (got !== size) throw new Error(`GET ${key}: ${got} bytes, expected ${size}`);
+  }
+  const n = keys.length;
+  return { n, bytes: n * size, seconds: (performance.now() - t0) / 1000, serverCpuSeconds: cpuSeconds(t.pid) - cpu0 };
+}
+
 /** SHA-256 (hex) of the body a GET of `key` returns; throws on a non-2xx status. */
 export async function getDigest(p: Pool, t: Target, key: string): Promise<string> {
   const req = signed(t, 'GET', `/${BUCKET}/${key}`);

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import type { Pool } from 'undici';
 import { pool } from './http-load.js';
 import { EC104, EC42, FS_LANE, Lane, treeBytes, type LaneSpec } from './erasure-lanes.js';
-import { bigGets, bigPuts, createBucket, fillSmall, getDigest, sha256, smallGets, smallPuts, SMALL_KEYS_PER_WORKER } from './erasure-measure.js';
+import { bigGets, bigGetsOnce, bigPuts, createBucket, fillSmall, getDigest, sha256, smallGets, smallPuts, SMALL_KEYS_PER_WORKER } from './erasure-measure.js';
 import { bigTable, gfsQuote, maintenanceTable, smallTable, targetsTable, type ErasureResults } from './erasure-report.js';
 import { machineLine } from './lib/machine.js';
 import { writeSection } from './lib/results.js';
@@ -57,6 +57,8 @@ const CONC = 16;
 const RUNS = quick ? 1 : 3;
 /** Large requests per run: enough to smooth one slow request, few enough to bound the disk used. */
 const BIG_PER_RUN = quick ? 2 : 4;
+/** Objects written for the degraded GET runs: one per timed GET. */
+const DEGRADED_KEYS = RUNS * BIG_PER_RUN;
 /** Duration of one small-object closed-loop run, ms. */
 const SMALL_MS = quick ? 1000 : 4000;
 /** Small keys written per worker before the GET runs (16 workers). */
@@ -121,6 +123,8 @@ async function main(): Promise<void> {
     // The object the GET, degraded GET and after-repair checks read.
     await each(async (lane, p) => {
       await bigPuts(p, lane.target!, big, 1, 'big-get', 1);
+      // One object per timed degraded GET, each read first after the wipe (see below).
+      if (lane.erasure && runs('degraded')) await bigPuts(p, lane.target!, big, DEGRADED_KEYS, 'big-deg', DEGRADED_KEYS);
       if (runs('big')) res.checks.push({ label: `${BIG_LABEL} GET, ${lane.spec.name}`, ok: (await getDigest(p, lane.target!, 'big-get-0')) === bigSha });
     });
     for (let run = 0; run < RUNS && runs('big'); run++) {
@@ -161,8 +165,11 @@ async function main(): Promise<void> {
       const p = pool(t, CONC);
       pools.set(lane, p);
       res.checks.push({ label: `${BIG_LABEL} degraded GET, ${lane.spec.name}`, ok: (await getDigest(p, t, 'big-get-0')) === bigSha });
+      // Heal on read repairs an object in the background once a read has rebuilt it, so reading
+      // one object again would time healthy reads: each timed GET reads an object of its own.
       for (let run = 0; run < RUNS; run++) {
-        const r = await bigGets(p, t, 'big-get-0', BIG, BIG_PER_RUN);
+        const keys = Array.from({ length: BIG_PER_RUN }, (_, i) => `big-deg-${run * BIG_PER_RUN + i}`);
+        const r = await bigGetsOnce(p, t, keys, BIG);
         push(res.degradedGet, lane.spec.name, r);
         log(`${lane.spec.name} degraded GET ${BIG_LABEL} run ${run + 1}: ${fmt(r.bytes / MIB / r.seconds)} MiB/s`);
       }
@@ -227,7 +234,7 @@ async function main(): Promise<void> {
       BIG_LABEL +
       ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
-      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, while the next GETs run, at the default repair rate). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
     only.length ? `\n**Partial run (\`--only=${only.join(',')}\`): the target rows of what it left out say "not run".**` : '',
     '',
