@@ -161,6 +161,42 @@ describe('missing-only repair', () => {
     await p.close();
   }, 120_000);
 
+  it('a spare joining midway with a bad header is not used: the blob is reported lost and nothing is written for it', async () => {
+    const { dir: root, cleanup } = tempDir('repair-missing');
+    cleanups.push(cleanup);
+    const blobs = await fill(root, 13);
+    const big = [...blobs.keys()][0]!; // 9 MiB: several groups
+    const before = await children(root);
+    wipe(root, 'd3');
+    const present = before
+      .filter(([d, c]) => d !== 'd3' && c.split('!')[0] === big)
+      .map(([d, c]) => ({ d, c, index: parseChildKey(c)!.index }))
+      .sort((a, b) => a.index - b.index);
+    expect(present).toHaveLength(5);
+    const flip = async (f: { d: string; c: string }, at: (len: number) => number) => {
+      const child = await createFsProvider({ dir: join(root, f.d) });
+      const bytes = Buffer.from(await getBytes(child, f.c));
+      const i = at(bytes.length);
+      bytes[i] = bytes[i]! ^ 0x5a;
+      await child.put(f.c, bytes);
+      await child.close();
+    };
+    // A chosen source fails in the last group; the only spare then joins with a bad header.
+    await flip(present[0]!, (len) => len - 4096);
+    await flip(present[4]!, () => 40);
+
+    const p = await openSet(root);
+    const r = await runScrub(p, { repair: true, missingOnly: true });
+    expect(r.lost).toEqual([big]);
+    expect(r.fragments.corrupt).toBe(2);
+    expect((await children(root)).some(([d, c]) => d === 'd3' && c.split('!')[0] === big)).toBe(false);
+    // A full scrub agrees: the same two fragments are bad, the blob is lost.
+    const full = await runScrub(p);
+    expect(full.lost).toEqual([big]);
+    expect(full.fragments.corrupt).toBe(2);
+    await p.close();
+  }, 120_000);
+
   it('a stopped missing-only pass resumes only as one: a full pass starts over', async () => {
     const { dir: root, cleanup } = tempDir('repair-missing');
     cleanups.push(cleanup);

@@ -10,6 +10,11 @@
  * excluded: a corrupt fragment on a healthy domain is usually rewritten in place), fragments
  * left on other domains are deleted, and leftovers of older writes are removed. A lost blob
  * (fewer than k good fragments, no good copy) is never written to.
+ *
+ * A missing-only repair (CheckOptions.missingOnly) reads nothing of a blob none of whose
+ * fragments is missing by name, and of the others only the k fragments rebuilding needs (a
+ * replicated blob missing a copy is checked whole, as it is small); the fragments it did not
+ * verify are listed in BlobCheck.unchecked and left out of `fragments`.
  */
 import { ProviderError } from '../provider.js';
 import type { FragmentCheck, BlobCheck, ErasureConfig, ErasureStats, FragmentState } from './types.js';

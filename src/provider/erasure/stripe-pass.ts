@@ -16,6 +16,11 @@
  * and reported with its state; the rebuilt fragments only ever use verified bytes. With fewer
  * than k verified sources left the targets are failed (nothing partial is kept: FragmentSink
  * aborts the child put) and the blob is reported as it stands.
+ *
+ * With `needed` (a missing-only repair, scrub.ts) the pass reads only k sources, data first,
+ * and when one fails the next present fragment joins from that group on (its header read and
+ * checked on its own) and the group is read again; what it never read, or read only from a
+ * later group on, is returned as `unchecked`, never as verified.
  */
 import { getBytes, ProviderError } from '../provider.js';
 import { encodeHeader, encodeTrailer, FragmentError, keyHash } from './fragment.js';
@@ -33,6 +38,20 @@ import type { FragmentState } from './types.js';
  * 16 MiB: a (4,2) pass reads 3 cells of 256 KiB per call, a (10,4) pass one; scrub runs
  * `concurrency` passes at once (8 on a stopped repository: 128 MiB at most). */
 export const PASS_BYTES = 16 * 2 ** 20;
+
+let passBytes = PASS_BYTES;
+
+/**
+ * Sets the bytes one blob's pass may hold from the next pass on (default PASS_BYTES). For a
+ * process with memory to spare and no requests to serve: `strata scrub` on a stopped
+ * repository, where each group read costs an open, a read and a close per source and a worker
+ * round trip, so larger groups cost less CPU per byte. Throws RangeError below 1 MiB or above
+ * 1 GiB.
+ */
+export function usePassBytes(n: number): void {
+  if (!Number.isInteger(n) || n < 2 ** 20 || n > 2 ** 30) throw new RangeError(`pass bytes must be 1 MiB..1 GiB, not ${n}`);
+  passBytes = n;
+}
 
 export interface PassResult {
   /** State of every fragment index after the pass ('missing' for those not present). An index
@@ -54,9 +73,9 @@ function stateOf(err: unknown): FragmentState {
   return 'corrupt';
 }
 
-/** Stripes per group for `meta` (see PASS_BYTES). */
-export function groupStripes(meta: BlobMeta): number {
-  const per = Math.floor(PASS_BYTES / (3 * (meta.k + meta.m)));
+/** Stripes per group for `meta` when `readers` fragments are read (see PASS_BYTES). */
+export function groupStripes(meta: BlobMeta, readers = meta.k + meta.m): number {
+  const per = Math.floor(passBytes / (3 * readers));
   return Math.max(1, Math.floor(per / framedLength(meta.cellSize)));
 }
 
@@ -97,8 +116,11 @@ export async function verifyAndRebuild(
   const spares = needed ? present.slice(meta.k) : [];
   const joined = new Map<number, number>();
   const targetIdx = [...targets.keys()];
+  // `needed` reads k sources, not k + m: the same budget holds larger groups (a spare that
+  // joins on a failure goes over it by its share until the blob's pass ends).
+  const per = groupStripes(meta, needed ? meta.k + targetIdx.length : meta.k + meta.m);
   const sinks = targetIdx.map(
-    (i) => new FragmentSink(ctx.domains, targets.get(i)!, nameOf(meta, i), g.fragmentSize, 2 * groupStripes(meta) * framedLength(meta.cellSize))
+    (i) => new FragmentSink(ctx.domains, targets.get(i)!, nameOf(meta, i), g.fragmentSize, 2 * per * framedLength(meta.cellSize))
   );
   let folds = targetIdx.map(() => 0);
   const hash = keyHash(meta.key);
@@ -114,7 +136,6 @@ export async function verifyAndRebuild(
         encodeHeader({ layout: 'striped', k: meta.k, m: meta.m, index: i, cellSize: meta.cellSize, length: meta.length, generation: meta.generation, keyHash: hash })
       )
     );
-    const per = groupStripes(meta);
     const groups = Math.max(1, Math.ceil(g.stripes / per));
     const read = (grp: number) => readGroup(ctx, meta, g, [...sources], grp, per, groups);
     let ahead = read(0);
