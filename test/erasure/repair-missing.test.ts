@@ -197,6 +197,34 @@ describe('missing-only repair', () => {
     await p.close();
   }, 120_000);
 
+  it('a blob heal on read queued for repair stays queued when a missing-only pass skips it', async () => {
+    // Regression: the provider dropped a key from its repair queue when a check found every
+    // fragment it listed ok, and a missing-only check of a complete blob lists none.
+    const { dir: root, cleanup } = tempDir('repair-missing');
+    cleanups.push(cleanup);
+    const blobs = await fill(root, 17);
+    const key = [...blobs.keys()][1]!; // 7 MiB, striped
+    const [d, c] = (await children(root)).find(([, c]) => c.split('!')[0] === key && parseChildKey(c)?.index === 0)!;
+    const child = await createFsProvider({ dir: join(root, d) });
+    const bytes = Buffer.from(await getBytes(child, c));
+    bytes[bytes.length >> 1] ^= 0x5a;
+    await child.put(c, bytes);
+    await child.close();
+    const p = await openSet(root);
+    expect(Buffer.compare(Buffer.from(await getBytes(p, key)), Buffer.from(blobs.get(key)!))).toBe(0);
+    expect(p.stats.degradedBlobs).toBe(1);
+    const r = await runScrub(p, { repair: true, missingOnly: true });
+    expect(r.repairedFragments).toBe(0);
+    expect(p.stats.degradedBlobs).toBe(1);
+    const full = await runScrub(p, { repair: true });
+    expect(full.repairedFragments).toBe(1);
+    // The next check finds it sound and takes it off the queue.
+    expect((await runScrub(p)).damagedBlobs).toBe(0);
+    expect(p.stats.degradedBlobs).toBe(0);
+    await expectExact(p, blobs);
+    await p.close();
+  }, 120_000);
+
   it('a stopped missing-only pass resumes only as one: a full pass starts over', async () => {
     const { dir: root, cleanup } = tempDir('repair-missing');
     cleanups.push(cleanup);
