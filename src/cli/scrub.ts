@@ -21,7 +21,6 @@ import { adminRequest, AdminClientError, type AdminClientOptions } from '../admi
 import { adminScrub, type AdminScrubRequest, type AdminScrubStatus } from '../admin/scrub.js';
 import { availableParallelism } from 'node:os';
 import { usePassWorkers } from '../provider/erasure/pass-pool.js';
-import { usePassBytes } from '../provider/erasure/stripe-pass.js';
 import { ScrubGaveUp, type ScrubProgress, type ScrubReport } from '../provider/erasure/scrub.js';
 import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
@@ -54,10 +53,6 @@ const BAR_WIDTH = 24;
  * a wiped domain measured 1.4x faster at 8 than at the server's 4 (2 cores, 4+2, 16 MiB
  * objects: 200 vs 147 MiB/s of blobs). */
 const LOCAL_CONCURRENCY = 8;
-/** Bytes one blob's pass may hold on a stopped repository (the server's is PASS_BYTES, 16
- * MiB): each group costs an open, a read and a close per source fragment and a worker round
- * trip, which on (10,4) with 256 KiB cells was one cell per read. 8 passes: 256 MiB at most. */
-const LOCAL_PASS_BYTES = 32 * 2 ** 20;
 
 export const EXIT_LOST = 1;
 export const EXIT_DEGRADED = 3;
@@ -231,10 +226,7 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
       } else line(progressText(p));
     };
     // A stopped repository has no request path to leave a core to: one pass worker per core.
-    if (t.provider) {
-      usePassWorkers(availableParallelism());
-      usePassBytes(LOCAL_PASS_BYTES);
-    }
+    if (t.provider) usePassWorkers(availableParallelism());
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;
