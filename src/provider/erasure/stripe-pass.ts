@@ -96,8 +96,9 @@ export async function verifyAndRebuild(
   const present: number[] = [];
   meta.fragments.forEach((d, i) => d !== undefined && !targets.has(i) && present.push(i));
   const needed = options.needed === true && targets.size > 0;
-  // With `needed`: the first k present (data before parity: the codec then only copies what
-  // it can), the rest spares in index order; `joined` is the group a spare joined at.
+  // With `needed`: the first k present (data before parity: a data target is then rebuilt
+  // with no parity row computed, stripe-group.ts), the rest spares in index order; `joined`
+  // is the group a spare joined at.
   const sources = new Set<number>(needed ? present.slice(0, meta.k) : present);
   const spares = needed ? present.slice(meta.k) : [];
   const joined = new Map<number, number>();
