@@ -36,6 +36,8 @@ export interface ScrubReport {
   damagedByDomain: Record<string, number>;
   repairedFragments: number;
   repairBytes: number;
+  /** Fragments a missing-only repair did not verify (absent: none). */
+  fragments?: { verified: number; unchecked?: number };
   lost: string[];
   ms: number;
 }
@@ -137,10 +139,11 @@ export class Lane {
     return removed;
   }
 
-  /** `strata scrub --json [--repair]` over this lane's domains (server stopped). */
-  async scrub(repair: boolean): Promise<ScrubRun> {
+  /** `strata scrub --json [--repair [--missing-only]]` over this lane's domains (server
+   * stopped): `missingOnly` is what an operator runs after replacing a disk by an empty one. */
+  async scrub(repair: boolean, missingOnly = false): Promise<ScrubRun> {
     if (this.target) throw new Error('scrub: stop the server first');
-    const args = ['scrub', '--data', this.data, '--json', ...(repair ? ['--repair'] : [])];
+    const args = ['scrub', '--data', this.data, '--json', ...(repair ? ['--repair'] : []), ...(repair && missingOnly ? ['--missing-only'] : [])];
     const t0 = performance.now();
     const { code, stdout, stderr } = await runCli(args, this.env);
     const wallSeconds = (performance.now() - t0) / 1000;

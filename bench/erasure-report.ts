@@ -177,7 +177,7 @@ export function maintenanceTable(res: ErasureResults): string {
     if (m.repairM) row(lane, 'repair after m domains wiped', m.repairM, m.repairM.wipedBytes, `${fmt(m.repairM.wipedBytes / MIB)} MiB wiped`);
     if (m.scrub) row(lane, 'scrub (verify only), healthy', m.scrub, m.scrub.report.bytes, damageText(m.scrub.report.damagedByDomain));
     if (m.repairOne)
-      row(lane, 'repair one wiped domain', m.repairOne, m.repairOne.wipedBytes, `domain held ${fmt(m.repairOne.wipedBytes / MIB)} MiB, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after`);
+      row(lane, 'repair one wiped domain (--missing-only)', m.repairOne, m.repairOne.wipedBytes, `domain held ${fmt(m.repairOne.wipedBytes / MIB)} MiB, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after`);
   }
   return table(
     ['Lane', 'Run', 'blobs', 'MiB', 'wall s', 'report s', 'MiB/s (wall)', 'fragments rebuilt', 'MiB rebuilt', 'lost', 'notes'],

@@ -203,7 +203,9 @@ async function main(): Promise<void> {
       mt.scrub = await lane.scrub(false);
       log(`${name}: scrub ${fmt(mt.scrub.report.bytes / MIB)} MiB in ${fmt(mt.scrub.wallSeconds, 1)} s`);
       const wipedBytes = lane.wipeDomains([1]);
-      const repaired = await lane.scrub(true);
+      // What an operator runs after replacing the disk: rebuild what is missing, reading k
+      // verified fragments per blob; the full scrub below then verifies every fragment.
+      const repaired = await lane.scrub(true, true);
       mt.repairOne = { ...repaired, wipedBytes, restoredBytes: treeBytes(lane.domainDir(1)) };
       log(`${name}: repair of one domain (${fmt(wipedBytes / MIB)} MiB) in ${fmt(repaired.wallSeconds, 1)} s`);
       const verified = await lane.verify();
@@ -234,7 +236,7 @@ async function main(): Promise<void> {
       BIG_LABEL +
       ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
-      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, while the next GETs run, at the default repair rate). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair` (start-up included). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, while the next GETs run, at the default repair rate). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
     only.length ? `\n**Partial run (\`--only=${only.join(',')}\`): the target rows of what it left out say "not run".**` : '',
     '',

@@ -2,7 +2,7 @@
  * @module Admin API for the erasure provider's maintenance — and the functions `strata scrub`
  * and `strata domains` call on a stopped repository, so both paths answer alike.
  *
- *   POST /_strata/admin/v1/scrub    {repair?: boolean, rate?: "50MiB", restart?: boolean}
+ *   POST /_strata/admin/v1/scrub    {repair?: boolean, missingOnly?: boolean, rate?: "50MiB", restart?: boolean}
  *        -> 202 AdminScrubStatus   starts a pass in the server (409 ScrubInProgress if one runs)
  *   GET  /_strata/admin/v1/scrub    -> 200 AdminScrubStatus {running, id, progress?, last?}
  *   GET  /_strata/admin/v1/domains  -> 200 {k, m, domains: DomainHealth[]} (with usage)
@@ -28,6 +28,9 @@ import { garbageClassifier } from './scrub-garbage.js';
 
 export interface AdminScrubRequest {
   repair?: boolean;
+  /** With `repair`: rebuild only fragments missing by name, reading only what that needs
+   * (provider/erasure/scrub.ts ScrubOptions.missingOnly). 400 InvalidArgument without repair. */
+  missingOnly?: boolean;
   /** A byte rate (`50MiB`) per second; absent: unlimited. */
   rate?: string;
   /** Ignore a saved cursor and start the pass over. */
@@ -89,9 +92,11 @@ const passes = new WeakMap<object, PassState>();
 export async function adminScrub(provider: Provider, req: AdminScrubRequest, onProgress?: (p: ScrubProgress) => void, signal?: AbortSignal, concurrency?: number): Promise<ScrubReport> {
   const erasure = erasureOf(provider);
   const rate = req.rate !== undefined ? parseRate(req.rate) : undefined;
+  if (req.missingOnly === true && req.repair !== true) throw new AdminError(400, 'InvalidArgument', 'missingOnly needs repair');
   await preemptBackgroundScrub(erasure);
   return runScrub(erasure, {
     repair: req.repair === true,
+    ...(req.missingOnly === true ? { missingOnly: true } : {}),
     resume: req.restart !== true,
     ...(rate !== undefined ? { rateBytesPerSec: rate } : {}),
     ...(signal ? { signal } : {}),
@@ -121,6 +126,7 @@ export function adminScrubStatus(provider: Provider): AdminScrubStatus {
 export function startAdminScrub(provider: Provider, req: AdminScrubRequest): AdminScrubStatus {
   const erasure = erasureOf(provider);
   if (req.rate !== undefined) parseRate(req.rate);
+  if (req.missingOnly === true && req.repair !== true) throw new AdminError(400, 'InvalidArgument', 'missingOnly needs repair');
   const s = passes.get(erasure) ?? { seq: 0 };
   passes.set(erasure, s);
   if (s.running) throw new AdminError(409, 'ScrubInProgress', `scrub pass ${s.running.id} is running; follow it with GET /_strata/admin/v1/scrub`);
@@ -161,7 +167,7 @@ export const SCRUB_ROUTES: AdminRoute[] = [
     path: ['scrub'],
     op: 'AdminScrub',
     handle: async (r) => {
-      const body = await readJson(r, { repair: 'boolean', rate: 'string', restart: 'boolean' });
+      const body = await readJson(r, { repair: 'boolean', missingOnly: 'boolean', rate: 'string', restart: 'boolean' });
       sendJson(r, 202, startAdminScrub(storeProvider(r.store), body));
     },
   },

@@ -3,7 +3,7 @@
  * damage by domain and the blobs that are lost, and with --repair rebuilds missing or corrupt
  * fragments onto healthy domains (provider/erasure/scrub.ts).
  *
- *   strata scrub --data LOCATION [--erasure k+m] [--repair] [--rate 50MiB] [--restart] [--objects]
+ *   strata scrub --data LOCATION [--erasure k+m] [--repair [--missing-only]] [--rate 50MiB] [--restart] [--objects]
  *                [--json]
  *
  * A progress bar on stderr when it is a terminal, a progress line every few seconds otherwise;
@@ -33,6 +33,7 @@ import { UsageError } from './args.js';
 
 interface ScrubCliOptions extends TargetOptions {
   repair?: boolean;
+  missingOnly?: boolean;
   rate?: number;
   restart?: boolean;
   objects?: boolean;
@@ -63,6 +64,13 @@ const opt = <K extends keyof ScrubCliOptions & string>(def: Parameters<typeof de
 const OPTIONS: OptionDef<ScrubCliOptions>[] = [
   ...(TARGET_OPTIONS as OptionDef<ScrubCliOptions>[]),
   opt({ name: 'repair', key: 'repair', type: booleanType(), help: 'rewrite missing or corrupt fragments onto healthy domains', from: once }),
+  opt({
+    name: 'missing-only',
+    key: 'missingOnly',
+    type: booleanType(),
+    help: 'with --repair: rebuild only fragments missing by name (a replaced, empty disk), reading k verified fragments of each blob missing one and nothing of complete blobs; what it does not read is counted unchecked, not verified',
+    from: once,
+  }),
   opt({ name: 'rate', key: 'rate', type: sizeType({ min: 1024 }), help: 'read at most this many bytes of blobs per second (default: unlimited)', from: once }),
   opt({ name: 'restart', key: 'restart', type: booleanType(), help: 'ignore a saved cursor and start the pass over', from: once }),
   opt({ name: 'objects', key: 'objects', type: booleanType(), help: 'name the objects lost blobs hold (walks the index again; local repositories)', from: once }),
@@ -97,9 +105,10 @@ export function scrubSummary(r: ScrubReport, where: string): string {
   const secs = Math.max(r.ms, 1) / 1000;
   const domains = Object.entries(r.damagedByDomain).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const lines = [
-    `scrub of ${where}${r.repair ? ' with repair' : ' (check only)'}${r.complete ? '' : ` — STOPPED before the end: run again to resume ${r.resumeAfter !== undefined ? `after ${r.resumeAfter}` : 'from the start'}`}`,
+    `scrub of ${where}${r.missingOnly ? ' with repair of missing fragments only' : r.repair ? ' with repair' : ' (check only)'}${r.complete ? '' : ` — STOPPED before the end: run again to resume ${r.resumeAfter !== undefined ? `after ${r.resumeAfter}` : 'from the start'}`}`,
     ...(r.resumedFrom !== undefined ? [`resumed      after ${r.resumedFrom} (${r.resumedBlobs} blobs checked earlier)`] : []),
     `checked      ${r.blobs} blobs, ${mib(r.bytes)}; ${r.fragments.verified} fragments in ${secs.toFixed(1)} s (${mib((r.bytes - r.resumedBytes) / secs)}/s this run)`,
+    ...(r.fragments.unchecked ? [`unchecked    ${r.fragments.unchecked} fragments not read by this missing-only repair (run a full scrub to verify them)`] : []),
     `damaged      ${r.damagedBlobs} blobs: ${r.fragments.missing} fragments missing, ${r.fragments.corrupt} corrupt, ${r.fragments.unreachable} unreachable`,
     ...domains.map(([d, n]) => `  domain ${d.padEnd(12)} ${n} damaged fragments`),
     `repaired     ${r.repairedFragments} fragments, ${mib(r.repairBytes)} written`,
@@ -172,7 +181,13 @@ checks its CRCs, reports damage by domain and lists the blobs that are lost (mor
 damaged). --repair rebuilds missing or corrupt fragments onto healthy domains, so a domain replaced
 by a new empty directory is brought back to full redundancy. --rate bounds the bytes read per
 second. A killed scrub resumes from its saved cursor when run again (--restart starts over).
---objects names the objects whose bodies lost blobs hold (a second walk of the index).`,
+--objects names the objects whose bodies lost blobs hold (a second walk of the index).
+
+After replacing a lost disk by an empty one, --repair --missing-only restores full redundancy
+fastest: for each blob missing a fragment it reads and verifies only k fragments (data first; the
+next one when one is bad) and rebuilds the missing one; complete blobs are not read. Fragments it
+did not read are reported as unchecked, never as verified, and the pass does not count as a
+completed scrub: run a full scrub (with --repair) afterwards to verify everything.`,
   options: OPTIONS as readonly OptionDef<never>[],
   notes: `${TARGET_NOTES}
 
@@ -184,7 +199,8 @@ server cannot be used (a pass that gave up midway keeps its cursor: run again to
 
 async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<number> {
   const o = resolveOptions(OPTIONS, { flags: args.flags, env }) as ScrubCliOptions;
-  const req: AdminScrubRequest = { repair: o.repair === true, restart: o.restart === true, ...(o.rate !== undefined ? { rate: formatSize(o.rate) } : {}) };
+  if (o.missingOnly && !o.repair) throw new UsageError('scrub: --missing-only needs --repair');
+  const req: AdminScrubRequest = { repair: o.repair === true, ...(o.missingOnly ? { missingOnly: true } : {}), restart: o.restart === true, ...(o.rate !== undefined ? { rate: formatSize(o.rate) } : {}) };
   const tty = process.stderr.isTTY === true;
   let barShown = false;
   const line = (l: string) => {

@@ -35,6 +35,14 @@ describe('strata scrub output', () => {
     expect(line).toBe('5/10 blobs, 5.0 MiB/10.0 MiB at 1.0 MiB/s, ETA 5s; damaged 1, lost 0');
   });
 
+  it('a missing-only repair says so and counts what it did not read as unchecked, apart from verified', () => {
+    const s = scrubSummary(report({ repair: true, missingOnly: true, blobs: 3, fragments: { verified: 12, missing: 3, corrupt: 0, unreachable: 0, unchecked: 3 } }), 'repository /x');
+    expect(s).toContain('with repair of missing fragments only');
+    expect(s).toContain('12 fragments in');
+    expect(s).toMatch(/^unchecked +3 fragments not read by this missing-only repair/m);
+    expect(scrubSummary(report({ repair: true }), 'repository /x')).not.toContain('unchecked');
+  });
+
   it('the domains table shows every domain with labels, state and usage', () => {
     const t = domainsTable({
       k: 4,

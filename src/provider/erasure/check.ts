@@ -10,6 +10,11 @@
  * excluded: a corrupt fragment on a healthy domain is usually rewritten in place), fragments
  * left on other domains are deleted, and leftovers of older writes are removed. A lost blob
  * (fewer than k good fragments, no good copy) is never written to.
+ *
+ * A missing-only repair (CheckOptions.missingOnly) reads nothing of a blob none of whose
+ * fragments is missing by name, and of the others only the k fragments rebuilding needs (a
+ * replicated blob missing a copy is checked whole, as it is small); the fragments it did not
+ * verify are listed in BlobCheck.unchecked and left out of `fragments`.
  */
 import { ProviderError } from '../provider.js';
 import type { FragmentCheck, BlobCheck, ErasureConfig, ErasureStats, FragmentState } from './types.js';
@@ -53,6 +58,11 @@ export interface CheckOptions {
   repair?: boolean;
   signal?: AbortSignal;
   found?: LookupResult;
+  /** With `repair`: rebuild only fragments (copies) missing by name, reading only what that
+   * needs (striped: k verified sources; stripe-pass.ts `needed`), and nothing of a blob none of
+   * whose fragments is missing. Fragments not verified are listed in BlobCheck.unchecked,
+   * never in `fragments`. Corrupt fragments not read stay undetected: a full scrub finds them. */
+  missingOnly?: boolean;
 }
 
 /**
@@ -152,6 +162,15 @@ async function checkOnce(
   let stale = false;
   /** Fragment indices the pass rebuilt. */
   const fixed = new Set<number>();
+  /** Fragment (copy) indices present but not verified (missingOnly). */
+  let unchecked: number[] = [];
+  const missingOnly = options.repair === true && options.missingOnly === true;
+  const complete = meta.layout === 'striped' ? meta.fragments.every((d) => d !== undefined) : meta.copies.length >= config.m + 1;
+  if (missingOnly && complete) {
+    // Nothing missing by name: nothing to rebuild, nothing read.
+    const all = meta.layout === 'striped' ? meta.fragments.map((_, i) => i) : meta.copies.map((_, i) => i);
+    return { check: { key, layout: meta.layout, size: meta.length, fragments: [], repaired: 0, repairBytes: 0, lost: false, unchecked: all }, meta, clean: found.stale.length === 0 };
+  }
   if (meta.layout === 'striped') {
     const n = meta.k + meta.m;
     const where = reportDomains(ctx, key, n, meta.fragments);
@@ -164,10 +183,11 @@ async function checkOnce(
       const unusable = new Set([...ctx.domains.failedIds(), ...found.unreachable]);
       targets = replacementTargets(ctx, key, n, missing, holding, unusable);
     }
-    const pass = await verifyAndRebuild(ctx, meta, targets, options.signal);
+    const pass = await verifyAndRebuild(ctx, meta, targets, { ...(options.signal ? { signal: options.signal } : {}), needed: missingOnly });
+    unchecked = pass.unchecked;
     pass.states.forEach((state, i) => {
       if (state === 'missing' && meta.fragments[i] !== undefined && options.found) stale = true;
-      fragments.push({ index: i, domain: meta.fragments[i] ?? where(i), state });
+      if (!unchecked.includes(i)) fragments.push({ index: i, domain: meta.fragments[i] ?? where(i), state });
     });
     for (const r of pass.rebuilt) {
       if (!r.ok) continue;
@@ -190,8 +210,9 @@ async function checkOnce(
   const bad = fragments.length - good;
   stats.fragmentsVerified += good;
   stats.fragmentsDamaged += bad;
-  const lost = meta.layout === 'striped' ? good < meta.k : good === 0;
-  const check: BlobCheck = { key, layout: meta.layout, size: meta.length, fragments, repaired, repairBytes, lost };
+  // Fragments not verified (missingOnly) are not damage found: they count as present.
+  const lost = meta.layout === 'striped' ? good + unchecked.length < meta.k : good === 0;
+  const check: BlobCheck = { key, layout: meta.layout, size: meta.length, fragments, repaired, repairBytes, lost, ...(unchecked.length ? { unchecked } : {}) };
   stats.fragmentsRepaired += repaired;
   stats.repairBytes += repairBytes;
   if (stale || !options.repair || lost) return { check, meta: lost ? undefined : meta, clean: found.stale.length === 0, stale };

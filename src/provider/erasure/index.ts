@@ -500,7 +500,8 @@ class ErasureProviderImpl implements ErasureProvider {
       const result = await checkBlob(this.#ctx, key, this.#config, this.stats, { ...options, found });
       if (result.meta) this.#remember(result.meta);
       else this.#cache.delete(key);
-      if (!result.check.lost && result.check.fragments.every((f) => f.state === 'ok') && result.clean) {
+      // A missing-only repair that left fragments unchecked has not shown the blob sound.
+      if (!result.check.lost && result.check.fragments.every((f) => f.state === 'ok') && !result.check.unchecked?.length && result.clean) {
         this.#repair.delete(key);
         this.stats.degradedBlobs = this.#repair.size;
       }

@@ -29,7 +29,9 @@ export interface ScrubTotals {
   damagedBlobs: number;
   /** Damaged fragments (missing, corrupt or unreachable) by domain id. */
   damagedByDomain: Record<string, number>;
-  fragments: { verified: number; missing: number; corrupt: number; unreachable: number };
+  /** `verified` counts every fragment a check read (damaged ones too); `unchecked` (absent
+   * while 0) the fragments present by name that a missing-only repair did not verify. */
+  fragments: { verified: number; missing: number; corrupt: number; unreachable: number; unchecked?: number };
   repairedFragments: number;
   repairBytes: number;
   /** Damaged, readable blobs still short of full redundancy after this pass (not repaired, or
@@ -53,6 +55,8 @@ export interface ScrubCursor {
   /** Every key up to and including this one is checked and in `totals`. */
   after: string;
   repair: boolean;
+  /** A missing-only repair pass (scrub.ts ScrubOptions.missingOnly); absent: a full pass. */
+  missingOnly?: boolean;
   /** When the pass began (ms since the epoch). */
   startedAt: number;
   savedAt: number;
@@ -97,6 +101,8 @@ export function parseCursor(bytes: Uint8Array): ScrubCursor | undefined {
   if (!counts.every((c) => isCount(t[c]))) return undefined;
   const f = t.fragments;
   if (!isObj(f) || !['verified', 'missing', 'corrupt', 'unreachable'].every((c) => isCount(f[c]))) return undefined;
+  if (f.unchecked !== undefined && !isCount(f.unchecked)) return undefined;
+  if (v.missingOnly !== undefined && typeof v.missingOnly !== 'boolean') return undefined;
   if (!isObj(t.damagedByDomain) || !Object.values(t.damagedByDomain).every(isCount)) return undefined;
   if (!Array.isArray(t.lost) || t.lost.length > MAX_LISTED_KEYS || !t.lost.every((k) => typeof k === 'string')) return undefined;
   if (!Array.isArray(t.errors) || t.errors.length > MAX_LISTED_KEYS) return undefined;
@@ -110,7 +116,7 @@ export function parseCursor(bytes: Uint8Array): ScrubCursor | undefined {
     bytes: t.bytes as number,
     damagedBlobs: t.damagedBlobs as number,
     damagedByDomain: { ...(t.damagedByDomain as Record<string, number>) },
-    fragments: { verified: f.verified as number, missing: f.missing as number, corrupt: f.corrupt as number, unreachable: f.unreachable as number },
+    fragments: { verified: f.verified as number, missing: f.missing as number, corrupt: f.corrupt as number, unreachable: f.unreachable as number, ...(f.unchecked ? { unchecked: f.unchecked as number } : {}) },
     repairedFragments: t.repairedFragments as number,
     repairBytes: t.repairBytes as number,
     unrepairedBlobs: t.unrepairedBlobs as number,
@@ -122,7 +128,7 @@ export function parseCursor(bytes: Uint8Array): ScrubCursor | undefined {
     garbage: [...(garbage as string[])],
     garbageCount,
   };
-  return { after: v.after, repair: v.repair, startedAt: v.startedAt, savedAt: v.savedAt, totals };
+  return { after: v.after, repair: v.repair, ...(v.missingOnly === true ? { missingOnly: true } : {}), startedAt: v.startedAt, savedAt: v.savedAt, totals };
 }
 
 async function readSmall(provider: Provider, key: string): Promise<Uint8Array | undefined> {

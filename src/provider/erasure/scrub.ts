@@ -12,9 +12,16 @@
  * records its end (`maintenance/scrub-last`). Within one process, passes over one provider run
  * one at a time (a second waits for the first).
  *
- * Resuming is the default: a pass finding a cursor saved by a pass of the same kind (repair or
- * check-only) continues it, and its report covers the whole pass. A cursor of the other kind is
- * dropped (a repair pass must not skip blobs a check-only pass merely looked at).
+ * Resuming is the default: a pass finding a cursor saved by a pass of the same kind (repair,
+ * missing-only repair, or check-only) continues it, and its report covers the whole pass. A
+ * cursor of another kind is dropped (a repair pass must not skip blobs a check-only pass merely
+ * looked at, nor a full pass blobs a missing-only one did not verify).
+ *
+ * A missing-only repair (`missingOnly`, for a domain replaced by an empty one) rebuilds only
+ * fragments missing by name and reads only what that needs (k verified fragments of a blob
+ * missing one, nothing of a complete blob): `fragments.unchecked` counts what it did not verify.
+ * It does not count as a completed scrub (`maintenance/scrub-last` is left as it was), so the
+ * scheduled full pass still comes when due.
  */
 import { ProviderError } from '../provider.js';
 import type { BlobCheck, ErasureProvider } from './types.js';
@@ -71,6 +78,9 @@ export interface ScrubProgress {
 export interface ScrubOptions {
   /** Rewrite missing or corrupt fragments (default false: check only). */
   repair?: boolean;
+  /** With `repair`: rebuild only fragments missing by name, reading only what that needs (see
+   * the module note); fragments not verified are counted in `fragments.unchecked`. */
+  missingOnly?: boolean;
   /** Limit on logical blob bytes checked per second (the disks read about (k+m)/k times that
    * for striped blobs, m+1 times for replicated ones). Default unlimited. */
   rateBytesPerSec?: number;
@@ -91,6 +101,8 @@ export interface ScrubOptions {
 
 export interface ScrubReport extends ScrubTotals {
   repair: boolean;
+  /** A missing-only repair pass (present only then). */
+  missingOnly?: boolean;
   /** False when stopped by `signal` before the end (the cursor holds the rest). */
   complete: boolean;
   /** The cursor key this run continued after, when it resumed a pass. */
@@ -144,6 +156,7 @@ const passes = new WeakMap<object, Promise<unknown>>();
 export async function runScrub(provider: ErasureProvider, options: ScrubOptions = {}): Promise<ScrubReport> {
   const concurrency = options.concurrency ?? DEFAULT_SCRUB_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new RangeError(`scrub concurrency must be 1..256, not ${concurrency}`);
+  if (options.missingOnly && !options.repair) throw new RangeError('scrub: missingOnly needs repair');
   const before = passes.get(provider);
   const run = (async () => {
     await before?.catch(() => undefined);
@@ -182,6 +195,7 @@ async function countPass(provider: ErasureProvider, after: string | undefined, s
 function fold(t: ScrubTotals, size: number, c: BlobCheck, repair: boolean, garbage: boolean): void {
   t.blobs++;
   t.bytes += size;
+  if (c.unchecked?.length) t.fragments.unchecked = (t.fragments.unchecked ?? 0) + c.unchecked.length;
   if (garbage) {
     t.garbageCount++;
     if (t.garbage.length < MAX_LISTED_KEYS) t.garbage.push(c.key);
@@ -228,6 +242,7 @@ async function* blobsAfter(provider: ErasureProvider, after: string | undefined,
 
 async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concurrency: number): Promise<ScrubReport> {
   const repair = options.repair === true;
+  const missingOnly = repair && options.missingOnly === true;
   const signal = options.signal;
   const clock = options.clock ?? REAL_CLOCK;
   const everyBlobs = options.cursorEveryBlobs ?? CURSOR_EVERY_BLOBS;
@@ -236,7 +251,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   const began = clock.now();
 
   let cursor = options.resume === false ? undefined : await loadCursor(provider);
-  if (cursor && cursor.repair !== repair) cursor = undefined;
+  if (cursor && (cursor.repair !== repair || (cursor.missingOnly === true) !== missingOnly)) cursor = undefined;
   if (!cursor) await clearCursor(provider);
   const totals = cursor ? cursor.totals : emptyTotals();
   const startedAt = cursor ? cursor.startedAt : Date.now();
@@ -265,6 +280,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   const partial = (after: string | undefined): ScrubReport => ({
     ...totals,
     repair,
+    ...(missingOnly ? { missingOnly } : {}),
     complete: false,
     ...(cursor ? { resumedFrom: cursor.after } : {}),
     resumedBlobs,
@@ -290,7 +306,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   let saving: Promise<void> | undefined;
   const save = async () => {
     if (after === undefined) return;
-    await saveCursor(provider, { after, repair, startedAt, totals });
+    await saveCursor(provider, { after, repair, ...(missingOnly ? { missingOnly } : {}), startedAt, totals });
     savedAt = clock.now();
     sinceSave = 0;
   };
@@ -323,7 +339,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   const start = (slot: Slot) => {
     load += slot.weight;
     const p: Promise<void> = provider
-      .checkBlob(slot.key, { repair, ...(signal ? { signal } : {}), ...(slot.found ? { found: slot.found } : {}) })
+      .checkBlob(slot.key, { repair, ...(missingOnly ? { missingOnly } : {}), ...(signal ? { signal } : {}), ...(slot.found ? { found: slot.found } : {}) })
       .then(async (c) => {
         if (c.lost && options.isGarbage) slot.garbage = await options.isGarbage(c.key).catch(() => false);
         return c;
@@ -372,7 +388,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
           // the cursor saved last stands
         }
       }
-      const lastSaved = saved ? after : await loadCursor(provider).then((c) => (c?.repair === repair ? c.after : undefined), () => undefined);
+      const lastSaved = saved ? after : await loadCursor(provider).then((c) => (c?.repair === repair && (c.missingOnly === true) === missingOnly ? c.after : undefined), () => undefined);
       throw new ScrubGaveUp(err, partial(lastSaved), saved);
     }
   }
@@ -383,7 +399,8 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   if (stopped) await save();
   else {
     await clearCursor(provider);
-    await saveLastPass(provider, repair);
+    // A missing-only pass verified only part of the fragments: not a completed scrub.
+    if (!missingOnly) await saveLastPass(provider, repair);
   }
   progress('scrub', totalBlobs, totalBytes);
   return stopped ? partial(after) : { ...partial(undefined), complete: true };

@@ -76,7 +76,12 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
     for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
     // Rebuilt slots land in this thread's scratch (framed into fresh buffers below): fresh
     // arrays per group cost about as much in page faults as the arithmetic.
-    codec.reconstruct(shards, { into: shards.map((sh, i) => (sh ? null : scratch(i, len))) });
+    // When every target is a data fragment only the missing data slots are computed: a pass
+    // that read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody
+    // asked for, and computing them would cost a codec row each.
+    const into = shards.map((sh, i) => (sh ? null : scratch(i, len)));
+    if (job.targets.every((i) => i < job.k)) codec.reconstructData(shards, { into });
+    else codec.reconstruct(shards, { into });
     job.targets.forEach((i, j) => {
       const fl = framedLength(cl);
       const out = new Uint8Array((b - a) * fl);
@@ -128,14 +133,23 @@ function spans(g: Geometry, s0: number, s1: number): [number, number][] {
 
 /** Checks one source's group bytes and unframes its cells into `into` (stripe s at
  * (s - s0) * cellSize). Throws FragmentError. */
+/**
+ * Checks fragment `index`'s header bytes (HEADER_BYTES long) against the blob `job` describes:
+ * layout, index, generation, k, m, cell size, length and key hash. Throws FragmentError. (A
+ * source that joins a pass after its first group has its header checked with this.)
+ */
+export function checkHeader(job: Pick<GroupJob, 'key' | 'k' | 'm' | 'cellSize' | 'length' | 'generation' | 'keyHash'>, index: number, bytes: Uint8Array): void {
+  const h = parseHeader(bytes.subarray(0, HEADER_BYTES));
+  if (h.layout !== 'striped' || h.index !== index || h.generation !== job.generation || h.k !== job.k || h.m !== job.m || h.cellSize !== job.cellSize)
+    throw new FragmentError(`${job.key}: fragment ${index} header does not match its name`);
+  if (h.length !== undefined && h.length !== job.length) throw new FragmentError(`${job.key}: fragment ${index} header length ${h.length} is not ${job.length}`);
+  if (!h.keyHash.every((b, j) => b === job.keyHash[j])) throw new FragmentError(`${job.key}: fragment ${index} belongs to another key`);
+}
+
 function checkGroup(job: GroupJob, g: Geometry, index: number, bytes: Uint8Array, into: Uint8Array): void {
   let o = 0;
   if (job.first) {
-    const h = parseHeader(bytes.subarray(0, HEADER_BYTES));
-    if (h.layout !== 'striped' || h.index !== index || h.generation !== job.generation || h.k !== job.k || h.m !== job.m || h.cellSize !== job.cellSize)
-      throw new FragmentError(`${job.key}: fragment ${index} header does not match its name`);
-    if (h.length !== undefined && h.length !== g.length) throw new FragmentError(`${job.key}: fragment ${index} header length ${h.length} is not ${g.length}`);
-    if (!h.keyHash.every((b, j) => b === job.keyHash[j])) throw new FragmentError(`${job.key}: fragment ${index} belongs to another key`);
+    checkHeader(job, index, bytes);
     o = HEADER_BYTES;
   }
   for (let s = job.s0; s < job.s1; s++) {

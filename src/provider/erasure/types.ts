@@ -88,6 +88,9 @@ export interface BlobCheck {
   repairBytes: number;
   /** More fragments damaged than parity covers: the blob cannot be read (fails closed). */
   lost: boolean;
+  /** Indices of fragments (copies) present by name that this check did not verify (a
+   * `missingOnly` repair reads only what rebuilding needs); they are not in `fragments`. */
+  unchecked?: number[];
 }
 
 export interface DomainHealth {
@@ -119,6 +122,9 @@ export interface CheckBlobOptions {
   /** The blob's fragment names as a scrub's census found them (census.ts): the check then
    * needs no lookup of its own (it looks up again if the census proves stale). */
   found?: LookupResult;
+  /** With `repair`: rebuild only what is missing by name, reading only what that needs; what
+   * is not verified is listed in BlobCheck.unchecked (check.ts CheckOptions). */
+  missingOnly?: boolean;
 }
 
 /** The provider's maintenance surface, beyond the plain Provider interface. */
