@@ -9,9 +9,13 @@
  * Flags: --sizes=8,64 (MiB) --ms=3000 (per cell) --rounds=1 (interleaved across targets)
  *        --targets=strata,strata-inline,fs,trivial-hono (strata-inline: STRATA_HASH_THREADS=0,
  *        every body hashed on the main thread, as before the hash workers)
+ *        --base=<dist dir> adds target strata-base: the Strata of another build (e.g. the
+ *        commit before a change, built into its own dist), measured alongside in the same run
+ *        --prof=<dir> runs the Strata targets with --cpu-prof, profiles written to <dir>
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { closedLoop, pool, send } from './http-load.js';
 import { startTarget, type Target, type TargetName } from './http-targets.js';
 import { fmt } from './lib/stats.js';
@@ -22,6 +26,10 @@ const sizes = (arg('sizes') ?? '8,64').split(',').map((s) => Number(s) * 2 ** 20
 const ms = Number(arg('ms') ?? 3000);
 const names = (arg('targets') ?? 'strata,strata-inline,fs,trivial-hono').split(',') as TargetName[];
 const rounds = Number(arg('rounds') ?? 1);
+const base = arg('base');
+const prof = arg('prof');
+const nodeArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+if (base && !names.includes('strata-base' as TargetName)) names.unshift('strata-base' as TargetName);
 
 /** CPU seconds of the process's main thread (its task with the pid as id); USER_HZ = 100. */
 function mainThreadCpu(pid: number): number {
@@ -31,22 +39,22 @@ function mainThreadCpu(pid: number): number {
 }
 
 /** Strata (as bench:http starts it: default logging, to a file) with `env` added. */
-async function startStrata(env: Record<string, string> = {}): Promise<Target> {
+async function startStrata(env: Record<string, string> = {}, cli?: string): Promise<Target> {
   const saved = { ...process.env };
   Object.assign(process.env, env);
   try {
-    return await startTarget('strata');
+    return await startTarget('strata', { nodeArgs, ...(cli ? { cli } : {}) });
   } finally {
     for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
     Object.assign(process.env, saved);
   }
 }
 
-type Name = TargetName | 'strata-inline';
+type Name = TargetName | 'strata-inline' | 'strata-base';
 const rows: string[] = [];
 const targets = new Map<Name, Target>();
 for (const name of names as Name[]) {
-  targets.set(name, name === 'strata' ? await startStrata() : name === 'strata-inline' ? await startStrata({ STRATA_HASH_THREADS: '0' }) : await startTarget(name));
+  targets.set(name, name === 'strata-base' ? await startStrata({}, join(base!, 'src/cli/main.js')) : name === 'strata' ? await startStrata() : name === 'strata-inline' ? await startStrata({ STRATA_HASH_THREADS: '0' }) : await startTarget(name));
 }
 const pools = new Map([...targets].map(([n, t]) => [n, pool(t, 1)]));
 for (const [n, t] of targets) if (n !== 'trivial-hono') await send(pools.get(n)!, t, 'PUT', '/bench');

@@ -162,11 +162,12 @@ const jsonListening = (l: string) => (l.includes('"listening"') ? (JSON.parse(l)
  * for Strata (e.g. `['--erasure', '4+2']`). Strata runs with its default request logging
  * unless `args` says otherwise.
  */
-export async function startTarget(name: TargetName, opts: { dataDir?: string; args?: readonly string[] } = {}): Promise<Target> {
+export async function startTarget(name: TargetName, opts: { dataDir?: string; args?: readonly string[]; cli?: string; nodeArgs?: readonly string[] } = {}): Promise<Target> {
   if (name === 'strata') {
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'bench-strata-'));
-    const cli = join(here, '../src/cli/main.js');
-    const { child, logPath, logDir } = spawnLogged([cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
+    // `cli`: another build's dist/src/cli/main.js, to measure it side by side with this one.
+    const cli = opts.cli ?? join(here, '../src/cli/main.js');
+    const { child, logPath, logDir } = spawnLogged([...(opts.nodeArgs ?? []), cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
       ...process.env,
       STRATA_ACCESS_KEY: STRATA_KEY,
       STRATA_SECRET_KEY: STRATA_SECRET,

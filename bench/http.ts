@@ -13,8 +13,11 @@
  *   --fresh         forget the stored lanes: the section shows only the lanes of this run
  *   --no-write      print only; neither RESULTS.md nor the stored figures change
  *   --targets=strata,s3rver,fs,trivial-hono
+ *   --base=<dist dir> adds target strata-base: the Strata of another build, measured in the
+ *                   same run (use with --no-write; its cells are not a stored target)
  */
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { startTarget, TARGET_NAMES, type Target, type TargetName } from './http-targets.js';
 import { sweep } from './http-sweep.js';
 import { listBench } from './http-list.js';
@@ -37,6 +40,8 @@ async function main(): Promise<void> {
   if (lanes.sweep.length) {
     const targets: Target[] = [];
     try {
+      const base = flag('base');
+      if (base) targets.push({ ...(await startTarget('strata', { cli: join(base, 'src/cli/main.js') })), name: 'strata-base' as TargetName });
       for (const n of names) targets.push(await startTarget(n));
       log(`targets: ${targets.map((t) => `${t.name} ${t.url}`).join(', ')}; lanes: ${lanes.sweep.map((l) => l.name).join(', ')}`);
       fresh.sweep = await sweep(targets, lanes.sweep, { runs: quick ? 1 : 3, quick, log });

@@ -28,8 +28,8 @@ export function sendXml(r: RequestContext, status: number, xml: string, headers:
 
 /**
  * Streams `body` as the response; `headers` must carry content-length. Writes with
- * backpressure (waits for 'drain' when write() says so); a body of one chunk (a packed
- * object) goes out in a single end() call with no stream machinery.
+ * backpressure (waits for 'drain' when write() says so); a body whose first chunk is all
+ * of it (a packed object) goes out in a single end() call with no further pull.
  */
 export async function sendStream(
   r: RequestContext,
@@ -49,6 +49,17 @@ export async function sendStream(
     // corrupted blob) can still become a proper error response.
     let next = await it.next();
     res.writeHead(status, { ...r.baseHeaders, ...headers });
+    if (!next.done && next.value.length === Number(headers['content-length'])) {
+      // The whole body in its first chunk (a packed object, a one-span carrier): one end()
+      // call, and the stream is closed without another pull (its cleanup still runs).
+      const chunk = next.value;
+      r.bytesOut += chunk.length;
+      const written = writtenCallback(chunk);
+      if (written) res.end(chunk, written);
+      else res.end(chunk);
+      void it.return?.(undefined).catch(() => undefined);
+      return;
+    }
     while (!next.done) {
       const chunk = next.value;
       const following = it.next(); // read ahead while the socket drains

@@ -13,8 +13,9 @@
  * socket has taken them ({@link writtenCallback}, respond.ts). A consumer that never says
  * so (a copy, a test) simply lets the buffer be garbage collected: a buffer is reused only
  * after an explicit release, never while anything may still read it. So a steady stream of
- * GETs allocates (and page-faults) no new span memory, and one GET holds at most three spans:
- * the one being written, the one yielded next, and the one being read ahead.
+ * GETs allocates (and page-faults) no new span memory, and one GET holds at most four spans
+ * ({@link GET_HELD_BYTES}): the one being written, the one yielded next, and two being read
+ * and checked ahead.
  */
 import { ProviderError, type Provider } from '../provider/provider.js';
 import { checkEntryParts } from '../pack/reader.js';
@@ -32,6 +33,16 @@ export const SPAN_BODY_BYTES = 1024 * 1024;
  * GETs to recycle all their spans; beyond it a released buffer is left to the GC.
  */
 export const SPAN_POOL_BUFFERS = 16;
+/**
+ * Spans read and checked ahead of the one being sent: two, so that the next span's read
+ * (thread pool) overlaps the CRCs of the one before it (hash worker) instead of following them.
+ */
+export const READ_AHEAD_SPANS = 2;
+/**
+ * Span bytes one GET of a carrier holds at most: the span the socket is taking, the one
+ * yielded next, and {@link READ_AHEAD_SPANS} being read (what a GET reserves of the budget).
+ */
+export const GET_HELD_BYTES = (READ_AHEAD_SPANS + 2) * SPAN_BODY_BYTES;
 
 /** Fixed-size buffers handed out and taken back; other sizes are never pooled. */
 class SpanPool {
@@ -93,7 +104,7 @@ interface Span {
 
 /**
  * Yields data bytes [from, to] (inclusive, within the chunk) of the plain chunk `c`, a span
- * at a time, each verified before it is yielded; the next span is read (and verified) while
+ * at a time, each verified before it is yielded; the next spans are read (and verified) while
  * the previous one is being sent. With `pool` (the process's hash workers), the CRC32C of
  * each span's segments is computed on a worker thread, so that checking span i+1 overlaps
  * writing span i to the client; the entry headers are always checked here, and the CRCs the
@@ -151,15 +162,23 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
     }
     return { buffer, bodies: buffer.subarray(0, total) };
   };
-  let ahead: Promise<Span> | undefined;
+  // Spans read (and being checked) ahead of the one yielded: span i+2's read runs on the
+  // thread pool while span i+1's CRCs are computed, so the hash worker never waits on a read.
+  const ahead: Promise<Span>[] = [];
+  let next = s0;
+  const readAhead = () => {
+    while (ahead.length < READ_AHEAD_SPANS && next <= s1) {
+      const p = spanRead(next);
+      p.catch(() => undefined); // awaited in its turn, or when the stream stops
+      ahead.push(p);
+      next += per;
+    }
+  };
   try {
     for (let seg = s0; seg <= s1; seg += per) {
-      const span = await (ahead ?? spanRead(seg));
-      ahead = undefined;
-      if (seg + per <= s1) {
-        ahead = spanRead(seg + per);
-        ahead.catch(() => undefined); // awaited next round, or when the stream stops
-      }
+      readAhead();
+      const span = await ahead.shift()!;
+      readAhead();
       const base = seg * c.segment;
       const view = span.bodies.subarray(Math.max(from, base) - base, Math.min(to, base + span.bodies.length - 1) - base + 1);
       leases.set(view, span.buffer);
@@ -167,8 +186,10 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
     }
   } finally {
     // A stream stopped early leaves no read running unobserved; an unsent span goes back.
-    const left = await ahead?.catch(() => undefined);
-    if (left) spans.give(left.buffer);
+    for (const p of ahead.splice(0)) {
+      const left = await p.catch(() => undefined);
+      if (left) spans.give(left.buffer);
+    }
     hasher?.abort();
   }
 }

@@ -177,6 +177,28 @@ describe('scatter read with the CRCs on a hash worker', () => {
     expect(pool.openJobs).toBe(0);
   });
 
+  it('fails closed on a flipped byte in a span read two ahead: the spans before it whole, none of it', async () => {
+    // Spans are read READ_AHEAD_SPANS ahead, span i+2 while span i+1 is checked: a damaged
+    // span 2 must still end the stream before any of its bytes, after spans 0 and 1 exactly.
+    const pool = new HashPool({ threads: 1 });
+    pools.push(pool);
+    const chunks = await store(body);
+    const file = fileOf(chunks[0]!.blob);
+    const bytes = readFileSync(file);
+    const seg = 2 * (SPAN_BODY_BYTES / SEGMENT_SIZE) + 1; // in span 2
+    bytes[HEADER_BYTES + PACK_HEADER_SIZE + seg * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 4242]! ^= 0x10;
+    writeFileSync(file, bytes);
+    for (const p of [pool, undefined]) {
+      const got: Uint8Array[] = [];
+      const err = await (async () => {
+        for await (const piece of scatterReadChunk(provider, chunks[0]!, 0, size - 1, p)) got.push(piece.slice());
+      })().catch((e: unknown) => e);
+      expect(err, p ? 'worker' : 'this thread').toMatchObject({ code: 'Corrupt' });
+      expect(Buffer.concat(got).equals(Buffer.from(body.subarray(0, 2 * SPAN_BODY_BYTES)))).toBe(true);
+    }
+    expect(pool.openJobs).toBe(0);
+  });
+
   it('reads on with the CRCs computed here when the worker dies, and fails closed when it answers wrong CRCs', async () => {
     const chunks = await store(body);
     process.env.CRASH_HASH_AFTER = '1'; // read when the thread starts: dies at its first slice

@@ -23,6 +23,7 @@ import { encryptionHeaders, readKeys, writeEncryption, type WriteEncryption } fr
 import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } from '../object-lock-headers.js';
 import { mayBypassGovernance } from '../authz/bypass-governance.js';
 import { expirationHeader } from './lifecycle.js';
+import { GET_HELD_BYTES } from '../../store/chunk-scatter-read.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -131,7 +132,31 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   Object.assign(headers, versionIdHeader(r, e.bucket, g.version.versionId, named), encryptionHeaders(g.version.encryption?.mode, customer));
   if (g.version.lock) Object.assign(headers, await lockResponseHeaders(r, e.bucket, e.key, g.version.lock));
   Object.assign(headers, expirationHeader(r, e.bucket, e.key, g.version, !named));
-  await sendStream(r, g.range ? 206 : 200, headers, g.body);
+  if (head) return sendStream(r, g.range ? 206 : 200, headers, g.body);
+  const release = holdBodyBytes(r, g.range ? g.range.end - g.range.start + 1 : g.version.size);
+  try {
+    await sendStream(r, g.range ? 206 : 200, headers, g.body);
+  } finally {
+    // A response that never had a socket (queued behind a pipelined one whose connection
+    // died) never emits 'close': nothing of it is held any more, so its bytes go back now.
+    if (!r.res.socket || r.res.socket.destroyed) release();
+  }
+}
+
+/**
+ * Reserves, in the in-flight byte budget (store/budget.ts), what a GET of `bytes` body bytes
+ * holds while the body goes out: the bytes themselves up to {@link GET_HELD_BYTES} (a carrier
+ * is read a few spans at a time). Released when the response closes (all bytes taken by the
+ * socket, or the connection gone), so a client that stops reading keeps them counted and
+ * many of them cannot take more memory than the budget. Throws StoreError 'SlowDown' (503,
+ * before the status line; nothing reserved) when they do not fit. Returns the (idempotent)
+ * release.
+ */
+function holdBodyBytes(r: RequestContext, bytes: number): () => void {
+  if (bytes <= 0) return () => undefined;
+  const release = r.store.repo.budget.reserve(Math.min(bytes, GET_HELD_BYTES));
+  r.res.once('close', release);
+  return release;
 }
 
 export const handleGetObject = (r: RequestContext, e: Op<'GetObject'>) => get(r, e, false);

@@ -1,0 +1,109 @@
+/**
+ * GET bodies count against the in-flight byte budget (store/budget.ts), so that many
+ * concurrent large GETs whose clients stop reading cannot hold more memory than the budget.
+ *
+ * The bug: a GET of a carrier holds up to GET_HELD_BYTES of span buffers while its body goes
+ * out, and a client that stops reading keeps them (and its socket's buffers) for as long as
+ * it likes; none of it was counted, so N stalled readers held N x that, with
+ * strata_pending_bytes at 0 and no refusal ever. Now each GET reserves what it will hold
+ * before its status line and releases it when its response closes; past the budget a GET
+ * is refused with 503 SlowDown instead of admitted.
+ */
+import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { startTestServer, REGION, type TestServer } from './harness.js';
+import { CREDS, MiB, metrics, signedRequest, until } from './support/bounds.js';
+import { randomBytes } from '../support/random.js';
+import { GET_HELD_BYTES } from '../../src/store/chunk-scatter-read.js';
+
+/** Room for exactly ADMITTED large GETs. */
+const ADMITTED = 4;
+const BUDGET = ADMITTED * GET_HELD_BYTES;
+/** Far more than the loopback socket buffers of a stalled reader can swallow. */
+const SIZE = 40 * MiB + 12_345;
+const BUCKET = 'get-budget';
+
+let s: TestServer;
+let s3: S3Client;
+const body = Buffer.from(randomBytes(SIZE, 77));
+
+beforeAll(async () => {
+  s = await startTestServer({ config: { pendingBytes: BUDGET } });
+  s3 = new S3Client({ endpoint: s.url, region: REGION, forcePathStyle: true, credentials: CREDS, maxAttempts: 1 });
+  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big', Body: body }));
+}, 60_000);
+
+afterAll(async () => {
+  s3?.destroy();
+  await s?.stop();
+});
+
+/** A GET of the big object on its own connection that reads only its status code, then stops reading. */
+async function stalledGet(): Promise<{ socket: Socket; status: number }> {
+  const socket = connect({ host: '127.0.0.1', port: s.port });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  });
+  socket.on('error', () => undefined);
+  const req = signedRequest(s.port, 'GET', `/${BUCKET}/big`, {}, new Uint8Array(0));
+  socket.write(req.head);
+  // Paused mode (no 'data' listener): only the 12 bytes read here leave the kernel's buffer.
+  const head = await new Promise<Buffer>((resolve) => {
+    const tryRead = () => {
+      const b = socket.read(12) as Buffer | null;
+      if (b) resolve(b);
+      else socket.once('readable', tryRead);
+    };
+    tryRead();
+  });
+  return { socket, status: Number(head.toString('latin1').slice(9, 12)) };
+}
+
+describe('GET bodies in the in-flight budget', () => {
+  it('counts stalled large GETs, refuses past the budget with 503, and releases when they go', async () => {
+    const before = await metrics(s.url);
+    expect(before.strata_pending_bytes).toBe(0);
+    const held: Socket[] = [];
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < ADMITTED + 2; i++) {
+        const g = await stalledGet();
+        held.push(g.socket);
+        statuses.push(g.status);
+      }
+      expect(statuses).toEqual([...Array<number>(ADMITTED).fill(200), 503, 503]);
+      const m = await metrics(s.url);
+      expect(m.strata_pending_bytes).toBe(ADMITTED * GET_HELD_BYTES);
+      expect(m.strata_pending_bytes).toBeLessThanOrEqual(m.strata_pending_budget_bytes!);
+      expect(m.strata_admission_refusals_total! - before.strata_admission_refusals_total!).toBe(2);
+
+      // A slow reader that resumes gets every byte, and its share goes back.
+      const slow = held[0]!;
+      let got = 12;
+      let text = '';
+      const done = new Promise<void>((resolve) => {
+        slow.on('data', (d: Buffer) => {
+          if (!text.includes('\r\n\r\n')) {
+            text += d.toString('latin1');
+            const at = text.indexOf('\r\n\r\n');
+            if (at >= 0) got = Buffer.byteLength(text.slice(at + 4), 'latin1');
+          } else got += d.length;
+          if (text.includes('\r\n\r\n') && got >= SIZE) resolve();
+        });
+      });
+      slow.resume();
+      await done;
+      expect(got).toBe(SIZE);
+      expect(await until(async () => (await metrics(s.url)).strata_pending_bytes === (ADMITTED - 1) * GET_HELD_BYTES, 10_000)).toBe(true);
+    } finally {
+      for (const h of held) h.destroy();
+    }
+    // Connections gone: everything is released, and a GET reads the object whole again.
+    expect(await until(async () => (await metrics(s.url)).strata_pending_bytes === 0, 10_000)).toBe(true);
+    const again = await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'big' }))).Body!.transformToByteArray();
+    expect(Buffer.from(again).equals(body)).toBe(true);
+  }, 60_000);
+});
