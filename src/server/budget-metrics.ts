@@ -14,7 +14,7 @@ export function budgetMetrics(repo: Repository): string[] {
     ...family('strata_history_points', 'gauge', 'Retained points: version-log entries of every bucket (forks count their own).', h.points),
     ...family('strata_history_bytes', 'gauge', 'Accounted history bytes (version-log keys and entries of every bucket).', h.bytes),
     ...family('strata_history_budget_bytes', 'gauge', 'History budget: accounted history bytes allowed.', h.limit === Infinity ? -1 : h.limit),
-    `# HELP ${refusals} Writes refused by a budget, by reason (pending: 503 SlowDown; history: 403 QuotaExceeded).`,
+    `# HELP ${refusals} Requests refused by a budget (writes; GETs by the pending budget), by reason (pending: 503 SlowDown; history: 403 QuotaExceeded).`,
     `# TYPE ${refusals} counter`,
     `${refusals}{reason="pending"} ${repo.budget.refusals}`,
     `${refusals}{reason="history"} ${h.refusals.history}`,

@@ -181,7 +181,7 @@ export async function startServer(
     ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),
     ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
     ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),
-    ...family('strata_admission_refusals_total', 'counter', 'Writes refused by admission control (SlowDown).', repo.budget.refusals),
+    ...family('strata_admission_refusals_total', 'counter', 'Requests refused by admission control (SlowDown): writes, and GETs whose body does not fit the pending budget.', repo.budget.refusals),
     ...budgetMetrics(repo),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),

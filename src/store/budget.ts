@@ -43,7 +43,7 @@ export class PendingBudget {
       this.refusals++;
       throw new StoreError(
         'SlowDown',
-        `pending write budget exhausted: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
+        `pending budget (bytes held by requests in flight) exhausted: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
         { retryAfterSeconds: RETRY_AFTER_SECONDS }
       );
     }
