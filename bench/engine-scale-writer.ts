@@ -7,6 +7,7 @@
 import { BUCKET, RESULT_MARK, argValue, bodyOf, objectKey, once, openBenchStore, peakRssMiB } from './engine-fixture.js';
 import type { CountSnapshot } from './lib/counting-provider.js';
 import type { RepositoryStats } from '../src/store/repository.js';
+import { sampleMemory, type MemoryPeaks } from './lib/memory-sampler.js';
 
 export interface ScaleWriterResult {
   objects: number;
@@ -21,6 +22,10 @@ export interface ScaleWriterResult {
   peakRssMiB: number;
   /** Heap in use at the end (after the last batch, before close), MiB. */
   heapUsedMiB: number;
+  /** Whether commits went to the commit log ('on') or to commit blobs ('off'). */
+  commitLog: string;
+  /** Peaks by kind over the workload, sampled every 100 ms (rss, heap, external, buffers). */
+  memory: MemoryPeaks;
 }
 
 /** Progress lines: one per this many objects. */
@@ -30,13 +35,15 @@ const dir = argValue('dir');
 const objects = Number(argValue('objects'));
 const objectBytes = Number(argValue('size'));
 const batch = Number(argValue('batch'));
-if (!dir || !(objects > 0) || !(objectBytes >= 0) || !(batch > 0)) {
-  throw new Error('usage: engine-scale-writer --dir=DIR --objects=N --size=BYTES --batch=N');
+const commitLog = argValue('commit-log') ?? 'on';
+if (!dir || !(objects > 0) || !(objectBytes >= 0) || !(batch > 0) || !['on', 'off'].includes(commitLog)) {
+  throw new Error('usage: engine-scale-writer --dir=DIR --objects=N --size=BYTES --batch=N [--commit-log=on|off]');
 }
 
-const { store, counter } = await openBenchStore(dir);
+const { store, counter } = await openBenchStore(dir, { commitLog: commitLog === 'on' });
 await store.createBucket(BUCKET);
 counter.reset();
+const sampler = sampleMemory();
 const t0 = performance.now();
 for (let start = 0; start < objects; start += batch) {
   const end = Math.min(objects, start + batch);
@@ -50,11 +57,12 @@ for (let start = 0; start < objects; start += batch) {
     const m = process.memoryUsage();
     const mib = (n: number) => (n / 2 ** 20).toFixed(0);
     process.stderr.write(
-      `  writer: ${end} objects, ${s} s, rss ${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, buffers ${mib(m.arrayBuffers)})\n`
+      `  writer: ${end} objects, ${s} s, rss ${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)}, buffers ${mib(m.arrayBuffers)})\n`
     );
   }
 }
 const elapsedMs = performance.now() - t0;
+const memory = sampler.stop();
 const result: ScaleWriterResult = {
   objects,
   objectBytes,
@@ -66,6 +74,8 @@ const result: ScaleWriterResult = {
   tailCommits: store.repo.seq - store.repo.rootSeq,
   peakRssMiB: 0,
   heapUsedMiB: process.memoryUsage().heapUsed / 2 ** 20,
+  commitLog,
+  memory,
 };
 await store.close();
 result.peakRssMiB = peakRssMiB();

@@ -65,6 +65,13 @@ function writerTable(ws: ScaleWriterResult[]): string {
     ['Write amplification', `${mid(ws, (w) => w.counts.total.bytesPut / plain, 3)}x`, '', '1.23-1.27x', ''],
     ['Read during the writes', reads(ws.map((w) => w.counts.total)), '', '', ''],
     [TARGETS.scalePeakRss.name, `${mid(ws, (w) => w.peakRssMiB)} MiB`, ceiling(TARGETS.scalePeakRss, 0), TARGETS.scalePeakRss.rs3, verdict(TARGETS.scalePeakRss, rss)],
+    [
+      'Peaks sampled every 100 ms: heap used / heap total / external (Buffers)',
+      `${mid(ws, (w) => w.memory.heapUsedMiB)} / ${mid(ws, (w) => w.memory.heapTotalMiB)} / ${mid(ws, (w) => w.memory.externalMiB)} MiB`,
+      '',
+      '',
+      '',
+    ],
     ['Heap used at the end', `${mid(ws, (w) => w.heapUsedMiB)} MiB`, '', '', ''],
     ['Commits / largest batch', `${mid(ws, (w) => w.stats.commits)} / ${mid(ws, (w) => w.stats.largestBatch)}`, '', '', ''],
     ['Checkpoints / compactions', `${mid(ws, (w) => w.stats.checkpoints)} / ${mid(ws, (w) => w.stats.compactions)}`, '', '', ''],

@@ -260,13 +260,14 @@ describe('a checkpoint beside the commit loop', () => {
       await new Promise((r) => setImmediate(r));
     }
     await untilHeld(p);
-    // Fill the fresh overlays again: the next write waits for the checkpoint.
-    while (store.repo.state.liveOverlayBytes() < 4096) await put(store, 'bkt', `k/${i++}`, body);
+    // Fill the fresh overlays again, to half of overlayBytes (commit-loop.ts
+    // IN_FLIGHT_OVERLAY_SHARE): the next write waits for the checkpoint.
+    while (store.repo.state.liveOverlayBytes() < 4096 / 2) await put(store, 'bkt', `k/${i++}`, body);
     let acked = false;
     const waiting = put(store, 'bkt', 'blocked', body).then(() => (acked = true));
     await new Promise((r) => setTimeout(r, 50));
     expect(acked).toBe(false);
-    expect(store.repo.state.liveOverlayBytes()).toBeGreaterThanOrEqual(4096);
+    expect(store.repo.state.liveOverlayBytes()).toBeGreaterThanOrEqual(4096 / 2);
     p.release();
     await waiting;
     expect(store.repo.stats.checkpointWaits).toBeGreaterThan(0);
