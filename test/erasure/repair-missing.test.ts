@@ -8,9 +8,8 @@
  * blob reads back byte-exact. A SIGKILLed missing-only repair resumes from its cursor.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createErasureProvider } from '../../src/provider/erasure/index.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { resolveErasureConfig } from '../../src/provider/erasure/config.js';
@@ -21,9 +20,9 @@ import { runScrub, type ScrubReport } from '../../src/provider/erasure/scrub.js'
 import { loadCursor, loadLastPass } from '../../src/provider/erasure/scrub-cursor.js';
 import { tempDir } from '../store/helpers.js';
 import { prng, randInt, randomBytes } from '../support/random.js';
+import { cursorSaved, runCli } from './scrub-cli.js';
 
 const N = 6;
-const CLI = resolve('dist/src/cli/main.js');
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -269,9 +268,9 @@ describe('missing-only repair', () => {
     wipe(root, 'd4');
     const args = ['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--missing-only', '--json'];
     // ~18 MiB at 3 MiB/s: about 6 s, far longer than the first cursor save (2 s in).
-    const killed = await run([...args, '--rate', '3MiB'], (kill) => {
+    const killed = await runCli([...args, '--rate', '3MiB'], (kill) => {
       const poll = setInterval(() => {
-        void cursorSaved(root).then((yes) => {
+        void cursorSaved(root, N).then((yes) => {
           if (yes) {
             clearInterval(poll);
             kill();
@@ -280,7 +279,7 @@ describe('missing-only repair', () => {
       }, 100);
     });
     expect(killed.signal).toBe('SIGKILL');
-    const resumed = await run(args);
+    const resumed = await runCli(args);
     expect(resumed.code, resumed.stderr).toBe(0);
     const r = JSON.parse(resumed.stdout) as ScrubReport;
     expect(r.complete).toBe(true);
@@ -289,10 +288,10 @@ describe('missing-only repair', () => {
     expect(r.resumedBlobs).toBeLessThan(r.blobs);
     expect(r.fragments.unchecked).toBe(12);
     expect(Object.keys(r.damagedByDomain)).toEqual(['d4']);
-    const clean = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--json']);
+    const clean = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--json']);
     expect(clean.code, clean.stderr).toBe(0);
     expect((JSON.parse(clean.stdout) as ScrubReport).damagedBlobs).toBe(0);
-    const usage = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--missing-only']);
+    const usage = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--missing-only']);
     expect(usage.code).toBe(2);
     const p = await createErasureProvider({ config: cfg, domains: await Promise.all(cfg.domains.map(async (d) => ({ id: d.id, labels: d.labels, provider: (await createFsProvider({ dir: d.url })) as Provider }))) });
     await expectExact(p, blobs);
@@ -300,26 +299,4 @@ describe('missing-only repair', () => {
   }, 90_000);
 });
 
-function run(args: string[], onStart?: (kill: () => void) => void): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', rej);
-    child.on('exit', (code, signal) => res({ code, signal, stdout, stderr }));
-    onStart?.(() => void child.kill('SIGKILL'));
-  });
-}
 
-/** Does any domain hold a scrub cursor yet? (Listing needs no lock.) */
-async function cursorSaved(root: string): Promise<boolean> {
-  for (let i = 1; i <= N; i++) {
-    const p = await createFsProvider({ dir: join(root, `d${i}`) });
-    const page = await p.list({ prefix: 'maintenance/scrub-cursor' });
-    await p.close();
-    if (page.items.length) return true;
-  }
-  return false;
-}

@@ -5,9 +5,8 @@
  * whether anything is lost; `strata domains` shows every domain. Needs `npm run build:js`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createErasureProvider } from '../../src/provider/erasure/index.js';
 import { resolveErasureConfig } from '../../src/provider/erasure/config.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
@@ -17,8 +16,8 @@ import type { ScrubReport } from '../../src/provider/erasure/scrub.js';
 import { Store } from '../../src/store/store.js';
 import { stream, tempDir } from '../store/helpers.js';
 import { randomBytes } from '../support/random.js';
+import { cursorSaved, runCli } from './scrub-cli.js';
 
-const CLI = resolve('dist/src/cli/main.js');
 
 let cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -31,29 +30,7 @@ async function openSet(pattern: string): Promise<ErasureProvider> {
   return createErasureProvider({ config, domains });
 }
 
-function run(args: string[], onStart?: (kill: () => void) => void): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', rej);
-    child.on('exit', (code, signal) => res({ code, signal, stdout, stderr }));
-    onStart?.(() => void child.kill('SIGKILL'));
-  });
-}
 
-/** Does any domain hold a scrub cursor yet? (Listing needs no lock.) */
-async function cursorSaved(root: string): Promise<boolean> {
-  for (let i = 1; i <= 6; i++) {
-    const p = await createFsProvider({ dir: join(root, `d${i}`) });
-    const page = await p.list({ prefix: 'maintenance/scrub-cursor' });
-    await p.close();
-    if (page.items.length) return true;
-  }
-  return false;
-}
 
 describe('strata scrub (CLI) on an erasure repository', () => {
   it('SIGKILLed mid-repair, resumes from its cursor and brings a wiped domain back', async () => {
@@ -72,9 +49,9 @@ describe('strata scrub (CLI) on an erasure repository', () => {
     mkdirSync(join(root, 'd4'));
 
     // ~18 MiB at 3 MiB/s: about 5 s, far longer than the first cursor save (2 s in).
-    const killed = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--rate', '3MiB', '--json'], (kill) => {
+    const killed = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--rate', '3MiB', '--json'], (kill) => {
       const poll = setInterval(() => {
-        void cursorSaved(root).then((yes) => {
+        void cursorSaved(root, 6).then((yes) => {
           if (yes) {
             clearInterval(poll);
             kill();
@@ -85,7 +62,7 @@ describe('strata scrub (CLI) on an erasure repository', () => {
     expect(killed.signal).toBe('SIGKILL');
     expect(killed.stdout).toBe('');
 
-    const resumed = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--json']);
+    const resumed = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--json']);
     expect(resumed.stderr).not.toMatch(/Error/);
     expect(resumed.code).toBe(0);
     const r = JSON.parse(resumed.stdout) as ScrubReport;
@@ -98,17 +75,17 @@ describe('strata scrub (CLI) on an erasure repository', () => {
     expect(Object.keys(r.damagedByDomain).filter((d) => d !== '?')).toEqual(['d4']);
     expect(r.lost).toEqual([]);
 
-    const clean = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--json']);
+    const clean = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--json']);
     expect(clean.code).toBe(0);
     const c = JSON.parse(clean.stdout) as ScrubReport;
     expect(c.resumedFrom).toBeUndefined();
     expect(c.blobs).toBe(r.blobs);
     expect(c.damagedBlobs).toBe(0);
 
-    const verify = await run(['verify', '--data', pattern, '--erasure', '4+2']);
+    const verify = await runCli(['verify', '--data', pattern, '--erasure', '4+2']);
     expect(verify.code, verify.stderr + verify.stdout).toBe(0);
 
-    const domains = await run(['domains', '--data', pattern, '--erasure', '4+2']);
+    const domains = await runCli(['domains', '--data', pattern, '--erasure', '4+2']);
     expect(domains.code, domains.stderr).toBe(0);
     for (let i = 1; i <= 6; i++) expect(domains.stdout).toMatch(new RegExp(`^d${i} .* ok `, 'm'));
     expect(domains.stdout).toContain('erasure 4+2 over 6 domains');
@@ -127,7 +104,7 @@ describe('strata scrub (CLI) on an erasure repository', () => {
     await p.close();
     rmSync(join(root, 'd1'), { recursive: true, force: true });
     mkdirSync(join(root, 'd1'));
-    const degraded = await run(['scrub', '--data', pattern, '--erasure', '4+2']);
+    const degraded = await runCli(['scrub', '--data', pattern, '--erasure', '4+2']);
     expect(degraded.code, degraded.stderr).toBe(3);
     expect(degraded.stdout).toMatch(/domain d1 +\d+ damaged fragments/);
     expect(degraded.stdout).toContain('(run with --repair)');
@@ -142,7 +119,7 @@ describe('strata scrub (CLI) on an erasure repository', () => {
       for (const it of striped) await child.delete(it.key);
       await child.close();
     }
-    const lost = await run(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--objects', '--json']);
+    const lost = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--repair', '--objects', '--json']);
     expect(lost.code, lost.stderr).toBe(1);
     const r = JSON.parse(lost.stdout) as ScrubReport & { lostObjects: Record<string, { objects: string[] }> };
     expect(r.lostCount).toBeGreaterThanOrEqual(3);

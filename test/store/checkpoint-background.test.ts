@@ -9,40 +9,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
-import { ProviderError, type Provider } from '../../src/provider/provider.js';
+import type { Provider } from '../../src/provider/provider.js';
 import { Store } from '../../src/store/store.js';
 import { readAnchor } from '../../src/store/recovery.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { expectBytes } from '../support/bytes.js';
 import { collect, stream } from './helpers.js';
-import { ObservedProvider } from './observed-provider.js';
+import { GatedRootsProvider } from './gated-roots.js';
 
-/** Holds root writes while `held`; fails the puts `failPut` accepts. */
-class GatedProvider extends ObservedProvider {
-  #gate: { promise: Promise<void>; open: () => void } | undefined;
-  /** Root writes waiting at the gate. */
-  waiting = 0;
-  failPut: ((key: string) => boolean) | undefined;
-
-  hold(): void {
-    let open!: () => void;
-    const promise = new Promise<void>((r) => (open = r));
-    this.#gate = { promise, open };
-  }
-  release(): void {
-    this.#gate?.open();
-    this.#gate = undefined;
-  }
-  override async put(...[key, body, o]: Parameters<Provider['put']>) {
-    if (key.startsWith('roots/') && this.#gate) {
-      this.waiting++;
-      await this.#gate.promise;
-      this.waiting--;
-    }
-    if (this.failPut?.(key)) throw new ProviderError('Unavailable', `put ${key}: failed by the test`);
-    return super.put(key, body, o);
-  }
-}
 
 /** Checkpoints only when asked or every 8 commits; tiny overlays otherwise never force one. */
 const OPTIONS = { checkpointEvery: 8, overlayBytes: 1 << 30, maxRuns: 3, blockCacheBytes: 0, bodyCacheBytes: 0 };
@@ -70,14 +44,14 @@ async function keys(store: Store, bucket: string): Promise<string[]> {
 }
 
 /** Waits until a root write is held at the gate (the checkpoint is in flight). */
-async function untilHeld(p: GatedProvider): Promise<void> {
+async function untilHeld(p: GatedRootsProvider): Promise<void> {
   for (let i = 0; p.waiting === 0; i++) {
     expect(i, 'no checkpoint reached its root write').toBeLessThan(2000);
     await new Promise((r) => setTimeout(r, 1));
   }
 }
 
-async function open(inner: Provider, p = new GatedProvider(inner), options = {}) {
+async function open(inner: Provider, p = new GatedRootsProvider(inner), options = {}) {
   const events: string[] = [];
   const store = await Store.open(p, { ...OPTIONS, ...options, log: (e) => events.push(e) });
   return { store, p, events };

@@ -15,34 +15,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
-import type { Provider } from '../../src/provider/provider.js';
 import { Store } from '../../src/store/store.js';
 import { collect, stream, tempDir } from './helpers.js';
-import { ObservedProvider } from './observed-provider.js';
+import { GatedRootsProvider } from './gated-roots.js';
 
 /** Holds root writes (the checkpoint's last put before its anchor move) while `hold`ing; offers the inner provider's commit log. */
-class HeldRoots extends ObservedProvider {
-  #gate: { promise: Promise<void>; open: () => void } | undefined;
-  /** Root writes waiting at the gate. */
-  waiting = 0;
-
-  hold(): void {
-    let open!: () => void;
-    const promise = new Promise<void>((r) => (open = r));
-    this.#gate = { promise, open };
-  }
-  release(): void {
-    this.#gate?.open();
-    this.#gate = undefined;
-  }
-  override async put(...[key, body, o]: Parameters<Provider['put']>) {
-    if (key.startsWith('roots/') && this.#gate) {
-      this.waiting++;
-      await this.#gate.promise;
-      this.waiting--;
-    }
-    return super.put(key, body, o);
-  }
+class HeldRoots extends GatedRootsProvider {
   openLog(key: string, bytes: number) {
     return this.inner.openLog!(key, bytes);
   }
