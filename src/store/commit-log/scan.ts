@@ -94,8 +94,20 @@ export async function* readFrames(provider: Provider, key: string, from: number)
   const bytesAt = async (start: number, length: number): Promise<Uint8Array | undefined> => {
     if (start + length > size) return undefined;
     if (start < windowStart || start + length > windowStart + window.length) {
-      const n = Math.min(size - start, Math.max(length, SCAN_WINDOW_BYTES));
-      window = await getBytes(provider, key, { start, end: start + n - 1 });
+      let n = Math.min(size - start, Math.max(length, SCAN_WINDOW_BYTES));
+      try {
+        window = await getBytes(provider, key, { start, end: start + n - 1 });
+      } catch (err) {
+        // The writer may have sealed the segment (cut it to its written end) since `size` was
+        // read: only preallocated bytes past the last frame went, so re-read the size and go on
+        // within it; a segment no shorter than before is a real read error.
+        const now = await provider.head(key).then((h) => h.size, () => size);
+        if (now >= size) throw err;
+        size = now;
+        if (start + length > size) return undefined;
+        n = Math.min(size - start, Math.max(length, SCAN_WINDOW_BYTES));
+        window = await getBytes(provider, key, { start, end: start + n - 1 });
+      }
       windowStart = start;
       if (window.length < length) return undefined;
     }
