@@ -34,7 +34,7 @@ describe('bench:erasure --quick', () => {
     for (const row of [/\| fs \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| PUT \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| GET \| 1 \| 2 \| [\d,]+ /, /\| ec 4\+2 \| degraded GET \| 1 \| 2 \| [\d,]+ /])
       expect(out).toMatch(row);
     expect(out).toMatch(/\| ec 4\+2 \| PUT \| 1 \| \d+ \| [\d,]+ \([\d,]+–[\d,]+\) \| [\d.]+ \| [\d.]+ \| 0 \|/);
-    expect(out).toMatch(/\| ec 4\+2 \| repair one wiped domain \| [\d,]+ \| [\d,]+ \|/);
+    expect(out).toMatch(/\| ec 4\+2 \| repair one wiped domain \(--missing-only\) \| [\d,]+ \| [\d,]+ \|/);
     // Correctness rows must all pass.
     const exact = out.split('\n').filter((l) => l.startsWith('| byte-exact'));
     expect(exact.length).toBe(5);
