@@ -97,8 +97,8 @@ export async function benchDurable(opts: { quick: boolean; log: (m: string) => v
     '### Small durable puts',
     '',
     `4 KiB PutObject on the fs provider, each acknowledged once its commit is durable (commit blobs: ` +
-      'the commit blob and the anchor fsynced, renamed, directory fsynced; commit log: one append and one ' +
-      'fdatasync on a preallocated segment); ' +
+      'the commit blob and the anchor fsynced, renamed, directory fsynced; commit log: one O_DSYNC append ' +
+      '(durable when the write returns) on a preallocated segment); ' +
       `median (min–max) of ${RUNS} runs, each on a fresh repository after ${WARMUP_PUTS} warm-up puts. ` +
       'CPU is user + system of the whole process (libuv threads included) per operation.',
     '',

@@ -210,7 +210,7 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     // Default on, as the store's (store/repository-options.ts DEFAULTS).
     type: enumType<'on' | 'off'>(['on', 'off']),
     default: 'on',
-    help: 'append each group commit to a commit log segment with one fdatasync (fs, and erasure over directory domains with segments replicated to m+1 of them; memory and s3 always write commit blobs); off: a commit blob and an anchor move per commit',
+    help: 'append each group commit to a commit log segment with one durable write (O_DSYNC) (fs, and erasure over directory domains with segments replicated to m+1 of them; memory and s3 always write commit blobs); off: a commit blob and an anchor move per commit',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({
