@@ -5,6 +5,9 @@
  * carrier: one segment) before it reads its body or touches the provider. A reservation
  * that would exceed the budget is refused at once with StoreError 'SlowDown' (the S3
  * layer answers 503 SlowDown + Retry-After): the caller retries later, nothing was written.
+ * A GET, which writes nothing and whose client may not retry (a browser on a presigned URL),
+ * may instead wait a bounded time for room (`reserveWithin`): waiters are served in order as
+ * reservations are released, and refused when their wait runs out.
  *
  * Work that buffers while it walks history holds a BudgetHold (below): a ListObjectVersions
  * page, an as-of listing page and a history page (their entries, until built), a restore batch (its planned
@@ -16,11 +19,23 @@ import { StoreError } from './errors.js';
  * its backoff + 5 s and botocore ignores the hint anyway. */
 export const RETRY_AFTER_SECONDS = 1;
 
+/** How long a request that may wait (a GET) waits for room before 503 SlowDown, ms. */
+export const BUDGET_WAIT_MS = 2_000;
+/** At most this many requests wait for room at once; more are refused at once. */
+export const MAX_BUDGET_WAITERS = 256;
+
+interface Waiter {
+  readonly bytes: number;
+  readonly grant: (release: () => void) => void;
+}
+
 export class PendingBudget {
   readonly limit: number;
   #used = 0;
   #peak = 0;
   refusals = 0;
+  /** Requests waiting for room (reserveWithin), oldest first. */
+  readonly #waiters: Waiter[] = [];
 
   constructor(limitBytes: number) {
     this.limit = limitBytes;
@@ -39,14 +54,54 @@ export class PendingBudget {
    * reserves nothing (admission at request entry; `reserve` checks again).
    */
   check(bytes: number): void {
-    if (this.#used + bytes > this.limit) {
-      this.refusals++;
-      throw new StoreError(
-        'SlowDown',
-        `pending budget (bytes held by requests in flight) exhausted: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
-        { retryAfterSeconds: RETRY_AFTER_SECONDS }
-      );
-    }
+    if (this.#used + bytes > this.limit) throw this.#refusal(bytes, '');
+  }
+
+  /** Requests waiting for room now. */
+  get waiting(): number {
+    return this.#waiters.length;
+  }
+
+  /**
+   * Reserves `bytes`, waiting up to `waitMs` for reservations to be released if they do not
+   * fit now, and resolves to their release. Waiters are served oldest first; one that cannot
+   * fit even in an empty budget, one past MAX_BUDGET_WAITERS and one whose wait runs out are
+   * refused with StoreError 'SlowDown' (counted); an aborted one (its client went away) is
+   * rejected with the signal's reason and not counted. Nothing is reserved unless it resolves.
+   */
+  reserveWithin(bytes: number, waitMs: number, signal?: AbortSignal): Promise<() => void> {
+    if (this.#waiters.length === 0 && this.#used + bytes <= this.limit) return Promise.resolve(this.#take(bytes));
+    if (bytes > this.limit || this.#waiters.length >= MAX_BUDGET_WAITERS || waitMs <= 0) return Promise.reject(this.#refusal(bytes, ''));
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+      };
+      const onAbort = () => {
+        settle();
+        reject(signal!.reason);
+        // The head may have been the one blocking those behind it.
+        this.#drain();
+      };
+      const waiter: Waiter = {
+        bytes,
+        grant: (release) => {
+          settle();
+          resolve(release);
+        },
+      };
+      const timer = setTimeout(() => {
+        settle();
+        reject(this.#refusal(bytes, ` after waiting ${waitMs} ms`));
+        this.#drain();
+      }, waitMs);
+      timer.unref?.();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
   }
 
   /**
@@ -76,7 +131,24 @@ export class PendingBudget {
       if (released) return;
       released = true;
       this.#used -= bytes;
+      if (this.#waiters.length > 0) this.#drain();
     };
+  }
+
+  /** Grants waiters, oldest first, while the oldest fits. */
+  #drain(): void {
+    for (let w = this.#waiters[0]; w !== undefined && this.#used + w.bytes <= this.limit; w = this.#waiters[0]) {
+      w.grant(this.#take(w.bytes));
+    }
+  }
+
+  #refusal(bytes: number, waited: string): StoreError {
+    this.refusals++;
+    return new StoreError(
+      'SlowDown',
+      `pending budget (bytes held by requests in flight) exhausted${waited}: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
+      { retryAfterSeconds: RETRY_AFTER_SECONDS }
+    );
   }
 }
 

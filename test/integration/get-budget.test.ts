@@ -7,7 +7,8 @@
  * it likes; none of it was counted, so N stalled readers held N x that, with
  * strata_pending_bytes at 0 and no refusal ever. Now each GET reserves what it will hold
  * before its status line and releases it when its response closes; past the budget a GET
- * is refused with 503 SlowDown instead of admitted.
+ * waits a bounded time (BUDGET_WAIT_MS) for room, then is refused with 503 SlowDown instead
+ * of admitted.
  */
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { startTestServer, REGION, type TestServer } from './harness.js';
 import { CREDS, MiB, metrics, signedRequest, until } from './support/bounds.js';
 import { randomBytes } from '../support/random.js';
 import { GET_HELD_BYTES } from '../../src/store/chunk-scatter-read.js';
+import { BUDGET_WAIT_MS } from '../../src/store/budget.js';
 
 /** Room for exactly ADMITTED large GETs. */
 const ADMITTED = 4;
@@ -105,5 +107,46 @@ describe('GET bodies in the in-flight budget', () => {
     expect(await until(async () => (await metrics(s.url)).strata_pending_bytes === 0, 10_000)).toBe(true);
     const again = await (await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'big' }))).Body!.transformToByteArray();
     expect(Buffer.from(again).equals(body)).toBe(true);
+  }, 60_000);
+
+  it('lets a GET past the budget wait for room: admitted when a reader goes, dropped from the queue when its own client goes', async () => {
+    const before = await metrics(s.url);
+    expect(before.strata_pending_bytes).toBe(0);
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < ADMITTED; i++) {
+        const g = await stalledGet();
+        held.push(g.socket);
+        expect(g.status).toBe(200);
+      }
+      // The next GET neither gets a status line nor a refusal while it waits.
+      let waiterSocket: Socket | undefined;
+      const waiting = stalledGet();
+      expect(await until(async () => (await metrics(s.url)).strata_pending_waiting === 1, 10_000)).toBe(true);
+      // A reader goes away: its share goes to the waiter, which is answered 200.
+      held.shift()!.destroy();
+      const admitted = await waiting;
+      held.push(admitted.socket);
+      expect(admitted.status).toBe(200);
+      let m = await metrics(s.url);
+      expect(m.strata_pending_waiting).toBe(0);
+      expect(m.strata_pending_bytes).toBe(ADMITTED * GET_HELD_BYTES);
+
+      // A waiter whose client hangs up leaves the queue at once, not when its wait runs out.
+      waiterSocket = connect({ host: '127.0.0.1', port: s.port });
+      await new Promise<void>((resolve) => waiterSocket!.once('connect', resolve));
+      waiterSocket.on('error', () => undefined);
+      waiterSocket.write(signedRequest(s.port, 'GET', `/${BUCKET}/big`, {}, new Uint8Array(0)).head);
+      expect(await until(async () => (await metrics(s.url)).strata_pending_waiting === 1, 10_000)).toBe(true);
+      waiterSocket.destroy();
+      expect(await until(async () => (await metrics(s.url)).strata_pending_waiting === 0, BUDGET_WAIT_MS / 2)).toBe(true);
+      m = await metrics(s.url);
+      expect(m.strata_pending_bytes).toBe(ADMITTED * GET_HELD_BYTES);
+      // Neither the admitted waiter nor the one that hung up counts as a refusal.
+      expect(m.strata_admission_refusals_total! - before.strata_admission_refusals_total!).toBe(0);
+    } finally {
+      for (const h of held) h.destroy();
+    }
+    expect(await until(async () => (await metrics(s.url)).strata_pending_bytes === 0, 10_000)).toBe(true);
   }, 60_000);
 });

@@ -24,6 +24,7 @@ import { lockRequestFromHeaders, lockResponseHeaders, requireLockIntegrity } fro
 import { mayBypassGovernance } from '../authz/bypass-governance.js';
 import { expirationHeader } from './lifecycle.js';
 import { GET_HELD_BYTES } from '../../store/chunk-scatter-read.js';
+import { BUDGET_WAIT_MS } from '../../store/budget.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -133,7 +134,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
   if (g.version.lock) Object.assign(headers, await lockResponseHeaders(r, e.bucket, e.key, g.version.lock));
   Object.assign(headers, expirationHeader(r, e.bucket, e.key, g.version, !named));
   if (head) return sendStream(r, g.range ? 206 : 200, headers, g.body);
-  const release = holdBodyBytes(r, g.range ? g.range.end - g.range.start + 1 : g.version.size);
+  const release = await holdBodyBytes(r, g.range ? g.range.end - g.range.start + 1 : g.version.size);
   try {
     await sendStream(r, g.range ? 206 : 200, headers, g.body);
   } finally {
@@ -148,13 +149,27 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
  * holds while the body goes out: the bytes themselves up to {@link GET_HELD_BYTES} (a carrier
  * is read a few spans at a time). Released when the response closes (all bytes taken by the
  * socket, or the connection gone), so a client that stops reading keeps them counted and
- * many of them cannot take more memory than the budget. Throws StoreError 'SlowDown' (503,
- * before the status line; nothing reserved) when they do not fit. Returns the (idempotent)
- * release.
+ * many of them cannot take more memory than the budget. When they do not fit, the GET waits
+ * up to {@link BUDGET_WAIT_MS} for room (a GET writes nothing, and a browser on a presigned
+ * URL does not retry a 503), then is refused with StoreError 'SlowDown' (503, before the
+ * status line; nothing reserved). Returns the (idempotent) release.
  */
-function holdBodyBytes(r: RequestContext, bytes: number): () => void {
+async function holdBodyBytes(r: RequestContext, bytes: number): Promise<() => void> {
   if (bytes <= 0) return () => undefined;
-  const release = r.store.repo.budget.reserve(Math.min(bytes, GET_HELD_BYTES));
+  const want = Math.min(bytes, GET_HELD_BYTES);
+  const budget = r.store.repo.budget;
+  let release = budget.tryReserve(want);
+  if (release === undefined) {
+    // A client that goes away while waiting gives up its place in the queue.
+    const gone = new AbortController();
+    const onClose = () => gone.abort(new S3Error('SlowDown', 'client closed the connection while waiting for the pending budget'));
+    r.res.once('close', onClose);
+    try {
+      release = await budget.reserveWithin(want, BUDGET_WAIT_MS, gone.signal);
+    } finally {
+      r.res.off('close', onClose);
+    }
+  }
   r.res.once('close', release);
   return release;
 }
