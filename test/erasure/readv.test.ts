@@ -9,7 +9,7 @@
  * provider had readv, every case failed (readv undefined).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { getBytes, ProviderError } from '../../src/provider/provider.js';
+import { getBytes, ProviderError, type Provider } from '../../src/provider/provider.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { createErasureProvider } from '../../src/provider/erasure/index.js';
 import { BLOCK_BYTES, framedLength, HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
@@ -178,5 +178,43 @@ describe('erasure readv', () => {
     const missing = await r.provider.readv!('nope', 0, [new Uint8Array(1)]).catch((e: unknown) => e);
     expect((missing as ProviderError).code).toBe('NotFound');
     await r.provider.readv!('blob', size, []); // empty read at the end: nothing to do
+  });
+
+  it('rebuilds each stripe of an in-order degraded read once (read-ahead included) and reads no stripe ahead for a read elsewhere', async () => {
+    // A read going through a degraded blob in order has the next stripe rebuilt while the
+    // current one is copied out; that must not read any stripe twice, nor read ahead for a
+    // read of one stripe in the middle of the blob.
+    let reads = 0;
+    const counting = (p: Provider): Provider => ({
+      kind: p.kind,
+      capabilities: p.capabilities,
+      put: (key, body, o) => p.put(key, body, o),
+      get: (key, o) => p.get(key, o),
+      head: (key) => p.head(key),
+      list: (o) => p.list(o),
+      delete: (key) => p.delete(key),
+      close: () => p.close(),
+      read: (key, range, into) => {
+        reads++;
+        return p.read!(key, range, into);
+      },
+    });
+    const r = await makeRig({ k, m, cellSize, kind: 'fs', wrap: counting });
+    open.push(r.provider);
+    await r.provider.put('blob', data);
+    await drop(r, [0, 2]);
+    const stripes = Math.ceil(size / (k * cellSize));
+    const p = await cold(r);
+    reads = 0;
+    // One stripe in the middle, in two spans: k reads (its k sources), nothing ahead.
+    await expectExact(p, 2 * k * cellSize, cellSize, 500);
+    await expectExact(p, 2 * k * cellSize + cellSize, 2 * cellSize, 501);
+    expect(reads).toBe(k);
+    // The whole blob in order, in spans of a cell and a half (as the store reads a carrier).
+    const p2 = await cold(r);
+    reads = 0;
+    const span = cellSize + cellSize / 2;
+    for (let at = 0, seed = 600; at < size; at += span) await expectExact(p2, at, Math.min(span, size - at), seed++);
+    expect(reads).toBe(k * stripes);
   });
 });
