@@ -273,7 +273,7 @@ export function unframeRange(
   cellStart: number,
   from: number,
   to: number,
-  out: Uint8Array,
+  out: { set(src: Uint8Array, offset: number): void },
   outOffset: number
 ): void {
   const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);

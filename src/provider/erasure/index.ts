@@ -50,7 +50,7 @@ import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
-import { readRange, streamRange, trailerLength } from './read.js';
+import { readRange, readScatter, streamRange, trailerLength } from './read.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import type { AppendLog } from '../append-log.js';
 import { checkLog } from './log-check.js';
@@ -401,6 +401,29 @@ class ErasureProviderImpl implements ErasureProvider {
     return readRange(this.#readContext(), meta, start, length, into);
   }
 
+  /**
+   * Scatter read (Provider.readv): the bytes of `key` from `start` into `targets`, verified
+   * and rebuilt like read() (read.ts readScatter), so a large GET reads into the store's
+   * pooled span buffers instead of a fresh buffer per span. Throws ProviderError 'NotFound',
+   * 'InvalidRange' (the blob ends before the targets are full), 'Io' (unreadable: too few
+   * good fragments).
+   */
+  async readv(key: string, start: number, targets: readonly Uint8Array[]): Promise<void> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    const meta = await this.#meta(key);
+    let want = 0;
+    for (const t of targets) want += t.length;
+    if (meta.layout === 'log') {
+      const view = await this.#logs.view(meta);
+      checkScatterRange(key, start, want, view.size);
+      if (want > 0) scatter(await readLog(this.#logRead, view, start, want), targets);
+      return;
+    }
+    checkScatterRange(key, start, want, meta.length!);
+    if (want > 0) await readScatter(this.#readContext(), meta, start, targets);
+  }
+
   async head(key: string): Promise<BlobInfo> {
     this.#checkOpen();
     checkLogicalKey(key);
@@ -563,4 +586,19 @@ export async function createErasureProvider(options: ErasureProviderOptions): Pr
   if (domains.length < k + m) throw new RangeError(`erasure: ${k}+${m} needs ${k + m} domains, have ${domains.length}`);
   validatePolicy(domains, config.policy, k, m);
   return new ErasureProviderImpl(config, domains);
+}
+
+/** readv's range check: [start, start + want) must lie inside a blob of `size` bytes. */
+function checkScatterRange(key: string, start: number, want: number, size: number): void {
+  if (!(Number.isSafeInteger(start) && start >= 0 && start + want <= size))
+    throw new ProviderError('InvalidRange', `${key}: bytes ${start}+${want} outside its ${size}`);
+}
+
+/** Copies `bytes` into `targets` in order. */
+function scatter(bytes: Uint8Array, targets: readonly Uint8Array[]): void {
+  let at = 0;
+  for (const t of targets) {
+    t.set(bytes.subarray(at, at + t.length));
+    at += t.length;
+  }
 }

@@ -18,6 +18,7 @@ import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js'
 import { nameOf, type BlobMeta } from './lookup.js';
 import { giveScratch, takeResidentStripe, takeScratch } from './scratch.js';
 import { hasRebuiltStripe, withRebuiltStripe } from './rebuilt-stripes.js';
+import { ScatterSink, viewOf, type ByteSink } from './scatter-sink.js';
 
 export interface ReadContext {
   domains: DomainSet;
@@ -91,7 +92,7 @@ async function readPiece(
   s: number,
   from: number,
   to: number,
-  out: Uint8Array,
+  out: ByteSink,
   outOffset: number
 ): Promise<void> {
   const fr = framedRange(g, s, from, to);
@@ -130,6 +131,27 @@ function knownBad(ctx: ReadContext, meta: BlobMeta, cell: number): boolean {
   return d === undefined || ctx.domains.isFailed(d);
 }
 
+/** Fills `into` with the k data cells of stripe `s` (cell i at i * cellLength), rebuilt from
+ * k good fragments; the data cells known to be unreadable are reported damaged (heal on
+ * read) and not read. Throws like rebuildRange. */
+async function rebuildWholeStripe(ctx: ReadContext, meta: BlobMeta, g: Geometry, s: number, into: Uint8Array): Promise<void> {
+  const cl = g.cellLength(s);
+  const bad = new Set<number>();
+  for (let i = 0; i < meta.k; i++) {
+    if (!knownBad(ctx, meta, i)) continue;
+    bad.add(i);
+    const d = meta.fragments[i];
+    ctx.onDamaged(meta, i, d, d ? 'domain failed' : 'missing');
+  }
+  await withRebuilt(ctx, meta, g, s, 0, cl, bad, false, undefined, (shards) => {
+    for (let i = 0; i < meta.k; i++) {
+      const shard = shards[i];
+      if (!shard || shard.length !== cl) throw new ProviderError('Io', `${meta.key}: stripe ${s}: data cell ${i} was not rebuilt`);
+      into.set(shard, i * cl);
+    }
+  });
+}
+
 /**
  * A stripe some of whose data cells are known to be unreadable. Part of a `wide` read (one of
  * at least a cell's worth, even if only a little of it falls in this stripe) has the whole stripe rebuilt once and kept for the reads that follow through it
@@ -144,36 +166,31 @@ async function readStripeDegraded(
   g: Geometry,
   s: number,
   pieces: Piece[],
-  out: Uint8Array,
+  out: ByteSink,
   outOffsets: number[],
   wide: boolean
 ): Promise<void> {
   const cl = g.cellLength(s);
   if (wide) {
     // At least a cell's worth: the stripe is rebuilt whole once and the reads after this one
-    // through the same stripe copy from it (rebuilt-stripes.ts).
-    await withRebuiltStripe(
+    // through the same stripe copy from it (rebuilt-stripes.ts). A read going through the blob
+    // in order (this is its first stripe, or the one before it is kept) has the next stripe
+    // rebuilt meanwhile (one ahead), so that stripe's survivors are read while this one is
+    // decoded and sent; a read of one stripe elsewhere rebuilds only that one.
+    const current = withRebuiltStripe(
       meta,
       s,
       meta.k * cl,
-      async (into) => {
-        const bad = new Set<number>();
-        for (let i = 0; i < meta.k; i++) {
-          if (!knownBad(ctx, meta, i)) continue;
-          bad.add(i);
-          const d = meta.fragments[i];
-          ctx.onDamaged(meta, i, d, d ? 'domain failed' : 'missing');
-        }
-        await withRebuilt(ctx, meta, g, s, 0, cl, bad, false, undefined, (shards) => {
-          for (let i = 0; i < meta.k; i++) {
-            const shard = shards[i];
-            if (!shard || shard.length !== cl) throw new ProviderError('Io', `${meta.key}: stripe ${s}: data cell ${i} was not rebuilt`);
-            into.set(shard, i * cl);
-          }
-        });
-      },
-      (cells) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * cl + p.from, p.cell * cl + p.to), outOffsets[i]))
+      (into) => rebuildWholeStripe(ctx, meta, g, s, into),
+      (cells) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * cl + p.from, p.cell * cl + p.to), outOffsets[i]!))
     );
+    const next = s + 1;
+    const inOrder = s === 0 || hasRebuiltStripe(meta, s - 1);
+    if (inOrder && next < g.stripes && !hasRebuiltStripe(meta, next) && meta.fragments.slice(0, meta.k).some((_, i) => knownBad(ctx, meta, i))) {
+      const ahead = withRebuiltStripe(meta, next, meta.k * g.cellLength(next), (into) => rebuildWholeStripe(ctx, meta, g, next, into), () => undefined);
+      ahead.catch(() => undefined); // a failed rebuild is not kept: the read of that stripe tries again and reports it
+    }
+    await current;
     ctx.onDegradedRead(meta);
     return;
   }
@@ -203,7 +220,7 @@ async function readStripe(
   g: Geometry,
   s: number,
   pieces: Piece[],
-  out: Uint8Array,
+  out: ByteSink,
   outOffsets: number[],
   wide = false
 ): Promise<void> {
@@ -266,7 +283,8 @@ async function readStripe(
   const seed = new Map<number, Uint8Array>();
   pieces.forEach((p, i) => {
     if (failed.includes(i) || p.from > fr.cellStart || p.to < blockEnd) return;
-    seed.set(p.cell, out.subarray(outOffsets[i]! + fr.cellStart - p.from, outOffsets[i]! + blockEnd - p.from));
+    const view = viewOf(out, outOffsets[i]! + fr.cellStart - p.from, outOffsets[i]! + blockEnd - p.from);
+    if (view) seed.set(p.cell, view);
   });
   await withRebuilt(ctx, meta, g, s, from, to, new Set(cells), false, seed, (shards, cellStart) => {
     for (const i of failed) {
@@ -404,13 +422,30 @@ export async function readRange(
   length: number,
   into?: Uint8Array
 ): Promise<Uint8Array> {
-  const g = geometryOf(meta);
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
+  await readInto(ctx, meta, start, length, out);
+  return out;
+}
+
+/**
+ * Scatter read (Provider.readv): fills `targets` in order with the bytes of `meta` from
+ * logical byte `start` on, verified and rebuilt exactly as readRange does, copied from the
+ * checked blocks (or the rebuilt stripe) straight into the targets with no whole-range
+ * buffer in between. Writes only into `targets` (partly, when it throws). The caller checks
+ * that the blob holds the range. Throws like readRange.
+ */
+export async function readScatter(ctx: ReadContext, meta: BlobMeta, start: number, targets: readonly Uint8Array[]): Promise<void> {
+  const out = new ScatterSink(targets);
+  if (out.length > 0) await readInto(ctx, meta, start, out.length, out);
+}
+
+async function readInto(ctx: ReadContext, meta: BlobMeta, start: number, length: number, out: ByteSink): Promise<void> {
+  const g = geometryOf(meta);
   const stripes = plan(g, start, length);
   const wide = length >= g.cellSize;
   if (stripes.length === 1) {
     await readStripe(ctx, meta, g, stripes[0]!.s, stripes[0]!.pieces, out, stripes[0]!.offsets, wide);
-    return out;
+    return;
   }
   // A few stripes at a time: a whole-blob read of a large blob must not open k reads for
   // every stripe at once.
@@ -419,9 +454,7 @@ export async function readRange(
       stripes.slice(i, i + READ_AHEAD_STRIPES * 2).map((st) => readStripe(ctx, meta, g, st.s, st.pieces, out, st.offsets, wide))
     );
   }
-  return out;
 }
-
 
 /** Streams [start, start + length) stripe by stripe with READ_AHEAD_STRIPES in flight. */
 export async function* streamRange(
