@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startTarget, type Target } from './http-targets.js';
+import { cpuSeconds, startTarget, type Target } from './http-targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI (dist/src/cli/main.js), beside dist/bench/. */
@@ -48,6 +48,9 @@ export interface ScrubRun {
   wallSeconds: number;
   /** Its exit code (0 full redundancy, 1 blobs lost, 3 damage left). */
   code: number;
+  /** CPU seconds (user + system, every thread) of the process, from /proc (sampled every
+   * CPU_POLL_MS: the last sample before it exits, so up to that much short). */
+  cpuSeconds: number;
 }
 
 /** Sum of the sizes of every file under `dir` (0 if it does not exist); files renamed or
@@ -145,11 +148,11 @@ export class Lane {
     if (this.target) throw new Error('scrub: stop the server first');
     const args = ['scrub', '--data', this.data, '--json', ...(repair ? ['--repair'] : []), ...(repair && missingOnly ? ['--missing-only'] : [])];
     const t0 = performance.now();
-    const { code, stdout, stderr } = await runCli(args, this.env);
+    const { code, stdout, stderr, cpuSeconds } = await runCli(args, this.env);
     const wallSeconds = (performance.now() - t0) / 1000;
     // Exit 0: full redundancy; 1: blobs lost; 3: damage left (a scrub without --repair).
     if (code !== 0 && code !== 1 && code !== 3) throw new Error(`strata ${args.join(' ')} exited ${code}: ${stderr.slice(-2000)}`);
-    return { report: parseJsonOutput<ScrubReport>(stdout, 'strata scrub'), wallSeconds, code };
+    return { report: parseJsonOutput<ScrubReport>(stdout, 'strata scrub'), wallSeconds, code, cpuSeconds };
   }
 
   /** `strata verify`: resolves with its exit code (0 sound) and summary. */
@@ -165,16 +168,38 @@ export class Lane {
   }
 }
 
-/** Runs the CLI to completion (with `env` added to this process's) and collects its output. */
-export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+/** How often runCli samples the child's CPU time, ms (its last sample before exit is kept). */
+const CPU_POLL_MS = 50;
+
+/** Runs the CLI to completion (with `env` added to this process's) and collects its output and
+ * its CPU seconds (sampled from /proc: the steadiest figure on a loaded machine; 0 where there
+ * is no /proc). */
+export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; cpuSeconds: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
+    let cpu = 0;
+    const sample = () => {
+      try {
+        if (child.pid !== undefined) cpu = cpuSeconds(child.pid);
+      } catch {
+        // exited between samples (or no /proc): the last sample stands
+      }
+    };
+    const poll = setInterval(sample, CPU_POLL_MS);
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
+    // The streams end just before the process does: one more sample then.
+    child.stdout.on('end', sample);
+    child.on('error', (err) => {
+      clearInterval(poll);
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      clearInterval(poll);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, cpuSeconds: cpu });
+    });
   });
 }
 

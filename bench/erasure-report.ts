@@ -3,6 +3,7 @@
  * every row, the large-object, small-object and scrub/repair tables (medians with ranges,
  * server CPU per request), and the GFS federation figures, quoted with their source.
  */
+import { availableParallelism } from 'node:os';
 import type { RunResult } from './http-load.js';
 import type { BigRun } from './erasure-measure.js';
 import { mibPerSecond } from './erasure-measure.js';
@@ -177,13 +178,22 @@ export function maintenanceTable(res: ErasureResults): string {
     if (m.repairM) row(lane, 'repair after m domains wiped', m.repairM, m.repairM.wipedBytes, `${fmt(m.repairM.wipedBytes / MIB)} MiB wiped`);
     if (m.scrub) row(lane, 'scrub (verify only), healthy', m.scrub, m.scrub.report.bytes, damageText(m.scrub.report.damagedByDomain));
     if (m.repairOne)
-      row(lane, 'repair one wiped domain (--missing-only)', m.repairOne, m.repairOne.wipedBytes, `domain held ${fmt(m.repairOne.wipedBytes / MIB)} MiB, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after`);
+      row(lane, 'repair one wiped domain (--missing-only)', m.repairOne, m.repairOne.wipedBytes, `domain held ${fmt(m.repairOne.wipedBytes / MIB)} MiB, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after; ${cpuText(m.repairOne, m.repairOne.wipedBytes)}`);
   }
   return table(
     ['Lane', 'Run', 'blobs', 'MiB', 'wall s', 'report s', 'MiB/s (wall)', 'fragments rebuilt', 'MiB rebuilt', 'lost', 'notes'],
     rows,
     ['l', 'l']
   );
+}
+
+/** The repair's CPU per MiB rebuilt and the rate that CPU alone allows on this machine's cores
+ * (the ceiling the wall-clock rate can approach on an idle machine). */
+function cpuText(r: ScrubRun, bytes: number): string {
+  if (!(r.cpuSeconds > 0)) return 'CPU not measured';
+  const msPerMiB = (r.cpuSeconds * 1000) / (bytes / MIB);
+  const cores = availableParallelism();
+  return `CPU ${fmt(r.cpuSeconds, 1)} s = ${fmt(msPerMiB, 1)} ms/MiB: at most ${fmt((cores * 1000) / msPerMiB)} MiB/s on ${cores} cores`;
 }
 
 function damageText(byDomain: Record<string, number>): string {
