@@ -19,6 +19,7 @@
  * client still receives the error response.
  */
 import type { IncomingMessage } from 'node:http';
+import type { CutSignalLike } from './body-deadline.js';
 
 /** Staging buffer for small pieces, in bytes: one socket read (Node reads 64 KiB). */
 export const STAGING_BYTES = 64 * 1024;
@@ -43,7 +44,7 @@ export interface BodySourceOptions {
   /** Charges the working memory before the first read; returns its release. May throw. */
   reserve?: (bytes: number) => () => void;
   /** When it aborts, a pending or later read throws `cutError()`. */
-  signal?: AbortSignal;
+  signal?: CutSignalLike;
   cutError: () => Error;
   /** The error for a connection that closed or failed before the body ended. */
   closedError: (cause: unknown) => Error;
