@@ -65,5 +65,16 @@ class WasmHasher implements Hasher {
  * valid). Throws UnknownAlgorithmError, or FlavorUnavailableError for an unavailable flavor.
  */
 export function createHasher(algorithm: ChecksumAlgorithm, options?: ChecksumOptions): Hasher {
-  return new WasmHasher(checkAlgorithm(algorithm), kernelFor(options));
+  return new WasmHasher(checkAlgorithm(algorithm), options?.flavor === undefined ? defaultKernel() : kernelFor(options));
+}
+
+let defaultKernelMemo: ChecksumKernel | undefined;
+
+/**
+ * The kernel of the default flavor, chosen at the first hasher made without a flavor
+ * (STRATA_WASM_FLAVOR is read then) and kept: a server makes two hashers per object
+ * written, and choosing again each time read the environment twice per 4 KiB PUT.
+ */
+function defaultKernel(): ChecksumKernel {
+  return (defaultKernelMemo ??= kernelFor(undefined));
 }

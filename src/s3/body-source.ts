@@ -19,6 +19,7 @@
  * client still receives the error response.
  */
 import type { IncomingMessage } from 'node:http';
+import type { CutSignalLike } from './body-deadline.js';
 
 /** Staging buffer for small pieces, in bytes: one socket read (Node reads 64 KiB). */
 export const STAGING_BYTES = 64 * 1024;
@@ -43,7 +44,7 @@ export interface BodySourceOptions {
   /** Charges the working memory before the first read; returns its release. May throw. */
   reserve?: (bytes: number) => () => void;
   /** When it aborts, a pending or later read throws `cutError()`. */
-  signal?: AbortSignal;
+  signal?: CutSignalLike;
   cutError: () => Error;
   /** The error for a connection that closed or failed before the body ended. */
   closedError: (cause: unknown) => Error;
@@ -55,6 +56,25 @@ export function sourceWorkingBytes(expected: number | undefined): number {
 }
 
 /**
+ * Whether all `expected` bytes of `req`'s body are parsed and waiting in its buffer: the
+ * stream was never set flowing and holds exactly the announced length. (Node's parser
+ * never passes on more body than Content-Length, so no byte of it was read yet; its
+ * message-complete event may still be to come, since Node runs microtasks after each body
+ * piece it parses.) Each piece is a buffer of its own (a copy, not a view of the socket's
+ * read buffer), so `read()` returns bytes that nothing else writes.
+ */
+function wholeBodyBuffered(req: IncomingMessage, expected: number | undefined): boolean {
+  return (
+    expected !== undefined &&
+    expected > 0 &&
+    req.readableFlowing === null &&
+    !req.readableEnded &&
+    !req.destroyed &&
+    req.readableLength === expected
+  );
+}
+
+/**
  * Yields the body of `req` in order, each byte once. The yielded buffers are handed over
  * (never written again). Throws `closedError` if the connection ends before the body does,
  * `cutError` once `signal` aborts, or what `reserve` throws (before reading anything).
@@ -63,6 +83,22 @@ export function sourceWorkingBytes(expected: number | undefined): number {
 export async function* readBodySource(req: IncomingMessage, opts: BodySourceOptions): AsyncGenerator<Uint8Array, void, undefined> {
   const stagingBytes = Math.max(1, Math.min(STAGING_BYTES, opts.expectedBytes ?? STAGING_BYTES));
   const release = opts.reserve?.(sourceWorkingBytes(opts.expectedBytes));
+  if (wholeBodyBuffered(req, opts.expectedBytes)) {
+    // A small body usually arrives with its headers, and Node has parsed all of it before
+    // the handler asks: take it in one synchronous read (no listeners, no staging copy, no
+    // wake-up), as the one piece it is. The stream is then let flow with nothing left to
+    // read, so it ends when the parser completes the message (what Node's server does with
+    // a body nobody reads).
+    try {
+      if (opts.signal?.aborted) throw opts.cutError();
+      const all = req.read() as Buffer;
+      req.resume();
+      yield all;
+      return;
+    } finally {
+      release?.();
+    }
+  }
   const queue: Uint8Array[] = [];
   let held = 0; // bytes queued or staged, not yet handed on
   let staging: Uint8Array | undefined;
