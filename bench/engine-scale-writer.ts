@@ -7,7 +7,7 @@
 import { BUCKET, RESULT_MARK, argValue, bodyOf, objectKey, once, openBenchStore, peakRssMiB } from './engine-fixture.js';
 import type { CountSnapshot } from './lib/counting-provider.js';
 import type { RepositoryStats } from '../src/store/repository.js';
-import { sampleMemory, type MemoryPeaks } from './lib/memory-sampler.js';
+import { mallocHeapBytes, sampleMemory, type MemoryPeaks } from './lib/memory-sampler.js';
 
 export interface ScaleWriterResult {
   objects: number;
@@ -57,7 +57,7 @@ for (let start = 0; start < objects; start += batch) {
     const m = process.memoryUsage();
     const mib = (n: number) => (n / 2 ** 20).toFixed(0);
     process.stderr.write(
-      `  writer: ${end} objects, ${s} s, rss ${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)}, buffers ${mib(m.arrayBuffers)})\n`
+      `  writer: ${end} objects, ${s} s, rss ${mib(m.rss)} MiB (heap ${mib(m.heapUsed)}/${mib(m.heapTotal)}, external ${mib(m.external)}, buffers ${mib(m.arrayBuffers)}, malloc heap ${mib(mallocHeapBytes())})\n`
     );
   }
 }

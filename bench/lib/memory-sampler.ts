@@ -33,6 +33,21 @@ function rssAnon(): number {
   }
 }
 
+/**
+ * Resident bytes of the C heap's main arena (the `[heap]` mapping glibc's malloc grows with
+ * brk: Buffer and Uint8Array backing stores, V8's and Node's own C++ objects), 0 where
+ * /proc is not there. Reads /proc/self/smaps: milliseconds, so for progress lines, not the
+ * 100 ms sampler.
+ */
+export function mallocHeapBytes(): number {
+  try {
+    const m = /\[heap\]\n(?:.*\n)*?Rss:\s+(\d+) kB/.exec(readFileSync('/proc/self/smaps', 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Starts sampling; `stop()` ends it and returns the peaks (including one last sample). */
 export function sampleMemory(): { stop: () => MemoryPeaks } {
   const peaks: MemoryPeaks = {

@@ -6,6 +6,7 @@
  * already names (or that recovery is replaying), so memory never runs ahead of storage.
  */
 import { SortedMap } from './index/sorted-map.js';
+import { slabAlloc, slabCopy } from './index/value-slab.js';
 import type { SortedSource } from './index/merge.js';
 import type { Mutation } from './commit.js';
 import { StoreError } from './errors.js';
@@ -134,7 +135,7 @@ export class RepoState {
     switch (m.op) {
       case 'put': {
         const b = this.#bucket(m.bucket);
-        b.overlay.set(m.key, m.value);
+        b.overlay.set(m.key, slabCopy(m.value));
         return;
       }
       case 'createBucket':
@@ -190,8 +191,9 @@ export class RepoState {
       }
       case 'putVersion': {
         const b = this.#bucket(m.bucket);
-        b.versions.overlay.set(logKey(m.key, m), m.entry);
-        b.overlay.set(m.key, namespaceValue(m.entry));
+        // Slab copies (value-slab.ts): kept until a checkpoint, so packed, not one malloc each.
+        b.versions.overlay.set(logKey(m.key, m), slabCopy(m.entry));
+        b.overlay.set(m.key, namespaceValue(m.entry, slabAlloc));
         return;
       }
       case 'forkBucketAt': {
@@ -210,7 +212,7 @@ export class RepoState {
         return;
       }
       case 'rewriteVersion':
-        this.#bucket(m.bucket).versions.overlay.set(logKey(m.key, m), m.entry);
+        this.#bucket(m.bucket).versions.overlay.set(logKey(m.key, m), slabCopy(m.entry));
         return;
       case 'expireVersions': {
         // Tombstones shadow the entries in older layers and runs (expiry.ts, version-log.ts).

@@ -119,9 +119,10 @@ export function decodeEntryHeader(bytes: Uint8Array, what = 'version log entry')
 
 /**
  * The namespace value (records.ts version list) a log entry makes current: the one-version
- * list of its record, or the tombstone for an absence. Pure.
+ * list of its record, or the tombstone for an absence. `alloc` gives the bytes of a record's
+ * list (default: a new array; the state passes value-slab.ts slabAlloc). Reads `entry` only.
  */
-export function namespaceValue(entry: Uint8Array): Uint8Array {
+export function namespaceValue(entry: Uint8Array, alloc: (n: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
   if (entry[0] === ENTRY_ABSENCE) return new Uint8Array([0]);
   // The record is the tail after kind, flags, time (and removedAt): re-encode the header
   // length by decoding it (cheap varints), then frame the tail as a list of one.
@@ -131,7 +132,7 @@ export function namespaceValue(entry: Uint8Array): Uint8Array {
   r.varint();
   if (flags & FLAG_REMOVED) r.varint();
   const rec = r.raw(r.remaining);
-  const out = new Uint8Array(rec.length + 1);
+  const out = alloc(rec.length + 1);
   out[0] = 1;
   out.set(rec, 1);
   return out;

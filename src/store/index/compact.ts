@@ -8,6 +8,7 @@ import type { Provider } from '../../provider/provider.js';
 import { FROM_START, mergeSources, type SortedSource } from './merge.js';
 import { readAhead } from './read-ahead.js';
 import type { RunMeta } from './run-format.js';
+import { RunReader } from './run-reader.js';
 import { writeRun, type RunEntry, type RunWriteOptions } from './run-writer.js';
 
 export interface CompactOptions extends RunWriteOptions {
@@ -48,6 +49,8 @@ export async function compactRuns(
   options: CompactOptions = {}
 ): Promise<RunMeta> {
   const { keep, ...writeOptions } = options;
-  // Each source fetches its next block while this one is merged (read-ahead.ts).
-  return writeRun(provider, blobKey, kept(sources.map(readAhead), keep), writeOptions);
+  // Each source fetches its next block while this one is merged (read-ahead.ts); runs are
+  // read once, past the block cache (RunReader.passOnce).
+  const once = (s: SortedSource) => (s instanceof RunReader ? s.passOnce() : s);
+  return writeRun(provider, blobKey, kept(sources.map((s) => readAhead(once(s))), keep), writeOptions);
 }

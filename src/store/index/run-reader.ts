@@ -186,14 +186,32 @@ export class RunReader implements SortedSource {
     const key = BlockCache.keyOf(this.#cacheId, i);
     const held = this.#cache.peekEncoded(key);
     if (held !== undefined) return this.#decode(i, held);
+    const bytes = await this.#read(i);
+    const block = this.#decode(i, bytes);
+    this.#cache.putEncoded(key, bytes);
+    return block;
+  }
+
+  /** The encoded bytes of block `i`: one ranged read. Throws the provider's error. */
+  #read(i: number): Promise<Uint8Array> {
     const f = this.#footer;
     // Block 0 is read together with the header so the header is verified too.
     const start = i === 0 ? 0 : f.offsets[i]!;
     const end = f.offsets[i]! + f.lengths[i]!;
-    const bytes = await readRange(this.#provider, this.meta.blobKey, start, end - start, i);
-    const block = this.#decode(i, bytes);
-    this.#cache.putEncoded(key, bytes);
-    return block;
+    return readRange(this.#provider, this.meta.blobKey, start, end - start, i);
+  }
+
+  /**
+   * Block `i` for a single pass (see passOnce): the cache's copy (decoded, or encoded and
+   * decoded now) when it holds one, else read and decoded without being kept. Verified
+   * either way; throws like #load.
+   */
+  async #blockOnce(i: number): Promise<DecodedBlock> {
+    const key = BlockCache.keyOf(this.#cacheId, i);
+    const held = this.#cache.peek<DecodedBlock>(key);
+    if (held !== undefined) return held;
+    const encoded = this.#cache.peekEncoded(key);
+    return this.#decode(i, encoded ?? (await this.#read(i)));
   }
 
   /** Verifies and decodes block `i` from its encoded bytes (see #load). Throws IndexError. */
@@ -217,7 +235,22 @@ export class RunReader implements SortedSource {
    * SortedSource: entries from `from` in key order, one block (from the seek position) per
    * batch; each block is read only when the previous one has been consumed.
    */
-  async *scan(from: SeekKey): AsyncGenerator<EntryBatch, void, undefined> {
+  scan(from: SeekKey): AsyncGenerator<EntryBatch, void, undefined> {
+    return this.#scan(from, true);
+  }
+
+  /**
+   * This run as a SortedSource for one pass from start to end (compaction): blocks the cache
+   * holds are used, blocks it does not are read, verified and handed over without being kept.
+   * A compaction reads every block of runs it is about to replace; through the cache it would
+   * evict the blocks readers use, and fill the cache (up to its bound, decoded blocks in the
+   * heap) in a process that only writes. Mutates nothing but the cache's recency.
+   */
+  passOnce(): SortedSource {
+    return { name: this.name, scan: (from) => this.#scan(from, false) };
+  }
+
+  async *#scan(from: SeekKey, keep: boolean): AsyncGenerator<EntryBatch, void, undefined> {
     const f = this.#footer;
     if (f.entryCount === 0 || compareKeys(from.key, f.lastKey) > 0) return;
     for (
@@ -225,7 +258,7 @@ export class RunReader implements SortedSource {
       i < f.firstKeys.length;
       i++, first = false
     ) {
-      const block = await this.#block(i);
+      const block = await (keep ? this.#block(i) : this.#blockOnce(i));
       const start = first ? bound(block.keys, from.key, from.inclusive) : 0;
       if (start < block.keys.length) yield new BlockBatch(block, start);
     }
