@@ -158,7 +158,8 @@ async function holdBodyBytes(r: RequestContext, bytes: number): Promise<() => vo
   if (bytes <= 0) return () => undefined;
   const want = Math.min(bytes, GET_HELD_BYTES);
   const budget = r.store.repo.budget;
-  let release = budget.tryReserve(want);
+  // Straight in when it fits and nobody waits; behind the waiters otherwise (no overtaking).
+  let release = budget.waiting === 0 ? budget.tryReserve(want) : undefined;
   if (release === undefined) {
     // A client that goes away while waiting gives up its place in the queue.
     const gone = new AbortController();
