@@ -51,6 +51,7 @@ import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, readScatter, streamRange, trailerLength } from './read.js';
+import { ScatterSink } from './scatter-sink.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import type { AppendLog } from '../append-log.js';
 import { checkLog } from './log-check.js';
@@ -412,16 +413,15 @@ class ErasureProviderImpl implements ErasureProvider {
     this.#checkOpen();
     checkLogicalKey(key);
     const meta = await this.#meta(key);
-    let want = 0;
-    for (const t of targets) want += t.length;
+    const sink = new ScatterSink(targets);
     if (meta.layout === 'log') {
       const view = await this.#logs.view(meta);
-      checkScatterRange(key, start, want, view.size);
-      if (want > 0) scatter(await readLog(this.#logRead, view, start, want), targets);
+      checkScatterRange(key, start, sink.length, view.size);
+      if (sink.length > 0) sink.set(await readLog(this.#logRead, view, start, sink.length), 0);
       return;
     }
-    checkScatterRange(key, start, want, meta.length!);
-    if (want > 0) await readScatter(this.#readContext(), meta, start, targets);
+    checkScatterRange(key, start, sink.length, meta.length!);
+    await readScatter(this.#readContext(), meta, start, sink);
   }
 
   async head(key: string): Promise<BlobInfo> {
@@ -592,13 +592,4 @@ export async function createErasureProvider(options: ErasureProviderOptions): Pr
 function checkScatterRange(key: string, start: number, want: number, size: number): void {
   if (!(Number.isSafeInteger(start) && start >= 0 && start + want <= size))
     throw new ProviderError('InvalidRange', `${key}: bytes ${start}+${want} outside its ${size}`);
-}
-
-/** Copies `bytes` into `targets` in order. */
-function scatter(bytes: Uint8Array, targets: readonly Uint8Array[]): void {
-  let at = 0;
-  for (const t of targets) {
-    t.set(bytes.subarray(at, at + t.length));
-    at += t.length;
-  }
 }

@@ -428,14 +428,13 @@ export async function readRange(
 }
 
 /**
- * Scatter read (Provider.readv): fills `targets` in order with the bytes of `meta` from
+ * Scatter read (Provider.readv): fills the targets of `out` in order with the bytes of `meta` from
  * logical byte `start` on, verified and rebuilt exactly as readRange does, copied from the
  * checked blocks (or the rebuilt stripe) straight into the targets with no whole-range
- * buffer in between. Writes only into `targets` (partly, when it throws). The caller checks
+ * buffer in between. Writes only into the targets (partly, when it throws). The caller checks
  * that the blob holds the range. Throws like readRange.
  */
-export async function readScatter(ctx: ReadContext, meta: BlobMeta, start: number, targets: readonly Uint8Array[]): Promise<void> {
-  const out = new ScatterSink(targets);
+export async function readScatter(ctx: ReadContext, meta: BlobMeta, start: number, out: ScatterSink): Promise<void> {
   if (out.length > 0) await readInto(ctx, meta, start, out.length, out);
 }
 
