@@ -24,6 +24,11 @@ export interface KillSoakOptions {
   iterations: number;
   /** Kill this many ms after `ready`: uniform in [min, max]. */
   killAfterMs?: [number, number];
+  /**
+   * Time the (non-early) kill from the worker's first finished checkpoint instead of from
+   * `ready`, so a slow host cannot let every kill land before any checkpoint ran.
+   */
+  killAfterFirstCheckpoint?: boolean;
   /** Share of kills timed from spawn instead, uniform in [0, earlyKillMs]. */
   earlyKillShare?: number;
   earlyKillMs?: number;
@@ -121,7 +126,9 @@ function runWorker(opts: KillSoakOptions, configPath: string, log: WorkerLog, ne
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
       for (const line of log.feed(text)) {
-        if (line.t === 'ready' && !timer) timer = setTimeout(kill, killAtMs);
+        if (timer) continue;
+        const arm = opts.killAfterFirstCheckpoint ? line.t === 'event' && line.event === 'checkpoint' : line.t === 'ready';
+        if (arm) timer = setTimeout(kill, killAtMs);
       }
     });
     child.stderr.setEncoding('utf8');

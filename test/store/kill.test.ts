@@ -36,7 +36,9 @@ describe('kill -9 during mixed load', () => {
       workerPath: worker.path,
       seed: 4242,
       iterations: 3,
-      killAfterMs: [600, 1500],
+      // Timed from the first finished checkpoint, so a slow host still kills mid-load.
+      killAfterMs: [300, 1200],
+      killAfterFirstCheckpoint: true,
       earlyKillShare: 0,
       onIteration: (r) => killed.push(r.killed),
     });
@@ -44,7 +46,7 @@ describe('kill -9 during mixed load', () => {
     expect(killed).toEqual([true, true, true]);
     // The load really ran: writes were acknowledged and checkpoints were crossed.
     expect(tally.ackedWrites).toBeGreaterThan(10);
-    expect(tally.checkpoints).toBeGreaterThan(0);
+    expect(tally.checkpoints).toBeGreaterThanOrEqual(3);
     expect(tally.verifyClean).toBe(3);
   });
 });
