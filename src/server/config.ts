@@ -98,6 +98,8 @@ export interface ServerConfig {
   bodyTimeoutMs?: number;
   /** Bytes a request body must bring per window. */
   bodyMinBytes?: number;
+  /** Time a keep-alive connection may stay idle between requests, ms. */
+  idleTimeoutMs?: number;
 }
 
 /** A DNS name (letters, digits, hyphens, dots; labels of 1..63) or an IP literal. */
@@ -245,6 +247,14 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: sizeType({ min: 1, max: 2 ** 40 }),
     default: CONNECTION_DEFAULTS.bodyMinBytes,
     help: 'bytes a request body must bring per --body-timeout while the server waits for it',
+  }),
+  opt({
+    name: 'idle-timeout',
+    key: 'idleTimeoutMs',
+    env: 'STRATA_IDLE_TIMEOUT',
+    type: durationType({ min: 1, max: 86_400_000 }),
+    default: CONNECTION_DEFAULTS.idleTimeoutMs,
+    help: 'time a keep-alive connection may sit idle between requests before the server closes it',
   }),
   opt({
     name: 'master-key-file',

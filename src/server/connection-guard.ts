@@ -18,6 +18,14 @@
  *                    and there is no total request deadline: an upload progressing at the
  *                    minimum rate or better may take as long as it needs.
  *
+ *   idle close       a keep-alive connection with no request for `idleTimeoutMs` is closed
+ *                    (Node's keepAliveTimeout, announced in `Keep-Alive: timeout=`). Node's
+ *                    5 s default is shorter than the idle time of most S3 clients' pools
+ *                    (the AWS SDKs and botocore keep sockets without an idle limit), and a
+ *                    client that reuses a socket just as the server closes it gets
+ *                    ECONNRESET; the longer default makes that race rare. Idle connections
+ *                    still count against the cap.
+ *
  * Node's own `requestTimeout` stays 0 for that reason.
  */
 import { STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerOptions, type ServerResponse } from 'node:http';
@@ -36,6 +44,8 @@ export interface ConnectionLimits {
   bodyWindowMs: number;
   /** Fewest body bytes a waiting request must receive per window. */
   bodyMinBytes: number;
+  /** How long a keep-alive connection may sit idle between requests, ms (> 0). */
+  idleTimeoutMs: number;
 }
 
 /**
@@ -43,13 +53,16 @@ export interface ConnectionLimits {
  * the 16 KiB request stream buffer, the header block), ~100 MiB in all, and 1024 is the
  * usual per-process file limit. 20 s for headers: a header block is one packet for any
  * real client. 16 KiB per 20 s (~0.8 KiB/s): far below any working link, so only a client
- * that has stopped sending is cut, yet a stalled one holds its budget 20 s at most.
+ * that has stopped sending is cut, yet a stalled one holds its budget 20 s at most. 60 s
+ * idle: longer than a burst's gaps for the common clients, short enough that abandoned
+ * pools let go of their connections within a minute.
  */
 export const CONNECTION_DEFAULTS: Readonly<ConnectionLimits> = {
   maxConnections: 1024,
   headerTimeoutMs: 20_000,
   bodyWindowMs: 20_000,
   bodyMinBytes: 16 * 1024,
+  idleTimeoutMs: 60_000,
 };
 
 /** What a refused connection is told to wait, seconds (as the pending budget says). */
@@ -114,13 +127,14 @@ export class ConnectionGuard {
     for (const [name, v] of Object.entries(l)) {
       if (!Number.isFinite(v) || v < 0) throw new RangeError(`${name} must be a non-negative number`);
     }
+    if (l.idleTimeoutMs === 0) throw new RangeError('idleTimeoutMs must be positive (0 would keep idle connections forever)');
     this.limits = l;
   }
 
   /** Options for http.createServer that make Node measure the header deadline. */
   serverOptions(): ServerOptions {
     const headers = Math.round(this.limits.headerTimeoutMs);
-    const opts: ServerOptions = { requestTimeout: 0 };
+    const opts: ServerOptions = { requestTimeout: 0, keepAliveTimeout: Math.round(this.limits.idleTimeoutMs) };
     if (headers > 0) {
       opts.headersTimeout = headers;
       opts.connectionsCheckingInterval = Math.min(MAX_TICK_MS, Math.max(MIN_TICK_MS, Math.round(headers / TICKS_PER_WINDOW)));
@@ -155,6 +169,9 @@ export class ConnectionGuard {
    * Adds listeners and one unref'd timer; {@link stop} removes the timer.
    */
   attach(server: Server): void {
+    // Also set on the server: createServer took it from serverOptions(), but a server built
+    // without them still gets the guard's idle limit.
+    server.keepAliveTimeout = Math.round(this.limits.idleTimeoutMs);
     const event = server instanceof TlsServer ? 'secureConnection' : 'connection';
     server.on(event, (socket: Socket) => {
       if (this.limits.maxConnections > 0 && this.open >= this.limits.maxConnections) {

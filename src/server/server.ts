@@ -98,6 +98,7 @@ export async function startServer(
     headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
     bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
     bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,
+    idleTimeoutMs: config.idleTimeoutMs ?? CONNECTION_DEFAULTS.idleTimeoutMs,
   });
   for (const bad of badDomains) log.warn(`${bad}: serving without it`, {});
   const listener = await bindListener(config.host, config.port, tls, guard);

@@ -34,6 +34,9 @@ describe('connection limit options', () => {
     expect(c.headerTimeoutMs).toBe(CONNECTION_DEFAULTS.headerTimeoutMs);
     expect(c.bodyTimeoutMs).toBe(CONNECTION_DEFAULTS.bodyWindowMs);
     expect(c.bodyMinBytes).toBe(CONNECTION_DEFAULTS.bodyMinBytes);
+    expect(c.idleTimeoutMs).toBe(CONNECTION_DEFAULTS.idleTimeoutMs);
+    expect(resolveConfig(['--idle-timeout', '90s'], {}).idleTimeoutMs).toBe(90_000);
+    expect(resolveConfig([], { STRATA_IDLE_TIMEOUT: '2m' }).idleTimeoutMs).toBe(120_000);
   });
 
   it('refuse negative, non-numeric, unitless durations and out-of-range values', () => {
@@ -48,6 +51,8 @@ describe('connection limit options', () => {
       ['--body-timeout', 'soon'],
       ['--body-min-bytes', '0'],
       ['--body-min-bytes', '16 lots'],
+      ['--idle-timeout', '0'], // 0 would keep idle connections forever
+      ['--idle-timeout', '5'],
     ]) {
       expect(() => resolveConfig([`${flag}=${value}`], {}), `${flag} ${value}`).toThrow(new RegExp(flag));
     }

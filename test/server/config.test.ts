@@ -59,6 +59,7 @@ describe('resolveConfig', () => {
       headerTimeoutMs: 20_000,
       bodyTimeoutMs: 20_000,
       bodyMinBytes: 16 * 1024,
+      idleTimeoutMs: 60_000,
       sseCOverHttp: false,
     });
     expect(DEFAULTS).toMatchObject({ host: '127.0.0.1', port: 9000, data: './data', log: 'info' });

@@ -174,7 +174,30 @@ describe('ConnectionGuard', () => {
     expect((await big.response)?.status).toBe(431);
   });
 
+  it('keeps an idle keep-alive connection for idleTimeoutMs, announces it, then closes it', async () => {
+    const port = await start({ idleTimeoutMs: 2000, headerTimeoutMs: 0, bodyWindowMs: 0 }, ok);
+    const c = await hold(port, [GET]);
+    const first = await c.response;
+    expect(first?.status).toBe(200);
+    expect(first?.headers['keep-alive']).toBe('timeout=2');
+    const opened = performance.now();
+    let closedAt = 0;
+    void c.closed.then(() => (closedAt = performance.now()));
+    // 400 ms idle is well inside the limit.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(closedAt, 'closed while idle inside the limit').toBe(0);
+    await c.write(GET); // the same socket serves a second request
+    await new Promise((r) => setTimeout(r, 100));
+    expect(closedAt).toBe(0);
+    await c.closed;
+    // Timed from the second answer (~400 ms in), not from the first.
+    expect(closedAt - opened).toBeGreaterThanOrEqual(2300);
+    expect(closedAt - opened).toBeLessThan(5000);
+  });
+
   it('rejects invalid limits', () => {
+    expect(() => new ConnectionGuard({ idleTimeoutMs: 0 })).toThrow(RangeError);
+    expect(new ConnectionGuard().serverOptions()).toMatchObject({ keepAliveTimeout: 60_000 });
     expect(() => new ConnectionGuard({ maxConnections: -1 })).toThrow(RangeError);
     expect(() => new ConnectionGuard({ bodyWindowMs: NaN })).toThrow(RangeError);
     expect(new ConnectionGuard({ headerTimeoutMs: 0 }).serverOptions()).toMatchObject({ headersTimeout: 0, requestTimeout: 0 });
