@@ -148,8 +148,16 @@ describe('multipart uploads in the index, over HTTP', () => {
     expect(await failure(s3small.send(new ListPartsCommand({ Bucket: 'expiring', Key: 'stale', UploadId })))).toMatchObject({ status: 404, name: 'NoSuchUpload' });
     // The cap test's uploads expired too: the capped bucket takes new ones again.
     await s3small.send(new CreateMultipartUploadCommand({ Bucket: 'capped', Key: 'after-expiry' }));
-    const lines = small.logs.map((l) => JSON.parse(l) as { msg: string; aborted?: number; chunksDeleted?: number });
-    const expired = lines.filter((l) => l.msg === 'uploads.expired');
+    // The listing empties when the sweep commits its aborts; its log line and counters come
+    // when the sweep returns, after it deleted the parts' chunks: wait for those too.
+    const expiredLines = () =>
+      small.logs.map((l) => JSON.parse(l) as { msg: string; aborted?: number; chunksDeleted?: number }).filter((l) => l.msg === 'uploads.expired');
+    const logDeadline = Date.now() + 10_000;
+    while (expiredLines().reduce((n, l) => n + (l.aborted ?? 0), 0) < 5) {
+      if (Date.now() > logDeadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const expired = expiredLines();
     expect(expired.length).toBeGreaterThan(0);
     expect(expired.reduce((n, l) => n + (l.aborted ?? 0), 0)).toBeGreaterThanOrEqual(5);
     expect(expired.reduce((n, l) => n + (l.chunksDeleted ?? 0), 0)).toBeGreaterThanOrEqual(1);
