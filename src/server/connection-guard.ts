@@ -131,7 +131,7 @@ export class ConnectionGuard {
     this.limits = l;
   }
 
-  /** Options for http.createServer that make Node measure the header deadline. */
+  /** Options for http.createServer that make Node measure the header deadline and the idle limit. */
   serverOptions(): ServerOptions {
     const headers = Math.round(this.limits.headerTimeoutMs);
     const opts: ServerOptions = { requestTimeout: 0, keepAliveTimeout: Math.round(this.limits.idleTimeoutMs) };
@@ -169,9 +169,6 @@ export class ConnectionGuard {
    * Adds listeners and one unref'd timer; {@link stop} removes the timer.
    */
   attach(server: Server): void {
-    // Also set on the server: createServer took it from serverOptions(), but a server built
-    // without them still gets the guard's idle limit.
-    server.keepAliveTimeout = Math.round(this.limits.idleTimeoutMs);
     const event = server instanceof TlsServer ? 'secureConnection' : 'connection';
     server.on(event, (socket: Socket) => {
       if (this.limits.maxConnections > 0 && this.open >= this.limits.maxConnections) {

@@ -19,6 +19,7 @@ import type { DomainSpec, ErasureConfig, ErasureProvider } from '../../src/provi
 import { runScrub, type ScrubReport } from '../../src/provider/erasure/scrub.js';
 import { loadCursor, loadLastPass } from '../../src/provider/erasure/scrub-cursor.js';
 import { tempDir } from '../store/helpers.js';
+import { childKeys } from './domain-keys.js';
 import { prng, randInt, randomBytes } from '../support/random.js';
 import { cursorSaved, runCli } from './scrub-cli.js';
 
@@ -59,16 +60,7 @@ async function fill(root: string, seed: number): Promise<Map<string, Uint8Array>
 /** [domain, child key] of every fragment and replica, maintenance/ left out. */
 async function children(root: string): Promise<[string, string][]> {
   const out: [string, string][] = [];
-  for (let i = 1; i <= N; i++) {
-    const p = await createFsProvider({ dir: join(root, `d${i}`) });
-    let startAfter: string | undefined;
-    do {
-      const page = await p.list(startAfter !== undefined ? { startAfter } : {});
-      for (const it of page.items) if (!it.key.startsWith('maintenance/')) out.push([`d${i}`, it.key]);
-      startAfter = page.next;
-    } while (startAfter !== undefined);
-    await p.close();
-  }
+  for (let i = 1; i <= N; i++) for (const key of await childKeys(root, `d${i}`)) out.push([`d${i}`, key]);
   return out;
 }
 

@@ -10,6 +10,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createErasureProvider } from '../../src/provider/erasure/index.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
+import { childKeys } from './domain-keys.js';
 import { getBytes, type Provider } from '../../src/provider/provider.js';
 import type { DomainSpec, ErasureConfig, ErasureProvider } from '../../src/provider/erasure/types.js';
 import { runScrub } from '../../src/provider/erasure/scrub.js';
@@ -38,20 +39,6 @@ async function openSet(root: string): Promise<ErasureProvider> {
   const cfg = config(root);
   const domains = await Promise.all(cfg.domains.map(async (d) => ({ id: d.id, labels: d.labels, provider: (await createFsProvider({ dir: d.url })) as Provider })));
   return createErasureProvider({ config: cfg, domains });
-}
-
-/** Child keys (fragments and replicas) on domain `id`, maintenance/ left out. */
-async function childKeys(root: string, id: string): Promise<string[]> {
-  const p = await createFsProvider({ dir: join(root, id) });
-  const out: string[] = [];
-  let startAfter: string | undefined;
-  do {
-    const page = await p.list(startAfter !== undefined ? { startAfter } : {});
-    for (const it of page.items) if (!it.key.startsWith('maintenance/')) out.push(it.key);
-    startAfter = page.next;
-  } while (startAfter !== undefined);
-  await p.close();
-  return out;
 }
 
 /** A repository with a mix of packed small objects and striped large ones; returns what it holds. */

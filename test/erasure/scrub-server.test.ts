@@ -18,7 +18,7 @@ import type { ScrubReport } from '../../src/provider/erasure/scrub.js';
 import type { AdminScrubStatus } from '../../src/admin/scrub.js';
 import { adminRequest } from '../../src/admin/client.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
-import { createFsProvider } from '../../src/provider/fs/index.js';
+import { childKeys } from './domain-keys.js';
 import { randomBytes } from '../support/random.js';
 
 const wire = new WireLog();
@@ -36,18 +36,11 @@ afterAll(() => {
 async function domainWithMostDataCells(root: string): Promise<string> {
   let best = { id: '', n: -1 };
   for (let i = 1; i <= 6; i++) {
-    const p = await createFsProvider({ dir: join(root, `d${i}`) });
     let n = 0;
-    let startAfter: string | undefined;
-    do {
-      const page = await p.list(startAfter !== undefined ? { startAfter } : {});
-      for (const it of page.items) {
-        const name = parseChildKey(it.key);
-        if (name?.layout === 'striped' && name.index < name.k) n++;
-      }
-      startAfter = page.next;
-    } while (startAfter !== undefined);
-    await p.close();
+    for (const key of await childKeys(root, `d${i}`)) {
+      const name = parseChildKey(key);
+      if (name?.layout === 'striped' && name.index < name.k) n++;
+    }
     if (n > best.n) best = { id: `d${i}`, n };
   }
   expect(best.n, 'data fragments on the fullest domain').toBeGreaterThan(0);
