@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
+import { NODE_FLAGS } from '../src/cli/node-flags.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -160,14 +161,15 @@ const jsonListening = (l: string) => (l.includes('"listening"') ? (JSON.parse(l)
  * Starts `name` on 127.0.0.1 with a fresh data directory (or `dataDir` for Strata, which may
  * be an erasure domain pattern such as `D/disk{1...6}`); `args` are further `serve` options
  * for Strata (e.g. `['--erasure', '4+2']`). Strata runs with its default request logging
- * unless `args` says otherwise.
+ * unless `args` says otherwise, and with the node flags the `strata` command runs with
+ * (src/cli/node-flags.ts) before any `nodeArgs`.
  */
 export async function startTarget(name: TargetName, opts: { dataDir?: string; args?: readonly string[]; cli?: string; nodeArgs?: readonly string[] } = {}): Promise<Target> {
   if (name === 'strata') {
     const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'bench-strata-'));
     // `cli`: another build's dist/src/cli/main.js, to measure it side by side with this one.
     const cli = opts.cli ?? join(here, '../src/cli/main.js');
-    const { child, logPath, logDir } = spawnLogged([...(opts.nodeArgs ?? []), cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
+    const { child, logPath, logDir } = spawnLogged([...NODE_FLAGS, ...(opts.nodeArgs ?? []), cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
       ...process.env,
       STRATA_ACCESS_KEY: STRATA_KEY,
       STRATA_SECRET_KEY: STRATA_SECRET,

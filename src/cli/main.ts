@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --initial-old-space-size=64
 /**
  * @module The `strata` command: one verb per file (verb.ts), parsed by one parser (args.ts).
  *

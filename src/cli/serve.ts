@@ -8,6 +8,7 @@ import { configFromArgs, SERVE_POSITIONALS, SERVER_OPTIONS } from '../server/con
 import type { OptionDef } from '../server/options.js';
 import { startedByNpm, watchParent } from './parent-watch.js';
 import type { Verb } from './verb.js';
+import { missingNodeFlags } from './node-flags.js';
 
 const NOTES = `environment only (never flags: a command line is visible to every local user):
   STRATA_ACCESS_KEY, STRATA_SECRET_KEY   an admin key pair (else the config file's
@@ -50,6 +51,12 @@ export const serveVerb: Verb = {
         );
       }
     };
+    const missing = missingNodeFlags(process.execArgv);
+    if (missing.length) {
+      process.stderr.write(
+        `strata: note: node was started without ${missing.join(' ')} (the strata command and npm start pass it): large uploads may run up to a quarter slower (node-flags.ts)\n`
+      );
+    }
     if (server.tls) process.on('SIGHUP', onHup);
     let unwatch = () => {};
     const signal = await new Promise<string>((resolve) => {

@@ -340,6 +340,8 @@ describe('verify', () => {
     expect(live.code).toBe(0);
     expect(live.stderr).toMatch(new RegExp(`served by pid ${s.child.pid}`));
     expect(live.stdout).toMatch(/result\s+OK/);
+    // Started as `node main.js`, not through the command's shebang: serve says what is missing.
+    expect(s.out()).toContain('strata: note: node was started without --initial-old-space-size=64');
     s.child.kill('SIGTERM');
     expect(await exited(s.child)).toBe(0);
 

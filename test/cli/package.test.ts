@@ -203,6 +203,8 @@ describe('npm package', () => {
       ),
     ]);
     expect(await putAndGet(url)).toBe('from the tarball');
+    // The bin's shebang passes the node flags (node-flags.ts): serve notes when one is missing.
+    expect(s.out()).not.toContain('node was started without');
     s.child.kill('SIGTERM');
     await new Promise((r) => s.child.once('exit', r));
     expect(s.child.exitCode).toBe(0);
