@@ -8,7 +8,8 @@
  *
  * Protocol (main -> worker, each answered in order per job):
  *   { op: 'open', job, algorithms }           no answer
- *   { op: 'data', job, bytes, spans }         -> { op: 'crcs', job, crcs, bytes }
+ *   { op: 'data', job, bytes, spans, crcs? }  -> { op: 'crcs', job, crcs, bytes }
+ *                                             (crcs: false asks for none: crcs is then [])
  *   { op: 'finish', job }                     -> { op: 'digests', job, digests }
  *   { op: 'drop', job }                       no answer (the job is forgotten)
  * A failure inside a job answers { op: 'error', job, message } and forgets the job. A
@@ -23,7 +24,7 @@ import { isChecksumAlgorithm, type ChecksumAlgorithm } from './algorithms.js';
 /** A message from the main thread (hash-pool.ts builds them). */
 export type ToWorker =
   | { op: 'open'; job: number; algorithms: readonly ChecksumAlgorithm[] }
-  | { op: 'data'; job: number; bytes: Uint8Array; spans: readonly number[] }
+  | { op: 'data'; job: number; bytes: Uint8Array; spans: readonly number[]; crcs?: boolean }
   | { op: 'finish'; job: number }
   | { op: 'drop'; job: number };
 
@@ -55,7 +56,7 @@ function handle(m: ToWorker): FromWorker | undefined {
         const span = m.bytes.subarray(m.spans[i]!, m.spans[i]! + m.spans[i + 1]!);
         if (span.length !== m.spans[i + 1]) throw new Error('span outside the slice');
         for (const h of hashers.values()) h.update(span);
-        crcs.push(crc32c(span));
+        if (m.crcs !== false) crcs.push(crc32c(span));
       }
       return { op: 'crcs', job: m.job, crcs, bytes: m.bytes };
     }

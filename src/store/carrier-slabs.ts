@@ -10,7 +10,10 @@
  * claimed algorithms) and hands it back with each segment's CRC32C; the main thread then
  * writes the entry headers into the gaps and hands the slab to the provider as one write.
  * While the worker hashes slab i, the main thread is already filling the next slabs
- * ({@link SLAB_LOOKAHEAD}) and the provider writing slab i-1.
+ * ({@link SLAB_LOOKAHEAD}) and the provider writing slab i-1. An encrypted body takes the
+ * same path with every digest on the worker: the main thread seals each segment as it is read
+ * (AES-GCM, node:crypto) and the provider gets the sealed segments, framed as writeCarrier
+ * frames them, while the worker hashes the plaintext slab and hands it back to the pool.
  *
  * Memory: at most {@link SLABS_HELD} slabs per upload (read ahead, hashing, handed over,
  * being written), charged to the pending budget by the caller
@@ -31,11 +34,15 @@ import type { BodyDigests, ClaimOptions } from './digest.js';
 import { digestAlgorithms } from './digest.js';
 import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
 import type { PendingBudget } from './budget.js';
+import type { StreamSealer } from './crypto/body-crypto.js';
+import { sealedLength } from './crypto/segment-cipher.js';
 
 /** Segments per slab: 4 x 256 KiB, so one provider write carries 1 MiB (not 24 B then 256 KiB) and a worker message 1 MiB of hashing. */
 export const SLAB_SEGMENTS = 4;
 /** Bytes of a full slab. */
 export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
+/** Sealed segments made from one full slab of an encrypted body (held until written). */
+const SEALED_SLAB_BYTES = SLAB_SEGMENTS * sealedLength(SEGMENT_SIZE);
 /** Slabs read from the body ahead of the one handed to the provider (being filled or hashed). */
 export const SLAB_LOOKAHEAD = 2;
 /**
@@ -46,6 +53,8 @@ export const SLAB_LOOKAHEAD = 2;
 export const SLABS_HELD = SLAB_LOOKAHEAD + 2;
 /** Pending-budget bytes an upload on this path holds in all (instead of one segment). */
 export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
+/** The same for an encrypted body: its slabs, and the sealed segments made from them. */
+export const SEALED_SLAB_WORKING_BYTES = SLABS_HELD * (SLAB_BYTES + SEALED_SLAB_BYTES);
 /** Share of the pending budget past which a body does without worker hashing's slabs. */
 export const SLAB_BUDGET_SHARE = 0.5;
 /**
@@ -100,18 +109,21 @@ export interface SlabHashing {
  * reserved from `budget`; undefined when the body is too small, no pool is given, the pool
  * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} (less the one segment the
  * caller reserved at admission) within {@link SLAB_BUDGET_SHARE} of its limit now (the caller then
- * writes the body as before, hashing in place within its own smaller reservation). Never
- * throws.
+ * writes the body as before, hashing in place within its own smaller reservation). With
+ * `sealed` (an encrypted body, written with a sealer) the reservation also covers the sealed
+ * segments ({@link SEALED_SLAB_WORKING_BYTES}), and every digest runs on the worker: the
+ * main thread seals and frames the segments instead. Never throws.
  */
-export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions): SlabHashing | undefined {
+export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions, sealed = false): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   // The caller already holds one segment for the body (carrier admission): the rest, if
   // the budget stays at most half used (short of it the body is hashed in place: not a
   // refusal, and the other half stays for writes that cannot do without).
-  const release = budget.tryReserve(SLAB_WORKING_BYTES - SEGMENT_SIZE, budget.limit * SLAB_BUDGET_SHARE);
+  const working = sealed ? SEALED_SLAB_WORKING_BYTES : SLAB_WORKING_BYTES;
+  const release = budget.tryReserve(working - SEGMENT_SIZE, budget.limit * SLAB_BUDGET_SHARE);
   if (!release) return undefined;
   const local = new Map<ChecksumName, Hasher>();
-  for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
+  if (!sealed) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
   const hasher = pool.open(digestAlgorithms(o).filter((a) => !local.has(a as ChecksumName)));
   if (!hasher) {
     release();
@@ -129,6 +141,8 @@ export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudge
 
 interface Slab {
   lengths: number[];
+  /** An encrypted body's segments of this slab, sealed (what is stored instead of the slab). */
+  sealed?: Uint8Array[];
   /** The slab back from the worker (transferred there and back) with its segments' CRC32C. */
   hashed: Promise<{ crcs: number[]; bytes: Uint8Array }>;
 }
@@ -136,8 +150,10 @@ interface Slab {
 /**
  * Streams exactly `size` bytes of `reader` into chunk blobs (same blobs as writeCarrier)
  * with `hashing` computing the digests (its worker job, and its main-thread hashers as each
- * slab is filled), and returns the refs and the body's digests. Plain
- * bodies only (an encrypted body seals each segment on the main thread: writeCarrier).
+ * slab is filled), and returns the refs and the body's digests. With `sealer` (an encrypted
+ * body: open the hashing with `sealed`), each segment is sealed on the main thread as it is
+ * read and the sealed segments are stored, framed as writeCarrier frames them; the plaintext
+ * slab only goes to the worker and back, never to the provider.
  * Throws StoreError 'IncompleteBody' (short or long body), 'Io' when the hash worker dies
  * (the request then fails as a 500 and nothing is committed), what the body stream throws,
  * or the provider's error; chunk blobs already written are deleted (best effort) and the
@@ -149,11 +165,21 @@ export async function writeSlabCarrier(
   size: number,
   hashing: SlabHashing,
   signal?: AbortSignal,
-  inflight?: InflightTicket
+  inflight?: InflightTicket,
+  sealer?: StreamSealer
 ): Promise<{ refs: ChunkRef[]; digests: BodyDigests }> {
   const { hasher, local } = hashing;
   const refs: ChunkRef[] = [];
   let bodyError: unknown;
+  // The body's errors and the worker's (not I/O ones) are kept, to be rethrown as such.
+  const settled = async <T>(p: Promise<T>): Promise<T> => {
+    try {
+      return await p;
+    } catch (err) {
+      bodyError = err;
+      throw err;
+    }
+  };
   // Slabs handed to the provider; one it says it has written goes back to the pool (once).
   const handed = new WeakSet<Uint8Array>();
   const released = (chunk: Uint8Array) => {
@@ -169,20 +195,26 @@ export async function writeSlabCarrier(
     // are back).
     const bytes = takeSlab(total);
     const spans: number[] = [];
+    const sealed: Uint8Array[] | undefined = sealer ? [] : undefined;
     for (let i = 0, at = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
       const read = await reader.readInto(bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n));
       if (read !== n) throw new StoreError('IncompleteBody', `body ended after ${got + read} of ${size} bytes`);
       spans.push(at + ENTRY_HEADER_SIZE, n);
-      for (const h of local.values()) h.update(bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n));
+      const segment = bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n);
+      for (const h of local.values()) h.update(segment);
+      // Sealed before the slab leaves for the worker (slabs are filled in body order, so the
+      // sealer sees the segments in order).
+      sealed?.push(sealer!.seal(segment));
       got += n;
       at += ENTRY_HEADER_SIZE + n;
     }
-    const hashed = hasher.hash(bytes, spans).catch((err: unknown) => {
+    // A sealed slab's CRCs would be of the plaintext: the stored (sealed) entries get theirs as they are framed.
+    const hashed = hasher.hash(bytes, spans, { crcs: !sealed }).catch((err: unknown) => {
       throw err instanceof HashWorkerError ? new StoreError('Io', `hashing the body failed: ${err.message}`, { cause: err }) : err;
     });
     hashed.catch(() => undefined); // awaited in order by the writer; a failure surfaces there
-    return { lengths, hashed };
+    return sealed ? { lengths, hashed, sealed } : { lengths, hashed };
   };
   // Every slab of the body in order: [chunk index, segment lengths].
   const plan: [number, number[]][] = [];
@@ -219,22 +251,21 @@ export async function writeSlabCarrier(
       const n = Math.min(CHUNK_SIZE, size - done);
       const lengths: number[] = [];
       for (let off = 0; off < n; off += SEGMENT_SIZE) lengths.push(Math.min(SEGMENT_SIZE, n - off));
-      const pack = new PackStream(lengths);
+      const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);
       const key = chunkKey();
       inflight?.add(key); // before the write starts: GC must not sweep it (inflight-blobs.ts)
       async function* frames(): AsyncGenerator<Uint8Array> {
         yield pack.header();
         while (next < plan.length && plan[next]![0] === chunk) {
-          let slab: Slab;
-          let crcs: number[];
-          let bytes: Uint8Array;
-          try {
-            slab = await take();
-            ({ crcs, bytes } = await slab.hashed);
-          } catch (err) {
-            bodyError = err; // the client's error (or the worker's), not an I/O one
-            throw err;
+          const slab = await settled(take());
+          if (slab.sealed) {
+            // The sealed segments go out while the worker hashes the plaintext; the plaintext
+            // slab comes back to the pool once hashed (never to the provider).
+            for (const s of slab.sealed) yield* pack.entry(s);
+            giveSlab((await settled(slab.hashed)).bytes);
+            continue;
           }
+          const { crcs, bytes } = await settled(slab.hashed);
           for (let i = 0, at = 0; i < slab.lengths.length; i++) {
             bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
             at += ENTRY_HEADER_SIZE + slab.lengths[i]!;

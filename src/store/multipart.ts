@@ -185,12 +185,12 @@ export async function uploadPart(
     const alg = opts.checksumAlgorithm ?? rec.checksumAlgorithm;
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
-    // A large plain part is hashed on a worker (carrier-slabs.ts), else here.
-    const slabs = crypt ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, claimOpts);
+    // A large part is hashed on a worker (carrier-slabs.ts; an encrypted one sealed here meanwhile), else here.
+    const slabs = openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, claimOpts, !!crypt);
     let hashed: BodyDigests | undefined;
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight, crypt?.sealer);
         chunks = out.refs;
         hashed = out.digests;
       } finally {

@@ -140,10 +140,11 @@ export async function putObject(
     const digest = startDigest(opts);
     let bytes: Uint8Array | undefined;
     let hashed: BodyDigests | undefined; // by a worker (carrier-slabs.ts)
-    const slabs = packed || crypt ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts);
+    const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts, !!crypt);
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
+        const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight, sealer);
         chunks = { kind: 'chunks', chunks: out.refs };
         hashed = out.digests;
       } finally {

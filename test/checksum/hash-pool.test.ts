@@ -85,6 +85,25 @@ describe('hash pool', () => {
     expect(pool.openJobs).toBe(0);
   });
 
+  it('hashes without answering CRCs when asked for none (an encrypted body stores other bytes)', async () => {
+    const pool = newPool({ threads: 1 });
+    const body = randomBytes(700_000, 77);
+    const h = pool.open(['md5', 'crc64nvme'])!;
+    const first = new Uint8Array(new ArrayBuffer(400_016));
+    first.set(body.subarray(0, 400_000), 16);
+    const a = await h.hash(first, [16, 400_000], { crcs: false });
+    expect(a.crcs).toEqual([]);
+    expect(Buffer.from(a.bytes.subarray(16)).equals(Buffer.from(body.subarray(0, 400_000)))).toBe(true);
+    // Mixed with a slice that does want its CRC: both are absorbed, in order.
+    const b = await h.hash(Uint8Array.from(body.subarray(400_000)), [0, 300_000]);
+    expect(b.crcs).toEqual([crc32c(body.subarray(400_000))]);
+    const digests = await h.digest();
+    for (const alg of ['md5', 'crc64nvme'] as const) {
+      expect(Buffer.from(digests[alg]!).toString('hex')).toBe(Buffer.from(createHasher(alg).update(body).digest()).toString('hex'));
+    }
+    expect(pool.openJobs).toBe(0);
+  });
+
   it('keeps concurrent jobs on one thread independent', async () => {
     const pool = newPool({ threads: 1 });
     const bodies = [0, 1, 2, 3].map((i) => randomBytes(300_000 + i * 7, 100 + i));

@@ -156,6 +156,14 @@ describe('carriers hashed on a worker', () => {
     // The store still writes (the next body gets a new thread, or hashes in place).
     const ok = await store.putObject('bkt', 'after', ragged(body.subarray(0, 100), 1), { size: 100, hashPool: pool });
     expect(ok.etag).toBe(md5hex(body.subarray(0, 100)));
+    // An encrypted body is hashed on the worker too: the crash fails it the same way.
+    const encryption = { mode: 'sse-s3' as const, root: Buffer.from(randomBytes(32, 10)) };
+    const sealedErr = await store.putObject('bkt', 'crash-sealed', ragged(body, 11), { size: body.length, hashPool: pool, encryption }).catch((e: unknown) => e);
+    expect((sealedErr as StoreError).code).toBe('Io');
+    expect(String((sealedErr as Error).message)).toMatch(/hash worker exited/);
+    expect(await chunkBlobs(provider)).toEqual([]);
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(0);
   });
 
   it('keeps many concurrent uploads within maxJobs and the budget; the rest hash in place', async () => {
@@ -197,6 +205,51 @@ describe('carriers hashed on a worker', () => {
     expect(sawJob).toBe(false);
     // Doing without the worker is not a refusal (strata_budget_refusals_total stays put).
     expect(store.repo.budget.refusals).toBe(refusals);
+  });
+
+  it('seals encrypted bodies while the worker hashes them: same digests as in-thread, no plaintext stored, every byte back', async () => {
+    const { store, provider, pool } = await setup();
+    const root = Buffer.from(randomBytes(32, 70));
+    const customer = Buffer.from(randomBytes(32, 71));
+    const sseS3 = { mode: 'sse-s3' as const, root };
+    const keysOf = (mode: string) => (mode === 'sse-c' ? { sseS3: root, customer } : { sseS3: root });
+    for (const [i, size] of [MiB, 8 * MiB + 12_345, 17 * MiB - 1].entries()) {
+      const body = randomBytes(size, 80 + i);
+      const enc = i === 1 ? { mode: 'sse-c' as const, root: customer } : sseS3;
+      const keys = keysOf(enc.mode);
+      const before = store.repo.budget.used;
+      const viaWorker = await store.putObject('bkt', `ew${i}`, ragged(body, size), { size, hashPool: pool, encryption: enc });
+      const inThread = await store.putObject('bkt', `et${i}`, ragged(body, size + 1), { size, hashPool: null, encryption: enc });
+      expect(store.repo.budget.used).toBe(before);
+      expect(viaWorker.version.encryption?.mode).toBe(enc.mode);
+      if (enc.mode === 'sse-s3') expect(viaWorker.etag).toBe(md5hex(body)); // SSE-C masks it
+      expect(Buffer.from(viaWorker.version.checksums!.values.crc64nvme!)).toEqual(Buffer.from(inThread.version.checksums!.values.crc64nvme!));
+      expect(Buffer.from(await collect((await store.getObject('bkt', `ew${i}`, { keys })).body)).equals(Buffer.from(body))).toBe(true);
+      const r = await store.getObject('bkt', `ew${i}`, { keys, range: { start: 512 * 1024 - 7, end: 1024 * 1024 + 3 } });
+      expect(Buffer.from(await collect(r.body)).equals(Buffer.from(body.subarray(512 * 1024 - 7, 1024 * 1024 + 4)))).toBe(true);
+      // Only sealed segments reach the provider: no 64-byte window of the plaintext in any chunk.
+      for (const key of await chunkBlobs(provider)) {
+        const stored = Buffer.from(await collect((await provider.get(key)).body));
+        for (let off = 0; off + 64 <= size; off += Math.floor(size / 7)) expect(stored.includes(Buffer.from(body.subarray(off, off + 64))), `${key} at ${off}`).toBe(false);
+      }
+    }
+    // The plaintext slabs came back from the worker to the pool.
+    expect(idleSlabCount()).toBeGreaterThan(0);
+    expect(pool.openJobs).toBe(0);
+    // A short encrypted body: IncompleteBody, nothing committed, no chunk, budget back.
+    const chunksBefore = (await chunkBlobs(provider)).length;
+    const used = store.repo.budget.used;
+    const body = randomBytes(3 * MiB, 90);
+    await expect(store.putObject('bkt', 'eshort', ragged(body.subarray(0, body.length - 1), 91), { size: body.length, hashPool: pool, encryption: sseS3 })).rejects.toMatchObject({ code: 'IncompleteBody' });
+    expect((await chunkBlobs(provider)).length).toBe(chunksBefore);
+    expect(store.repo.budget.used).toBe(used);
+    expect(pool.openJobs).toBe(0);
+    // An encrypted multipart part goes the same way.
+    const uploadId = await store.createMultipartUpload('bkt', 'emp', { encryption: sseS3 });
+    const partBody = randomBytes(5 * MiB + 3, 92);
+    const part = await store.uploadPart('bkt', 'emp', uploadId, 1, ragged(partBody, 93), { size: partBody.length, hashPool: pool, keys: keysOf('sse-s3') });
+    await store.completeMultipartUpload('bkt', 'emp', uploadId, [{ partNumber: 1, etag: part.etag }], { keys: keysOf('sse-s3') });
+    expect(Buffer.from(await collect((await store.getObject('bkt', 'emp', { keys: keysOf('sse-s3') })).body)).equals(Buffer.from(partBody))).toBe(true);
   });
 
   it('hashes multipart parts on the worker too, with the same part ETag', async () => {

@@ -14,7 +14,7 @@ parentPort.on('message', (m) => {
       return;
     }
     if (slices >= crashAfter) process.exit(3);
-    const out = { op: 'crcs', job: m.job, crcs: new Array(m.spans.length / 2).fill(0), bytes: m.bytes };
+    const out = { op: 'crcs', job: m.job, crcs: m.crcs === false ? [] : new Array(m.spans.length / 2).fill(0), bytes: m.bytes };
     parentPort.postMessage(out, m.bytes.buffer instanceof SharedArrayBuffer ? [] : [m.bytes.buffer]);
   } else if (m.op === 'finish') {
     parentPort.postMessage({ op: 'digests', job: m.job, digests: {} });
