@@ -184,7 +184,8 @@ export class RemoteHasher {
   /**
    * Absorbs the spans of `bytes` named by `spans` (offset, length pairs within `bytes`, in
    * order) into the job's hashers and resolves with the CRC32C of each span (none with
-   * `crcs: false`: the caller stores other bytes than these) and the slice itself. A slice over an ArrayBuffer is transferred: the whole buffer is unusable
+   * `crcs: false`: the caller stores other bytes than these) and the slice itself. A slice
+   * over an ArrayBuffer is transferred: the whole buffer is unusable
    * (detached) here until the answer hands it back as `bytes` (a view at the same offset);
    * a slice of shared memory is read in place and must not be written until the answer.
    * Slices are absorbed in call order. Rejects with HashWorkerError if the worker dies (a
@@ -202,8 +203,7 @@ export class RemoteHasher {
     const shared = bytes.buffer instanceof SharedArrayBuffer;
     const length = bytes.length;
     const wantCrcs = opts.crcs !== false;
-    const message: ToWorker = wantCrcs ? { op: 'data', job: this.#job, bytes, spans } : { op: 'data', job: this.#job, bytes, spans, crcs: false };
-    const answer = this.#ask(message, shared ? [] : [bytes.buffer as ArrayBuffer]);
+    const answer = this.#ask({ op: 'data', job: this.#job, bytes, spans, crcs: wantCrcs }, shared ? [] : [bytes.buffer as ArrayBuffer]);
     return answer.then((m) => {
       if (m.op !== 'crcs' || m.crcs.length * 2 !== (wantCrcs ? spans.length : 0) || !(m.bytes instanceof Uint8Array) || m.bytes.length !== length) {
         throw new HashWorkerError(`hash worker answered ${m.op} to a slice, not its CRCs and the slice`);

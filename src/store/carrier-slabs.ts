@@ -100,6 +100,8 @@ export interface SlabHashing {
   hasher: RemoteHasher;
   /** The hashers run on the main thread ({@link MAIN_THREAD_ALGORITHMS}), by algorithm. */
   local: Map<ChecksumName, Hasher>;
+  /** An encrypted body's sealer: its segments are stored sealed (writeSlabCarrier). */
+  sealer?: StreamSealer;
   /** Frees the job (if still open) and the reservation. Idempotent. */
   close(): void;
 }
@@ -110,20 +112,20 @@ export interface SlabHashing {
  * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} (less the one segment the
  * caller reserved at admission) within {@link SLAB_BUDGET_SHARE} of its limit now (the caller then
  * writes the body as before, hashing in place within its own smaller reservation). With
- * `sealed` (an encrypted body, written with a sealer) the reservation also covers the sealed
- * segments ({@link SEALED_SLAB_WORKING_BYTES}), and every digest runs on the worker: the
- * main thread seals and frames the segments instead. Never throws.
+ * `sealer` (an encrypted body) the reservation also covers the sealed segments
+ * ({@link SEALED_SLAB_WORKING_BYTES}), and every digest runs on the worker: the main thread
+ * seals and frames the segments instead. Never throws.
  */
-export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions, sealed = false): SlabHashing | undefined {
+export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions, sealer?: StreamSealer): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   // The caller already holds one segment for the body (carrier admission): the rest, if
   // the budget stays at most half used (short of it the body is hashed in place: not a
   // refusal, and the other half stays for writes that cannot do without).
-  const working = sealed ? SEALED_SLAB_WORKING_BYTES : SLAB_WORKING_BYTES;
+  const working = sealer ? SEALED_SLAB_WORKING_BYTES : SLAB_WORKING_BYTES;
   const release = budget.tryReserve(working - SEGMENT_SIZE, budget.limit * SLAB_BUDGET_SHARE);
   if (!release) return undefined;
   const local = new Map<ChecksumName, Hasher>();
-  if (!sealed) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
+  if (!sealer) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
   const hasher = pool.open(digestAlgorithms(o).filter((a) => !local.has(a as ChecksumName)));
   if (!hasher) {
     release();
@@ -132,6 +134,7 @@ export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudge
   return {
     hasher,
     local,
+    ...(sealer ? { sealer } : {}),
     close: () => {
       hasher.abort();
       release();
@@ -150,8 +153,8 @@ interface Slab {
 /**
  * Streams exactly `size` bytes of `reader` into chunk blobs (same blobs as writeCarrier)
  * with `hashing` computing the digests (its worker job, and its main-thread hashers as each
- * slab is filled), and returns the refs and the body's digests. With `sealer` (an encrypted
- * body: open the hashing with `sealed`), each segment is sealed on the main thread as it is
+ * slab is filled), and returns the refs and the body's digests. With the hashing's `sealer`
+ * (an encrypted body), each segment is sealed on the main thread as it is
  * read and the sealed segments are stored, framed as writeCarrier frames them; the plaintext
  * slab only goes to the worker and back, never to the provider.
  * Throws StoreError 'IncompleteBody' (short or long body), 'Io' when the hash worker dies
@@ -165,10 +168,9 @@ export async function writeSlabCarrier(
   size: number,
   hashing: SlabHashing,
   signal?: AbortSignal,
-  inflight?: InflightTicket,
-  sealer?: StreamSealer
+  inflight?: InflightTicket
 ): Promise<{ refs: ChunkRef[]; digests: BodyDigests }> {
-  const { hasher, local } = hashing;
+  const { hasher, local, sealer } = hashing;
   const refs: ChunkRef[] = [];
   let bodyError: unknown;
   // The body's errors and the worker's (not I/O ones) are kept, to be rethrown as such.

@@ -186,11 +186,11 @@ export async function uploadPart(
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
     // A large part is hashed on a worker (carrier-slabs.ts; an encrypted one sealed here meanwhile), else here.
-    const slabs = openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, claimOpts, !!crypt);
+    const slabs = openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, claimOpts, crypt?.sealer);
     let hashed: BodyDigests | undefined;
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight, crypt?.sealer);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
         chunks = out.refs;
         hashed = out.digests;
       } finally {

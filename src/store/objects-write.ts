@@ -140,11 +140,12 @@ export async function putObject(
     const digest = startDigest(opts);
     let bytes: Uint8Array | undefined;
     let hashed: BodyDigests | undefined; // by a worker (carrier-slabs.ts)
-    const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts, !!crypt);
+    // A carrier's one stream of sealed segments, whichever way it is written.
+    const sealer = !packed && crypt ? new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE) : undefined;
+    const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts, sealer);
     if (slabs) {
       try {
-        const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight, sealer);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
         chunks = { kind: 'chunks', chunks: out.refs };
         hashed = out.digests;
       } finally {
@@ -156,7 +157,6 @@ export async function putObject(
       if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
       digest.update(bytes);
     } else {
-      const sealer = crypt && new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE);
       const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer, inflight);
       chunks = { kind: 'chunks', chunks: refs };
     }
