@@ -11,7 +11,7 @@ import { Store } from '../../src/store/store.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
-import { SLAB_POOL_SLABS, SLAB_WORKING_BYTES, idleSlabCount } from '../../src/store/carrier-slabs.js';
+import { SEALED_SLAB_WORKING_BYTES, SLAB_POOL_SLABS, SLAB_WORKING_BYTES, idleSlabCount } from '../../src/store/carrier-slabs.js';
 import { StoreError } from '../../src/store/errors.js';
 import { s3ErrorOf } from '../../src/s3/store-errors.js';
 import { collect, tempDir } from './helpers.js';
@@ -185,6 +185,39 @@ describe('carriers hashed on a worker', () => {
     expect(peakJobs).toBe(2);
     expect(peakBudget).toBeLessThanOrEqual(2 * SLAB_WORKING_BYTES + 6 * 256 * 1024);
     expect(pool.openJobs).toBe(0);
+  });
+
+  it('bounds encrypted uploads too: many at once stay within maxJobs and the budget, one that goes away mid-body frees all', async () => {
+    const pool = new HashPool({ threads: 1, maxJobs: 2 });
+    const { store, provider } = await setup({ pool });
+    const encryption = { mode: 'sse-s3' as const, root: Buffer.from(randomBytes(32, 60)) };
+    const bodies = Array.from({ length: 6 }, (_, i) => randomBytes(2 * MiB + i, 61 + i));
+    let peakJobs = 0;
+    let peakBudget = 0;
+    async function* watched(data: Uint8Array, stopAt = data.length): AsyncGenerator<Uint8Array> {
+      for (let i = 0; i < stopAt; i += 64 * 1024) {
+        peakJobs = Math.max(peakJobs, pool.openJobs);
+        peakBudget = Math.max(peakBudget, store.repo.budget.used);
+        await new Promise((r) => setImmediate(r));
+        yield data.subarray(i, Math.min(stopAt, i + 64 * 1024));
+      }
+      if (stopAt < data.length) throw new StoreError('IncompleteBody', 'the connection closed (test)');
+    }
+    const results = await Promise.all(bodies.map((b, i) => store.putObject('bkt', `sc${i}`, watched(b), { size: b.length, hashPool: pool, encryption })));
+    results.forEach((r, i) => expect(r.etag).toBe(md5hex(bodies[i]!)));
+    expect(peakJobs).toBe(2);
+    // Two on the worker (slabs and sealed copies), the rest in place (a segment and its sealed copy each).
+    expect(peakBudget).toBeLessThanOrEqual(2 * SEALED_SLAB_WORKING_BYTES + 6 * 2 * (256 * 1024 + 16));
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(0);
+    // A client that stops mid-body: the slot, the budget and the chunk already written go.
+    const big = randomBytes(12 * MiB, 67);
+    const chunksBefore = (await chunkBlobs(provider)).length;
+    await expect(store.putObject('bkt', 'sgone', watched(big, 9 * MiB), { size: big.length, hashPool: pool, encryption })).rejects.toThrow(/connection closed/);
+    expect(pool.openJobs).toBe(0);
+    expect(store.repo.budget.used).toBe(0);
+    expect((await chunkBlobs(provider)).length).toBe(chunksBefore);
+    await expect(store.headObject('bkt', 'sgone')).rejects.toMatchObject({ code: 'NoSuchKey' });
   });
 
   it('hashes in place when the budget cannot spare the slabs', async () => {
