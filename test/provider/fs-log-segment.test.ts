@@ -3,12 +3,38 @@
  * create-only, preallocated (reads as zeros), appended in place at any offset (also past the
  * preallocation, then readable through the exclusive mode's cached handles), listed and deleted
  * like any blob, and refusing bad offsets and appends after close with AppendError 'write'.
+ * Zero-filling ahead of the appends allocates the file's blocks past the furthest append and
+ * never writes over an append's bytes, whatever the appends' sizes, retries and seal timing.
  */
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
+import { keyPath } from '../../src/provider/fs/key-path.js';
 import { AppendError } from '../../src/provider/append-log.js';
 import { getBytes, ProviderError } from '../../src/provider/provider.js';
 import { tempDir } from '../store/helpers.js';
+
+/** Path of the blob file of `key` under the provider directory `dir`. */
+function fileOf(dir: string, key: string): string {
+  const leaf = keyPath(Buffer.from(key)).leaf;
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[]) {
+    if (e.isFile() && e.name === leaf) return join(e.parentPath ?? (e as { path?: string }).path ?? dir, e.name);
+  }
+  throw new Error(`no file for ${key} under ${dir}`);
+}
+
+/** Bytes the file at `path` has allocated on disk. */
+const allocated = (path: string) => statSync(path).blocks * 512;
+
+/** Polls `test` every 5 ms until it holds, for at most `ms`; returns whether it held. */
+async function eventually(test: () => boolean, ms = 5000): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 5))) if (test()) return true;
+  return test();
+}
+
+/** A deterministic byte pattern (so a zeroed range shows up as a mismatch). */
+const pattern = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => ((i * 31 + seed * 7) % 251) + 1));
 
 describe('fs provider log segments', () => {
   for (const exclusive of [false, true]) {
@@ -66,6 +92,72 @@ describe('fs provider log segments', () => {
       await expect(log.seal!(3)).rejects.toBeInstanceOf(ProviderError);
       await log.close(); // after a seal: nothing left to release
       await p.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('zero-fills ahead of the appends: the blocks past the furthest append are allocated, and sealing cuts them off', async () => {
+    const { dir, cleanup } = tempDir('fs-log-fill');
+    try {
+      const p = await createFsProvider({ dir, exclusive: true });
+      const log = await p.openLog('log/000000000004-dd', 4 * 1024 * 1024);
+      const path = fileOf(dir, log.key);
+      expect(allocated(path)).toBeLessThan(64 * 1024); // created sparse
+      await log.append(0, [pattern(100 * 1024, 1)]);
+      // The fill covers [100 KiB, 200 KiB): the segment's bytes so far, at least 64 KiB.
+      expect(await eventually(() => allocated(path) >= 200 * 1024)).toBe(true);
+      expect(allocated(path)).toBeLessThan(1024 * 1024);
+      // Appends keep it ahead: after 1.5 MiB in small appends, 1 MiB fills keep up.
+      let at = 100 * 1024;
+      for (let i = 0; i < 48; i++, at += 32 * 1024) await log.append(at, [pattern(32 * 1024, i)]);
+      expect(await eventually(() => allocated(path) >= at + 512 * 1024)).toBe(true);
+      expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 100 * 1024 - 1 })).equals(pattern(100 * 1024, 1))).toBe(true);
+      expect(Buffer.from(await getBytes(p, log.key, { start: at - 32 * 1024, end: at - 1 })).equals(pattern(32 * 1024, 47))).toBe(true);
+      expect(Buffer.from(await getBytes(p, log.key, { start: at, end: at + 4095 })).equals(Buffer.alloc(4096))).toBe(true);
+      await log.seal!(at);
+      expect(statSync(path).size).toBeLessThanOrEqual(at + 64);
+      expect(allocated(path)).toBeLessThan(at + 64 * 1024);
+      await p.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('never writes zeros over an append: random sizes, appends into a fill in flight, retries at the same offset, seal at once', async () => {
+    const { dir, cleanup } = tempDir('fs-log-fill');
+    try {
+      const p = await createFsProvider({ dir, exclusive: true });
+      for (let round = 0; round < 4; round++) {
+        const key = `log/00000000001${round}-ee`;
+        const size = 256 * 1024; // small, so appends also cross the end (growth) while fills run
+        const log = await p.openLog(key, size);
+        const model = Buffer.alloc(4 * 1024 * 1024);
+        let end = 0;
+        let seed = round * 1000;
+        const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+        for (let i = 0; i < 120; i++) {
+          const n = 1 + Math.floor(rand() ** 3 * 300 * 1024); // mostly small, some past a whole fill
+          const bytes = pattern(n, i + round * 7);
+          // Every fourth append is a retry at the previous offset with other, longer bytes.
+          const offset = i % 4 === 3 && end > 0 ? Math.max(0, end - Math.floor(rand() * 8192)) : end;
+          await log.append(offset, [bytes.subarray(0, n >> 1), bytes.subarray(n >> 1)]);
+          bytes.copy(model, offset);
+          end = Math.max(end, offset + n);
+          if (end > 3 * 1024 * 1024) break;
+        }
+        if (round % 2 === 0) await log.seal!(end); // a fill may still be in flight: seal waits for it
+        else await log.close();
+        if (round % 2 === 0) expect((await p.head(key)).size).toBe(end); // nothing written past the cut
+        const back = Buffer.from(await getBytes(p, key, { start: 0, end: end - 1 }));
+        expect(back.length).toBe(end);
+        expect(back.equals(model.subarray(0, end))).toBe(true);
+      }
+      await p.close();
+      // And from a fresh provider (what recovery reads).
+      const again = await createFsProvider({ dir });
+      expect((await again.list({ prefix: 'log/' })).items.length).toBe(4);
+      await again.close();
     } finally {
       cleanup();
     }

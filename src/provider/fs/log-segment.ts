@@ -10,8 +10,23 @@
  * append instead of a write and then an fdatasync, each a round trip through the main thread.
  * The erasure provider appends to m + 1 such copies per group commit (and libuv has 4 threads),
  * so halving the round trips is what keeps its commits close to the plain fs provider's. The
- * preallocation is sparse (Node has no fallocate): the tail reads as zeros, and an append still
- * allocates its blocks, which the synchronous write commits with the data.
+ * preallocation is sparse (Node has no fallocate): the tail reads as zeros.
+ *
+ * An append into a sparse part of the file allocates its blocks, and its synchronous write then
+ * waits for a journal commit (the allocation is metadata fdatasync must make durable), which on
+ * ext4 here costs ~50% more than an overwrite of allocated blocks (measured with 21 KB appends:
+ * 0.255 against 0.166 ms for one copy, 0.434 against 0.268 ms for three copies written at once).
+ * So the segment zero-fills ahead of its appends, off their path: after an append, when less
+ * than half a fill's worth past the furthest append is known allocated, one positional write of
+ * zeros (FILL_MIN_BYTES, growing with what the segment holds to FILL_MAX_BYTES) starts at the
+ * furthest append's end, and appends that land there later overwrite allocated zeros. A fill
+ * only ever writes bytes past every append begun (they read as zeros anyway, so a crash at any
+ * point leaves the same bytes), an append that would overlap a fill in flight waits for it, and
+ * seal and close wait for it before they cut or release the file. A fill stays inside the
+ * file's size (growth stays an ftruncate), and one that fails turns filling off for the segment:
+ * it is an optimisation, and the appends report their own errors. Disk traffic for the log is at
+ * most about twice its bytes (what a seal cuts off was zeroed and then freed); PostgreSQL's WAL
+ * zero-fills its segments for the same reason (wal_init_zero).
  *
  * An append that would run past the file's end first extends it by whole preallocation steps
  * (ftruncate, no sync: the append's synchronous write makes the new size durable with the data,
@@ -38,6 +53,14 @@ const WRITE_STAGE_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EF
 
 /** Opens the segment file for appends that are durable when their write returns. */
 const SEGMENT_OPEN_FLAGS = constants.O_RDWR | constants.O_DSYNC;
+
+/** Smallest and largest zero-fill (module doc): a fill is the segment's appended bytes so far
+ * within these bounds, so a segment that holds a few commits (tests roll every few KiB) is not
+ * zeroed a megabyte ahead, and a busy one is zeroed in steps that amortise the journal commit. */
+const FILL_MIN_BYTES = 64 * 1024;
+const FILL_MAX_BYTES = 1024 * 1024;
+/** Zeros every fill writes from (read only, shared by all segments). */
+let fillZeros: Buffer | undefined;
 
 /** Largest segment the fs provider preallocates: 1 GiB, far above what a repository asks. */
 export const MAX_SEGMENT_BYTES = 1024 * 1024 * 1024;
@@ -78,6 +101,14 @@ class FsSegment implements AppendLog {
   /** Bytes the file holds past its header (preallocated, grown by steps, or cut by seal). */
   #size: number;
   #closed = false;
+  /** Bytes from the start known allocated: written by a finished fill or by appends below it. */
+  #filled = 0;
+  /** End of the furthest append begun (a fill starts at or past it). */
+  #appendEnd = 0;
+  /** The zero-fill in flight, if any: bytes [from, to) past the header. */
+  #fill: { from: number; to: number; done: Promise<void> } | undefined;
+  /** A fill failed: no more fills for this segment. */
+  #fillOff = false;
 
   constructor(key: string, handle: FileHandle, bytes: number, grew: () => void) {
     this.key = key;
@@ -92,6 +123,12 @@ class FsSegment implements AppendLog {
     if (!Number.isSafeInteger(offset) || offset < 0) throw new AppendError('write', `${this.key}: bad append offset ${offset}`, undefined);
     let total = 0;
     for (const c of chunks) total += c.byteLength;
+    const fill = this.#fill;
+    if (fill && offset < fill.to && offset + total > fill.from) {
+      await fill.done; // never write where zeros are still on their way
+      if (this.#closed) throw new AppendError('write', `${this.key}: segment is closed`, undefined);
+    }
+    if (offset + total > this.#appendEnd) this.#appendEnd = offset + total;
     if (offset + total > this.#size) {
       // Past the end: grow by whole steps first, so the appends that follow stay inside it.
       const step = Math.max(1, this.preallocated);
@@ -112,6 +149,29 @@ class FsSegment implements AppendLog {
       const stage = code !== undefined && WRITE_STAGE_ERRORS.has(code) ? 'write' : 'sync';
       throw new AppendError(stage, `${this.key}: synchronous append at ${offset} failed: ${(err as Error).message}`, err);
     }
+    this.#fillAhead();
+  }
+
+  /** Starts a zero-fill past the furthest append when too little is allocated ahead (module doc). */
+  #fillAhead(): void {
+    if (this.#fill || this.#closed || this.#fillOff) return;
+    const want = Math.min(FILL_MAX_BYTES, Math.max(FILL_MIN_BYTES, this.#appendEnd));
+    const from = Math.max(this.#filled, this.#appendEnd);
+    if (from - this.#appendEnd >= want / 2) return;
+    const to = Math.min(this.#size, from + want);
+    if (to <= from) return; // at the file's end: the next growth is an ftruncate, filled after
+    fillZeros ??= Buffer.alloc(FILL_MAX_BYTES);
+    const done = (async () => {
+      try {
+        await writeAllAt(this.#handle, [fillZeros!.subarray(0, to - from)], to - from, HEADER_BYTES + from);
+        if (to > this.#filled) this.#filled = to;
+      } catch {
+        this.#fillOff = true;
+      } finally {
+        this.#fill = undefined;
+      }
+    })();
+    this.#fill = { from, to, done };
   }
 
   async seal(end: number): Promise<void> {
@@ -119,6 +179,7 @@ class FsSegment implements AppendLog {
     if (!Number.isSafeInteger(end) || end < 0 || end > this.#size) throw new RangeError(`${this.key}: cannot seal at ${end} (size ${this.#size})`);
     this.#closed = true;
     try {
+      await this.#fill?.done; // a fill in flight would write past the cut
       if (end < this.#size) {
         await this.#handle.truncate(HEADER_BYTES + end);
         this.#size = end;
@@ -135,6 +196,7 @@ class FsSegment implements AppendLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.#fill?.done;
     await this.#handle.close();
   }
 }
