@@ -81,6 +81,10 @@ export interface ListOptions {
   /** Page size (default and maximum 1000). */
   limit?: number;
   signal?: AbortSignal;
+  /** false: the caller needs keys, sizes and times only, and a provider that would have to
+   * read each blob for its etag (fs: open and read its header) may answer `etag: ''`
+   * instead (default true). */
+  etags?: boolean;
 }
 
 export interface ListPage {

@@ -434,6 +434,17 @@ export function runProviderContract(backend: ContractBackend): void {
           expect(item.etag).toBe((await p.head(item.key)).etag);
           expect(item.lastModified).toBeInstanceOf(Date);
         }
+
+        // Without etags: the same keys, pages, sizes and times; an etag is '' or the real one.
+        expect(await listAll(p, 'l/', 37, false)).toEqual(sorted);
+        expect(await listAll(p, 'l/00', 7, false)).toEqual(sorted.filter((k) => k.startsWith('l/00')));
+        const full = await p.list({ prefix: 'l/', startAfter: sorted[10], limit: 100 });
+        const lean = await p.list({ prefix: 'l/', startAfter: sorted[10], limit: 100, etags: false });
+        expect(lean.next).toBe(full.next);
+        expect(lean.items.map((i) => [i.key, i.size, i.lastModified.getTime()])).toEqual(
+          full.items.map((i) => [i.key, i.size, i.lastModified.getTime()])
+        );
+        lean.items.forEach((item, j) => expect(['', full.items[j]!.etag]).toContain(item.etag));
         await p.close();
       });
 

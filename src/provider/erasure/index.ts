@@ -553,7 +553,7 @@ class ErasureProviderImpl implements ErasureProvider {
           let next: string | undefined;
           do {
             const page = await this.#set.call(d.id, 'list (health probe)', (p, { signal }) =>
-              p.list({ startAfter: next, limit: options.usage ? 1000 : 1, signal })
+              p.list({ startAfter: next, limit: options.usage ? 1000 : 1, signal, etags: false })
             );
             for (const item of page.items) (blobs++, (bytes += item.size));
             next = options.usage ? page.next : undefined;

@@ -90,7 +90,7 @@ export async function lookupBlob(domains: DomainSet, key: string): Promise<Looku
         let next: string | undefined;
         do {
           const page = await domains.call(d.id, `list ${prefix}`, (p, { signal }) =>
-            p.list({ prefix, startAfter: next, limit: 1000, signal })
+            p.list({ prefix, startAfter: next, limit: 1000, signal, etags: false })
           );
           for (const item of page.items) {
             const name = parseChildKey(item.key);

@@ -11,7 +11,7 @@
  * does it resolve. Readers open the file once and stream from that descriptor, so a
  * concurrent replacement never mixes two versions.
  */
-import { mkdir, open, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Readable, addAbortSignal } from 'node:stream';
 import { discardBody, throwIfAborted } from '../body.js';
@@ -34,7 +34,7 @@ import { HEADER_BYTES, readEtag } from './blob-file.js';
 import { fromKeyHex, keyPath, toKeyHex } from './key-path.js';
 import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
-import { walkKeys } from './walk.js';
+import { walkKeys, type WalkEntry } from './walk.js';
 import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
@@ -100,6 +100,34 @@ async function infoOf(handle: FileHandle, key: string, path: string): Promise<Bl
   const etag = await readEtag(handle, path);
   const st = await handle.stat();
   return { key, size: st.size - HEADER_BYTES, etag, lastModified: st.mtime };
+}
+
+/** Listed entries whose files are opened (or stat'ed) at once: a list costs round trips
+ * through the thread pool per entry, and one after the other they bound its speed. */
+const LIST_BATCH = 32;
+
+/** BlobInfo of a listed file, undefined when it was deleted since its directory was read.
+ * Without `etag`, one stat instead of open, header read, stat and close (ListOptions.etags). */
+async function listedInfo(entry: WalkEntry, etag: boolean): Promise<BlobInfo | undefined> {
+  const key = fromKeyHex(entry.keyHex);
+  if (!etag) {
+    let st;
+    try {
+      st = await stat(entry.path);
+    } catch (err) {
+      if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return undefined;
+      throw err;
+    }
+    if (st.size < HEADER_BYTES) throw new ProviderError('Io', `${entry.path}: not a blob file (shorter than its header)`);
+    return { key, size: st.size - HEADER_BYTES, etag: '', lastModified: st.mtime };
+  }
+  const handle = await openBlob(entry.path);
+  if (!handle) return undefined;
+  try {
+    return await infoOf(handle, key, entry.path);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Current etag at `path`, undefined when absent. */
@@ -411,7 +439,13 @@ export class FsProvider implements Provider {
   async list(options: ListOptions = {}): Promise<ListPage> {
     this.#checkOpen();
     const limit = listLimit(options.limit);
+    const etags = options.etags !== false;
     const items: BlobInfo[] = [];
+    const batch: WalkEntry[] = [];
+    const flush = async () => {
+      for (const info of await Promise.all(batch.map((e) => listedInfo(e, etags)))) if (info) items.push(info);
+      batch.length = 0;
+    };
     try {
       const walk = walkKeys(
         this.#blobs,
@@ -420,18 +454,17 @@ export class FsProvider implements Provider {
       );
       for await (const entry of walk) {
         throwIfAborted(options.signal, 'list');
-        if (items.length === limit) {
-          await walk.return(undefined);
-          return { items, next: items[items.length - 1].key };
+        if (items.length + batch.length === limit) {
+          await flush(); // some may have gone since their directory was read
+          if (items.length === limit) {
+            await walk.return(undefined);
+            return { items, next: items[items.length - 1].key };
+          }
         }
-        const handle = await openBlob(entry.path);
-        if (!handle) continue; // deleted since the directory was read
-        try {
-          items.push(await infoOf(handle, fromKeyHex(entry.keyHex), entry.path));
-        } finally {
-          await handle.close();
-        }
+        batch.push(entry);
+        if (batch.length === LIST_BATCH) await flush();
       }
+      await flush();
     } catch (err) {
       throw ioError('list', err);
     }
