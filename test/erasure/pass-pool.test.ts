@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createEncoder } from '../../src/codec/reed-solomon.js';
+import { ArenaBudgetError, type ResidentStripe } from '../../src/codec/resident-stripe.js';
 import { encodeHeader, encodeTrailer, frameCell, keyHash } from '../../src/provider/erasure/fragment.js';
 import { framedLength, Geometry } from '../../src/provider/erasure/geometry.js';
 import { processGroup, type GroupJob, type GroupResult } from '../../src/provider/erasure/stripe-group.js';
@@ -74,6 +75,28 @@ describe('stripe pass pool', () => {
     expect(r2.failed.map((f) => f.index)).toEqual([2]);
     expect(r2.good).toBe(3);
     expect(r2.outputs).toEqual([]);
+  });
+
+  it('inline, with the resident budget spent: the heap path gives the same bytes and folds, and the resident one releases its stripe', () => {
+    const codec = createEncoder(K, M);
+    for (const [sources, targets] of [[[0, 2, 3, 5], [1, 4]], [[1, 2, 3, 4], [0, 5]], [[0, 1, 2, 3], [4]], [[2, 3, 4, 5], [0, 1]]] as const) {
+      const resident = processGroup(job(frags, g, body.length, [...sources], [...targets]), codec);
+      const held: ResidentStripe[] = [];
+      try {
+        for (;;) held.push(codec.allocStripe(g.stripes * CELL));
+      } catch (err) {
+        expect(err).toBeInstanceOf(ArenaBudgetError);
+      }
+      expect(held.length).toBeGreaterThan(0); // the resident path had a stripe: it was released
+      const heap = processGroup(job(frags, g, body.length, [...sources], [...targets]), codec);
+      for (const h of held) h.release();
+      expect(heap.failed).toEqual([]);
+      expect(heap.folds).toEqual(resident.folds);
+      targets.forEach((t, j) => {
+        expect(Buffer.compare(Buffer.from(resident.outputs[j]!), Buffer.from(sections(t)))).toBe(0);
+        expect(Buffer.compare(Buffer.from(heap.outputs[j]!), Buffer.from(sections(t)))).toBe(0);
+      });
+    }
   });
 
   it('on a worker thread: the same bytes and folds as inline', async () => {

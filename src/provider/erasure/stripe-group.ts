@@ -8,6 +8,8 @@
  * holds is plain data (numbers, byte arrays), so it crosses a worker boundary as it is.
  */
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
+import type { ResidentStripe } from '../../codec/resident-stripe.js';
+import { takeResidentStripe } from './scratch.js';
 import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './fragment.js';
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 
@@ -48,12 +50,25 @@ export interface GroupResult {
 export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const g = new Geometry(job.k, job.cellSize, job.length);
   const per = job.s1 - job.s0;
+  // With targets, sources are unframed straight into a stripe resident in the codec's wasm
+  // memory and rebuilt there in place (no copy of k shards into the codec per span); without
+  // one (a check only, or the resident budget spent) into per-index scratch.
+  const stripe = job.targets.length > 0 && per > 0 ? takeResidentStripe(codec, per * job.cellSize) : undefined;
+  try {
+    return runGroup(job, codec, g, per, stripe);
+  } finally {
+    stripe?.release();
+  }
+}
+
+function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, stripe: ResidentStripe | undefined): GroupResult {
   const failed: GroupResult['failed'] = [];
   const cells = new Map<number, Uint8Array>();
   for (const src of job.sources) {
-    // Unframed cells live only while this (synchronous) call runs: per-index scratch, reused
-    // from group to group (a fresh array per source and group cost page faults and GC).
-    const into = sourceScratch(src.index, Math.max(1, per) * job.cellSize);
+    // Unframed cells live only while this (synchronous) call runs: the resident stripe, or
+    // per-index scratch reused from group to group (a fresh array per source and group cost
+    // page faults and GC).
+    const into = stripe ? stripe.shard(src.index) : sourceScratch(src.index, Math.max(1, per) * job.cellSize);
     try {
       checkGroup(job, g, src.index, src.bytes, into);
       cells.set(src.index, into);
@@ -65,23 +80,30 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const outputs: Uint8Array[] = [];
   if (job.targets.length === 0 || per === 0 || cells.size < job.k) return { failed, outputs, folds, good: cells.size };
   const n = job.k + job.m;
+  // When every target is a data fragment only the missing data slots are computed: a pass
+  // that read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody
+  // asked for, and computing them would cost a codec row each.
+  const dataOnly = job.targets.every((i) => i < job.k);
   const parts: Uint8Array[][] = job.targets.map(() => []);
   for (const [a, b] of spans(g, job.s0, job.s1)) {
     const cl = g.cellLength(a);
     const off = (a - job.s0) * job.cellSize;
     const len = (b - a) * cl;
     const shards: Shard[] = new Array(n).fill(null);
-    // Every verified source is given: the codec takes k of them and computes only the empty
-    // slots (the targets, and fragments missing or failed).
-    for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
-    // Rebuilt slots land in this thread's scratch (framed into fresh buffers below): fresh
-    // arrays per group cost about as much in page faults as the arithmetic.
-    // When every target is a data fragment only the missing data slots are computed: a pass
-    // that read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody
-    // asked for, and computing them would cost a codec row each.
-    const into = shards.map((sh, i) => (sh ? null : scratch(i, len)));
-    if (job.targets.every((i) => i < job.k)) codec.reconstructData(shards, { into });
-    else codec.reconstruct(shards, { into });
+    if (stripe) {
+      const present = Array.from({ length: n }, (_, i) => cells.has(i));
+      codec.reconstructResident(stripe, present, { offset: off, length: len, dataOnly });
+      for (const i of job.targets) shards[i] = stripe.shard(i).subarray(off, off + len);
+    } else {
+      // Every verified source is given: the codec takes k of them and computes only the empty
+      // slots (the targets, and fragments missing or failed). Rebuilt slots land in this
+      // thread's scratch (framed into fresh buffers below): fresh arrays per group cost about
+      // as much in page faults as the arithmetic.
+      for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
+      const into = shards.map((sh, i) => (sh ? null : scratch(i, len)));
+      if (dataOnly) codec.reconstructData(shards, { into });
+      else codec.reconstruct(shards, { into });
+    }
     job.targets.forEach((i, j) => {
       const fl = framedLength(cl);
       const out = new Uint8Array((b - a) * fl);
