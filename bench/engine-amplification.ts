@@ -128,7 +128,9 @@ export async function benchAmplification(opts: { quick: boolean; log: (m: string
     `Backend bytes written (counted at the provider) / plaintext bytes, median (min–max) of ${RUNS} runs, ` +
       `each on a fresh fs repository (${filesystemOf(process.env.BENCH_TMPDIR ?? '/tmp')}); ${BATCH} concurrent puts per batch; ` +
       'keys of 32 B; counters start after the bucket exists; no final checkpoint. The fs provider adds a ' +
-      '32 B header per blob file, not counted here (it is not backend traffic on S3).',
+      '32 B header per blob file, not counted here (it is not backend traffic on S3), nor are the zeros it writes ' +
+      'ahead of its log appends (src/provider/fs/log-segment.ts: so that an append overwrites allocated blocks; at most ' +
+      'about the log bytes again on the local disk, and what the last fill left past the written end is cut off at the seal).',
     '',
     table(['Workload', 'Commit path', 'Objects', 'Bytes written', 'Amplification', 'Target', 'rs3 (quoted)', 'Result'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l']),
     '',
