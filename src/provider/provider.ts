@@ -83,7 +83,8 @@ export interface ListOptions {
   signal?: AbortSignal;
   /** false: the caller needs keys, sizes and times only, and a provider that would have to
    * read each blob for its etag (fs: open and read its header) may answer `etag: ''`
-   * instead (default true). */
+   * instead (default true). Such a provider then does not read the blob at all: a blob
+   * whose header is damaged is listed (its reads fail), where a list with etags fails. */
   etags?: boolean;
 }
 

@@ -97,6 +97,14 @@ describe('stripe pass pool', () => {
         expect(Buffer.compare(Buffer.from(heap.outputs[j]!), Buffer.from(sections(t)))).toBe(0);
       });
     }
+    // A source that fails its CRC halfway (its cells partly unframed into the stripe) while k
+    // others pass: rebuilt from those k, byte-exact, the failed one reported and not used.
+    const bad = job(frags, g, body.length, [0, 1, 2, 3, 5], [4]);
+    bad.sources[1]!.bytes[g.sectionOffset(2) + 100]! ^= 0x40; // fragment 1, third stripe
+    const r = processGroup(bad, codec);
+    expect(r.failed.map((f) => f.index)).toEqual([1]);
+    expect(r.good).toBe(4);
+    expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(4)))).toBe(0);
   });
 
   it('on a worker thread: the same bytes and folds as inline', async () => {

@@ -49,4 +49,23 @@ describe.runIf(process.platform === 'linux')('fs provider log segment durability
       cleanup();
     }
   });
+
+  it('zero-fills through a descriptor of its own (a write-back error reaches the appends\' descriptor too), O_DSYNC, closed with the segment', async () => {
+    const { dir, cleanup } = tempDir('fs-log-dsync');
+    try {
+      const p = await createFsProvider({ dir, exclusive: true });
+      const log = await p.openLog('log/000000000002-fill', 1024 * 1024);
+      for (let i = 0; i < 8; i++) await log.append(i * 4096, [Buffer.alloc(4096, i + 1)]); // small appends start fills
+      await new Promise((r) => setTimeout(r, 100));
+      const writers = flagsOf(dir).filter((f) => (f & 3) !== constants.O_RDONLY);
+      expect(writers.filter((f) => (f & 3) === constants.O_RDWR).length).toBe(1); // the appends'
+      expect(writers.filter((f) => (f & 3) === constants.O_WRONLY).length).toBe(1); // the fills'
+      expect(writers.every((f) => (f & constants.O_DSYNC) === constants.O_DSYNC)).toBe(true);
+      await log.seal!(8 * 4096);
+      expect(flagsOf(dir).filter((f) => (f & 3) !== constants.O_RDONLY)).toEqual([]);
+      await p.close();
+    } finally {
+      cleanup();
+    }
+  });
 });

@@ -97,27 +97,44 @@ describe('fs provider log segments', () => {
     }
   });
 
-  it('zero-fills ahead of the appends: the blocks past the furthest append are allocated, and sealing cuts them off', async () => {
+  it('zero-fills ahead of small appends: the blocks past the furthest append are allocated, and sealing cuts them off', async () => {
     const { dir, cleanup } = tempDir('fs-log-fill');
     try {
       const p = await createFsProvider({ dir, exclusive: true });
       const log = await p.openLog('log/000000000004-dd', 4 * 1024 * 1024);
       const path = fileOf(dir, log.key);
       expect(allocated(path)).toBeLessThan(64 * 1024); // created sparse
-      await log.append(0, [pattern(100 * 1024, 1)]);
-      // The fill covers [100 KiB, 200 KiB): the segment's bytes so far, at least 64 KiB.
-      expect(await eventually(() => allocated(path) >= 200 * 1024)).toBe(true);
-      expect(allocated(path)).toBeLessThan(1024 * 1024);
-      // Appends keep it ahead: after 1.5 MiB in small appends, 1 MiB fills keep up.
-      let at = 100 * 1024;
+      let at = 0;
+      for (let i = 0; i < 40; i++, at += 8 * 1024) await log.append(at, [pattern(8 * 1024, i)]);
+      // Fills of 64 KiB and more run ahead of 8 KiB appends.
+      expect(await eventually(() => allocated(path) >= at + 64 * 1024)).toBe(true);
+      expect(allocated(path)).toBeLessThan(at + 1024 * 1024);
+      // Appends of 32 KiB: the fills grow with the segment (1 MiB at most) and keep ahead.
       for (let i = 0; i < 48; i++, at += 32 * 1024) await log.append(at, [pattern(32 * 1024, i)]);
-      expect(await eventually(() => allocated(path) >= at + 512 * 1024)).toBe(true);
-      expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 100 * 1024 - 1 })).equals(pattern(100 * 1024, 1))).toBe(true);
+      expect(await eventually(() => allocated(path) >= at + 256 * 1024)).toBe(true);
+      expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 8 * 1024 - 1 })).equals(pattern(8 * 1024, 0))).toBe(true);
       expect(Buffer.from(await getBytes(p, log.key, { start: at - 32 * 1024, end: at - 1 })).equals(pattern(32 * 1024, 47))).toBe(true);
       expect(Buffer.from(await getBytes(p, log.key, { start: at, end: at + 4095 })).equals(Buffer.alloc(4096))).toBe(true);
       await log.seal!(at);
       expect(statSync(path).size).toBeLessThanOrEqual(at + 64);
       expect(allocated(path)).toBeLessThan(at + 64 * 1024);
+      await p.close();
+    } finally {
+      cleanup();
+    }
+  });
+
+  it('starts no fill after a large append (its own write dwarfs the allocation)', async () => {
+    const { dir, cleanup } = tempDir('fs-log-fill');
+    try {
+      const p = await createFsProvider({ dir, exclusive: true });
+      const log = await p.openLog('log/000000000005-ee', 4 * 1024 * 1024);
+      const path = fileOf(dir, log.key);
+      await log.append(0, [pattern(1024 * 1024, 3)]);
+      await log.append(1024 * 1024, [pattern(512 * 1024, 4)]);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(allocated(path)).toBeLessThan(1536 * 1024 + 64 * 1024);
+      await log.close();
       await p.close();
     } finally {
       cleanup();

@@ -103,8 +103,10 @@ async function infoOf(handle: FileHandle, key: string, path: string): Promise<Bl
 }
 
 /** Listed entries whose files are opened (or stat'ed) at once: a list costs round trips
- * through the thread pool per entry, and one after the other they bound its speed. */
-const LIST_BATCH = 32;
+ * through the thread pool per entry, and one after the other they bound its speed; 16 keeps
+ * libuv's 4 threads busy without queueing hundreds of jobs ahead of commit-log appends when
+ * a census lists every domain at once. */
+const LIST_BATCH = 16;
 
 /** BlobInfo of a listed file, undefined when it was deleted since its directory was read.
  * Without `etag`, one stat instead of open, header read, stat and close (ListOptions.etags). */

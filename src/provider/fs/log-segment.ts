@@ -16,17 +16,25 @@
  * waits for a journal commit (the allocation is metadata fdatasync must make durable), which on
  * ext4 here costs ~50% more than an overwrite of allocated blocks (measured with 21 KB appends:
  * 0.255 against 0.166 ms for one copy, 0.434 against 0.268 ms for three copies written at once).
- * So the segment zero-fills ahead of its appends, off their path: after an append, when less
- * than half a fill's worth past the furthest append is known allocated, one positional write of
- * zeros (FILL_MIN_BYTES, growing with what the segment holds to FILL_MAX_BYTES) starts at the
- * furthest append's end, and appends that land there later overwrite allocated zeros. A fill
- * only ever writes bytes past every append begun (they read as zeros anyway, so a crash at any
- * point leaves the same bytes), an append that would overlap a fill in flight waits for it, and
- * seal and close wait for it before they cut or release the file. A fill stays inside the
- * file's size (growth stays an ftruncate), and one that fails turns filling off for the segment:
- * it is an optimisation, and the appends report their own errors. Disk traffic for the log is at
- * most about twice its bytes (what a seal cuts off was zeroed and then freed); PostgreSQL's WAL
- * zero-fills its segments for the same reason (wal_init_zero).
+ * So the segment zero-fills ahead of its small appends: after an append of at most a quarter
+ * of a fill, when less than half a fill's worth past the furthest append is known allocated,
+ * one positional write of zeros (FILL_MIN_BYTES, growing with what the segment holds to
+ * FILL_MAX_BYTES) starts past it, and the appends that land there later overwrite allocated
+ * zeros. A fill starts where the last fill ended, or a quarter of a fill past the furthest
+ * append when the fills fell behind, so the next appends do not land on a fill in flight (an
+ * append that would overlap one waits for it). Large appends start no fill: their own write
+ * dwarfs the allocation, and a fill ahead of them would be overwritten before it paid off.
+ * A fill only ever writes bytes past every append begun (they read as zeros anyway, so a
+ * crash at any point leaves the same bytes), and seal and close wait for a fill in flight
+ * before they cut or release the file. A fill stays inside the file's size (growth stays an
+ * ftruncate). Fills go through a descriptor of their own: Linux reports a write-back error to
+ * each open file description once, to the first synchronous write or fsync that checks, so a
+ * fill sharing the appends' descriptor could take the error of an append's pages and leave the
+ * append to succeed; with two descriptors every append sees every error (a fill's own failed
+ * write-back can then fail the next append at its sync stage, which fences: conservative for
+ * a device that loses writes to the log). A fill that fails turns filling off for the segment.
+ * Disk traffic for the log is at most about twice its bytes (what a seal cuts off was zeroed
+ * and then freed); PostgreSQL's WAL zero-fills its segments for the same reason (wal_init_zero).
  *
  * An append that would run past the file's end first extends it by whole preallocation steps
  * (ftruncate, no sync: the append's synchronous write makes the new size durable with the data,
@@ -53,6 +61,8 @@ const WRITE_STAGE_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EF
 
 /** Opens the segment file for appends that are durable when their write returns. */
 const SEGMENT_OPEN_FLAGS = constants.O_RDWR | constants.O_DSYNC;
+/** The fills' descriptor (module doc): writes only, each durable when it returns. */
+const FILL_OPEN_FLAGS = constants.O_WRONLY | constants.O_DSYNC;
 
 /** Smallest and largest zero-fill (module doc): a fill is the segment's appended bytes so far
  * within these bounds, so a segment that holds a few commits (tests roll every few KiB) is not
@@ -90,30 +100,34 @@ export async function openSegmentFile(key: string, path: string, bytes: number, 
     throw new ProviderError('Io', `${key}: cannot create log segment: ${(err as Error).message}`, { cause: err });
   }
   grew();
-  return new FsSegment(key, handle, bytes, grew);
+  return new FsSegment(key, path, handle, bytes, grew);
 }
 
 class FsSegment implements AppendLog {
   readonly key: string;
   readonly preallocated: number;
+  readonly #path: string;
   readonly #handle: FileHandle;
   readonly #grew: () => void;
   /** Bytes the file holds past its header (preallocated, grown by steps, or cut by seal). */
   #size: number;
   #closed = false;
-  /** Bytes from the start known allocated: written by a finished fill or by appends below it. */
-  #filled = 0;
-  /** End of the furthest append begun (a fill starts at or past it). */
+  /** End of the furthest fill, finished or in flight (bytes past the header). */
+  #fillEnd = 0;
+  /** End of the furthest append begun (a fill starts past it). */
   #appendEnd = 0;
   /** The zero-fill in flight, if any: bytes [from, to) past the header. */
   #fill: { from: number; to: number; done: Promise<void> } | undefined;
+  /** The fills' own descriptor (module doc), opened by the first fill. */
+  #fillHandle: FileHandle | undefined;
   /** A fill failed: no more fills for this segment. */
   #fillOff = false;
 
-  constructor(key: string, handle: FileHandle, bytes: number, grew: () => void) {
+  constructor(key: string, path: string, handle: FileHandle, bytes: number, grew: () => void) {
     this.key = key;
     this.preallocated = bytes;
     this.#size = bytes;
+    this.#path = path;
     this.#handle = handle;
     this.#grew = grew;
   }
@@ -149,22 +163,25 @@ class FsSegment implements AppendLog {
       const stage = code !== undefined && WRITE_STAGE_ERRORS.has(code) ? 'write' : 'sync';
       throw new AppendError(stage, `${this.key}: synchronous append at ${offset} failed: ${(err as Error).message}`, err);
     }
-    this.#fillAhead();
+    this.#fillAhead(total);
   }
 
-  /** Starts a zero-fill past the furthest append when too little is allocated ahead (module doc). */
-  #fillAhead(): void {
+  /** After an append of `bytes`, starts a zero-fill past the furthest append when too little
+   * is allocated ahead (module doc). */
+  #fillAhead(bytes: number): void {
     if (this.#fill || this.#closed || this.#fillOff) return;
-    const want = Math.min(FILL_MAX_BYTES, Math.max(FILL_MIN_BYTES, this.#appendEnd));
-    const from = Math.max(this.#filled, this.#appendEnd);
-    if (from - this.#appendEnd >= want / 2) return;
+    // Whole pages (a fill's bounds are file positions: a fraction would not be one).
+    const want = Math.min(FILL_MAX_BYTES, Math.max(FILL_MIN_BYTES, pageCeil(this.#appendEnd)));
+    if (bytes > want / 4 || this.#fillEnd - this.#appendEnd >= want / 2) return;
+    const from = Math.max(this.#fillEnd, pageCeil(this.#appendEnd + want / 4));
     const to = Math.min(this.#size, from + want);
     if (to <= from) return; // at the file's end: the next growth is an ftruncate, filled after
     fillZeros ??= Buffer.alloc(FILL_MAX_BYTES);
+    this.#fillEnd = to;
     const done = (async () => {
       try {
-        await writeAllAt(this.#handle, [fillZeros!.subarray(0, to - from)], to - from, HEADER_BYTES + from);
-        if (to > this.#filled) this.#filled = to;
+        this.#fillHandle ??= await open(this.#path, FILL_OPEN_FLAGS);
+        await writeAllAt(this.#fillHandle, [fillZeros!.subarray(0, to - from)], to - from, HEADER_BYTES + from);
       } catch {
         this.#fillOff = true;
       } finally {
@@ -174,12 +191,19 @@ class FsSegment implements AppendLog {
     this.#fill = { from, to, done };
   }
 
+  /** Waits for a fill in flight and closes the fills' descriptor (before a cut or a close). */
+  async #stopFills(): Promise<void> {
+    await this.#fill?.done;
+    await this.#fillHandle?.close().catch(() => undefined);
+    this.#fillHandle = undefined;
+  }
+
   async seal(end: number): Promise<void> {
     if (this.#closed) throw new ProviderError('Io', `${this.key}: segment is closed`);
     if (!Number.isSafeInteger(end) || end < 0 || end > this.#size) throw new RangeError(`${this.key}: cannot seal at ${end} (size ${this.#size})`);
     this.#closed = true;
     try {
-      await this.#fill?.done; // a fill in flight would write past the cut
+      await this.#stopFills(); // a fill in flight would write past the cut
       if (end < this.#size) {
         await this.#handle.truncate(HEADER_BYTES + end);
         this.#size = end;
@@ -196,13 +220,21 @@ class FsSegment implements AppendLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await this.#fill?.done;
+    await this.#stopFills();
     await this.#handle.close();
   }
 }
 
-/** pwritev of `chunks` at `position`, continuing after short writes until all `total` bytes are written. */
+/** `n` rounded up to a whole number of 4 KiB pages. */
+function pageCeil(n: number): number {
+  return Math.ceil(n / 4096) * 4096;
+}
+
+/** pwritev of `chunks` at `position`, continuing after short writes until all `total` bytes are
+ * written. Throws RangeError for a position that is not a whole number (Node would write such a
+ * write at the descriptor's current offset instead). */
 async function writeAllAt(handle: FileHandle, chunks: readonly Uint8Array[], total: number, position: number): Promise<void> {
+  if (!Number.isSafeInteger(position) || position < 0) throw new RangeError(`bad write position ${position}`);
   let done = (await handle.writev(chunks as Uint8Array[], position)).bytesWritten;
   if (done === total) return;
   // A short write (rare: a signal, a full disk): finish chunk by chunk from where it stopped.
