@@ -14,6 +14,7 @@ import { keyPath } from '../../src/provider/fs/key-path.js';
 import { AppendError } from '../../src/provider/append-log.js';
 import { getBytes, ProviderError } from '../../src/provider/provider.js';
 import { tempDir } from '../store/helpers.js';
+import { until } from '../integration/support/bounds.js';
 
 /** Path of the blob file of `key` under the provider directory `dir`. */
 function fileOf(dir: string, key: string): string {
@@ -26,12 +27,6 @@ function fileOf(dir: string, key: string): string {
 
 /** Bytes the file at `path` has allocated on disk. */
 const allocated = (path: string) => statSync(path).blocks * 512;
-
-/** Polls `test` every 5 ms until it holds, for at most `ms`; returns whether it held. */
-async function eventually(test: () => boolean, ms = 5000): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; await new Promise((r) => setTimeout(r, 5))) if (test()) return true;
-  return test();
-}
 
 /** A deterministic byte pattern (so a zeroed range shows up as a mismatch). */
 const pattern = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => ((i * 31 + seed * 7) % 251) + 1));
@@ -107,11 +102,11 @@ describe('fs provider log segments', () => {
       let at = 0;
       for (let i = 0; i < 40; i++, at += 8 * 1024) await log.append(at, [pattern(8 * 1024, i)]);
       // Fills of 64 KiB and more run ahead of 8 KiB appends.
-      expect(await eventually(() => allocated(path) >= at + 64 * 1024)).toBe(true);
+      expect(await until(() => allocated(path) >= at + 64 * 1024, 5000)).toBe(true);
       expect(allocated(path)).toBeLessThan(at + 1024 * 1024);
       // Appends of 32 KiB: the fills grow with the segment (1 MiB at most) and keep ahead.
       for (let i = 0; i < 48; i++, at += 32 * 1024) await log.append(at, [pattern(32 * 1024, i)]);
-      expect(await eventually(() => allocated(path) >= at + 256 * 1024)).toBe(true);
+      expect(await until(() => allocated(path) >= at + 256 * 1024, 5000)).toBe(true);
       expect(Buffer.from(await getBytes(p, log.key, { start: 0, end: 8 * 1024 - 1 })).equals(pattern(8 * 1024, 0))).toBe(true);
       expect(Buffer.from(await getBytes(p, log.key, { start: at - 32 * 1024, end: at - 1 })).equals(pattern(32 * 1024, 47))).toBe(true);
       expect(Buffer.from(await getBytes(p, log.key, { start: at, end: at + 4095 })).equals(Buffer.alloc(4096))).toBe(true);
