@@ -1,6 +1,6 @@
 // GF(2) polynomial arithmetic for reflected CRCs, and the table builders the CRC kernels
-// use. Nothing here runs in a hot loop: tables are filled once at module start, and
-// combine is called once per multipart part.
+// use. Nothing here runs in a hot loop: tables are filled once at module start, combine is
+// called once per multipart part, and shift32 once per lane join (every few KiB).
 //
 // Representation (zlib's crc32_combine, Mark Adler): a CRC register is a polynomial of
 // degree < W with x^0 in the most significant bit and x^(W-1) in bit 0, so "multiply by x"
@@ -114,4 +114,17 @@ export function fillShift64(s: usize, k: u64, poly: u64): void {
       store<u64>(s + (<usize>j << 7) + (<usize>v << 3), mulmod64(v << (j << 2), k, poly));
     }
   }
+}
+
+/** a * K mod P through the nibble tables fillShift32 wrote at s (eight lookups). */
+// @ts-ignore: decorator
+@inline export function shift32(s: usize, a: u32): u32 {
+  return load<u32>(s + (<usize>(a & 15) << 2))
+    ^ load<u32>(s + (<usize>((a >> 4) & 15) << 2), 64)
+    ^ load<u32>(s + (<usize>((a >> 8) & 15) << 2), 128)
+    ^ load<u32>(s + (<usize>((a >> 12) & 15) << 2), 192)
+    ^ load<u32>(s + (<usize>((a >> 16) & 15) << 2), 256)
+    ^ load<u32>(s + (<usize>((a >> 20) & 15) << 2), 320)
+    ^ load<u32>(s + (<usize>((a >> 24) & 15) << 2), 384)
+    ^ load<u32>(s + (<usize>(a >> 28) << 2), 448);
 }

@@ -3,7 +3,7 @@
 //
 // Twin of crc32c.ts (same kernel, another polynomial); see that file for the lane layout
 // and why the two are kept as copies.
-import { fillShift32, fillSlices32, xpow8n32 } from './crc-math';
+import { fillShift32, fillSlices32, shift32, xpow8n32 } from './crc-math';
 
 /** Reflected CRC32 polynomial. */
 export const CRC32_POLY: u32 = 0xedb88320;
@@ -36,19 +36,6 @@ fillShift32(SHIFT_SHORT, xpow8n32(SHORT_LANE, POLY), POLY);
     ^ load<u32>(<usize>(x & 255) << 2, T + 7168);
 }
 
-/** a * x^(8 lane) mod P through the nibble tables at s. */
-// @ts-ignore: decorator
-@inline function shift(s: usize, a: u32): u32 {
-  return load<u32>(s + (<usize>(a & 15) << 2))
-    ^ load<u32>(s + (<usize>((a >> 4) & 15) << 2), 64)
-    ^ load<u32>(s + (<usize>((a >> 8) & 15) << 2), 128)
-    ^ load<u32>(s + (<usize>((a >> 12) & 15) << 2), 192)
-    ^ load<u32>(s + (<usize>((a >> 16) & 15) << 2), 256)
-    ^ load<u32>(s + (<usize>((a >> 20) & 15) << 2), 320)
-    ^ load<u32>(s + (<usize>((a >> 24) & 15) << 2), 384)
-    ^ load<u32>(s + (<usize>(a >> 28) << 2), 448);
-}
-
 /** The register after `blocks` superblocks of 3 x `lane` bytes at p. */
 // @ts-ignore: decorator
 @inline function lanes(reg: u32, p: usize, blocks: usize, lane: usize, s: usize): u32 {
@@ -63,7 +50,7 @@ fillShift32(SHIFT_SHORT, xpow8n32(SHORT_LANE, POLY), POLY);
       c = step(c, p + 2 * lane);
       p += 8;
     }
-    reg = shift(s, shift(s, a) ^ b) ^ c;
+    reg = shift32(s, shift32(s, a) ^ b) ^ c;
     p += 2 * lane;
   }
   return reg;
