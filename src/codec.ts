@@ -13,7 +13,7 @@
  */
 export { createEncoder, ReedSolomon, MAX_SHARDS, DEFAULTS as ENCODER_DEFAULTS } from './codec/reed-solomon.js';
 export type { EncoderOptions, Shard } from './codec/reed-solomon.js';
-export { ResidentStripe, ArenaBudgetError, ArenaRegionError } from './codec/resident-stripe.js';
+export { ResidentStripe, ArenaBudgetError, ArenaMemoryError, ArenaRegionError } from './codec/resident-stripe.js';
 export type { ShardRange } from './codec/resident-stripe.js';
 export * from './codec/errors.js';
 export {

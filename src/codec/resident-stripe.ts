@@ -15,7 +15,7 @@
 import { ArenaRegionError, type ArenaRegion } from '../wasm/gf256-arena.js';
 import { InvalidIndexError, ShardSizeError } from './errors.js';
 
-export { ArenaBudgetError, ArenaRegionError } from '../wasm/gf256-arena.js';
+export { ArenaBudgetError, ArenaMemoryError, ArenaRegionError } from '../wasm/gf256-arena.js';
 
 /** Shard starts are multiples of a cache line. */
 const ALIGN = 64;

@@ -52,6 +52,20 @@ export class ArenaBudgetError extends RangeError {
   }
 }
 
+/**
+ * The pool was within its budget but its wasm memory could not be had: a new instance or
+ * memory.grow failed (the runtime or the OS refused the memory, or an arena's maximum size).
+ * A subclass of ArenaBudgetError, so callers that fall back to the heap when the budget is
+ * spent do the same here.
+ */
+export class ArenaMemoryError extends ArenaBudgetError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message);
+    this.name = 'ArenaMemoryError';
+    if (options) (this as { cause?: unknown }).cause = options.cause;
+  }
+}
+
 /** A region was used after release, or released twice. */
 export class ArenaRegionError extends Error {
   readonly code = 'ERR_ARENA_REGION';
@@ -261,7 +275,8 @@ export class Gf256ArenaPool {
   /**
    * A region of `bytes` (rounded up to 64) resident in wasm memory. Never grows an arena that
    * has live regions, so views of other live regions stay valid. Throws RangeError for a
-   * size that is not a positive integer, ArenaBudgetError past the pool's budget.
+   * size that is not a positive integer, ArenaBudgetError past the pool's budget, and its
+   * subclass ArenaMemoryError when a new arena's memory could not be had.
    */
   alloc(bytes: number): ArenaRegion {
     if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new RangeError(`region size ${bytes} is not a positive integer`);
@@ -282,7 +297,12 @@ export class Gf256ArenaPool {
     if (used + fresh > this.budgetBytes) {
       throw new ArenaBudgetError(`resident region of ${size} bytes would exceed the ${this.budgetBytes}-byte budget (${used} held)`);
     }
-    const a = new Arena(this.flavor, size);
+    let a: Arena;
+    try {
+      a = new Arena(this.flavor, size);
+    } catch (err) {
+      throw new ArenaMemoryError(`resident region of ${size} bytes: wasm memory could not be had (${(err as Error).message})`, { cause: err });
+    }
     this.#arenas.push(a);
     return new ArenaRegion(this, a, a.take(size), size);
   }

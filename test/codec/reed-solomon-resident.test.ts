@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createEncoder } from '../../src/codec/reed-solomon.js';
-import { ArenaBudgetError, ArenaRegionError, ResidentStripe } from '../../src/codec/resident-stripe.js';
+import { ArenaBudgetError, ArenaMemoryError, ArenaRegionError, ResidentStripe } from '../../src/codec/resident-stripe.js';
 import { Gf256ArenaPool } from '../../src/wasm/gf256-arena.js';
 import { cauchyParity } from '../../src/codec/matrix.js';
 import { gfMul } from '../../src/codec/gf.js';
@@ -211,6 +211,24 @@ describe('arena pool', () => {
     expect(() => pool.alloc(0)).toThrow(RangeError);
     expect(() => pool.alloc(-5)).toThrow(RangeError);
     expect(() => pool.alloc(Number.MAX_SAFE_INTEGER)).toThrow(ArenaBudgetError);
+  });
+
+  it('reports wasm memory it cannot get as ArenaMemoryError (an ArenaBudgetError) and stays usable', () => {
+    // Within a 4 GiB budget, but past the 1 GiB an arena's memory may grow to: memory.grow
+    // refuses, as it would when the runtime or the OS has no memory to give.
+    const pool = new Gf256ArenaPool('scalar', 4 * 1024 * MiB);
+    let caught: unknown;
+    try {
+      pool.alloc(1536 * MiB);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ArenaMemoryError);
+    expect(caught).toBeInstanceOf(ArenaBudgetError);
+    expect(pool.stats.arenas).toBe(0);
+    const small = pool.alloc(MiB);
+    expect(small.bytes.length).toBe(MiB);
+    small.release();
   });
 
   it('coalesces freed neighbours so a large region fits again', () => {

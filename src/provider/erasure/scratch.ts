@@ -38,8 +38,9 @@ export function giveScratch(buf: Uint8Array | undefined): void {
 /**
  * A resident stripe (shards in the codec's wasm memory) of `length` bytes per shard for a
  * rebuild, so that sources are unframed straight into it and reconstructed in place; or
- * undefined when the resident pool's budget is exhausted (the caller then uses heap arrays
- * and the copying codec). The caller releases it once the rebuilt bytes are copied out, and
+ * undefined when the resident pool's budget is exhausted or its wasm memory cannot be had
+ * (ArenaMemoryError, a subclass of ArenaBudgetError; the caller then uses heap arrays and the
+ * copying codec). The caller releases it once the rebuilt bytes are copied out, and
  * writes into it only synchronously after a read settled, never from a read still running.
  */
 export function takeResidentStripe(codec: ReedSolomon, length: number): ResidentStripe | undefined {
