@@ -3,9 +3,11 @@
  * one-shot SHA-256 gives the digests createHash gives, for strings (as UTF-8) and bytes of
  * any length; wireText hashes exactly as wireBytes does, for ASCII, latin1 (a header value
  * sent as UTF-8 and read one character per byte) and text above U+00FF; signatureMatches
- * accepts exactly the hex text the string comparison accepted.
+ * accepts exactly the hex text the string comparison accepted; hmacSha256 (two one-shot
+ * digests over reused scratch) equals createHmac for any key and data, and its results stay
+ * its own.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hmacSha256, sha256Hex, signatureMatches, signaturesEqual, toHex } from '../../src/sigv4/hash.js';
 import { wireBytes, wireText } from '../../src/sigv4/canonical.js';
@@ -22,6 +24,43 @@ describe('sha256Hex', () => {
       expect(sha256Hex([b, b])).toBe(ref(Buffer.concat([b, b])));
     }
     expect(sha256Hex(new Uint8Array(0))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  });
+});
+
+describe('hmacSha256', () => {
+  const refMac = (k: string | Uint8Array, d: string | Uint8Array) => createHmac('sha256', k).update(d).digest();
+
+  it('equals createHmac for keys and data of every length around the 64-byte block, as bytes and as UTF-8 text', () => {
+    for (const kl of [0, 1, 31, 32, 44, 63, 64, 65, 100, 300]) {
+      for (const dl of [0, 1, 55, 56, 63, 64, 65, 150, 5000]) {
+        const k = randomBytes(kl);
+        const d = randomBytes(dl);
+        expect(hmacSha256(k, d).equals(refMac(k, d)), `bytes ${kl}/${dl}`).toBe(true);
+        expect(hmacSha256(k.subarray(1), d.subarray(1)).equals(refMac(k.subarray(1), d.subarray(1))), `views ${kl}/${dl}`).toBe(true);
+        const ks = 'AWS4' + '\u00e9'.repeat(kl); // two UTF-8 bytes per character
+        const ds = 'x\u20ac\u{1f600}'.repeat(dl); // one, three and four bytes
+        expect(hmacSha256(ks, ds).equals(refMac(ks, ds)), `text ${kl}/${dl}`).toBe(true);
+      }
+    }
+  });
+
+  it('equals createHmac past its scratch (a large POST policy) and then within it again', () => {
+    const k = randomBytes(32);
+    for (const n of [16 * 1024 - 64, 16 * 1024 - 63, 16 * 1024, 100_000, 10]) {
+      const d = randomBytes(n);
+      expect(hmacSha256(k, d).equals(refMac(k, d)), `${n} bytes`).toBe(true);
+      const t = 'p'.repeat(n);
+      expect(hmacSha256(k, t).equals(refMac(k, t)), `${n} chars`).toBe(true);
+    }
+  });
+
+  it('returns a buffer of its own: a later call does not change an earlier result', () => {
+    const k = randomBytes(32);
+    const first = hmacSha256(k, 'first');
+    const copy = Buffer.from(first);
+    hmacSha256(randomBytes(80), 'second, with another key and longer data'.repeat(10));
+    expect(first.equals(copy)).toBe(true);
+    expect(first.equals(refMac(k, 'first'))).toBe(true);
   });
 });
 
