@@ -1,6 +1,8 @@
 // CRC32C over sixteen streams at once, for the SIMD build: crc32c.ts runs its superblocks of
 // 4 KiB and more through here. The scalar build compiles none of its functions (the branch on
-// ASC_FEATURE_SIMD is decided at compile time) and only reserves its 1.4 KiB of tables.
+// ASC_FEATURE_SIMD is decided at compile time) and only reserves its 384 bytes of scratch.
+// crc32c.ts owns the tables: its byte table (the nibble planes below are derived from it) and
+// the join's nibble tables of x^(8 lane).
 //
 // Wasm has no carry-less multiply, but i8x16.swizzle is sixteen 4-bit table lookups in one
 // instruction. The byte step of a reflected CRC,
@@ -27,41 +29,25 @@
 // 64 KiB and 1 MiB, 1.7x hash-wasm, where the three-lane slicing-by-8 kernel of crc32c.ts runs
 // at about 2.2 GB/s; 3.2 GB/s at 4 KiB. V8 lowers each swizzle to paddusb + pshufb (relaxed
 // SIMD's swizzle would be one instruction, but Node 20 needs a flag for it).
-import { fillShift32, shift32, xpow8n32 } from './crc-math';
-
-/** Reflected CRC32C polynomial (crc32c.ts re-exports it). */
-export const CRC32C_POLY: u32 = 0x82f63b78;
-
-/** Stream lengths: 1 KiB (16 KiB superblocks) for long inputs, 256 bytes (4 KiB) after. */
-export const STREAM_LONG: usize = 1024;
-export const STREAM_SHORT: usize = 256;
+import { shift32 } from './crc-math';
 
 // NIBBLES: the nibble tables as byte planes, 16 bytes each: low nibble (T[v]) planes 0..3, then
 // high nibble (T[v << 4]) planes 0..3. COLUMNS: the transposed square (16 x 16 bytes), and the
 // register planes at the end of a superblock (reusing its first 64 bytes).
 const NIBBLES: usize = memory.data(128, 16);
 const COLUMNS: usize = memory.data(256, 16);
-const SHIFT_LONG: usize = memory.data(512, 64);
-const SHIFT_SHORT: usize = memory.data(512, 64);
 
-if (ASC_FEATURE_SIMD) {
-  for (let v: u32 = 0; v < 16; v++) {
-    const low = byteStep(v);
-    const high = byteStep(v << 4);
-    for (let j: u32 = 0; j < 4; j++) {
-      store<u8>(NIBBLES + 16 * <usize>j + v, <u8>(low >> (8 * j)));
-      store<u8>(NIBBLES + 64 + 16 * <usize>j + v, <u8>(high >> (8 * j)));
+/** Fills the nibble planes from the byte table at t (u32[256]: T[b], the register after byte b
+ * fed into a zero register). Once, at module start, before any superblock. */
+export function fillNibbles(t: usize): void {
+  for (let v: usize = 0; v < 16; v++) {
+    const low = load<u32>(t + (v << 2));
+    const high = load<u32>(t + (v << 6)); // T[v << 4]
+    for (let j: usize = 0; j < 4; j++) {
+      store<u8>(NIBBLES + 16 * j + v, <u8>(low >> (8 * <u32>j)));
+      store<u8>(NIBBLES + 64 + 16 * j + v, <u8>(high >> (8 * <u32>j)));
     }
   }
-  fillShift32(SHIFT_LONG, xpow8n32(STREAM_LONG, CRC32C_POLY), CRC32C_POLY);
-  fillShift32(SHIFT_SHORT, xpow8n32(STREAM_SHORT, CRC32C_POLY), CRC32C_POLY);
-}
-
-/** T[b]: the register after byte b fed into a zero register. */
-function byteStep(b: u32): u32 {
-  let c = b;
-  for (let i = 0; i < 8; i++) c = c & 1 ? (c >> 1) ^ CRC32C_POLY : c >> 1;
-  return c;
 }
 
 // Interleaves of two vectors by 8, 16, 32 and 64 bits (x86 punpck{l,h}{bw,wd,dq,qdq}).
@@ -150,10 +136,11 @@ function byteStep(b: u32): u32 {
 /**
  * The register after `blocks` superblocks of 16 x `lane` bytes at p, from `reg` (a raw
  * register: the caller applies the initial and final inversions). `shift` holds the nibble
- * tables of x^(8 lane). Inlined, so `lane` is a constant at each call site.
+ * tables of x^(8 lane) (crc-math.ts fillShift32). Inlined, so `lane` is a constant at each
+ * call site.
  */
 // @ts-ignore: decorator
-@inline function superblocks(reg: u32, p: usize, blocks: usize, lane: usize, shift: usize): u32 {
+@inline export function superblocks(reg: u32, p: usize, blocks: usize, lane: usize, shift: usize): u32 {
   const low0 = v128.load(NIBBLES), low1 = v128.load(NIBBLES, 16), low2 = v128.load(NIBBLES, 32), low3 = v128.load(NIBBLES, 48);
   const high0 = v128.load(NIBBLES, 64), high1 = v128.load(NIBBLES, 80), high2 = v128.load(NIBBLES, 96), high3 = v128.load(NIBBLES, 112);
   const nibble = i8x16.splat(15);
@@ -189,14 +176,4 @@ function byteStep(b: u32): u32 {
     p += 16 * lane;
   }
   return reg;
-}
-
-/** The raw register after `blocks` superblocks of 16 KiB at p. */
-export function crc32cLong(reg: u32, p: usize, blocks: usize): u32 {
-  return superblocks(reg, p, blocks, STREAM_LONG, SHIFT_LONG);
-}
-
-/** The raw register after `blocks` superblocks of 4 KiB at p. */
-export function crc32cShort(reg: u32, p: usize, blocks: usize): u32 {
-  return superblocks(reg, p, blocks, STREAM_SHORT, SHIFT_SHORT);
 }

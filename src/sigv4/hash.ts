@@ -46,8 +46,8 @@ const outerScratch = Buffer.allocUnsafe(HMAC_BLOCK + 32);
  * Raw 32-byte HMAC-SHA256 of `data` (UTF-8 when a string) under `key` (RFC 2104). With Node's
  * one-shot digest it is two digests over reused scratch, H((K ^ opad) || H((K ^ ipad) || data)),
  * not an Hmac object: every SigV4 request computes one, and on the server the object cost
- * 6-16% of a 4 KiB PUT's or GET's CPU (bench:http, old and new build side by side). createHmac where the one-shot
- * digest is missing. Returns a fresh buffer.
+ * 6-16% of a 4 KiB PUT's or GET's CPU (bench:http, old and new build side by side).
+ * createHmac where the one-shot digest is missing. Returns a fresh buffer.
  */
 export function hmacSha256(key: string | Uint8Array, data: string | Uint8Array): Buffer {
   if (!oneShotBytes) return createHmac('sha256', key).update(data).digest();
