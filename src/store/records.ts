@@ -383,8 +383,18 @@ export function decodeVersion(bytes: Uint8Array, what = 'version'): ObjectVersio
   return v;
 }
 
+const MD5_BYTES = 16;
+const md5Scratch = Buffer.alloc(MD5_BYTES);
+
 /** S3 ETag text (without quotes): hex MD5, plus "-N" for multipart objects. */
 export function etagOf(v: Pick<ObjectVersion, 'md5' | 'partCount'>): string {
-  const hex = Buffer.from(v.md5).toString('hex');
+  // Through one reused buffer: a Buffer per call was the largest item of a listing's per-key cost.
+  let hex: string;
+  if (v.md5.length === MD5_BYTES) {
+    md5Scratch.set(v.md5);
+    hex = md5Scratch.toString('hex', 0, MD5_BYTES);
+  } else {
+    hex = Buffer.from(v.md5).toString('hex');
+  }
   return v.partCount > 0 ? `${hex}-${v.partCount}` : hex;
 }

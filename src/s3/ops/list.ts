@@ -21,7 +21,7 @@ type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 /** `owner` (undefined: owners not listed) names each object's owner (acl-object.ts). */
 function listed(e: ListEntry, owner: ((access: ObjectAccess | undefined) => OwnerInfo) | undefined): ListedObject {
   const v = e.version;
-  const o: ListedObject = { key: e.key, lastModified: new Date(v.lastModified), etag: etagOf(v), size: v.size };
+  const o: ListedObject = { key: e.key, lastModified: v.lastModified, etag: etagOf(v), size: v.size };
   if (owner) o.owner = owner(v.access);
   if (v.checksums) {
     o.checksumAlgorithms = [v.checksums.primary.toUpperCase()];

@@ -19,7 +19,8 @@ export type EncodingType = 'url';
 
 export interface ListedObject {
   key: string;
-  lastModified: Date;
+  /** A Date, or ms since the epoch (what the store holds: no Date per listed key). */
+  lastModified: Date | number;
   /** Unquoted (`hex` or `hex-N`); quoted for the document. */
   etag: string;
   size: number;
@@ -63,19 +64,29 @@ function maybe(encode: Encode, v: string | undefined): string | undefined {
 /** An ETag as etagOf makes them (hex MD5, optionally `-N`): nothing in it to escape. */
 const PLAIN_ETAG = /^[0-9a-f]{32}(?:-[0-9]+)?$/;
 
+/** "000" to "999": the millisecond field of an ISO time. */
+const MILLIS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+/** Last millisecond whose ISO text has a four-digit year (9999-12-31T23:59:59.999Z). */
+const MAX_ISO_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 /**
- * `<LastModified>` text of one listing: consecutive objects often share a millisecond (a
- * batch written together), so the last one is kept instead of formatting a Date per key.
+ * `<LastModified>` text of one listing: keys come in key order, not write order, but a page's
+ * objects were mostly written within a few seconds of each other, so the
+ * `YYYY-MM-DDTHH:MM:SS.` part is formatted once per second seen (a Date and toISOString per
+ * key were the largest item of a 1,000-key page) and the milliseconds come from a table.
+ * Times outside 1970..9999 or not whole milliseconds take toISOString itself.
  */
-function isoTimes(): (ms: number) => string {
-  let lastMs = NaN;
-  let lastText = '';
+export function isoTimes(): (ms: number) => string {
+  const seconds = new Map<number, string>();
   return (ms) => {
-    if (ms !== lastMs) {
-      lastMs = ms;
-      lastText = new Date(ms).toISOString();
+    if (!Number.isInteger(ms) || ms < 0 || ms > MAX_ISO_MS) return new Date(ms).toISOString();
+    const second = Math.floor(ms / 1000);
+    let head = seconds.get(second);
+    if (head === undefined) {
+      head = new Date(second * 1000).toISOString().slice(0, 20);
+      seconds.set(second, head);
     }
-    return lastText;
+    return `${head}${MILLIS[ms - second * 1000]!}Z`;
   };
 }
 
@@ -87,7 +98,7 @@ function isoTimes(): (ms: number) => string {
  */
 function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean, iso: (ms: number) => string): Xml {
   const etag = PLAIN_ETAG.test(o.etag) ? `&quot;${o.etag}&quot;` : escapeXmlText(quoteEtag(o.etag));
-  let out = `<Contents><Key>${escapeSafeXmlText(encode(o.key))}</Key><LastModified>${iso(o.lastModified.getTime())}</LastModified><ETag>${etag}</ETag>`;
+  let out = `<Contents><Key>${escapeSafeXmlText(encode(o.key))}</Key><LastModified>${iso(typeof o.lastModified === 'number' ? o.lastModified : o.lastModified.getTime())}</LastModified><ETag>${etag}</ETag>`;
   if (o.checksumAlgorithms) for (const a of o.checksumAlgorithms) out += `<ChecksumAlgorithm>${escapeXmlText(a)}</ChecksumAlgorithm>`;
   if (o.checksumType !== undefined) out += `<ChecksumType>${o.checksumType}</ChecksumType>`;
   out += `<Size>${o.size}</Size>`;

@@ -30,6 +30,7 @@ import {
   type ListedObject,
   type XmlElement,
 } from '../../../src/s3/xml/index.js';
+import { isoTimes } from '../../../src/s3/xml/listing.js';
 
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 const T = new Date('2025-01-02T03:04:05.678Z');
@@ -119,6 +120,38 @@ describe('ListBucketResult', () => {
       ['k4\r"<&>', iso(t2), `"${md5}-12"`, 'STANDARD'],
     ]);
     expect(xml).toContain('<Key>k0&#13;&quot;&lt;&amp;&gt;</Key>');
+  });
+
+  it('formats LastModified as toISOString does, given ms or a Date, across seconds, years and edges', () => {
+    const iso = isoTimes();
+    const times = [
+      0,
+      999,
+      1000,
+      Date.UTC(2025, 0, 2, 3, 4, 5, 678),
+      Date.UTC(2025, 0, 2, 3, 4, 5, 679),
+      Date.UTC(2025, 0, 2, 3, 4, 6, 0),
+      Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1, // year 10000: toISOString's own six-digit form
+      -1, // before 1970
+      1.5, // not a whole millisecond
+    ];
+    for (let i = 0; i < 2000; i++) times.push(Date.UTC(2026, 11, 3) + i * 997);
+    for (const t of [...times, ...times.reverse()]) expect(iso(t)).toBe(new Date(t).toISOString());
+    const xml = renderListObjectsV2Result({
+      bucket: 'b',
+      prefix: '',
+      maxKeys: 1000,
+      isTruncated: false,
+      fetchOwner: false,
+      contents: [
+        { key: 'n', lastModified: Date.UTC(2025, 5, 6, 7, 8, 9, 10), etag: 'e', size: 1 },
+        { key: 'd', lastModified: new Date(Date.UTC(2025, 5, 6, 7, 8, 9, 11)), etag: 'e', size: 1 },
+      ],
+      commonPrefixes: [],
+    });
+    expect(all(parseXml(xml), 'Contents').map((c) => at(c, 'LastModified'))).toEqual(['2025-06-06T07:08:09.010Z', '2025-06-06T07:08:09.011Z']);
   });
 
   it('V2 without encoding: exact values, KeyCount, owners only with fetch-owner', () => {
