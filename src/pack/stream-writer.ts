@@ -7,6 +7,7 @@
 import { packKernel, type FooterRow, type PackKernel } from '../wasm/pack.js';
 import type { Flavor } from '../wasm/loader.js';
 import { PackError } from './errors.js';
+import { randomIdBytes } from './random-pool.js';
 
 export const PACK_HEADER_SIZE = 32;
 export const ENTRY_HEADER_SIZE = 24;
@@ -52,7 +53,7 @@ export class PackStream {
         throw new PackError('ERR_PACK_TOO_LARGE', `entry ${i} length ${n} is not 0..${MAX_ENTRY_BODY}`);
       }
     });
-    const id = options.id ? options.id.slice(0, 12) : crypto.getRandomValues(new Uint8Array(12));
+    const id = options.id ? options.id.slice(0, 12) : randomIdBytes(12);
     if (id.length !== 12) throw new PackError('ERR_PACK_TOO_LARGE', 'pack id must be 12 bytes');
     this.id = id;
     this.tag = tagOf(id);

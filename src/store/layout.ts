@@ -17,6 +17,7 @@
  * provider turns each 16 key bytes into a directory level, so these names share a
  * directory instead of creating (and fsyncing) a new one per blob.
  */
+import { randomIdBytes } from '../pack/random-pool.js';
 
 /** Bodies up to this size are packed into the commit blob; larger ones become carriers.
  * 512 KiB keeps a batch's buffered bodies small while a carrier's per-chunk overhead is
@@ -32,7 +33,7 @@ export const CHUNK_SIZE = 32 * SEGMENT_SIZE;
 export const BATCH_MAX_OPS = 1024;
 export const BATCH_MAX_BYTES = 16 * 1024 * 1024;
 
-const rand = (bytes = 8) => Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString('hex');
+const rand = (bytes = 8) => Buffer.from(randomIdBytes(bytes)).toString('hex');
 const seqHex = (seq: number) => seq.toString(16).padStart(12, '0');
 const randHex = (chars: number) => rand(Math.ceil(chars / 2)).slice(0, chars);
 

@@ -8,6 +8,7 @@
  * entries, so discarding them is a truncation.
  */
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, tagOf } from '../pack/stream-writer.js';
+import { randomIdBytes } from '../pack/random-pool.js';
 import type { Mutation } from './commit.js';
 import type { BucketState, RepoState, RunHandle } from './state.js';
 import { runMetaKey } from './run-meta-key.js';
@@ -91,7 +92,7 @@ export class Batch {
     this.nextOffset = base + PACK_HEADER_SIZE;
     this.time = time;
     this.prev = prev;
-    this.packId = crypto.getRandomValues(new Uint8Array(12));
+    this.packId = randomIdBytes(12);
     this.tag = tagOf(this.packId);
   }
 
