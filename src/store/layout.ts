@@ -33,7 +33,7 @@ export const CHUNK_SIZE = 32 * SEGMENT_SIZE;
 export const BATCH_MAX_OPS = 1024;
 export const BATCH_MAX_BYTES = 16 * 1024 * 1024;
 
-const rand = (bytes = 8) => Buffer.from(randomIdBytes(bytes)).toString('hex');
+const rand = (bytes = 8) => Buffer.from(randomIdBytes(bytes).buffer).toString('hex');
 const seqHex = (seq: number) => seq.toString(16).padStart(12, '0');
 const randHex = (chars: number) => rand(Math.ceil(chars / 2)).slice(0, chars);
 

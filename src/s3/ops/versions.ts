@@ -62,7 +62,7 @@ export async function handleListObjectVersions(r: RequestContext, e: Op<'ListObj
   });
   const owner = objectOwners(r, e.bucket);
   const listed = (key: string, versionId: string, isLatest: boolean, v: ObjectVersion): ListedVersion => {
-    const out: ListedVersion = { key, versionId, isLatest, lastModified: new Date(v.lastModified), deleteMarker: v.deleteMarker };
+    const out: ListedVersion = { key, versionId, isLatest, lastModified: v.lastModified, deleteMarker: v.deleteMarker };
     if (owner) out.owner = owner(v.access);
     if (!v.deleteMarker) {
       out.etag = etagOf(v);

@@ -74,11 +74,14 @@ const MAX_ISO_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  * objects were mostly written within a few seconds of each other, so the
  * `YYYY-MM-DDTHH:MM:SS.` part is formatted once per second seen (a Date and toISOString per
  * key were the largest item of a 1,000-key page) and the milliseconds come from a table.
- * Times outside 1970..9999 or not whole milliseconds take toISOString itself.
+ * Times outside 1970..9999 or not whole milliseconds take toISOString itself. Takes a Date or
+ * ms since the epoch (what the store holds: no Date per listed key). Shared by every listing
+ * document that writes `<LastModified>` per entry (objects V1 and V2, versions).
  */
-export function isoTimes(): (ms: number) => string {
+export function isoTimes(): (time: Date | number) => string {
   const seconds = new Map<number, string>();
-  return (ms) => {
+  return (time) => {
+    const ms = typeof time === 'number' ? time : time.getTime();
     if (!Number.isInteger(ms) || ms < 0 || ms > MAX_ISO_MS) return new Date(ms).toISOString();
     const second = Math.floor(ms / 1000);
     let head = seconds.get(second);
@@ -96,9 +99,9 @@ export function isoTimes(): (ms: number) => string {
  * `&quot;…&quot;`, elements in S3's order). `encode` has already been chosen so that every
  * key it returns is XML-safe (chooseEncoding checked them all).
  */
-function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean, iso: (ms: number) => string): Xml {
+function contentsXml(o: ListedObject, encode: Encode, withOwner: boolean, iso: (time: Date | number) => string): Xml {
   const etag = PLAIN_ETAG.test(o.etag) ? `&quot;${o.etag}&quot;` : escapeXmlText(quoteEtag(o.etag));
-  let out = `<Contents><Key>${escapeSafeXmlText(encode(o.key))}</Key><LastModified>${iso(typeof o.lastModified === 'number' ? o.lastModified : o.lastModified.getTime())}</LastModified><ETag>${etag}</ETag>`;
+  let out = `<Contents><Key>${escapeSafeXmlText(encode(o.key))}</Key><LastModified>${iso(o.lastModified)}</LastModified><ETag>${etag}</ETag>`;
   if (o.checksumAlgorithms) for (const a of o.checksumAlgorithms) out += `<ChecksumAlgorithm>${escapeXmlText(a)}</ChecksumAlgorithm>`;
   if (o.checksumType !== undefined) out += `<ChecksumType>${o.checksumType}</ChecksumType>`;
   out += `<Size>${o.size}</Size>`;

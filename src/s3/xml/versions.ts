@@ -11,7 +11,7 @@ import { ownerXml, type OwnerInfo } from './owner.js';
 import { leafText, parseRoot } from './read.js';
 import { malformedXml } from './parse.js';
 import { S3Error } from '../errors.js';
-import type { EncodingType } from './listing.js';
+import { isoTimes, type EncodingType } from './listing.js';
 
 export type VersioningStatus = 'Enabled' | 'Suspended';
 
@@ -48,7 +48,8 @@ export interface ListedVersion {
   key: string;
   versionId: string;
   isLatest: boolean;
-  lastModified: Date;
+  /** A Date, or ms since the epoch (listing.ts isoTimes). */
+  lastModified: Date | number;
   deleteMarker: boolean;
   /** Versions only. */
   etag?: string;
@@ -73,8 +74,8 @@ export interface ListVersionsData {
   encodingType?: EncodingType;
 }
 
-function versionXml(v: ListedVersion, encode: (s: string) => string): Xml {
-  const common = `<Key>${escapeXmlText(encode(v.key))}</Key><VersionId>${escapeXmlText(v.versionId)}</VersionId><IsLatest>${v.isLatest}</IsLatest><LastModified>${v.lastModified.toISOString()}</LastModified>`;
+function versionXml(v: ListedVersion, encode: (s: string) => string, iso: (time: Date | number) => string): Xml {
+  const common = `<Key>${escapeXmlText(encode(v.key))}</Key><VersionId>${escapeXmlText(v.versionId)}</VersionId><IsLatest>${v.isLatest}</IsLatest><LastModified>${iso(v.lastModified)}</LastModified>`;
   const owner = v.owner ? ownerXml('Owner', v.owner)! : '';
   if (v.deleteMarker) return `<DeleteMarker>${common}${owner}</DeleteMarker>` as Xml;
   let out = `<Version>${common}<ETag>${escapeXmlText(quoteEtag(v.etag ?? ''))}</ETag>`;
@@ -89,6 +90,7 @@ export function renderListVersionsResult(r: ListVersionsData): string {
   const url = r.encodingType === 'url' || values.some((v) => v !== undefined && !isXmlSafe(v));
   const encode = url ? urlEncodeListingValue : (s: string) => s;
   const maybe = (v: string | undefined) => (v === undefined ? undefined : encode(v));
+  const iso = isoTimes();
   return xmlDocument(
     s3Root(
       'ListVersionsResult',
@@ -102,7 +104,7 @@ export function renderListVersionsResult(r: ListVersionsData): string {
       leaf('Delimiter', maybe(r.delimiter)),
       leaf('IsTruncated', r.isTruncated),
       leaf('EncodingType', url ? 'url' : undefined),
-      r.versions.map((v) => versionXml(v, encode)),
+      r.versions.map((v) => versionXml(v, encode, iso)),
       r.commonPrefixes.map((p) => el('CommonPrefixes', leaf('Prefix', encode(p))))
     )
   );

@@ -31,6 +31,7 @@ import {
   type XmlElement,
 } from '../../../src/s3/xml/index.js';
 import { isoTimes } from '../../../src/s3/xml/listing.js';
+import { renderListVersionsResult } from '../../../src/s3/xml/versions.js';
 
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 const T = new Date('2025-01-02T03:04:05.678Z');
@@ -152,6 +153,28 @@ describe('ListBucketResult', () => {
       commonPrefixes: [],
     });
     expect(all(parseXml(xml), 'Contents').map((c) => at(c, 'LastModified'))).toEqual(['2025-06-06T07:08:09.010Z', '2025-06-06T07:08:09.011Z']);
+  });
+
+  it('ListVersionsResult writes LastModified through the same formatter, given ms or a Date', () => {
+    const t1 = Date.UTC(2025, 5, 6, 7, 8, 9, 10);
+    const t2 = Date.UTC(1999, 11, 31, 23, 59, 59, 999);
+    const xml = renderListVersionsResult({
+      bucket: 'b',
+      prefix: '',
+      keyMarker: '',
+      versionIdMarker: '',
+      maxKeys: 1000,
+      isTruncated: false,
+      versions: [
+        { key: 'a', versionId: 'v1', isLatest: true, lastModified: t1, deleteMarker: false, etag: 'e', size: 1 },
+        { key: 'a', versionId: 'v0', isLatest: false, lastModified: new Date(t2), deleteMarker: true },
+        { key: 'b', versionId: 'v2', isLatest: true, lastModified: t1 + 1, deleteMarker: false, etag: 'e', size: 2 },
+      ],
+      commonPrefixes: [],
+    });
+    const root = parseXml(xml);
+    expect(all(root, 'Version').map((v) => at(v, 'LastModified'))).toEqual([new Date(t1).toISOString(), new Date(t1 + 1).toISOString()]);
+    expect(all(root, 'DeleteMarker').map((v) => at(v, 'LastModified'))).toEqual([new Date(t2).toISOString()]);
   });
 
   it('V2 without encoding: exact values, KeyCount, owners only with fetch-owner', () => {
