@@ -51,6 +51,13 @@ export interface PutOptions {
    * memory the others still read.
    */
   released?: (chunk: Uint8Array) => void;
+  /**
+   * The body is bulk data (an object's body, an erasure fragment), not metadata read back
+   * soon: a provider may write it around its cache (fs: O_DIRECT for large bodies,
+   * fs/direct-write.ts). Only a hint; what the blob holds and when the put resolves do not
+   * change.
+   */
+  bulk?: boolean;
 }
 
 /** Inclusive byte range; `end` past the blob end is clamped. */

@@ -55,6 +55,8 @@ export interface ServerConfig {
   historyBudget?: number;
   /** `--commit-log`: append commits to the provider's commit log when it has one (store commitLog). */
   commitLog?: 'on' | 'off';
+  /** `--direct-io`: write large object bodies with O_DIRECT where the data directory takes it (fs/direct-write.ts). */
+  directIo?: 'on' | 'off';
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
   /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
@@ -213,6 +215,16 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: enumType<'on' | 'off'>(['on', 'off']),
     default: 'on',
     help: 'append each group commit to a commit log segment with one durable write (O_DSYNC) (fs, and erasure over directory domains with segments replicated to m+1 of them; memory and s3 always write commit blobs); off: a commit blob and an anchor move per commit',
+  }),
+  opt({
+    name: 'direct-io',
+    key: 'directIo',
+    env: 'STRATA_DIRECT_IO',
+    // on: bulk blobs of 256 KiB and more skip the page cache (fs and directory domains,
+    // provider/fs/direct-write.ts), probed at open; off: every write buffered.
+    type: enumType<'on' | 'off'>(['on', 'off']),
+    default: 'on',
+    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start); off: buffered writes',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

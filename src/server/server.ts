@@ -8,6 +8,7 @@ import { openStore, homeDirectory } from '../store/open.js';
 import { erasureBanner } from '../store/erasure-open.js';
 import { erasureSetup } from './erasure-option.js';
 import type { Store, StoreOptions } from '../store/store.js';
+import type { Provider } from '../provider/provider.js';
 import { requestListener } from '../s3/app.js';
 import type { ServerDeps } from '../s3/context.js';
 import { bootstrapKeys, type BootstrapResult } from './credentials.js';
@@ -110,6 +111,7 @@ export async function startServer(
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
       ...(config.commitLog ? { commitLog: config.commitLog === 'on' } : {}),
+      provider: { directWrites: config.directIo !== 'off' },
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
@@ -120,7 +122,7 @@ export async function startServer(
     throw err;
   }
   const commitLog = store.repo.usesCommitLog ? 'on' : config.commitLog === 'off' ? 'off' : 'off (the provider has none)';
-  log.info('repository opened', { data: config.data, seq: store.repo.seq, commitLog, ms: Math.round(performance.now() - opening) });
+  log.info('repository opened', { data: config.data, seq: store.repo.seq, commitLog, directIo: directIoState(store.repo.provider, config.directIo), ms: Math.round(performance.now() - opening) });
   if (erasure) log.info(erasureBanner(erasure), { domains: erasure.domains.map((d) => `${d.id}=${d.url}`) });
   const dataDir = homeDirectory(config.data, erasure);
   let master: ReturnType<typeof loadMasterKey>;
@@ -284,4 +286,13 @@ export async function startServer(
       return closing;
     },
   };
+}
+
+/** What `--direct-io` came to, for the start-up line: a local directory says whether its probe
+ * passed; other providers (erasure domains probe each directory alone) say what was asked. */
+function directIoState(provider: Provider, asked: 'on' | 'off' | undefined): string {
+  if (asked === 'off') return 'off';
+  const fsDirect = provider.kind === 'fs' ? (provider as Provider & { directWrites?: boolean }).directWrites : undefined;
+  if (fsDirect !== undefined) return fsDirect ? 'on' : 'off (the directory does not take O_DIRECT writes)';
+  return provider.kind === 'erasure' ? 'on where a directory domain takes it' : 'n/a';
 }

@@ -277,7 +277,7 @@ export async function writeSlabCarrier(
         }
         yield* pack.finish();
       }
-      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, ...(signal ? { signal } : {}) });
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, ...(signal ? { signal } : {}) });
       refs.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
       done += n;
     }

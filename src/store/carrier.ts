@@ -164,7 +164,7 @@ export async function writeCarrier(
         }
         yield* pack.finish();
       }
-      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', ...(signal ? { signal } : {}) });
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', bulk: true, ...(signal ? { signal } : {}) });
       chunks.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
       done += n;
     }

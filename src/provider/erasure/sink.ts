@@ -45,7 +45,8 @@ export class FragmentSink {
     const put = domains.call(
       domain,
       `put ${childKey}`,
-      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, ...(released ? { released } : {}) }),
+      // Fragments are bulk data: read through the erasure read path, not hot metadata.
+      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, bulk: true, ...(released ? { released } : {}) }),
       Infinity
     );
     this.done = Promise.race([put, failed]);

@@ -37,6 +37,7 @@ import { cleanLockDir } from './lock-file.js';
 import { walkKeys, type WalkEntry } from './walk.js';
 import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
+import { probeDirectWrites } from './direct-write.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
 import type { AppendLog } from '../append-log.js';
 
@@ -51,6 +52,11 @@ export interface FsProviderOptions {
    * directories known to exist are not re-created. Several times fewer syscalls per put.
    */
   exclusive?: boolean;
+  /**
+   * Write large blobs with O_DIRECT when the directory takes it (direct-write.ts): default
+   * true. false keeps every write buffered.
+   */
+  directWrites?: boolean;
 }
 
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
@@ -182,13 +188,22 @@ export class FsProvider implements Provider {
   /** Exclusive mode: open handles for positional reads (see handle-cache.ts). */
   readonly #handles = new HandleCache();
   #closed = false;
+  /** Large blobs are written with O_DIRECT (set by init when asked for and the probe passes). */
+  #direct = false;
+  readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false) {
+  constructor(dir: string, exclusive = false, directWrites = true) {
     this.#exclusive = exclusive;
+    this.#wantDirect = directWrites;
     this.dir = resolve(dir);
     this.#blobs = join(this.dir, 'blobs');
     this.#tmp = join(this.dir, 'tmp');
     this.#locks = join(this.dir, 'locks');
+  }
+
+  /** Whether large blobs are written with O_DIRECT (asked for, and the directory takes it). */
+  get directWrites(): boolean {
+    return this.#direct;
   }
 
   /** Creates the layout and removes dead writers' temp files. Called by createFsProvider. */
@@ -197,6 +212,7 @@ export class FsProvider implements Provider {
       for (const d of [this.#blobs, this.#tmp, this.#locks]) await mkdir(d, { recursive: true });
       await cleanTempDir(this.#tmp);
       await cleanLockDir(this.#locks);
+      this.#direct = this.#wantDirect && (await probeDirectWrites(this.#tmp));
     } catch (err) {
       throw ioError(`${this.dir}: cannot open`, err);
     }
@@ -235,7 +251,7 @@ export class FsProvider implements Provider {
     }
     let tempPath: string | undefined; // set while a temp file exists that is ours to remove
     try {
-      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released);
+      const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released, this.#direct && options.bulk === true);
       tempPath = temp.path;
       const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
@@ -602,7 +618,7 @@ export class FsProvider implements Provider {
  * acquireDirectoryLock. Throws ProviderError 'Io' if the directory is unusable.
  */
 export async function createFsProvider(options: FsProviderOptions): Promise<FsProvider> {
-  const provider = new FsProvider(options.dir, options.exclusive ?? false);
+  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? true);
   await provider.init();
   return provider;
 }

@@ -8,10 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checkedChunks } from '../body.js';
+import { checkedChunks, isReplayable, replayableLength } from '../body.js';
 import { ProviderError, type BlobBody } from '../provider.js';
 import { HEADER_BYTES, newHeader, writeAll } from './blob-file.js';
 import { isPidAlive } from './lock-file.js';
+import { DIRECT_MIN_BYTES, openDirect, stagePool, writeDirect } from './direct-write.js';
 
 /** Temp files older than this are removed at open even if their pid is alive (pid reuse). */
 export const STALE_TEMP_AGE_MS = 24 * 3600 * 1000;
@@ -50,10 +51,21 @@ export async function writeTempBlob(
   body: BlobBody,
   contentLength: number | undefined,
   signal: AbortSignal | undefined,
-  released?: (chunk: Uint8Array) => void
+  released?: (chunk: Uint8Array) => void,
+  /** The directory takes O_DIRECT writes (direct-write.ts's probe said so). */
+  direct = false
 ): Promise<TempBlob> {
   const path = join(tmpDir, `${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
   const { header, etag } = newHeader();
+  const length = replayableLength(body) ?? contentLength;
+  const regions = direct && length !== undefined && HEADER_BYTES + length >= DIRECT_MIN_BYTES ? stagePool.takePair() : undefined;
+  if (regions) {
+    try {
+      return await writeDirectTemp(path, etag, header, key, body, contentLength, signal, regions, isReplayable(body) ? undefined : released);
+    } finally {
+      stagePool.give(regions); // writeDirect leaves no write running, even on failure
+    }
+  }
   const handle = await open(path, 'wx', 0o644);
   let ok = false;
   try {
@@ -96,6 +108,32 @@ export async function writeTempBlob(
     }
     // fdatasync: the data and what reading it back needs (the size); the name is made
     // durable by the rename and the directory fsync that follow.
+    await handle.datasync();
+    ok = true;
+    return { path, etag, size, mtime: new Date() };
+  } finally {
+    await handle.close().catch(() => {});
+    if (!ok) await unlink(path).catch(() => {});
+  }
+}
+
+/** writeTempBlob for a large body, with O_DIRECT through `regions` (direct-write.ts). */
+async function writeDirectTemp(
+  path: string,
+  etag: string,
+  header: Uint8Array,
+  key: string,
+  body: BlobBody,
+  contentLength: number | undefined,
+  signal: AbortSignal | undefined,
+  regions: readonly [Uint8Array, Uint8Array],
+  released: ((chunk: Uint8Array) => void) | undefined
+): Promise<TempBlob> {
+  const handle = await openDirect(path);
+  let ok = false;
+  try {
+    const size = await writeDirect(handle, header, checkedChunks(body, key, contentLength, signal), regions, released);
+    // The bytes are on the device; the allocation and the size are not until this.
     await handle.datasync();
     ok = true;
     return { path, etag, size, mtime: new Date() };
