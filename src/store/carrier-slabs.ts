@@ -58,6 +58,14 @@ export const SEALED_SLAB_WORKING_BYTES = SLABS_HELD * (SLAB_BYTES + SEALED_SLAB_
 /** Share of the pending budget past which a body does without worker hashing's slabs. */
 export const SLAB_BUDGET_SHARE = 0.5;
 /**
+ * Chunk blobs of one body being put at once: the next chunk is read and written while the one
+ * before it finishes (its final flush, rename and directory sync; with erasure, those of all
+ * k + m fragments), instead of the body waiting for each. Two, so an upload holds at most one
+ * more chunk put's provider memory (erasure stripe buffers) than before.
+ */
+export const CHUNK_PUTS_IN_FLIGHT = 2;
+
+/**
  * Bodies at least this long are hashed on a worker: below it, the posting and the
  * answers cost more than hashing in place (1 MiB of MD5 is ~1.2 ms here).
  */
@@ -248,6 +256,9 @@ export async function writeSlabCarrier(
     next++;
     return started.shift()!;
   };
+  // Chunk puts in flight, in body order (at most CHUNK_PUTS_IN_FLIGHT), and every key started.
+  const puts: Promise<void>[] = [];
+  const keys: string[] = [];
   try {
     for (let chunk = 0, done = 0; done < size; chunk++) {
       const n = Math.min(CHUNK_SIZE, size - done);
@@ -256,6 +267,10 @@ export async function writeSlabCarrier(
       const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);
       const key = chunkKey();
       inflight?.add(key); // before the write starts: GC must not sweep it (inflight-blobs.ts)
+      if (puts.length >= CHUNK_PUTS_IN_FLIGHT) await puts[puts.length - CHUNK_PUTS_IN_FLIGHT];
+      keys.push(key);
+      let handedAll!: () => void;
+      const framed = new Promise<void>((r) => (handedAll = r));
       async function* frames(): AsyncGenerator<Uint8Array> {
         yield pack.header();
         while (next < plan.length && plan[next]![0] === chunk) {
@@ -276,11 +291,22 @@ export async function writeSlabCarrier(
           yield bytes;
         }
         yield* pack.finish();
+        handedAll(); // the provider asked past the last frame: the next chunk may start
       }
-      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, ...(signal ? { signal } : {}) });
-      refs.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
+      const index = chunk;
+      const put = provider
+        .put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, ...(signal ? { signal } : {}) })
+        .then(() => {
+          refs[index] = { blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag };
+        });
+      put.catch(() => undefined); // awaited below (or by the next-but-one chunk)
+      puts.push(put);
+      // The next chunk is read while this one's put finishes (its flush, rename and directory
+      // sync): once every frame of it is handed over, or at once if the put fails.
+      await Promise.race([framed, put]);
       done += n;
     }
+    await Promise.all(puts);
     if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${size} bytes announced`);
     let values: Awaited<ReturnType<RemoteHasher['digest']>>;
     try {
@@ -297,7 +323,10 @@ export async function writeSlabCarrier(
     // A slab still being read from the body settles within one slab (or the body deadline).
     await filling?.catch(() => undefined);
     await reader.cancel().catch(() => undefined);
-    await Promise.all(refs.map((c) => provider.delete(c.blob).catch(() => undefined)));
+    // Every put started has settled (a finished one wrote its blob, a failed one nothing)
+    // before the blobs are deleted, so none lands after its delete.
+    await Promise.allSettled(puts);
+    await Promise.all(keys.map((key) => provider.delete(key).catch(() => undefined)));
     throw bodyError ?? err;
   }
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { Store } from '../../src/store/store.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
-import type { Provider } from '../../src/provider/provider.js';
+import { ProviderError, type Provider } from '../../src/provider/provider.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
 import { SEALED_SLAB_WORKING_BYTES, SLAB_POOL_SLABS, SLAB_WORKING_BYTES, idleSlabCount } from '../../src/store/carrier-slabs.js';
 import { StoreError } from '../../src/store/errors.js';
@@ -49,6 +49,39 @@ async function chunkBlobs(provider: Provider): Promise<string[]> {
 }
 
 const md5hex = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
+
+/**
+ * `inner` with a hook run after each chunk blob's put has succeeded on it and before the caller
+ * hears so (its final flush and rename, made slow or failed): `index` counts chunk puts started.
+ */
+function hooked(inner: Provider, afterPut: (index: number, started: () => number) => Promise<void>): Provider {
+  let started = 0;
+  return {
+    kind: inner.kind,
+    capabilities: inner.capabilities,
+    put: async (key, body, options) => {
+      if (!key.startsWith('chunks/')) return inner.put(key, body, options);
+      const index = started++;
+      const info = await inner.put(key, body, options);
+      await afterPut(index, () => started);
+      return info;
+    },
+    get: (key, options) => inner.get(key, options),
+    head: (key) => inner.head(key),
+    list: (options) => inner.list(options),
+    delete: (key) => inner.delete(key),
+    close: () => inner.close(),
+    read: inner.read!.bind(inner),
+    readv: inner.readv!.bind(inner),
+    openLog: inner.openLog!.bind(inner),
+  };
+}
+
+/** Resolves true once `cond` holds (polled), false after `ms`. */
+async function eventually(cond: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 5))) if (cond()) return true;
+  return cond();
+}
 
 describe('carriers hashed on a worker', () => {
   it('stores the same ETag, CRC64NVME and bytes as the in-thread path, across sizes and chunk boundaries', async () => {
@@ -135,6 +168,43 @@ describe('carriers hashed on a worker', () => {
     expect(store.repo.budget.used).toBe(before);
     expect(await chunkBlobs(provider)).toEqual([]);
     await expect(store.headObject('bkt', 'gone')).rejects.toMatchObject({ code: 'NoSuchKey' });
+  });
+
+  it("writes the next chunk while the one before it finishes, and fails whole when a finished chunk's put fails late", async () => {
+    const { dir, cleanup } = tempDir('slabs-pipe');
+    const fs = await createFsProvider({ dir });
+    let mode: 'overlap' | 'fail' = 'overlap';
+    const overlapped: boolean[] = [];
+    const provider = hooked(fs, async (index, started) => {
+      if (index % 3 !== 0) return; // the first chunk of each body (3 chunks per body below)
+      // Chunk puts are one at a time if the next never starts while this one has not returned.
+      const seen = await eventually(() => started() > index + 1, 3000);
+      overlapped.push(seen);
+      if (mode === 'fail') throw new ProviderError('Io', 'flush failed (test)');
+    });
+    const store = await Store.open(provider, {});
+    await store.createBucket('bkt');
+    const pool = new HashPool({ threads: 1 });
+    cleanups.push(cleanup, () => pool.close(), () => store.close());
+
+    const body = randomBytes(2 * 8 * MiB + 3 * MiB + 5, 11); // 3 chunk blobs
+    const ok = await store.putObject('bkt', 'piped', ragged(body, 12), { size: body.length, hashPool: pool });
+    expect(overlapped).toEqual([true]);
+    expect(ok.etag).toBe(md5hex(body));
+    expect(Buffer.from(await collect((await store.getObject('bkt', 'piped')).body)).equals(Buffer.from(body))).toBe(true);
+    const kept = await chunkBlobs(fs);
+    expect(kept).toHaveLength(3);
+
+    // The first chunk's blob is there, but its put reports failure while the second is being
+    // written: nothing commits, and no chunk of this body is left behind.
+    mode = 'fail';
+    const before = store.repo.budget.used;
+    await expect(store.putObject('bkt', 'failed', ragged(body, 13), { size: body.length, hashPool: pool })).rejects.toThrow(/flush failed/);
+    expect(overlapped).toEqual([true, true]);
+    await expect(store.headObject('bkt', 'failed')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    expect((await chunkBlobs(fs)).sort()).toEqual(kept.sort());
+    expect(store.repo.budget.used).toBe(before);
+    expect(pool.openJobs).toBe(0);
   });
 
   it('fails the request with an internal (500) error and commits nothing when the hash worker dies', async () => {
