@@ -5,7 +5,7 @@
  * failed, aborted or short body leaves no temp file and gives its staging regions back, and
  * an exhausted pool falls back to buffered writes.
  */
-import { constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { constants, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_ALIGN, DIRECT_MIN_BYTES, STAGE_BYTES, stagePool } from '../../src/provider/fs/direct-write.js';
@@ -15,6 +15,7 @@ import { ProviderError, getBytes } from '../../src/provider/provider.js';
 import { prng, randomBytes } from '../support/random.js';
 import { tempDir } from '../store/helpers.js';
 import { takesDirect } from '../support/o-direct.js';
+import { flagsOf } from '../support/fd-flags.js';
 
 const KIB = 1024;
 const MIB = 1024 * KIB;
@@ -52,21 +53,6 @@ function* cut(data: Uint8Array, seed: number): Generator<Uint8Array> {
   }
 }
 
-/** The open flags of this process's descriptor on a file in `tmpDir`, undefined if none is open. */
-function tempFileFlags(tmpDir: string): number | undefined {
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue; // closed meanwhile
-    }
-    if (!target.startsWith(`${tmpDir}/`)) continue;
-    const m = /^flags:\s+([0-7]+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
-    return m ? parseInt(m[1]!, 8) : undefined;
-  }
-  return undefined;
-}
 
 /** Puts `size` bytes under `key` and, while the body is half sent, reads the temp file's flags. */
 async function flagsDuringPut(p: FsProvider, dir: string, key: string, size: number, bulk: boolean): Promise<number | undefined> {
@@ -75,7 +61,7 @@ async function flagsDuringPut(p: FsProvider, dir: string, key: string, size: num
   async function* body(): AsyncGenerator<Uint8Array> {
     yield data.slice(0, size >> 1);
     await new Promise((r) => setTimeout(r, 20));
-    flags = tempFileFlags(join(dir, 'tmp'));
+    flags = flagsOf(`${join(dir, 'tmp')}/`)[0];
     yield data.slice(size >> 1);
   }
   await p.put(key, body(), { contentLength: size, bulk });

@@ -5,29 +5,13 @@
  * paid a second thread-pool round trip for the fdatasync (m + 1 of them per commit over the
  * erasure log). Linux only: the open flags are read from /proc/self/fdinfo.
  */
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { constants } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { getBytes } from '../../src/provider/provider.js';
 import { tempDir } from '../store/helpers.js';
+import { flagsOf } from '../support/fd-flags.js';
 
-/** Open flags of this process's descriptors on files under `part` (a directory). */
-function flagsOf(part: string): number[] {
-  const out: number[] = [];
-  for (const fd of readdirSync('/proc/self/fd')) {
-    let target: string;
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      continue; // closed meanwhile
-    }
-    if (!target.startsWith(part)) continue;
-    const m = /^flags:\s+([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
-    if (m) out.push(parseInt(m[1]!, 8));
-  }
-  return out;
-}
 
 describe.runIf(process.platform === 'linux')('fs provider log segment durability', () => {
   it('appends through an O_DSYNC descriptor (durable when the write returns), in place and past the preallocation', async () => {

@@ -6,7 +6,7 @@
  * in-flight files of live ones.
  */
 import { randomBytes } from 'node:crypto';
-import { open, readdir, stat, unlink } from 'node:fs/promises';
+import { open, readdir, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { checkedChunks, isReplayable, replayableLength } from '../body.js';
 import { ProviderError, type BlobBody } from '../provider.js';
@@ -61,79 +61,66 @@ export async function writeTempBlob(
   const regions = direct && length !== undefined && HEADER_BYTES + length >= DIRECT_MIN_BYTES ? stagePool.takePair() : undefined;
   if (regions) {
     try {
-      return await writeDirectTemp(path, etag, header, key, body, contentLength, signal, regions, isReplayable(body) ? undefined : released);
+      // With O_DIRECT the bytes are on the device when writeDirect returns; the allocation
+      // and the size are not until the fdatasync.
+      return await synced(path, etag, await openDirect(path), (handle) =>
+        writeDirect(handle, header, checkedChunks(body, key, contentLength, signal), regions, isReplayable(body) ? undefined : released)
+      );
     } finally {
       stagePool.give(regions); // writeDirect leaves no write running, even on failure
     }
   }
-  const handle = await open(path, 'wx', 0o644);
-  let ok = false;
-  try {
-    let size = 0;
+  return synced(path, etag, await open(path, 'wx', 0o644), async (handle) => {
     if (Array.isArray(body) || body instanceof Uint8Array) {
       // One vectored write for the header and every chunk.
       const list = body instanceof Uint8Array ? [body] : (body as readonly Uint8Array[]);
-      size = await writeChunkList(handle, key, [header, ...list], contentLength, signal, HEADER_BYTES);
-    } else {
-      // One write in flight while the next chunk is produced (a body generator may hash
-      // or frame it meanwhile); waiting for that write before issuing the next one is the
-      // backpressure, so at most two chunks are held.
-      // (Each write gets a no-op handler at once: it may fail while we await the body.)
-      // Large bodies are flushed as they arrive (EarlyFlusher), so that the final flush has
-      // only the tail left to wait for: the disk works while the rest is still coming in.
-      const flusher = new EarlyFlusher(handle);
-      let inFlight: Promise<void> = writeAll(handle, header);
-      inFlight.catch(() => undefined);
-      try {
-        for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
-          await inFlight;
-          inFlight = writeAll(handle, chunk);
-          const n = chunk.byteLength;
-          inFlight.then(
-            () => {
-              flusher.written(n);
-              released?.(chunk); // written: the caller may reuse it (PutOptions.released)
-            },
-            () => undefined
-          );
-          size += n;
-        }
-      } finally {
-        flusher.stop(); // the last write's bytes go with the final flush below
-        await inFlight.catch(() => undefined); // never leave a write running on error
-        await flusher.idle();
-      }
-      await inFlight;
-      flusher.throwIfFailed();
+      return writeChunkList(handle, key, [header, ...list], contentLength, signal, HEADER_BYTES);
     }
-    // fdatasync: the data and what reading it back needs (the size); the name is made
-    // durable by the rename and the directory fsync that follow.
-    await handle.datasync();
-    ok = true;
-    return { path, etag, size, mtime: new Date() };
-  } finally {
-    await handle.close().catch(() => {});
-    if (!ok) await unlink(path).catch(() => {});
-  }
+    // One write in flight while the next chunk is produced (a body generator may hash
+    // or frame it meanwhile); waiting for that write before issuing the next one is the
+    // backpressure, so at most two chunks are held.
+    // (Each write gets a no-op handler at once: it may fail while we await the body.)
+    // Large bodies are flushed as they arrive (EarlyFlusher), so that the final flush has
+    // only the tail left to wait for: the disk works while the rest is still coming in.
+    let size = 0;
+    const flusher = new EarlyFlusher(handle);
+    let inFlight: Promise<void> = writeAll(handle, header);
+    inFlight.catch(() => undefined);
+    try {
+      for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
+        await inFlight;
+        inFlight = writeAll(handle, chunk);
+        const n = chunk.byteLength;
+        inFlight.then(
+          () => {
+            flusher.written(n);
+            released?.(chunk); // written: the caller may reuse it (PutOptions.released)
+          },
+          () => undefined
+        );
+        size += n;
+      }
+    } finally {
+      flusher.stop(); // the last write's bytes go with the final flush below
+      await inFlight.catch(() => undefined); // never leave a write running on error
+      await flusher.idle();
+    }
+    await inFlight;
+    flusher.throwIfFailed();
+    return size;
+  });
 }
 
-/** writeTempBlob for a large body, with O_DIRECT through `regions` (direct-write.ts). */
-async function writeDirectTemp(
-  path: string,
-  etag: string,
-  header: Uint8Array,
-  key: string,
-  body: BlobBody,
-  contentLength: number | undefined,
-  signal: AbortSignal | undefined,
-  regions: readonly [Uint8Array, Uint8Array],
-  released: ((chunk: Uint8Array) => void) | undefined
-): Promise<TempBlob> {
-  const handle = await openDirect(path);
+/**
+ * Runs `write` (which returns the body bytes it wrote) on the new temp file `handle`, then
+ * fdatasyncs it: the data and what reading it back needs (the size); the name is made durable
+ * by the rename and the directory fsync that follow. Closes the handle; on failure removes
+ * the file and rethrows.
+ */
+async function synced(path: string, etag: string, handle: FileHandle, write: (handle: FileHandle) => Promise<number>): Promise<TempBlob> {
   let ok = false;
   try {
-    const size = await writeDirect(handle, header, checkedChunks(body, key, contentLength, signal), regions, released);
-    // The bytes are on the device; the allocation and the size are not until this.
+    const size = await write(handle);
     await handle.datasync();
     ok = true;
     return { path, etag, size, mtime: new Date() };
@@ -150,13 +137,13 @@ async function writeDirectTemp(
  * throwIfFailed(); no flush starts after it.
  */
 class EarlyFlusher {
-  readonly #handle: import('node:fs/promises').FileHandle;
+  readonly #handle: FileHandle;
   #unflushed = 0; // bytes written (write completed) since the last flush started
   #running: Promise<void> | undefined;
   #stopped = false;
   #failure: unknown;
 
-  constructor(handle: import('node:fs/promises').FileHandle) {
+  constructor(handle: FileHandle) {
     this.#handle = handle;
   }
 
@@ -198,7 +185,7 @@ class EarlyFlusher {
 }
 
 async function writeChunkList(
-  handle: import('node:fs/promises').FileHandle,
+  handle: FileHandle,
   key: string,
   chunks: readonly Uint8Array[],
   contentLength: number | undefined,
