@@ -291,8 +291,9 @@ export async function startServer(
 /** What `--direct-io` came to, for the start-up line: a local directory says whether its probe
  * passed; other providers (erasure domains probe each directory alone) say what was asked. */
 function directIoState(provider: Provider, asked: 'on' | 'off' | undefined): string {
-  if (asked === 'off') return 'off';
+  // A local directory: what its provider does, whatever was asked.
   const fsDirect = provider.kind === 'fs' ? (provider as Provider & { directWrites?: boolean }).directWrites : undefined;
-  if (fsDirect !== undefined) return fsDirect ? 'on' : 'off (the directory does not take O_DIRECT writes)';
+  if (fsDirect !== undefined) return fsDirect ? 'on' : asked === 'off' ? 'off' : 'off (the directory does not take O_DIRECT writes)';
+  if (asked === 'off') return 'off';
   return provider.kind === 'erasure' ? 'on where a directory domain takes it' : 'n/a';
 }

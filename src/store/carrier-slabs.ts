@@ -46,11 +46,12 @@ const SEALED_SLAB_BYTES = SLAB_SEGMENTS * sealedLength(SEGMENT_SIZE);
 /** Slabs read from the body ahead of the one handed to the provider (being filled or hashed). */
 export const SLAB_LOOKAHEAD = 2;
 /**
- * Slabs one upload holds at most: the lookahead, the one handed to the provider, and the
- * one the provider is still writing. Fresh memory each: a slab handed to a provider may be
- * kept by it until its put resolves, so it is never written again.
+ * Slabs one upload holds at most: the lookahead, the one handed to the provider, the one the
+ * provider is still writing, and the last slab of the chunk before (its put may still be
+ * writing it while the next chunk starts: CHUNK_PUTS_IN_FLIGHT). Fresh memory each: a slab
+ * handed to a provider may be kept by it until its put resolves, so it is never written again.
  */
-export const SLABS_HELD = SLAB_LOOKAHEAD + 2;
+export const SLABS_HELD = SLAB_LOOKAHEAD + 3;
 /** Pending-budget bytes an upload on this path holds in all (instead of one segment). */
 export const SLAB_WORKING_BYTES = SLABS_HELD * SLAB_BYTES;
 /** The same for an encrypted body: its slabs, and the sealed segments made from them. */
@@ -259,6 +260,13 @@ export async function writeSlabCarrier(
   // Chunk puts in flight, in body order (at most CHUNK_PUTS_IN_FLIGHT), and every key started.
   const puts: Promise<void>[] = [];
   const keys: string[] = [];
+  // The first failure of any chunk put ends the body at once (not after the next chunk is
+  // framed), and cuts the put still running.
+  const cut = new AbortController();
+  const putSignal = signal ? AbortSignal.any([signal, cut.signal]) : cut.signal;
+  let failNow!: (err: unknown) => void;
+  const failed = new Promise<never>((_, reject) => (failNow = reject));
+  failed.catch(() => undefined);
   try {
     for (let chunk = 0, done = 0; done < size; chunk++) {
       const n = Math.min(CHUNK_SIZE, size - done);
@@ -295,15 +303,15 @@ export async function writeSlabCarrier(
       }
       const index = chunk;
       const put = provider
-        .put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, ...(signal ? { signal } : {}) })
+        .put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, signal: putSignal })
         .then(() => {
           refs[index] = { blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag };
         });
-      put.catch(() => undefined); // awaited below (or by the next-but-one chunk)
+      put.catch(failNow); // also awaited below (or by the next-but-one chunk)
       puts.push(put);
       // The next chunk is read while this one's put finishes (its flush, rename and directory
-      // sync): once every frame of it is handed over, or at once if the put fails.
-      await Promise.race([framed, put]);
+      // sync): once every frame of it is handed over, or at once if this put or one before fails.
+      await Promise.race([framed, put, failed]);
       done += n;
     }
     await Promise.all(puts);
@@ -319,6 +327,9 @@ export async function writeSlabCarrier(
     for (const [a, h] of local) rest[a] = h.digest();
     return { refs, digests: { size, md5, values: rest as Partial<Record<ChecksumName, Uint8Array>> } };
   } catch (err) {
+    // What failed first: later errors (the aborted hash job, the cut put) are its echoes.
+    const failure = bodyError ?? err;
+    cut.abort(failure); // a chunk put still running stops taking bytes
     hasher.abort();
     // A slab still being read from the body settles within one slab (or the body deadline).
     await filling?.catch(() => undefined);
@@ -327,6 +338,6 @@ export async function writeSlabCarrier(
     // before the blobs are deleted, so none lands after its delete.
     await Promise.allSettled(puts);
     await Promise.all(keys.map((key) => provider.delete(key).catch(() => undefined)));
-    throw bodyError ?? err;
+    throw failure;
   }
 }

@@ -6,6 +6,7 @@
  * an exhausted pool falls back to buffered writes.
  */
 import { constants, readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIRECT_ALIGN, DIRECT_MIN_BYTES, STAGE_BYTES, stagePool } from '../../src/provider/fs/direct-write.js';
@@ -194,6 +195,39 @@ describe('fs provider: bulk blobs written with O_DIRECT', () => {
       stagePool.give(taken);
     }
     expect(stagePool.made).toBeLessThanOrEqual(64 * MIB);
+  });
+
+  it('a busy pool does not make the probe answer no', async () => {
+    const taken: Uint8Array[] = [];
+    for (let pair = stagePool.takePair(); pair; pair = stagePool.takePair()) taken.push(...pair);
+    try {
+      const t = tempDir('fs-direct-busy');
+      cleanups.push(t.cleanup);
+      const p = await createFsProvider({ dir: t.dir, exclusive: true });
+      expect(p.directWrites).toBe(takesDirect(join(t.dir, 'tmp')));
+      await p.close();
+    } finally {
+      stagePool.give(taken);
+    }
+  });
+
+  it('where no WebAssembly memory can be had (an address-space limit), opens and writes buffered', () => {
+    const t = tempDir('fs-direct-ulimit');
+    cleanups.push(t.cleanup);
+    const dist = (path: string) => new URL(`../../dist/src/${path}`, import.meta.url).href;
+    const script = [
+      `const { createFsProvider } = await import('${dist('provider/fs/index.js')}');`,
+      `const { stagePool } = await import('${dist('provider/fs/direct-write.js')}');`,
+      `const p = await createFsProvider({ dir: ${JSON.stringify(t.dir)}, exclusive: true });`,
+      `const data = new Uint8Array(2 * 1024 * 1024 + 1).map((_, i) => i % 251);`,
+      `await p.put('x', data, { bulk: true });`,
+      `const back = await p.read('x');`,
+      `console.log(JSON.stringify({ direct: p.directWrites, pair: stagePool.takePair() === undefined ? 'none' : 'some', same: Buffer.from(back).equals(Buffer.from(data)) }));`,
+    ].join('\n');
+    // 6 GB of address space: node runs, but a WebAssembly memory (with its guard region) does not fit.
+    const r = spawnSync('sh', ['-c', 'ulimit -v 6000000 && exec "$0" --input-type=module -e "$1"', process.execPath, script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ direct: false, pair: 'none', same: true });
   });
 
   it('many bulk puts at once stay exact (regions are not shared between writers)', async () => {

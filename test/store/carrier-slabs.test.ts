@@ -175,8 +175,11 @@ describe('carriers hashed on a worker', () => {
     const fs = await createFsProvider({ dir });
     let mode: 'overlap' | 'fail' = 'overlap';
     const overlapped: boolean[] = [];
+    let first = 0; // index of the first chunk put of the body being put
+    let count = () => 0;
     const provider = hooked(fs, async (index, started) => {
-      if (index % 3 !== 0) return; // the first chunk of each body (3 chunks per body below)
+      count = started;
+      if (index !== first) return; // only the first chunk of each body
       // Chunk puts are one at a time if the next never starts while this one has not returned.
       const seen = await eventually(() => started() > index + 1, 3000);
       overlapped.push(seen);
@@ -199,9 +202,29 @@ describe('carriers hashed on a worker', () => {
     // written: nothing commits, and no chunk of this body is left behind.
     mode = 'fail';
     const before = store.repo.budget.used;
+    first = count();
     await expect(store.putObject('bkt', 'failed', ragged(body, 13), { size: body.length, hashPool: pool })).rejects.toThrow(/flush failed/);
     expect(overlapped).toEqual([true, true]);
     await expect(store.headObject('bkt', 'failed')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    expect((await chunkBlobs(fs)).sort()).toEqual(kept.sort());
+    expect(store.repo.budget.used).toBe(before);
+    expect(pool.openJobs).toBe(0);
+
+    // The same failure while the next chunk's bytes still trickle in ends the body at once,
+    // not after that chunk has been read whole.
+    let sent = 0;
+    async function* trickling(): AsyncGenerator<Uint8Array> {
+      for (let off = 0; off < body.length; off += 64 * 1024) {
+        if (off >= 8 * MiB + MiB) await new Promise((r) => setTimeout(r, 10)); // ~1.2 s for the rest of chunk 2
+        const piece = body.subarray(off, Math.min(body.length, off + 64 * 1024));
+        sent += piece.length;
+        yield piece;
+      }
+    }
+    first = count();
+    await expect(store.putObject('bkt', 'failed2', trickling(), { size: body.length, hashPool: pool })).rejects.toThrow(/flush failed/);
+    expect(overlapped).toEqual([true, true, true]);
+    expect(sent).toBeLessThan(12 * MiB);
     expect((await chunkBlobs(fs)).sort()).toEqual(kept.sort());
     expect(store.repo.budget.used).toBe(before);
     expect(pool.openJobs).toBe(0);

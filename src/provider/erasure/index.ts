@@ -331,7 +331,7 @@ class ErasureProviderImpl implements ErasureProvider {
       throwIfAborted(options.signal, key);
       return writeReplicated(this.#ctx, key, generation, bytes, options.signal);
     }
-    if (length !== undefined) return writeStriped(this.#ctx, key, generation, new Uint8Array(0), source, length);
+    if (length !== undefined) return writeStriped(this.#ctx, key, generation, new Uint8Array(0), source, length, options.bulk === true);
     // Unknown length: read up to the threshold to choose the layout.
     const parts: Uint8Array[] = [];
     let total = 0;
@@ -343,7 +343,7 @@ class ErasureProviderImpl implements ErasureProvider {
       total += got;
       if (got < want) break;
       if (!replicatedOnly && total >= threshold) {
-        return writeStriped(this.#ctx, key, generation, Buffer.concat(parts), source, undefined);
+        return writeStriped(this.#ctx, key, generation, Buffer.concat(parts), source, undefined, options.bulk === true);
       }
     }
     throwIfAborted(options.signal, key);

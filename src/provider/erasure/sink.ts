@@ -6,7 +6,8 @@
  * while bytes wait for longer than the domain timeout is failed (the write goes on without
  * it and the fragment is rebuilt elsewhere), so a hanging domain never stalls a put.
  * `released` is passed on to the child put (PutOptions.released): it hears of each pushed
- * chunk the child has written, so that the writer can reuse the memory.
+ * chunk the child has written, so that the writer can reuse the memory. `bulk` is passed on as
+ * PutOptions.bulk.
  */
 import { ProviderError, type BlobInfo } from '../provider.js';
 import type { DomainSet } from './domains.js';
@@ -34,7 +35,9 @@ export class FragmentSink {
     childKey: string,
     size: number | undefined,
     highWaterBytes: number,
-    released?: (chunk: Uint8Array) => void
+    released?: (chunk: Uint8Array) => void,
+    /** PutOptions.bulk of the child put: a write's own; rebuilt fragments (repair) are bulk. */
+    bulk = true
   ) {
     this.#domains = domains;
     this.domain = domain;
@@ -45,8 +48,7 @@ export class FragmentSink {
     const put = domains.call(
       domain,
       `put ${childKey}`,
-      // Fragments are bulk data: read through the erasure read path, not hot metadata.
-      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, bulk: true, ...(released ? { released } : {}) }),
+      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, bulk, ...(released ? { released } : {}) }),
       Infinity
     );
     this.done = Promise.race([put, failed]);

@@ -86,7 +86,9 @@ export async function writeStriped(
   generation: number,
   head: Uint8Array,
   source: ByteSource,
-  length: number | undefined
+  length: number | undefined,
+  /** The put's PutOptions.bulk, passed on to the fragments' puts. */
+  bulk = false
 ): Promise<Written> {
   const { k, m, cellSize } = ctx.config;
   const n = k + m;
@@ -108,7 +110,7 @@ export async function writeStriped(
   const sinks = placed.map((d, i) =>
     d === undefined
       ? undefined
-      : new FragmentSink(ctx.domains, d, nameOf(meta, i), known?.fragmentSize, highWater, releaseCell)
+      : new FragmentSink(ctx.domains, d, nameOf(meta, i), known?.fragmentSize, highWater, releaseCell, bulk)
   );
   const hash = keyHash(key);
   const folds = new Array<number>(n).fill(0);

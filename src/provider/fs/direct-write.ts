@@ -57,10 +57,18 @@ const WASM_PAGE = 64 * 1024;
 class StagePool {
   readonly #free: Uint8Array[] = [];
   #made = 0; // bytes of WebAssembly memory made so far
+  #cannotGrow = false; // a memory could not be had (address-space limit): no more tries
 
-  /** Two regions, or undefined when the pool is at its cap (the caller writes buffered). */
+  /** Two regions, or undefined when the pool is at its cap or memory cannot be had (the
+   * caller writes buffered). Never throws. */
   takePair(): [Uint8Array, Uint8Array] | undefined {
-    while (this.#free.length < 2 && this.#made + STAGE_MEMORY_BYTES <= STAGE_POOL_BYTES) this.#grow();
+    while (this.#free.length < 2 && !this.#cannotGrow && this.#made + STAGE_MEMORY_BYTES <= STAGE_POOL_BYTES) {
+      try {
+        this.#grow();
+      } catch {
+        this.#cannotGrow = true; // RangeError from WebAssembly.Memory: stay buffered
+      }
+    }
     if (this.#free.length < 2) return undefined;
     return [this.#free.pop()!, this.#free.pop()!];
   }
@@ -89,32 +97,37 @@ class StagePool {
 export const stagePool = new StagePool();
 
 /**
- * True when files in `dir` can be written with O_DIRECT from the staging regions: creates a
- * probe temp file (a name cleanTempDir removes if we die), writes one aligned block to it,
- * and removes it. Never throws.
+ * True when files in `dir` can be written with O_DIRECT from WebAssembly memory, as the staging
+ * regions are: creates a probe temp file (a name cleanTempDir removes if we die), writes one
+ * aligned block to it from a memory of its own (so a busy pool cannot make it answer no), and
+ * removes it (also when the open made the file and then refused the flag). Never throws.
  */
 export async function probeDirectWrites(dir: string): Promise<boolean> {
   if (DIRECT_FLAGS === undefined) return false;
-  const pair = stagePool.takePair();
-  if (!pair) return false;
   const path = join(dir, `${process.pid}.${randomBytes(8).toString('hex')}.tmp`);
   let handle: FileHandle | undefined;
   try {
+    const block = new Uint8Array(new WebAssembly.Memory({ initial: 1, maximum: 1 }).buffer, 0, DIRECT_ALIGN);
     handle = await open(path, DIRECT_FLAGS, 0o644);
-    const { bytesWritten } = await handle.write(pair[0], 0, DIRECT_ALIGN, 0);
+    const { bytesWritten } = await handle.write(block, 0, DIRECT_ALIGN, 0);
     return bytesWritten === DIRECT_ALIGN;
   } catch {
     return false;
   } finally {
     await handle?.close().catch(() => undefined);
-    if (handle) await unlink(path).catch(() => undefined);
-    stagePool.give(pair);
+    await unlink(path).catch(() => undefined);
   }
 }
 
-/** Opens `path` (new) for O_DIRECT writes. */
-export function openDirect(path: string): Promise<FileHandle> {
-  return open(path, DIRECT_FLAGS!, 0o644);
+/** Opens `path` (new) for O_DIRECT writes; when that fails, removes what the open may have
+ * created (a filesystem can create the file and then refuse the flag) and rethrows. */
+export async function openDirect(path: string): Promise<FileHandle> {
+  try {
+    return await open(path, DIRECT_FLAGS!, 0o644);
+  } catch (err) {
+    await unlink(path).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** Writes all of `data` at `position` (loops over short writes, which O_DIRECT rarely makes). */

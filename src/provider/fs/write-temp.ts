@@ -60,14 +60,23 @@ export async function writeTempBlob(
   const length = replayableLength(body) ?? contentLength;
   const regions = direct && length !== undefined && HEADER_BYTES + length >= DIRECT_MIN_BYTES ? stagePool.takePair() : undefined;
   if (regions) {
+    let given = false;
+    const give = () => {
+      if (!given) stagePool.give(regions); // writeDirect leaves no write running, even on failure
+      given = true;
+    };
     try {
       // With O_DIRECT the bytes are on the device when writeDirect returns; the allocation
-      // and the size are not until the fdatasync.
-      return await synced(path, etag, await openDirect(path), (handle) =>
-        writeDirect(handle, header, checkedChunks(body, key, contentLength, signal), regions, isReplayable(body) ? undefined : released)
-      );
+      // and the size are not until the fdatasync, which runs with the regions back in the pool.
+      return await synced(path, etag, await openDirect(path), async (handle) => {
+        try {
+          return await writeDirect(handle, header, checkedChunks(body, key, contentLength, signal), regions, isReplayable(body) ? undefined : released);
+        } finally {
+          give();
+        }
+      });
     } finally {
-      stagePool.give(regions); // writeDirect leaves no write running, even on failure
+      give();
     }
   }
   return synced(path, etag, await open(path, 'wx', 0o644), async (handle) => {
