@@ -51,7 +51,7 @@ export interface OpenProviderOptions {
   s3?: Partial<Omit<S3ProviderOptions, 'endpoint' | 'bucket' | 'prefix'>>;
   /** Where credentials and region are looked up (default process.env). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** fs: write large object bodies with O_DIRECT where the directory takes it (FsProviderOptions.directWrites, default true). */
+  /** fs: write large object bodies with O_DIRECT where the directory takes it (FsProviderOptions.directWrites, default false). */
   directWrites?: boolean;
 }
 
@@ -69,8 +69,8 @@ export async function openProvider(
 ): Promise<Provider> {
   const scheme = SCHEME.exec(url)?.[1]?.toLowerCase();
   if (scheme === undefined || (scheme.length === 1 && isAbsolute(url)))
-    return createFsProvider({ dir: url, directWrites: options.directWrites ?? true }); // a path (or C:\…)
-  if (scheme === 'file') return createFsProvider({ dir: fileURLToPath(url), directWrites: options.directWrites ?? true });
+    return createFsProvider({ dir: url, directWrites: options.directWrites ?? false }); // a path (or C:\…)
+  if (scheme === 'file') return createFsProvider({ dir: fileURLToPath(url), directWrites: options.directWrites ?? false });
   if (scheme === 'memory') return createMemoryProvider();
   if (scheme === 's3' || scheme === 'http' || scheme === 'https')
     return createS3Provider(s3Options(url, scheme, options));

@@ -221,10 +221,12 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     key: 'directIo',
     env: 'STRATA_DIRECT_IO',
     // on: bulk blobs of 256 KiB and more skip the page cache (fs and directory domains,
-    // provider/fs/direct-write.ts), probed at open; off: every write buffered.
+    // provider/fs/direct-write.ts), probed at open; off: every write buffered. Default off:
+    // large PUTs cost less CPU with it, but GETs soon after (and degraded reads) then read the
+    // disk instead of the page cache, which measured slower here (README "Large bodies").
     type: enumType<'on' | 'off'>(['on', 'off']),
-    default: 'on',
-    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start); off: buffered writes',
+    default: 'off',
+    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start): less CPU per large PUT, but reads of fresh objects then come from the disk; off: buffered writes',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

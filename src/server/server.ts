@@ -111,7 +111,7 @@ export async function startServer(
       ...(config.pendingBytes ? { pendingBytes: config.pendingBytes } : {}),
       ...(config.historyBudget ? { historyBudget: config.historyBudget } : {}),
       ...(config.commitLog ? { commitLog: config.commitLog === 'on' } : {}),
-      provider: { directWrites: config.directIo !== 'off' },
+      provider: { directWrites: config.directIo === 'on' },
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
@@ -293,7 +293,7 @@ export async function startServer(
 function directIoState(provider: Provider, asked: 'on' | 'off' | undefined): string {
   // A local directory: what its provider does, whatever was asked.
   const fsDirect = provider.kind === 'fs' ? (provider as Provider & { directWrites?: boolean }).directWrites : undefined;
-  if (fsDirect !== undefined) return fsDirect ? 'on' : asked === 'off' ? 'off' : 'off (the directory does not take O_DIRECT writes)';
-  if (asked === 'off') return 'off';
+  if (fsDirect !== undefined) return fsDirect ? 'on' : asked === 'on' ? 'off (the directory does not take O_DIRECT writes)' : 'off';
+  if (asked !== 'on') return 'off';
   return provider.kind === 'erasure' ? 'on where a directory domain takes it' : 'n/a';
 }

@@ -90,7 +90,7 @@ export async function openErasureLocation(
           const lock = await acquireDirectoryLock(dir);
           locks.push(lock);
           // Holding the directory lock, the fs provider may skip cross-process key locks.
-          child = await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? true }).catch(async (err: unknown) => {
+          child = await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false }).catch(async (err: unknown) => {
             locks.splice(locks.indexOf(lock), 1);
             await lock.release().catch(() => undefined);
             throw err;

@@ -51,7 +51,7 @@ export async function openLocation(
   const lock = dir ? await acquireDirectoryLock(dir) : undefined;
   try {
     // Holding the directory lock, the fs provider may skip cross-process key locks.
-    const provider = dir ? await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? true }) : await openProvider(location, options);
+    const provider = dir ? await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false }) : await openProvider(location, options);
     return {
       provider,
       release: async () => {

@@ -1,7 +1,7 @@
 /**
  * `strata serve --direct-io on|off` (STRATA_DIRECT_IO, config key `directIo`): the server says
- * at start whether large bodies skip the page cache (on, the default, where the data directory
- * takes O_DIRECT; off when asked), and objects a real client wrote under either setting read
+ * at start whether large bodies skip the page cache (off by default; on when asked, where the
+ * data directory takes O_DIRECT), and objects a real client wrote under either setting read
  * back byte-exact, whole and ranged, across restarts.
  */
 import { mkdtempSync } from 'node:fs';
@@ -27,7 +27,8 @@ it('reports and honours --direct-io; bodies written either way read back exact',
   const onState = takesDirect(dataDir) ? 'on' : 'off (the directory does not take O_DIRECT writes)';
   const written = new Map<string, Buffer>();
   const rounds: [{ directIo?: 'on' | 'off' }, string][] = [
-    [{}, onState],
+    [{}, 'off'], // the default
+    [{ directIo: 'on' }, onState],
     [{ directIo: 'off' }, 'off'],
     [{ directIo: 'on' }, onState],
   ];

@@ -34,8 +34,8 @@ beforeAll(async () => {
   cleanups.push(a.cleanup, b.cleanup);
   dirA = a.dir;
   dirB = b.dir;
-  direct = await createFsProvider({ dir: dirA, exclusive: true });
-  buffered = await createFsProvider({ dir: dirB, exclusive: true, directWrites: false });
+  direct = await createFsProvider({ dir: dirA, exclusive: true, directWrites: true });
+  buffered = await createFsProvider({ dir: dirB, exclusive: true }); // the default: buffered
 });
 afterAll(async () => {
   await direct?.close();
@@ -203,7 +203,7 @@ describe('fs provider: bulk blobs written with O_DIRECT', () => {
     try {
       const t = tempDir('fs-direct-busy');
       cleanups.push(t.cleanup);
-      const p = await createFsProvider({ dir: t.dir, exclusive: true });
+      const p = await createFsProvider({ dir: t.dir, exclusive: true, directWrites: true });
       expect(p.directWrites).toBe(takesDirect(join(t.dir, 'tmp')));
       await p.close();
     } finally {
@@ -218,7 +218,7 @@ describe('fs provider: bulk blobs written with O_DIRECT', () => {
     const script = [
       `const { createFsProvider } = await import('${dist('provider/fs/index.js')}');`,
       `const { stagePool } = await import('${dist('provider/fs/direct-write.js')}');`,
-      `const p = await createFsProvider({ dir: ${JSON.stringify(t.dir)}, exclusive: true });`,
+      `const p = await createFsProvider({ dir: ${JSON.stringify(t.dir)}, exclusive: true, directWrites: true });`,
       `const data = new Uint8Array(2 * 1024 * 1024 + 1).map((_, i) => i % 251);`,
       `await p.put('x', data, { bulk: true });`,
       `const back = await p.read('x');`,

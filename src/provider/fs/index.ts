@@ -53,8 +53,8 @@ export interface FsProviderOptions {
    */
   exclusive?: boolean;
   /**
-   * Write large blobs with O_DIRECT when the directory takes it (direct-write.ts): default
-   * true. false keeps every write buffered.
+   * Write bulk blobs (PutOptions.bulk) with O_DIRECT when the directory takes it
+   * (direct-write.ts). Default false: every write buffered.
    */
   directWrites?: boolean;
 }
@@ -192,7 +192,7 @@ export class FsProvider implements Provider {
   #direct = false;
   readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false, directWrites = true) {
+  constructor(dir: string, exclusive = false, directWrites = false) {
     this.#exclusive = exclusive;
     this.#wantDirect = directWrites;
     this.dir = resolve(dir);
@@ -618,7 +618,7 @@ export class FsProvider implements Provider {
  * acquireDirectoryLock. Throws ProviderError 'Io' if the directory is unusable.
  */
 export async function createFsProvider(options: FsProviderOptions): Promise<FsProvider> {
-  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? true);
+  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? false);
   await provider.init();
   return provider;
 }
