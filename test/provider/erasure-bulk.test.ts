@@ -8,26 +8,16 @@ import type { Provider, PutOptions } from '../../src/provider/provider.js';
 import { getBytes } from '../../src/provider/provider.js';
 import { cleanupRigs, makeRig, MiB } from './erasure-helpers.js';
 import { randomBytes } from '../support/random.js';
+import { withPut } from '../support/put-wrapper.js';
 
 afterAll(cleanupRigs);
 
 /** `inner`, recording the `bulk` of every put of a fragment (child keys of striped blobs). */
 function recording(inner: Provider, seen: (string | undefined)[][]): Provider {
-  return {
-    kind: inner.kind,
-    capabilities: inner.capabilities,
-    put: (key: string, body, options?: PutOptions) => {
-      seen.push([key, String(options?.bulk)]);
-      return inner.put(key, body, options);
-    },
-    get: (key, options) => inner.get(key, options),
-    head: (key) => inner.head(key),
-    list: (options) => inner.list(options),
-    delete: (key) => inner.delete(key),
-    close: () => inner.close(),
-    ...(inner.read ? { read: inner.read.bind(inner) } : {}),
-    ...(inner.readv ? { readv: inner.readv.bind(inner) } : {}),
-  };
+  return withPut(inner, (key, body, options?: PutOptions) => {
+    seen.push([key, String(options?.bulk)]);
+    return inner.put(key, body, options);
+  });
 }
 
 describe('erasure: PutOptions.bulk reaches the fragments', () => {

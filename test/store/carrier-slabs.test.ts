@@ -16,6 +16,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { s3ErrorOf } from '../../src/s3/store-errors.js';
 import { collect, tempDir } from './helpers.js';
 import { prng, randInt, randomBytes } from '../support/random.js';
+import { withPut } from '../support/put-wrapper.js';
 
 const CRASHING = new URL('../support/crash-hash-worker.mjs', import.meta.url);
 const MiB = 1024 * 1024;
@@ -56,25 +57,13 @@ const md5hex = (b: Uint8Array) => createHash('md5').update(b).digest('hex');
  */
 function hooked(inner: Provider, afterPut: (index: number, started: () => number) => Promise<void>): Provider {
   let started = 0;
-  return {
-    kind: inner.kind,
-    capabilities: inner.capabilities,
-    put: async (key, body, options) => {
-      if (!key.startsWith('chunks/')) return inner.put(key, body, options);
-      const index = started++;
-      const info = await inner.put(key, body, options);
-      await afterPut(index, () => started);
-      return info;
-    },
-    get: (key, options) => inner.get(key, options),
-    head: (key) => inner.head(key),
-    list: (options) => inner.list(options),
-    delete: (key) => inner.delete(key),
-    close: () => inner.close(),
-    read: inner.read!.bind(inner),
-    readv: inner.readv!.bind(inner),
-    openLog: inner.openLog!.bind(inner),
-  };
+  return withPut(inner, async (key, body, options) => {
+    if (!key.startsWith('chunks/')) return inner.put(key, body, options);
+    const index = started++;
+    const info = await inner.put(key, body, options);
+    await afterPut(index, () => started);
+    return info;
+  });
 }
 
 /** Resolves true once `cond` holds (polled), false after `ms`. */
