@@ -22,6 +22,8 @@ export class Metrics {
   bytesOut = 0;
   inFlight = 0;
   readonly started = Date.now();
+  /** performance.now() when the last request ended (observe). */
+  #lastEnd = -Infinity;
   /** Extra families computed at scrape time (engine counters). */
   readonly #collectors: (() => string[])[] = [];
 
@@ -36,6 +38,12 @@ export class Metrics {
     h.count++;
     this.bytesIn += bytesIn;
     this.bytesOut += bytesOut;
+    this.#lastEnd = performance.now();
+  }
+
+  /** Is a request being served, or did one end less than `quietMs` ago? */
+  busy(quietMs: number): boolean {
+    return this.inFlight > 0 || performance.now() - this.#lastEnd < quietMs;
   }
 
   /** Adds a collector returning exposition lines (with their own # HELP/# TYPE). */

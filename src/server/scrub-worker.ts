@@ -19,10 +19,15 @@ import { isErasureProvider, type ErasureProvider } from '../provider/erasure/typ
 import { runScrub, type ScrubReport } from '../provider/erasure/scrub.js';
 import { garbageClassifier } from '../admin/scrub-garbage.js';
 import { loadCursor, loadLastPass } from '../provider/erasure/scrub-cursor.js';
-import { RepairWorker, DEFAULT_REPAIR_RATE } from '../provider/erasure/repair-worker.js';
+import { RepairWorker, DEFAULT_REPAIR_RATE, REPAIR_YIELD_MS } from '../provider/erasure/repair-worker.js';
+import type { RequestLoad } from '../provider/erasure/scrub-rate.js';
 
 /** Once a day: reading every fragment is heavy; bitrot is slow. */
 export const DEFAULT_SCRUB_INTERVAL_MS = 24 * 60 * 60 * 1000;
+/** A request that ended less than this many ms ago counts as load (more are likely to follow):
+ * background maintenance waits for this much quiet. */
+export const REQUEST_QUIET_MS = 100;
+
 /** Default background scrub rate, bytes of blobs per second (see DEFAULT_REPAIR_RATE). */
 export const DEFAULT_SCRUB_RATE = DEFAULT_REPAIR_RATE;
 /** Delay before an interrupted pass resumes after a start, ms: long enough to let the server
@@ -55,18 +60,21 @@ export class ScrubWorker {
   readonly #log: Logger;
   readonly #intervalMs: number;
   readonly #rate: number | undefined;
+  readonly #load: RequestLoad | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #abort: AbortController | undefined;
   #stopped = false;
 
-  /** `intervalMs` > 0 between passes; `rateBytesPerSec` limits each (default DEFAULT_SCRUB_RATE). */
-  constructor(provider: ErasureProvider, log: Logger, opts: { intervalMs: number; rateBytesPerSec?: number }) {
+  /** `intervalMs` > 0 between passes; `rateBytesPerSec` limits each (default DEFAULT_SCRUB_RATE);
+   * with `load`, each blob waits for requests to pause (scrub-rate.ts yieldToRequests). */
+  constructor(provider: ErasureProvider, log: Logger, opts: { intervalMs: number; rateBytesPerSec?: number; load?: RequestLoad }) {
     if (!(opts.intervalMs > 0)) throw new RangeError('the scrub interval must be positive (0 means: do not start a worker)');
     this.#provider = provider;
     this.#log = log;
     this.#intervalMs = opts.intervalMs;
     this.#rate = opts.rateBytesPerSec ?? DEFAULT_SCRUB_RATE;
+    this.#load = opts.load;
     workers.set(provider, this);
   }
 
@@ -107,7 +115,7 @@ export class ScrubWorker {
     this.#abort = new AbortController();
     this.stats.running = true;
     try {
-      const r = await runScrub(this.#provider, { repair: true, signal: this.#abort.signal, isGarbage: garbageClassifier(this.#provider), ...(this.#rate ? { rateBytesPerSec: this.#rate } : {}) });
+      const r = await runScrub(this.#provider, { repair: true, signal: this.#abort.signal, isGarbage: garbageClassifier(this.#provider), ...(this.#rate ? { rateBytesPerSec: this.#rate } : {}), ...(this.#load ? { load: this.#load } : {}) });
       if (r.complete) {
         this.stats.passes++;
         this.stats.lastPassMs = Date.now() - r.startedAt;
@@ -178,6 +186,7 @@ export function erasureMetricLines(provider: ErasureProvider, scrub?: ScrubWorke
       ? [
           ...family('strata_erasure_repair_worker_repaired_total', 'counter', 'Blobs the repair worker brought back to full redundancy.', repair.stats.repaired),
           ...family('strata_erasure_repair_worker_failed_total', 'counter', 'Repairs the worker gave up on (left to the scrub).', repair.stats.failed),
+          ...family('strata_erasure_repair_worker_yield_seconds_total', 'counter', 'Time the repair worker waited for requests to pause.', repair.stats.yieldedMs / 1000),
         ]
       : []),
   ];
@@ -196,9 +205,11 @@ export function erasureMaintenance(
 ): { start(): void; stop(): Promise<void> } | undefined {
   const provider = store.repo.provider;
   if (!isErasureProvider(provider)) return undefined;
+  // Both let the S3 requests go first (scrub-rate.ts yieldToRequests).
+  const load: RequestLoad = { busy: () => metrics.busy(REQUEST_QUIET_MS), maxWaitMs: REPAIR_YIELD_MS };
   const rate = opts.rateBytesPerSec !== undefined ? { rateBytesPerSec: opts.rateBytesPerSec } : {};
-  const scrub = opts.scrubIntervalMs > 0 ? new ScrubWorker(provider, log, { intervalMs: opts.scrubIntervalMs, ...rate }) : undefined;
-  const repair = new RepairWorker(provider, log, rate);
+  const scrub = opts.scrubIntervalMs > 0 ? new ScrubWorker(provider, log, { intervalMs: opts.scrubIntervalMs, ...rate, load }) : undefined;
+  const repair = new RepairWorker(provider, log, { ...rate, load });
   metrics.collect(() => erasureMetricLines(provider, scrub, repair));
   return {
     start() {

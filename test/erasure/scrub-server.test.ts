@@ -5,6 +5,8 @@
  * --scrub-interval) repairs the rest (commits, roots, runs no GET read); `strata scrub` and `strata domains` (built CLI) go through
  * the server's admin API while it holds the domains' locks (a pass started by POST, followed by
  * GET, a second POST refused, stopped with the server); /metrics carries strata_erasure_*.
+ * Under a steady stream of requests the repair worker waits for them to pause, up to its
+ * bound (REPAIR_YIELD_MS) per key, and still repairs.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import { adminRequest } from '../../src/admin/client.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { childKeys } from './domain-keys.js';
 import { randomBytes } from '../support/random.js';
+import { REPAIR_YIELD_MS } from '../../src/provider/erasure/repair-worker.js';
 
 const wire = new WireLog();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -146,4 +149,69 @@ describe('erasure maintenance in the server', () => {
     const verify = await run(process.execPath, [CLI, 'verify', '--data', data, '--erasure', '4+2'], { env: clientEnv({}) });
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   }, 90_000);
+
+  it('under a steady stream of requests, heal on read waits for them, up to its bound per key, and still repairs', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'scrub-yield-'));
+    roots.push(root);
+    const data = join(root, 'd{1...6}');
+    const objects = new Map<string, Buffer>();
+    {
+      const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
+      const s3 = createS3Client(s.url, wire);
+      await s3.send(new CreateBucketCommand({ Bucket: 'busy' }));
+      for (let i = 0; i < 4; i++) {
+        const body = Buffer.from(randomBytes(1_500_000 + i, 300 + i));
+        objects.set(`k${i}`, body);
+        await s3.send(new PutObjectCommand({ Bucket: 'busy', Key: `k${i}`, Body: body }));
+      }
+      await s3.send(new PutObjectCommand({ Bucket: 'busy', Key: 'small', Body: 'x' }));
+      await s.stop();
+    }
+    const lost = await domainWithMostDataCells(root);
+    rmSync(join(root, lost), { recursive: true, force: true });
+    mkdirSync(join(root, lost));
+
+    const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0, scrubRate: 256 * 2 ** 20 } });
+    try {
+      const s3 = createS3Client(s.url, wire);
+      const scrape = async () => (await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text());
+      // Four clients GET a small object back to back: the server is never quiet.
+      let stop = false;
+      const load = Array.from({ length: 4 }, async () => {
+        while (!stop) await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'busy', Key: 'small' }))).Body);
+      });
+      try {
+        // The degraded reads queue their blobs for repair (the worker looks every second).
+        for (const [key, body] of objects) {
+          const got = await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'busy', Key: key }))).Body);
+          expect(Buffer.compare(got, body), key).toBe(0);
+        }
+        let text = await scrape();
+        expect(metric(text, 'strata_erasure_repair_worker_repaired_total')).toBe(0);
+        for (let t = Date.now(); Date.now() - t < 10_000; await sleep(100)) {
+          text = await scrape();
+          if (metric(text, 'strata_erasure_repair_worker_repaired_total') >= 1) break;
+        }
+        // Repaired while the requests went on, each key after waiting out the bound.
+        const repaired = metric(text, 'strata_erasure_repair_worker_repaired_total');
+        expect(repaired).toBeGreaterThanOrEqual(1);
+        expect(metric(text, 'strata_erasure_repair_worker_yield_seconds_total')).toBeGreaterThanOrEqual((repaired * REPAIR_YIELD_MS * 0.9) / 1000);
+      } finally {
+        stop = true;
+        await Promise.all(load);
+      }
+      // Quiet again: the rest goes without waiting out the bound.
+      for (let t = Date.now(); Date.now() - t < 10_000; await sleep(300)) {
+        if (metric(await scrape(), 'strata_erasure_degraded_blobs') === 0) break;
+      }
+      const after = await scrape();
+      expect(metric(after, 'strata_erasure_degraded_blobs')).toBe(0);
+      for (const [key, body] of objects) {
+        const got = await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'busy', Key: key }))).Body);
+        expect(Buffer.compare(got, body), key).toBe(0);
+      }
+    } finally {
+      await s.stop();
+    }
+  }, 60_000);
 });

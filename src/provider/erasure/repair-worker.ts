@@ -11,7 +11,7 @@
  */
 import { ProviderError } from '../provider.js';
 import type { ErasureProvider } from './types.js';
-import { ByteRateLimiter } from './scrub-rate.js';
+import { ByteRateLimiter, REAL_CLOCK, yieldToRequests, type RequestLoad } from './scrub-rate.js';
 
 /** How often the queue is looked at, ms: heal on read queues keys as reads happen, and a second
  * of delay costs nothing while it keeps an idle server idle. */
@@ -19,6 +19,8 @@ export const REPAIR_POLL_MS = 1000;
 /** Default repair rate, bytes of blobs per second: a fraction of one disk's bandwidth, so repair
  * after a burst of degraded reads does not starve the requests themselves. */
 export const DEFAULT_REPAIR_RATE = 64 * 2 ** 20;
+/** Most ms the worker waits for requests to pause before each key (see the module note). */
+export const REPAIR_YIELD_MS = 1000;
 /** Tries per key for retryable failures before leaving it to the scrub. */
 export const MAX_ATTEMPTS = 5;
 /** Back-off after a retryable failure, ms, doubled per attempt. */
@@ -44,14 +46,17 @@ export interface RepairWorkerStats {
   lost: number;
   /** Keys dropped because MAX_PENDING_KEYS were already held. */
   dropped: number;
+  /** Ms spent waiting for requests to pause (RequestLoad). */
+  yieldedMs: number;
 }
 
 export class RepairWorker {
-  readonly stats: RepairWorkerStats = { checked: 0, repaired: 0, repairedFragments: 0, repairBytes: 0, failed: 0, lost: 0, dropped: 0 };
+  readonly stats: RepairWorkerStats = { checked: 0, repaired: 0, repairedFragments: 0, repairBytes: 0, failed: 0, lost: 0, dropped: 0, yieldedMs: 0 };
   readonly #provider: ErasureProvider;
   readonly #log: RepairLog;
   readonly #limiter: ByteRateLimiter;
   readonly #pollMs: number;
+  readonly #load: RequestLoad | undefined;
   /** key -> { attempts, not before (ms) }, in insertion order. */
   readonly #pending = new Map<string, { attempts: number; notBefore: number }>();
   readonly #abort = new AbortController();
@@ -59,12 +64,14 @@ export class RepairWorker {
   #running: Promise<void> | undefined;
   #stopped = false;
 
-  /** `rateBytesPerSec` defaults to DEFAULT_REPAIR_RATE; `pollMs` to REPAIR_POLL_MS. */
-  constructor(provider: ErasureProvider, log: RepairLog, opts: { rateBytesPerSec?: number; pollMs?: number } = {}) {
+  /** `rateBytesPerSec` defaults to DEFAULT_REPAIR_RATE; `pollMs` to REPAIR_POLL_MS; with
+   * `load`, each key waits for requests to pause (see the module note). */
+  constructor(provider: ErasureProvider, log: RepairLog, opts: { rateBytesPerSec?: number; pollMs?: number; load?: RequestLoad } = {}) {
     this.#provider = provider;
     this.#log = log;
     this.#limiter = new ByteRateLimiter(opts.rateBytesPerSec ?? DEFAULT_REPAIR_RATE);
     this.#pollMs = opts.pollMs ?? REPAIR_POLL_MS;
+    this.#load = opts.load;
   }
 
   /** Keys waiting for repair (queued by reads and not yet done, or waiting to retry). */
@@ -106,6 +113,13 @@ export class RepairWorker {
     for (const [key, p] of [...this.#pending]) {
       if (this.#stopped) return;
       if (p.notBefore > now) continue;
+      if (this.#load) {
+        try {
+          this.stats.yieldedMs += await yieldToRequests(this.#load, REAL_CLOCK, this.#abort.signal);
+        } catch {
+          return; // stopped while waiting: the key stays pending
+        }
+      }
       await this.#repair(key, p);
     }
   }

@@ -6,6 +6,9 @@
  * them. A take larger than the bucket (a 64 MiB blob under a 10 MiB/s limit) is allowed to run
  * the bucket into debt, which later takes wait out: the long-run rate holds for any blob size
  * and no single blob is refused.
+ *
+ * Background maintenance in a server also lets requests go first (yieldToRequests): before
+ * each blob it waits for a quiet moment, for a bounded time.
  */
 import { ProviderError } from '../provider.js';
 
@@ -74,4 +77,28 @@ export class ByteRateLimiter {
     }
     this.#tokens -= bytes;
   }
+}
+
+/** How often yieldToRequests looks whether the requests have stopped, ms. */
+export const QUIET_POLL_MS = 25;
+
+/** What background maintenance is told about the requests around it. */
+export interface RequestLoad {
+  /** True while requests are being served (or one ended moments ago: more are likely). */
+  busy(): boolean;
+  /** Most ms to wait for a quiet moment before each blob (then it goes on anyway, so a server
+   * that is never quiet is still repaired). */
+  maxWaitMs: number;
+}
+
+/**
+ * Waits while `load.busy()` says requests are being served, looking every QUIET_POLL_MS, for at
+ * most `load.maxWaitMs`. Resolves with the ms waited. Rejects with ProviderError 'Aborted' when
+ * `signal` fires.
+ */
+export async function yieldToRequests(load: RequestLoad, clock: RateClock = REAL_CLOCK, signal?: AbortSignal): Promise<number> {
+  const t0 = clock.now();
+  const until = t0 + load.maxWaitMs;
+  for (let now = t0; load.busy() && now < until; now = clock.now()) await clock.sleep(Math.min(QUIET_POLL_MS, until - now), signal);
+  return clock.now() - t0;
 }

@@ -26,7 +26,7 @@
 import { ProviderError } from '../provider.js';
 import type { BlobCheck, ErasureProvider } from './types.js';
 import type { LookupResult } from './lookup.js';
-import { ByteRateLimiter, REAL_CLOCK, type RateClock } from './scrub-rate.js';
+import { ByteRateLimiter, REAL_CLOCK, yieldToRequests, type RateClock, type RequestLoad } from './scrub-rate.js';
 import {
   clearCursor,
   emptyTotals,
@@ -84,6 +84,9 @@ export interface ScrubOptions {
   /** Limit on logical blob bytes checked per second (the disks read about (k+m)/k times that
    * for striped blobs, m+1 times for replicated ones). Default unlimited. */
   rateBytesPerSec?: number;
+  /** The requests a pass in a server shares the machine with: before each blob it waits, for
+   * a bounded time, for them to pause (scrub-rate.ts yieldToRequests). Default: no waiting. */
+  load?: RequestLoad;
   /** Continue a pass a saved cursor describes (default true); false starts over. */
   resume?: boolean;
   onProgress?: (p: ScrubProgress) => void;
@@ -368,6 +371,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       while (load + weight > concurrency + 1e-9 || window.length >= concurrency * SMALL_PER_SLOT * WINDOW_PER_SLOT) await Promise.race(inflight);
       if (saveError) throw saveError;
       if (signal?.aborted) break;
+      if (options.load) await yieldToRequests(options.load, clock, signal);
       await limiter?.take(it.size, signal);
       const slot: Slot = { key: it.key, size: it.size, weight, ...(it.found ? { found: it.found } : {}), state: 'running' };
       window.push(slot);
