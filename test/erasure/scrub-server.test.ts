@@ -9,6 +9,7 @@
  * bound (REPAIR_YIELD_MS) per key, and still repairs.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -171,11 +172,24 @@ describe('erasure maintenance in the server', () => {
     rmSync(join(root, lost), { recursive: true, force: true });
     mkdirSync(join(root, lost));
 
-    const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0, scrubRate: 256 * 2 ** 20 } });
+    // No body timeout: the trickling PUT below stays in flight as long as the test wants.
+    const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0, scrubRate: 256 * 2 ** 20, bodyTimeoutMs: 0 } });
     try {
       const s3 = createS3Client(s.url, wire);
       const scrape = async () => (await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text());
-      // Four clients GET a small object back to back: the server is never quiet.
+      // The server is never quiet: a PUT whose body trickles in (a byte every 50 ms) is in
+      // flight throughout, whatever the scheduling of this process, and four clients GET a
+      // small object back to back.
+      const trickle = new AbortController();
+      const slow = s3
+        .send(
+          new PutObjectCommand({
+            Bucket: 'busy', Key: 'slow', ContentLength: 400,
+            Body: Readable.from((async function* () { for (let i = 0; i < 400 && !trickle.signal.aborted; i++) { yield Buffer.from('x'); await sleep(50); } })()),
+          }),
+          { abortSignal: trickle.signal }
+        )
+        .catch(() => undefined);
       let stop = false;
       const load = Array.from({ length: 4 }, async () => {
         while (!stop) await bytesOf((await s3.send(new GetObjectCommand({ Bucket: 'busy', Key: 'small' }))).Body);
@@ -198,7 +212,8 @@ describe('erasure maintenance in the server', () => {
         expect(metric(text, 'strata_erasure_repair_worker_yield_seconds_total')).toBeGreaterThanOrEqual((repaired * REPAIR_YIELD_MS * 0.9) / 1000);
       } finally {
         stop = true;
-        await Promise.all(load);
+        trickle.abort();
+        await Promise.all([...load, slow]);
       }
       // Quiet again: the rest goes without waiting out the bound.
       for (let t = Date.now(); Date.now() - t < 10_000; await sleep(300)) {
