@@ -19,7 +19,7 @@ import { isErasureProvider, type ErasureProvider } from '../provider/erasure/typ
 import { runScrub, type ScrubReport } from '../provider/erasure/scrub.js';
 import { garbageClassifier } from '../admin/scrub-garbage.js';
 import { loadCursor, loadLastPass } from '../provider/erasure/scrub-cursor.js';
-import { RepairWorker, DEFAULT_REPAIR_RATE, REPAIR_YIELD_MS } from '../provider/erasure/repair-worker.js';
+import { RepairWorker, DEFAULT_REPAIR_RATE, REPAIR_MAX_WAIT_MS, REPAIR_WAIT_PER_WORK } from '../provider/erasure/repair-worker.js';
 import type { RequestLoad } from '../provider/erasure/scrub-rate.js';
 
 /** Once a day: reading every fragment is heavy; bitrot is slow. */
@@ -67,7 +67,7 @@ export class ScrubWorker {
   #stopped = false;
 
   /** `intervalMs` > 0 between passes; `rateBytesPerSec` limits each (default DEFAULT_SCRUB_RATE);
-   * with `load`, each blob waits for requests to pause (scrub-rate.ts yieldToRequests). */
+   * with `load`, the pass waits for requests to pause between blobs (scrub-rate.ts yieldToRequests). */
   constructor(provider: ErasureProvider, log: Logger, opts: { intervalMs: number; rateBytesPerSec?: number; load?: RequestLoad }) {
     if (!(opts.intervalMs > 0)) throw new RangeError('the scrub interval must be positive (0 means: do not start a worker)');
     this.#provider = provider;
@@ -206,7 +206,7 @@ export function erasureMaintenance(
   const provider = store.repo.provider;
   if (!isErasureProvider(provider)) return undefined;
   // Both let the S3 requests go first (scrub-rate.ts yieldToRequests).
-  const load: RequestLoad = { busy: () => metrics.busy(REQUEST_QUIET_MS), maxWaitMs: REPAIR_YIELD_MS };
+  const load: RequestLoad = { busy: () => metrics.busy(REQUEST_QUIET_MS), waitPerWork: REPAIR_WAIT_PER_WORK, maxWaitMs: REPAIR_MAX_WAIT_MS };
   const rate = opts.rateBytesPerSec !== undefined ? { rateBytesPerSec: opts.rateBytesPerSec } : {};
   const scrub = opts.scrubIntervalMs > 0 ? new ScrubWorker(provider, log, { intervalMs: opts.scrubIntervalMs, ...rate, load }) : undefined;
   const repair = new RepairWorker(provider, log, { ...rate, load });

@@ -5,8 +5,8 @@
  * --scrub-interval) repairs the rest (commits, roots, runs no GET read); `strata scrub` and `strata domains` (built CLI) go through
  * the server's admin API while it holds the domains' locks (a pass started by POST, followed by
  * GET, a second POST refused, stopped with the server); /metrics carries strata_erasure_*.
- * Under a steady stream of requests the repair worker waits for them to pause, up to its
- * bound (REPAIR_YIELD_MS) per key, and still repairs.
+ * Under a steady stream of requests the repair worker waits for them to pause between keys, for
+ * a time in proportion to its work, and still repairs.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { Readable } from 'node:stream';
@@ -23,7 +23,6 @@ import { adminRequest } from '../../src/admin/client.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { childKeys } from './domain-keys.js';
 import { randomBytes } from '../support/random.js';
-import { REPAIR_YIELD_MS } from '../../src/provider/erasure/repair-worker.js';
 
 const wire = new WireLog();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -151,7 +150,7 @@ describe('erasure maintenance in the server', () => {
     expect(verify.code, verify.stdout + verify.stderr).toBe(0);
   }, 90_000);
 
-  it('under a steady stream of requests, heal on read waits for them, up to its bound per key, and still repairs', async () => {
+  it('under a steady stream of requests, heal on read waits for them between keys and still repairs', async () => {
     const root = mkdtempSync(join(tmpdir(), 'scrub-yield-'));
     roots.push(root);
     const data = join(root, 'd{1...6}');
@@ -160,7 +159,8 @@ describe('erasure maintenance in the server', () => {
       const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
       const s3 = createS3Client(s.url, wire);
       await s3.send(new CreateBucketCommand({ Bucket: 'busy' }));
-      for (let i = 0; i < 4; i++) {
+      // Eight striped objects: the domain emptied below holds data cells of several of them.
+      for (let i = 0; i < 8; i++) {
         const body = Buffer.from(randomBytes(1_500_000 + i, 300 + i));
         objects.set(`k${i}`, body);
         await s3.send(new PutObjectCommand({ Bucket: 'busy', Key: `k${i}`, Body: body }));
@@ -201,15 +201,13 @@ describe('erasure maintenance in the server', () => {
           expect(Buffer.compare(got, body), key).toBe(0);
         }
         let text = await scrape();
-        expect(metric(text, 'strata_erasure_repair_worker_repaired_total')).toBe(0);
-        for (let t = Date.now(); Date.now() - t < 10_000; await sleep(100)) {
+        for (let t = Date.now(); Date.now() - t < 15_000; await sleep(100)) {
           text = await scrape();
-          if (metric(text, 'strata_erasure_repair_worker_repaired_total') >= 1) break;
+          if (metric(text, 'strata_erasure_repair_worker_repaired_total') >= 2) break;
         }
-        // Repaired while the requests went on, each key after waiting out the bound.
-        const repaired = metric(text, 'strata_erasure_repair_worker_repaired_total');
-        expect(repaired).toBeGreaterThanOrEqual(1);
-        expect(metric(text, 'strata_erasure_repair_worker_yield_seconds_total')).toBeGreaterThanOrEqual((repaired * REPAIR_YIELD_MS * 0.9) / 1000);
+        // Repaired while the requests went on, waiting for them between keys.
+        expect(metric(text, 'strata_erasure_repair_worker_repaired_total')).toBeGreaterThanOrEqual(2);
+        expect(metric(text, 'strata_erasure_repair_worker_yield_seconds_total')).toBeGreaterThan(0);
       } finally {
         stop = true;
         trickle.abort();

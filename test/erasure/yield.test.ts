@@ -32,87 +32,107 @@ const quiet = { log: () => undefined, info: () => undefined, warn: () => undefin
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('yieldToRequests', () => {
-  it('returns at once when the server is quiet', async () => {
+  const load = (busy: () => boolean, maxWaitMs = 1000) => ({ busy, waitPerWork: 4, maxWaitMs });
+
+  it('returns at once when the server is quiet, or when no work was done since the last wait', async () => {
     const c = fakeClock();
-    expect(await yieldToRequests({ busy: () => false, maxWaitMs: 1000 }, c)).toBe(0);
+    expect(await yieldToRequests(load(() => false), 100, c)).toBe(0);
+    expect(await yieldToRequests(load(() => true), 0, c)).toBe(0);
     expect(c.slept).toEqual([]);
   });
 
   it('waits while busy, in short looks, and goes on when the requests stop', async () => {
     const c = fakeClock();
-    const waited = await yieldToRequests({ busy: () => c.t < 5_130, maxWaitMs: 1000 }, c);
+    const waited = await yieldToRequests(load(() => c.t < 5_130), 100, c);
     expect(waited).toBe(150); // six looks of QUIET_POLL_MS
     expect(c.slept.every((ms) => ms <= QUIET_POLL_MS)).toBe(true);
   });
 
-  it('gives up waiting after maxWaitMs on a server that is never quiet', async () => {
+  it('on a server never quiet, waits waitPerWork times the work done, at most maxWaitMs', async () => {
     const c = fakeClock();
-    const waited = await yieldToRequests({ busy: () => true, maxWaitMs: 1010 }, c);
-    expect(waited).toBe(1010); // the last look is shortened to end on time
-    expect(c.slept.at(-1)).toBe(10);
+    expect(await yieldToRequests(load(() => true), 30, c)).toBe(120);
+    expect(c.slept.at(-1)).toBe(20); // the last look is shortened to end on time
+    expect(await yieldToRequests(load(() => true), 10_000, c)).toBe(1000);
+    expect(await yieldToRequests(load(() => true, 300), 10_000, c)).toBe(300);
   });
 
   it('rejects with Aborted when its signal fires', async () => {
     const ac = new AbortController();
     const c = fakeClock((x) => x.t > 5_100 && ac.abort());
-    await expect(yieldToRequests({ busy: () => true, maxWaitMs: 10_000 }, c, ac.signal)).rejects.toMatchObject({ code: 'Aborted' });
+    await expect(yieldToRequests(load(() => true), 10_000, c, ac.signal)).rejects.toMatchObject({ code: 'Aborted' });
   });
 });
 
 describe('maintenance under load', () => {
-  it('the repair worker waits for a pause before each key, up to its bound, and counts the wait', async () => {
-    const p = await fakeWith(4);
-    for (const key of ['b/00001', 'b/00002']) p.damage.set(key, ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
-    p.queue.push('b/00001', 'b/00002');
+  it('the repair worker waits after each key for a pause, in proportion to its work, and counts the wait', async () => {
+    const p = await fakeWith(6);
+    const keys = ['b/00001', 'b/00002', 'b/00003'];
+    for (const key of keys) p.damage.set(key, ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    p.delay = () => 60; // each repair takes ~60 ms: up to 240 ms of waiting after it
+    p.queue.push(...keys);
     let busy = true;
-    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => busy, maxWaitMs: 400 } });
+    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => busy, waitPerWork: 4, maxWaitMs: 1000 } });
     const t0 = performance.now();
     const drained = w.drain();
     await sleep(150);
-    expect(p.checked).toEqual([]); // still waiting for the requests to stop
+    expect(p.checked).toEqual(['b/00001']); // the first key goes at once; the second waits
     busy = false;
     await drained;
-    const ms = performance.now() - t0;
-    expect(p.checked).toEqual(['b/00001', 'b/00002']);
-    expect(ms).toBeLessThan(400 + 150); // went on once quiet, not after the bound
-    expect(w.stats.yieldedMs).toBeGreaterThanOrEqual(140);
-    // Never quiet: each key still goes, after the bound.
-    p.damage.set('b/00003', ['ok', 'missing', 'ok', 'ok', 'ok', 'ok']);
-    p.queue.push('b/00003');
+    expect(p.checked).toEqual(keys);
+    expect(performance.now() - t0).toBeLessThan(150 + 60 + 60 + 150); // quiet: no more waiting
+    expect(w.stats.yieldedMs).toBeGreaterThanOrEqual(80);
+    // Never quiet: each key still goes, after four times the previous one's work.
+    for (const key of ['b/00004', 'b/00005']) p.damage.set(key, ['ok', 'missing', 'ok', 'ok', 'ok', 'ok']);
+    p.queue.push('b/00004', 'b/00005');
     busy = true;
+    const before = w.stats.yieldedMs;
     const t1 = performance.now();
     await w.drain();
-    expect(p.checked.at(-1)).toBe('b/00003');
-    expect(performance.now() - t1).toBeGreaterThanOrEqual(390);
-    expect(p.damage.has('b/00003')).toBe(false);
+    expect(p.checked.slice(-2)).toEqual(['b/00004', 'b/00005']);
+    expect(w.stats.yieldedMs - before).toBeGreaterThanOrEqual(4 * 55);
+    expect(w.stats.yieldedMs - before).toBeLessThan(1000);
+    expect(performance.now() - t1).toBeGreaterThanOrEqual(60 + 4 * 55 + 60);
     await w.stop();
   });
 
   it('stopping the repair worker while it waits leaves the key pending', async () => {
     const p = await fakeWith(2);
-    p.damage.set('b/00001', ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
-    p.queue.push('b/00001');
-    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => true, maxWaitMs: 60_000 } });
+    for (const key of ['b/00000', 'b/00001']) p.damage.set(key, ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
+    p.delay = () => 20;
+    p.queue.push('b/00000', 'b/00001');
+    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => true, waitPerWork: 1000, maxWaitMs: 60_000 } });
     const drained = w.drain();
-    await sleep(50);
+    await sleep(100);
     await w.stop();
     await drained;
-    expect(p.checked).toEqual([]);
+    expect(p.checked).toEqual(['b/00000']);
     expect(w.pending).toBe(1);
   });
 
-  it('a scrub pass waits before each blob and completes on a server that is never quiet', async () => {
+  it('a scrub pass waits between blobs in proportion to its work, less its rate-limit waits, and completes on a server never quiet', async () => {
     const p = await fakeWith(6);
     p.damage.set('b/00002', ['ok', 'ok', 'corrupt', 'ok', 'ok', 'ok']);
+    // Each check "takes" 10 ms of this clock (the fake provider answers at once).
     const c = fakeClock();
-    const r = await runScrub(p, { repair: true, clock: c, concurrency: 1, load: { busy: () => true, maxWaitMs: 200 } });
+    const real = p.checkBlob.bind(p);
+    p.checkBlob = async (key, o) => ((c.t += 10), real(key, o));
+    const r = await runScrub(p, { repair: true, clock: c, concurrency: 1, load: { busy: () => true, waitPerWork: 3, maxWaitMs: 1000 } });
     expect(r.complete).toBe(true);
     expect(r.blobs).toBe(6);
     expect(r.repairedFragments).toBe(1);
-    expect(c.slept.reduce((a, b) => a + b, 0)).toBe(6 * 200);
+    // Before each blob but the first: three times the 10 ms the one before it took.
+    expect(c.slept.reduce((a, b) => a + b, 0)).toBe(5 * 30);
+    // A rate limit's own waits are not work: under a tight limit the pass waits no longer.
     const c2 = fakeClock();
-    await runScrub(p, { repair: true, clock: c2, concurrency: 1, resume: false, load: { busy: () => false, maxWaitMs: 200 } });
-    expect(c2.slept).toEqual([]);
+    p.checkBlob = async (key, o) => ((c2.t += 10), real(key, o));
+    const r2 = await runScrub(p, { repair: true, clock: c2, concurrency: 1, resume: false, rateBytesPerSec: 1024, load: { busy: () => true, waitPerWork: 3, maxWaitMs: 1000 } });
+    expect(r2.complete).toBe(true);
+    const yields = c2.slept.filter((ms) => ms <= QUIET_POLL_MS).reduce((a, b) => a + b, 0);
+    expect(yields).toBe(5 * 30);
+    const c3 = fakeClock();
+    p.checkBlob = real;
+    await runScrub(p, { repair: true, clock: c3, concurrency: 1, resume: false, load: { busy: () => false, waitPerWork: 3, maxWaitMs: 1000 } });
+    expect(c3.slept).toEqual([]);
   });
 });
 

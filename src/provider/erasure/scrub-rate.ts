@@ -7,8 +7,8 @@
  * the bucket into debt, which later takes wait out: the long-run rate holds for any blob size
  * and no single blob is refused.
  *
- * Background maintenance in a server also lets requests go first (yieldToRequests): before
- * each blob it waits for a quiet moment, for a bounded time.
+ * Background maintenance in a server also lets requests go first (yieldToRequests): between
+ * blobs it waits for a quiet moment, for a time in proportion to the work it has just done.
  */
 import { ProviderError } from '../provider.js';
 
@@ -86,19 +86,23 @@ export const QUIET_POLL_MS = 25;
 export interface RequestLoad {
   /** True while requests are being served (or one ended moments ago: more are likely). */
   busy(): boolean;
-  /** Most ms to wait for a quiet moment before each blob (then it goes on anyway, so a server
-   * that is never quiet is still repaired). */
+  /** Ms of waiting allowed per ms of maintenance work done since the last wait: under a
+   * constant load maintenance keeps about 1 / (1 + waitPerWork) of the time, whatever its
+   * blobs' sizes, so it slows down but never stops. */
+  waitPerWork: number;
+  /** Most ms one wait lasts. */
   maxWaitMs: number;
 }
 
 /**
  * Waits while `load.busy()` says requests are being served, looking every QUIET_POLL_MS, for at
- * most `load.maxWaitMs`. Resolves with the ms waited. Rejects with ProviderError 'Aborted' when
- * `signal` fires.
+ * most `load.waitPerWork` times `workedMs` (the maintenance work done since the last wait) and
+ * at most `load.maxWaitMs`. Resolves with the ms waited. Rejects with ProviderError 'Aborted'
+ * when `signal` fires.
  */
-export async function yieldToRequests(load: RequestLoad, clock: RateClock = REAL_CLOCK, signal?: AbortSignal): Promise<number> {
+export async function yieldToRequests(load: RequestLoad, workedMs: number, clock: RateClock = REAL_CLOCK, signal?: AbortSignal): Promise<number> {
   const t0 = clock.now();
-  const until = t0 + load.maxWaitMs;
-  for (let now = t0; load.busy() && now < until; now = clock.now()) await clock.sleep(Math.min(QUIET_POLL_MS, until - now), signal);
+  const until = t0 + Math.min(load.maxWaitMs, Math.max(0, workedMs) * load.waitPerWork);
+  for (let now = t0; now < until && load.busy(); now = clock.now()) await clock.sleep(Math.min(QUIET_POLL_MS, until - now), signal);
   return clock.now() - t0;
 }

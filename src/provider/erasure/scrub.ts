@@ -84,8 +84,9 @@ export interface ScrubOptions {
   /** Limit on logical blob bytes checked per second (the disks read about (k+m)/k times that
    * for striped blobs, m+1 times for replicated ones). Default unlimited. */
   rateBytesPerSec?: number;
-  /** The requests a pass in a server shares the machine with: before each blob it waits, for
-   * a bounded time, for them to pause (scrub-rate.ts yieldToRequests). Default: no waiting. */
+  /** The requests a pass in a server shares the machine with: before each blob it waits for
+   * them to pause, up to load.waitPerWork times the work it did since its last wait
+   * (scrub-rate.ts yieldToRequests). Default: no waiting. */
   load?: RequestLoad;
   /** Continue a pass a saved cursor describes (default true); false starts over. */
   resume?: boolean;
@@ -365,14 +366,23 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   };
 
   let stopped = false;
+  // With `load`: the pass's work since its last wait, less the rate limit's waits.
+  let workFrom = clock.now();
+  let limited = 0;
   try {
     for await (const it of blobsAfter(provider, cursor?.after, signal)) {
       const weight = it.size >= SMALL_BLOB_BYTES ? 1 : 1 / SMALL_PER_SLOT;
       while (load + weight > concurrency + 1e-9 || window.length >= concurrency * SMALL_PER_SLOT * WINDOW_PER_SLOT) await Promise.race(inflight);
       if (saveError) throw saveError;
       if (signal?.aborted) break;
-      if (options.load) await yieldToRequests(options.load, clock, signal);
+      if (options.load) {
+        await yieldToRequests(options.load, clock.now() - workFrom - limited, clock, signal);
+        workFrom = clock.now();
+        limited = 0;
+      }
+      const t = clock.now();
       await limiter?.take(it.size, signal);
+      limited += clock.now() - t;
       const slot: Slot = { key: it.key, size: it.size, weight, ...(it.found ? { found: it.found } : {}), state: 'running' };
       window.push(slot);
       start(slot);
