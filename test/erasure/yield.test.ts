@@ -125,8 +125,10 @@ describe('maintenance under load', () => {
     // A rate limit's own waits are not work: under a tight limit the pass waits no longer.
     const c2 = fakeClock();
     p.checkBlob = async (key, o) => ((c2.t += 10), real(key, o));
-    const r2 = await runScrub(p, { repair: true, clock: c2, concurrency: 1, resume: false, rateBytesPerSec: 1024, load: { busy: () => true, waitPerWork: 3, maxWaitMs: 1000 } });
+    // 100-byte blobs at 50 bytes/s: the limiter waits ~2 s per blob once its burst is spent.
+    const r2 = await runScrub(p, { repair: true, clock: c2, concurrency: 1, resume: false, rateBytesPerSec: 50, load: { busy: () => true, waitPerWork: 3, maxWaitMs: 1000 } });
     expect(r2.complete).toBe(true);
+    expect(c2.slept.filter((ms) => ms > QUIET_POLL_MS).length).toBeGreaterThan(2);
     const yields = c2.slept.filter((ms) => ms <= QUIET_POLL_MS).reduce((a, b) => a + b, 0);
     expect(yields).toBe(5 * 30);
     const c3 = fakeClock();
