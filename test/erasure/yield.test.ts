@@ -4,7 +4,7 @@
  * get through a server that is never quiet; Metrics.busy says whether requests are being served
  * or one ended moments ago. The server wiring: scrub-server.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { RepairWorker } from '../../src/provider/erasure/repair-worker.js';
 import { runScrub } from '../../src/provider/erasure/scrub.js';
 import { QUIET_POLL_MS, yieldToRequests, type RateClock } from '../../src/provider/erasure/scrub-rate.js';
@@ -12,13 +12,15 @@ import { ProviderError } from '../../src/provider/provider.js';
 import { Metrics } from '../../src/server/metrics.js';
 import { fakeWith } from './scrub-fake.js';
 
-/** A clock whose sleeps advance it at once, running `onSleep` after each. */
+/** A clock whose sleeps advance it without waiting, once what is ready to run has run (so work
+ * in flight ends before the time jumps), running `onSleep` after each. */
 function fakeClock(onSleep: (c: { t: number }) => void = () => undefined): RateClock & { t: number; slept: number[] } {
   const c = {
     t: 5_000,
     slept: [] as number[],
     now: () => c.t,
     sleep: async (ms: number, signal?: AbortSignal) => {
+      await new Promise((r) => setImmediate(r));
       if (signal?.aborted) throw new ProviderError('Aborted', 'aborted');
       c.slept.push(ms);
       c.t += ms;
@@ -68,30 +70,33 @@ describe('maintenance under load', () => {
     const p = await fakeWith(6);
     const keys = ['b/00001', 'b/00002', 'b/00003'];
     for (const key of keys) p.damage.set(key, ['missing', 'ok', 'ok', 'ok', 'ok', 'ok']);
-    p.delay = () => 60; // each repair takes ~60 ms: up to 240 ms of waiting after it
+    // Each repair takes 60 ms of this clock: up to 240 ms of waiting after it.
+    const c = fakeClock();
+    const real = p.checkBlob.bind(p);
+    const at: number[] = [];
+    p.checkBlob = async (key, o) => (at.push(c.t), (c.t += 60), real(key, o));
     p.queue.push(...keys);
-    let busy = true;
-    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => busy, waitPerWork: 4, maxWaitMs: 1000 } });
-    const t0 = performance.now();
-    const drained = w.drain();
-    await sleep(150);
-    expect(p.checked).toEqual(['b/00001']); // the first key goes at once; the second waits
-    busy = false;
-    await drained;
+    let quietFrom = Infinity;
+    const load = { busy: () => c.t < quietFrom, waitPerWork: 4, maxWaitMs: 1000 };
+    const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load, clock: c });
+    // Never quiet: the first key goes at once, each next one after four times the last's work.
+    await w.drain();
     expect(p.checked).toEqual(keys);
-    expect(performance.now() - t0).toBeLessThan(150 + 60 + 60 + 150); // quiet: no more waiting
-    expect(w.stats.yieldedMs).toBeGreaterThanOrEqual(80);
-    // Never quiet: each key still goes, after four times the previous one's work.
+    expect([at[1]! - at[0]!, at[2]! - at[1]!]).toEqual([60 + 240, 60 + 240]);
+    expect(w.stats.yieldedMs).toBe(480);
+    // The requests stop 50 ms into a wait: the worker goes on at its next look.
     for (const key of ['b/00004', 'b/00005']) p.damage.set(key, ['ok', 'missing', 'ok', 'ok', 'ok', 'ok']);
     p.queue.push('b/00004', 'b/00005');
-    busy = true;
-    const before = w.stats.yieldedMs;
-    const t1 = performance.now();
+    quietFrom = c.t + 60 + 50;
     await w.drain();
     expect(p.checked.slice(-2)).toEqual(['b/00004', 'b/00005']);
-    expect(w.stats.yieldedMs - before).toBeGreaterThanOrEqual(4 * 55);
-    expect(w.stats.yieldedMs - before).toBeLessThan(1000);
-    expect(performance.now() - t1).toBeGreaterThanOrEqual(60 + 4 * 55 + 60);
+    expect(w.stats.yieldedMs).toBe(480 + 50);
+    // Quiet from the start: no waiting at all.
+    p.damage.set('b/00000', ['ok', 'ok', 'missing', 'ok', 'ok', 'ok']);
+    p.damage.set('b/00001', ['ok', 'ok', 'missing', 'ok', 'ok', 'ok']);
+    p.queue.push('b/00000', 'b/00001');
+    await w.drain();
+    expect(w.stats.yieldedMs).toBe(530);
     await w.stop();
   });
 
@@ -102,7 +107,7 @@ describe('maintenance under load', () => {
     p.queue.push('b/00000', 'b/00001');
     const w = new RepairWorker(p, quiet, { rateBytesPerSec: 1e9, load: { busy: () => true, waitPerWork: 1000, maxWaitMs: 60_000 } });
     const drained = w.drain();
-    await sleep(100);
+    await vi.waitFor(() => expect(p.checked).toEqual(['b/00000']));
     await w.stop();
     await drained;
     expect(p.checked).toEqual(['b/00000']);
@@ -135,6 +140,27 @@ describe('maintenance under load', () => {
     p.checkBlob = real;
     await runScrub(p, { repair: true, clock: c3, concurrency: 1, resume: false, load: { busy: () => false, waitPerWork: 3, maxWaitMs: 1000 } });
     expect(c3.slept).toEqual([]);
+  });
+});
+
+describe('a scrub pass running several checks at once', () => {
+  it('counts as work the time its checks are in flight, also during the rate limit waits', async () => {
+    const p = await fakeWith(12, 2 ** 20);
+    const c = fakeClock();
+    const real = p.checkBlob.bind(p);
+    // A check lasts 40 ms of this clock, or until the clock has moved that far: the pass
+    // meanwhile sleeps in its rate limit (1 MiB blobs at 4 MiB/s) with checks in flight.
+    p.checkBlob = async (key, o) => {
+      const end = c.t + 40;
+      for (let i = 0; i < 20 && c.t < end; i++) await new Promise((r) => setImmediate(r));
+      c.t = Math.max(c.t, end);
+      return real(key, o);
+    };
+    const r = await runScrub(p, { clock: c, concurrency: 4, rateBytesPerSec: 4 * 2 ** 20, load: { busy: () => true, waitPerWork: 10, maxWaitMs: 1000 } });
+    expect(r.complete).toBe(true);
+    expect(r.blobs).toBe(12);
+    const yielded = c.slept.filter((ms) => ms <= QUIET_POLL_MS).reduce((a, b) => a + b, 0);
+    expect(yielded).toBeGreaterThanOrEqual(1000);
   });
 });
 

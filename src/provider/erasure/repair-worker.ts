@@ -12,15 +12,16 @@
  * In a server the worker lets requests go first: after each key, while requests are being
  * served, it waits up to REPAIR_WAIT_PER_WORK times as long as that key's repair took (at most
  * REPAIR_MAX_WAIT_MS) for a moment with none (scrub-rate.ts yieldToRequests), so under a constant
- * load repairs keep about a tenth of the time (less for blobs whose repair takes more than
- * 100 ms, which wait the whole second), and slow down without stopping. Degraded reads
+ * load repairs keep about a tenth of the time (more when a repair takes over 100 ms: it waits
+ * only the 1 s cap, so a 300 ms repair keeps about a quarter), and slow down without stopping.
+ * Degraded reads
  * queue repairs while they run, and a repair reads and checks every fragment of its blob: run
  * back to back under the rate limit, the repairs took about 15% of the throughput of the
  * degraded GETs that queued them ((10,4), 64 MiB objects, 3 runs side by side).
  */
 import { ProviderError } from '../provider.js';
 import type { ErasureProvider } from './types.js';
-import { ByteRateLimiter, REAL_CLOCK, yieldToRequests, type RequestLoad } from './scrub-rate.js';
+import { ByteRateLimiter, REAL_CLOCK, yieldToRequests, type RateClock, type RequestLoad } from './scrub-rate.js';
 
 /** How often the queue is looked at, ms: heal on read queues keys as reads happen, and a second
  * of delay costs nothing while it keeps an idle server idle. */
@@ -68,6 +69,8 @@ export class RepairWorker {
   readonly #limiter: ByteRateLimiter;
   readonly #pollMs: number;
   readonly #load: RequestLoad | undefined;
+  /** Times the work and runs the waits (tests pass a fake). */
+  readonly #clock: RateClock;
   /** key -> { attempts, not before (ms) }, in insertion order. */
   readonly #pending = new Map<string, { attempts: number; notBefore: number }>();
   readonly #abort = new AbortController();
@@ -76,11 +79,13 @@ export class RepairWorker {
   #stopped = false;
 
   /** `rateBytesPerSec` defaults to DEFAULT_REPAIR_RATE; `pollMs` to REPAIR_POLL_MS; with
-   * `load`, each key waits for requests to pause (see the module note). */
-  constructor(provider: ErasureProvider, log: RepairLog, opts: { rateBytesPerSec?: number; pollMs?: number; load?: RequestLoad } = {}) {
+   * `load`, the worker waits for requests to pause between keys (see the module note); `clock`
+   * (default the wall clock) times the repairs and runs the rate limit's and those waits. */
+  constructor(provider: ErasureProvider, log: RepairLog, opts: { rateBytesPerSec?: number; pollMs?: number; load?: RequestLoad; clock?: RateClock } = {}) {
     this.#provider = provider;
     this.#log = log;
-    this.#limiter = new ByteRateLimiter(opts.rateBytesPerSec ?? DEFAULT_REPAIR_RATE);
+    this.#clock = opts.clock ?? REAL_CLOCK;
+    this.#limiter = new ByteRateLimiter(opts.rateBytesPerSec ?? DEFAULT_REPAIR_RATE, this.#clock);
     this.#pollMs = opts.pollMs ?? REPAIR_POLL_MS;
     this.#load = opts.load;
   }
@@ -128,7 +133,7 @@ export class RepairWorker {
       if (p.notBefore > now) continue;
       if (this.#load && worked > 0) {
         try {
-          this.stats.yieldedMs += await yieldToRequests(this.#load, worked, REAL_CLOCK, this.#abort.signal);
+          this.stats.yieldedMs += await yieldToRequests(this.#load, worked, this.#clock, this.#abort.signal);
         } catch {
           return; // stopped while waiting: the key stays pending
         }
@@ -141,11 +146,11 @@ export class RepairWorker {
    * rate limit's wait after it). */
   async #repair(key: string, p: { attempts: number; notBefore: number }): Promise<number> {
     const signal = this.#abort.signal;
-    const t0 = performance.now();
+    const t0 = this.#clock.now();
     let worked = 0;
     try {
       const c = await this.#provider.checkBlob(key, { repair: true, signal });
-      worked = performance.now() - t0;
+      worked = this.#clock.now() - t0;
       this.#pending.delete(key);
       this.stats.checked++;
       if (c.lost) {
@@ -160,7 +165,7 @@ export class RepairWorker {
       await this.#limiter.take(c.size + c.repairBytes, signal).catch(() => undefined);
       return worked;
     } catch (err) {
-      worked ||= performance.now() - t0;
+      worked ||= this.#clock.now() - t0;
       if (signal.aborted) return worked; // stopped: the key stays pending; the scrub covers it after a restart
       if (err instanceof ProviderError && err.code === 'NotFound') {
         this.#pending.delete(key);

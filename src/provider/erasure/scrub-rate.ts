@@ -97,12 +97,18 @@ export interface RequestLoad {
 /**
  * Waits while `load.busy()` says requests are being served, looking every QUIET_POLL_MS, for at
  * most `load.waitPerWork` times `workedMs` (the maintenance work done since the last wait) and
- * at most `load.maxWaitMs`. Resolves with the ms waited. Rejects with ProviderError 'Aborted'
- * when `signal` fires.
+ * at most `load.maxWaitMs`. Resolves with the ms waited (the sleeps' sum). Rejects with
+ * ProviderError 'Aborted' when `signal` fires.
  */
 export async function yieldToRequests(load: RequestLoad, workedMs: number, clock: RateClock = REAL_CLOCK, signal?: AbortSignal): Promise<number> {
-  const t0 = clock.now();
-  const until = t0 + Math.min(load.maxWaitMs, Math.max(0, workedMs) * load.waitPerWork);
-  for (let now = t0; now < until && load.busy(); now = clock.now()) await clock.sleep(Math.min(QUIET_POLL_MS, until - now), signal);
-  return clock.now() - t0;
+  // Counted in the sleeps asked for, not read off the clock: a clock stepped back while
+  // waiting can neither stretch the wait nor make it negative.
+  const limit = Math.min(load.maxWaitMs, Math.max(0, workedMs) * load.waitPerWork);
+  let waited = 0;
+  while (waited < limit && load.busy()) {
+    const ms = Math.min(QUIET_POLL_MS, limit - waited);
+    await clock.sleep(ms, signal);
+    waited += ms;
+  }
+  return waited;
 }

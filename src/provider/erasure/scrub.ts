@@ -85,8 +85,8 @@ export interface ScrubOptions {
    * for striped blobs, m+1 times for replicated ones). Default unlimited. */
   rateBytesPerSec?: number;
   /** The requests a pass in a server shares the machine with: before each blob it waits for
-   * them to pause, up to load.waitPerWork times the work it did since its last wait
-   * (scrub-rate.ts yieldToRequests). Default: no waiting. */
+   * them to pause, up to load.waitPerWork times its work since its last wait (the time some
+   * check was in flight; scrub-rate.ts yieldToRequests). Default: no waiting. */
   load?: RequestLoad;
   /** Continue a pass a saved cursor describes (default true); false starts over. */
   resume?: boolean;
@@ -340,8 +340,13 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
     }
   };
   let load = 0;
+  // With `load`: the pass's work since its last wait is the time some check was in flight
+  // (checks run during the rate limit's waits too; the limit's waits alone are not work).
+  let worked = 0;
+  let activeFrom: number | undefined;
   const start = (slot: Slot) => {
     load += slot.weight;
+    if (inflight.size === 0) activeFrom = clock.now();
     const p: Promise<void> = provider
       .checkBlob(slot.key, { repair, ...(missingOnly ? { missingOnly } : {}), ...(signal ? { signal } : {}), ...(slot.found ? { found: slot.found } : {}) })
       .then(async (c) => {
@@ -358,6 +363,10 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       )
       .finally(() => {
         inflight.delete(p);
+        if (inflight.size === 0 && activeFrom !== undefined) {
+          worked += clock.now() - activeFrom;
+          activeFrom = undefined;
+        }
         load -= slot.weight;
         slot.found = undefined;
         advance();
@@ -366,9 +375,6 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   };
 
   let stopped = false;
-  // With `load`: the pass's work since its last wait, less the rate limit's waits.
-  let workFrom = clock.now();
-  let limited = 0;
   try {
     for await (const it of blobsAfter(provider, cursor?.after, signal)) {
       const weight = it.size >= SMALL_BLOB_BYTES ? 1 : 1 / SMALL_PER_SLOT;
@@ -376,13 +382,12 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       if (saveError) throw saveError;
       if (signal?.aborted) break;
       if (options.load) {
-        await yieldToRequests(options.load, clock.now() - workFrom - limited, clock, signal);
-        workFrom = clock.now();
-        limited = 0;
+        const now = clock.now();
+        await yieldToRequests(options.load, worked + (activeFrom !== undefined ? now - activeFrom : 0), clock, signal);
+        worked = 0;
+        if (activeFrom !== undefined) activeFrom = clock.now();
       }
-      const t = clock.now();
       await limiter?.take(it.size, signal);
-      limited += clock.now() - t;
       const slot: Slot = { key: it.key, size: it.size, weight, ...(it.found ? { found: it.found } : {}), state: 'running' };
       window.push(slot);
       start(slot);
