@@ -56,26 +56,31 @@ function metric(text: string, name: string): number {
   return Number(m[1]);
 }
 
+/**
+ * A (4,2) repository over six directories holding `puts` (written in order into a new `bucket`
+ * through a server), then the domain with the most data cells (`lost`) replaced by an empty
+ * directory.
+ */
+async function writeThenLoseDomain(prefix: string, bucket: string, puts: [string, Buffer][]): Promise<{ root: string; data: string; lost: string }> {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  roots.push(root);
+  const data = join(root, 'd{1...6}');
+  const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
+  const s3 = createS3Client(s.url, wire);
+  await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+  for (const [key, body] of puts) await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body }));
+  await s.stop();
+  const lost = await domainWithMostDataCells(root);
+  rmSync(join(root, lost), { recursive: true, force: true });
+  mkdirSync(join(root, lost));
+  return { root, data, lost };
+}
+
 describe('erasure maintenance in the server', () => {
   it('heal on read, background scrub with repair, and the admin verbs through the server', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'scrub-server-'));
-    roots.push(root);
-    const data = join(root, 'd{1...6}');
     const objects = new Map<string, Buffer>();
-    {
-      const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
-      const s3 = createS3Client(s.url, wire);
-      await s3.send(new CreateBucketCommand({ Bucket: 'healme' }));
-      for (let i = 0; i < 8; i++) {
-        const body = Buffer.from(randomBytes(i % 2 ? 1_500_000 : 3000 + i, 100 + i));
-        objects.set(`k${i}`, body);
-        await s3.send(new PutObjectCommand({ Bucket: 'healme', Key: `k${i}`, Body: body }));
-      }
-      await s.stop();
-    }
-    const lost = await domainWithMostDataCells(root);
-    rmSync(join(root, lost), { recursive: true, force: true });
-    mkdirSync(join(root, lost));
+    for (let i = 0; i < 8; i++) objects.set(`k${i}`, Buffer.from(randomBytes(i % 2 ? 1_500_000 : 3000 + i, 100 + i)));
+    const { root, data, lost } = await writeThenLoseDomain('scrub-server-', 'healme', [...objects]);
 
     const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 5000, scrubRate: 256 * 2 ** 20 } });
     try {
@@ -151,26 +156,10 @@ describe('erasure maintenance in the server', () => {
   }, 90_000);
 
   it('under a steady stream of requests, heal on read waits for them between keys and still repairs', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'scrub-yield-'));
-    roots.push(root);
-    const data = join(root, 'd{1...6}');
+    // Eight striped objects: the domain emptied holds data cells of several of them.
     const objects = new Map<string, Buffer>();
-    {
-      const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0 } });
-      const s3 = createS3Client(s.url, wire);
-      await s3.send(new CreateBucketCommand({ Bucket: 'busy' }));
-      // Eight striped objects: the domain emptied below holds data cells of several of them.
-      for (let i = 0; i < 8; i++) {
-        const body = Buffer.from(randomBytes(1_500_000 + i, 300 + i));
-        objects.set(`k${i}`, body);
-        await s3.send(new PutObjectCommand({ Bucket: 'busy', Key: `k${i}`, Body: body }));
-      }
-      await s3.send(new PutObjectCommand({ Bucket: 'busy', Key: 'small', Body: 'x' }));
-      await s.stop();
-    }
-    const lost = await domainWithMostDataCells(root);
-    rmSync(join(root, lost), { recursive: true, force: true });
-    mkdirSync(join(root, lost));
+    for (let i = 0; i < 8; i++) objects.set(`k${i}`, Buffer.from(randomBytes(1_500_000 + i, 300 + i)));
+    const { root, data } = await writeThenLoseDomain('scrub-yield-', 'busy', [...objects, ['small', Buffer.from('x')]]);
 
     // No body timeout: the trickling PUT below stays in flight as long as the test wants.
     const s = await startTestServer({ dataDir: root, config: { data, erasure: '4+2', scrubInterval: 0, scrubRate: 256 * 2 ** 20, bodyTimeoutMs: 0 } });

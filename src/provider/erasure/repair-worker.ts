@@ -14,13 +14,12 @@
  * REPAIR_MAX_WAIT_MS) for a moment with none (scrub-rate.ts yieldToRequests), so under a constant
  * load repairs keep about a tenth of the time (more when a repair takes over 100 ms: it waits
  * only the 1 s cap, so a 300 ms repair keeps about a quarter), and slow down without stopping.
- * Degraded reads
- * queue repairs while they run, and a repair reads and checks every fragment of its blob: run
- * back to back under the rate limit, the repairs took about 15% of the throughput of the
- * degraded GETs that queued them ((10,4), 64 MiB objects, 3 runs side by side).
+ * Degraded reads queue repairs while they run, and a repair reads and checks every fragment of
+ * its blob: run back to back under the rate limit, the repairs took about 15% of the throughput
+ * of the degraded GETs that queued them ((10,4), 64 MiB objects, 3 runs side by side).
  */
 import { ProviderError } from '../provider.js';
-import type { ErasureProvider } from './types.js';
+import type { BlobCheck, ErasureProvider } from './types.js';
 import { ByteRateLimiter, REAL_CLOCK, yieldToRequests, type RateClock, type RequestLoad } from './scrub-rate.js';
 
 /** How often the queue is looked at, ms: heal on read queues keys as reads happen, and a second
@@ -147,41 +146,46 @@ export class RepairWorker {
   async #repair(key: string, p: { attempts: number; notBefore: number }): Promise<number> {
     const signal = this.#abort.signal;
     const t0 = this.#clock.now();
-    let worked = 0;
+    let c: BlobCheck;
     try {
-      const c = await this.#provider.checkBlob(key, { repair: true, signal });
-      worked = this.#clock.now() - t0;
-      this.#pending.delete(key);
-      this.stats.checked++;
-      if (c.lost) {
-        this.stats.lost++;
-        this.#log.warn('erasure.repair_lost', { key, fragments: c.fragments.filter((f) => f.state !== 'ok').map((f) => `${f.index}@${f.domain}:${f.state}`).join(' ') });
-      } else if (c.repaired > 0) {
-        this.stats.repaired++;
-        this.stats.repairedFragments += c.repaired;
-        this.stats.repairBytes += c.repairBytes;
-        this.#log.info('erasure.repaired', { key, fragments: c.repaired, bytes: c.repairBytes });
-      }
-      await this.#limiter.take(c.size + c.repairBytes, signal).catch(() => undefined);
-      return worked;
+      c = await this.#provider.checkBlob(key, { repair: true, signal });
     } catch (err) {
-      worked ||= this.#clock.now() - t0;
-      if (signal.aborted) return worked; // stopped: the key stays pending; the scrub covers it after a restart
-      if (err instanceof ProviderError && err.code === 'NotFound') {
-        this.#pending.delete(key);
-        return worked;
-      }
-      p.attempts++;
-      const retry = err instanceof ProviderError && err.retryable && p.attempts < MAX_ATTEMPTS;
-      if (retry) {
-        p.notBefore = Date.now() + RETRY_BASE_MS * 2 ** (p.attempts - 1);
-        return worked;
-      }
-      this.#pending.delete(key);
-      this.stats.failed++;
-      this.#log.warn('erasure.repair_failed', { key, attempts: p.attempts, error: String(err) });
-      return worked;
+      this.#failed(key, p, err);
+      return this.#clock.now() - t0;
     }
+    const worked = this.#clock.now() - t0;
+    this.#pending.delete(key);
+    this.stats.checked++;
+    if (c.lost) {
+      this.stats.lost++;
+      this.#log.warn('erasure.repair_lost', { key, fragments: c.fragments.filter((f) => f.state !== 'ok').map((f) => `${f.index}@${f.domain}:${f.state}`).join(' ') });
+    } else if (c.repaired > 0) {
+      this.stats.repaired++;
+      this.stats.repairedFragments += c.repaired;
+      this.stats.repairBytes += c.repairBytes;
+      this.#log.info('erasure.repaired', { key, fragments: c.repaired, bytes: c.repairBytes });
+    }
+    await this.#limiter.take(c.size + c.repairBytes, signal).catch(() => undefined);
+    return worked;
+  }
+
+  /** A repair of `key` that failed with `err`: dropped (gone), retried later (retryable, while
+   * attempts remain), or given up on (logged, left to the scrub); kept pending when stopped. */
+  #failed(key: string, p: { attempts: number; notBefore: number }, err: unknown): void {
+    if (this.#abort.signal.aborted) return; // stopped: the key stays pending; the scrub covers it after a restart
+    if (err instanceof ProviderError && err.code === 'NotFound') {
+      this.#pending.delete(key);
+      return;
+    }
+    p.attempts++;
+    const retry = err instanceof ProviderError && err.retryable && p.attempts < MAX_ATTEMPTS;
+    if (retry) {
+      p.notBefore = Date.now() + RETRY_BASE_MS * 2 ** (p.attempts - 1);
+      return;
+    }
+    this.#pending.delete(key);
+    this.stats.failed++;
+    this.#log.warn('erasure.repair_failed', { key, attempts: p.attempts, error: String(err) });
   }
 
   /** Stops polling, aborts a repair in progress (its fragments are written whole or not at all
