@@ -132,6 +132,13 @@ export interface Provider {
    */
   readv?(key: string, start: number, targets: readonly Uint8Array[]): Promise<void>;
   /**
+   * Optional: the local file that holds `key`, in the fs provider's blob-file format
+   * (fs/blob-file.ts: a header, then the bytes), for a reader on another thread
+   * (readBlobRangeSync) that would otherwise ask this thread to read for it. No I/O: the file
+   * may not exist. Only providers whose blobs are such files (fs) implement it.
+   */
+  blobFilePath?(key: string): string;
+  /**
    * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
    * durable, and opens it for in-place appends. Providers that cannot make an append durable
    * cheaply leave it out; the repository then writes commit blobs.

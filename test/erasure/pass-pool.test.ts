@@ -13,9 +13,15 @@ import { encodeHeader, encodeTrailer, frameCell, keyHash } from '../../src/provi
 import { framedLength, Geometry } from '../../src/provider/erasure/geometry.js';
 import { processGroup, type GroupJob, type GroupResult } from '../../src/provider/erasure/stripe-group.js';
 import { randomBytes } from '../support/random.js';
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, truncateSync, unlinkSync, writeSync } from 'node:fs';
+import { afterAll } from 'vitest';
+import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
+import { HEADER_BYTES as BLOB_HEADER_BYTES } from '../../src/provider/fs/blob-file.js';
+import { tempDir } from '../store/helpers.js';
 
 type Pool = {
-  runGroup(job: GroupJob, codec: () => ReturnType<typeof createEncoder>): Promise<GroupResult>;
+  runGroup(job: GroupJob, codec: () => ReturnType<typeof createEncoder>, readTimeoutMs?: number): Promise<GroupResult>;
   poolSize(): number;
 };
 const built = (): Promise<Pool> => import(pathToFileURL(resolve('dist/src/provider/erasure/pass-pool.js')).href) as Promise<Pool>;
@@ -123,3 +129,92 @@ describe('stripe pass pool', () => {
     expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
   });
 });
+
+describe('stripe pass pool: a worker reads the fragments itself', () => {
+  const body = randomBytes(3 * K * CELL + 12_345, 5);
+  const { frags, g } = fragments(body);
+  const sections = (i: number) => frags[i]!.subarray(g.sectionOffset(0), g.trailerOffset);
+  const { dir, cleanup } = tempDir('pass-files');
+  afterAll(cleanup);
+  let fs: FsProvider;
+  const keyOf = (i: number) => `frag-${i}`;
+  /** Writes every fragment as an fs blob file (again: undoing a test's damage). */
+  const writeAll = async () => {
+    fs ??= await createFsProvider({ dir });
+    for (let i = 0; i < K + M; i++) await fs.put(keyOf(i), frags[i]!.slice());
+  };
+  /** The whole blob as one group read from the files of `sources`. */
+  const fileJob = (sources: number[], targets: number[]): GroupJob => ({
+    ...job(frags, g, body.length, [], targets),
+    files: sources.map((i) => ({ index: i, path: fs.blobFilePath(keyOf(i)), start: 0, length: g.fragmentSize })),
+  });
+
+  it('gives the bytes and folds of the inline pass, and reports a missing, short, foreign or flipped file instead of using it', async () => {
+    const pool = await built();
+    const codec = createEncoder(K, M);
+    await writeAll();
+    const inline = processGroup(job(frags, g, body.length, [1, 2, 3, 4, 5], [0]), codec);
+    const r = await pool.runGroup(fileJob([1, 2, 3, 4, 5], [0]), () => codec, 10_000);
+    expect(r.failed).toEqual([]);
+    expect(r.good).toBe(5);
+    expect(r.folds).toEqual(inline.folds);
+    expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
+
+    const path = (i: number) => fs.blobFilePath(keyOf(i));
+    const damage: [string, (p: string) => void, (f: GroupResult['failed'][number]) => void][] = [
+      ['missing', (p) => unlinkSync(p), (f) => (expect(f.code).toBe('NotFound'), expect(f.message).toMatch(/no such blob/))],
+      ['short', (p) => truncateSync(p, BLOB_HEADER_BYTES + g.fragmentSize - 100), (f) => (expect(f.code).toBeUndefined(), expect(f.message).toMatch(/short/))],
+      ['not a blob file', (p) => overwrite(p, 0, Buffer.from('XXXX')), (f) => (expect(f.code).toBe('Io'), expect(f.message).toMatch(/not a blob file/))],
+      ['flipped cell byte', (p) => overwrite(p, BLOB_HEADER_BYTES + g.sectionOffset(1) + 10, Buffer.from([0x5a])), (f) => expect(f.code).toBeUndefined()],
+    ];
+    for (const [what, hurt, check] of damage) {
+      await writeAll();
+      hurt(path(2));
+      const d = await pool.runGroup(fileJob([1, 2, 3, 4, 5], [0]), () => codec, 10_000);
+      expect(d.failed.map((f) => f.index), what).toEqual([2]);
+      check(d.failed[0]!);
+      expect(d.good, what).toBe(4);
+      // Rebuilt from the four good sources all the same, byte-exact.
+      expect(Buffer.compare(Buffer.from(d.outputs[0]!), Buffer.from(sections(0))), what).toBe(0);
+    }
+    // Too few good sources: reported, nothing rebuilt.
+    await writeAll();
+    unlinkSync(path(1));
+    unlinkSync(path(3));
+    const few = await pool.runGroup(fileJob([1, 2, 3, 4, 5], [0]), () => codec, 10_000);
+    expect(few.failed.map((f) => f.index).sort()).toEqual([1, 3]);
+    expect(few.good).toBe(3);
+    expect(few.outputs).toEqual([]);
+  });
+
+  it('a worker whose read never returns (a FIFO for a file) is given up on after the bound, and the next job runs', async () => {
+    const pool = await built();
+    const codec = createEncoder(K, M);
+    await writeAll();
+    const stuck = fs.blobFilePath(keyOf(2));
+    unlinkSync(stuck);
+    execFileSync('mkfifo', [stuck]);
+    try {
+      const t0 = Date.now();
+      const hung = pool.runGroup(fileJob([1, 2, 3, 4, 5], [0]), () => codec, 300);
+      await expect(hung).rejects.toMatchObject({ name: 'ProviderError', code: 'Unavailable', message: expect.stringMatching(/did not answer within 300 ms/) });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+      // The same job without the FIFO: answered, on a worker that is not stuck.
+      const ok = await pool.runGroup(fileJob([1, 3, 4, 5], [0]), () => codec, 10_000);
+      expect(ok.failed).toEqual([]);
+      expect(Buffer.compare(Buffer.from(ok.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
+    } finally {
+      // Let the stuck thread's open return (a writer appears and goes): it then ends.
+      closeSync(openSync(stuck, constants.O_WRONLY | constants.O_NONBLOCK));
+    }
+  });
+});
+
+function overwrite(path: string, at: number, bytes: Uint8Array): void {
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, bytes, 0, bytes.length, at);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -7,7 +7,9 @@
  * a worker is referenced only while it has jobs, so an idle pool never keeps a process alive. Jobs go to the
  * worker with the fewest in flight; source bytes are transferred to it (not copied) and the
  * rebuilt cells transferred back. Jobs below MIN_WORKER_BYTES run inline: posting them costs
- * more than the work. When the worker script is not beside this module (tests run the
+ * more than the work. A job may instead name the files its sources are in (GroupJob.files):
+ * the worker reads them itself, and such a job never runs inline (its reads block their
+ * thread) and is bounded in time (runGroup). When the worker script is not beside this module (tests run the
  * TypeScript sources, where only the .ts exists), every job runs inline. A worker that dies
  * fails its jobs with ProviderError 'Io' and is replaced on the next job.
  */
@@ -30,6 +32,8 @@ const SCRIPT = new URL('./pass-worker.js', import.meta.url);
 interface Slot {
   worker: Worker;
   pending: Map<number, { resolve: (r: GroupResult) => void; reject: (e: unknown) => void }>;
+  /** Fails every pending job and takes the slot out of the pool. */
+  fail(err: unknown): void;
 }
 
 let slots: Slot[] | undefined;
@@ -58,7 +62,7 @@ export function usePassWorkers(n: number): void {
 }
 
 function spawn(): Slot {
-  const slot: Slot = { worker: new Worker(SCRIPT), pending: new Map() };
+  const slot: Slot = { worker: new Worker(SCRIPT), pending: new Map(), fail: (err) => die(err) };
   slot.worker.on('message', (msg: { id: number; result?: GroupResult; error?: string }) => {
     const p = slot.pending.get(msg.id);
     if (!p) return;
@@ -85,26 +89,72 @@ function own(b: Uint8Array): Uint8Array {
 }
 
 /**
+ * Whether there is a worker to read a group's sources (a GroupJob with `files`). Whatever the
+ * group's size, one message to a worker costs the pass's own thread less than an asynchronous
+ * read per source (a thread-pool round trip and a fresh buffer each, which the worker's reused
+ * scratch does not need).
+ */
+export function workerCanRead(): boolean {
+  return workerCount() > 0;
+}
+
+/** Why a job with `files` was not answered: no worker, or the worker did not answer within the
+ * bound (a read hanging on a dead disk) and was given up. The caller reads the group itself. */
+export class WorkerReadFailed extends ProviderError {
+  constructor(message: string) {
+    super('Unavailable', message);
+  }
+}
+
+/**
  * Runs `job` in a worker when there is one (and the job is big enough), else inline with
  * `codec`. The job's source bytes are detached when it goes to a worker. Rejects with
  * ProviderError 'Io' when a worker fails.
+ *
+ * A job with `files` runs only on a worker (its reads block their thread) and within
+ * `readTimeoutMs`: it rejects with WorkerReadFailed when there is no worker, or when the worker
+ * has not answered in time; that worker is then given up (its other jobs fail with 'Io') and
+ * replaced on the next job.
  */
-export function runGroup(job: GroupJob, codec: () => ReedSolomon): Promise<GroupResult> {
+export function runGroup(job: GroupJob, codec: () => ReedSolomon, readTimeoutMs = Infinity): Promise<GroupResult> {
+  const files = job.files !== undefined && job.files.length > 0;
   const bytes = job.sources.reduce((n, s) => n + s.bytes.length, 0);
-  if (bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
+  if (!files && bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
   const want = workerCount();
   if (!slots) slots = [];
   while (slots.length < want) slots.push(spawn());
-  if (slots.length === 0) return Promise.resolve(processGroup(job, codec()));
+  if (slots.length === 0) {
+    if (files) return Promise.reject(new WorkerReadFailed(`${job.key}: no worker thread to read its fragments`));
+    return Promise.resolve(processGroup(job, codec()));
+  }
   const slot = slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   const id = ++nextId;
   job.sources = job.sources.map((s) => ({ index: s.index, bytes: own(s.bytes) }));
   return new Promise<GroupResult>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    if (files && Number.isFinite(readTimeoutMs)) {
+      timer = setTimeout(() => {
+        slot.pending.delete(id);
+        reject(new WorkerReadFailed(`${job.key}: a worker reading its fragments did not answer within ${readTimeoutMs} ms`));
+        giveUp(slot, new Error(`a read did not answer within ${readTimeoutMs} ms`));
+      }, readTimeoutMs);
+    }
     // Referenced while it has jobs (the caller awaits them), unreferenced when idle.
     if (slot.pending.size === 0) slot.worker.ref();
-    slot.pending.set(id, { resolve, reject });
+    slot.pending.set(id, {
+      resolve: (r) => (clearTimeout(timer), resolve(r)),
+      reject: (e) => (clearTimeout(timer), reject(e)),
+    });
     slot.worker.postMessage({ id, job }, job.sources.map((s) => s.bytes.buffer as ArrayBuffer));
   });
+}
+
+/** Stops using `slot` (a worker stuck in a read): its jobs fail, and it is terminated and
+ * unreferenced, so a thread that never returns from a system call keeps nothing waiting. */
+function giveUp(slot: Slot, why: Error): void {
+  slot.fail(why);
+  slot.worker.unref();
+  void slot.worker.terminate().catch(() => undefined);
 }
 
 /** Worker threads the pool holds now (0 before first use or when jobs run inline). */

@@ -12,6 +12,8 @@ import type { ResidentStripe } from '../../codec/resident-stripe.js';
 import { takeResidentStripe } from './scratch.js';
 import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './fragment.js';
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
+import { readBlobRangeSync } from '../fs/blob-file.js';
+import { ProviderError, type ProviderErrorCode } from '../provider.js';
 
 export interface GroupJob {
   key: string;
@@ -30,14 +32,22 @@ export interface GroupJob {
   last: boolean;
   /** Framed bytes of this group read from each source fragment. */
   sources: { index: number; bytes: Uint8Array }[];
+  /**
+   * Sources to read by the thread that runs the job, before checking them (a worker thread,
+   * pass-pool.ts; never an event loop): bytes [start, start + length) of the blob in each
+   * fs blob file (Provider.blobFilePath). A file that cannot be read whole is reported in
+   * `failed` with the read's error code. Joined to `sources`.
+   */
+  files?: { index: number; path: string; start: number; length: number }[];
   /** Fragment indices to rebuild, and their running CRC folds (fragment.ts foldCrc). */
   targets: number[];
   folds: number[];
 }
 
 export interface GroupResult {
-  /** Sources that failed a check, with why (they must not be used again). */
-  failed: { index: number; message: string }[];
+  /** Sources that failed a check, with why (they must not be used again); `code`: a read of
+   * `files` failed with this ProviderError code (absent: the bytes failed a check). */
+  failed: { index: number; message: string; code?: ProviderErrorCode }[];
   /** Per target: its framed cells for this group (absent when fewer than k sources passed). */
   outputs: Uint8Array[];
   /** Per target: the fold after this group. */
@@ -50,12 +60,15 @@ export interface GroupResult {
 export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const g = new Geometry(job.k, job.cellSize, job.length);
   const per = job.s1 - job.s0;
+  const unread = job.files ? readFiles(job, job.files) : [];
   // With targets, sources are unframed straight into a stripe resident in the codec's wasm
   // memory and rebuilt there in place (no copy of k shards into the codec per span); without
   // one (a check only, or the resident budget spent) into per-index scratch.
   const stripe = job.targets.length > 0 && per > 0 ? takeResidentStripe(codec, per * job.cellSize) : undefined;
   try {
-    return runGroup(job, codec, g, per, stripe);
+    const result = runGroup(job, codec, g, per, stripe);
+    if (unread.length) result.failed.unshift(...unread);
+    return result;
   } finally {
     stripe?.release();
   }
@@ -116,6 +129,36 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
   }
   for (const p of parts) outputs.push(p.length === 1 ? p[0]! : concat(p));
   return { failed, outputs, folds, good: cells.size };
+}
+
+/**
+ * Reads `files` into this thread's per-index read scratch and adds them to `job.sources` (views
+ * of the scratch: they live until the next job on this thread). Returns the sources whose file
+ * could not be read whole, with the error's code; a short one is a FragmentError's message
+ * (no code), as a short ranged read is in stripe-pass.ts.
+ */
+function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupResult['failed'] {
+  const failed: GroupResult['failed'] = [];
+  for (const f of files) {
+    try {
+      const bytes = readBlobRangeSync(f.path, f.start, f.length, readScratch(f.index, f.length));
+      if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
+      else job.sources.push({ index: f.index, bytes });
+    } catch (err) {
+      failed.push({ index: f.index, message: (err as Error)?.message ?? String(err), code: err instanceof ProviderError ? err.code : 'Io' });
+    }
+  }
+  return failed;
+}
+
+/** Per fragment index, the reused buffer a job's `files` are read into (readFiles): one group's
+ * framed bytes per index, PASS_BYTES / 3 in all (stripe-pass.ts). */
+const READ_SCRATCH: Uint8Array[] = [];
+
+function readScratch(index: number, len: number): Uint8Array {
+  let b = READ_SCRATCH[index];
+  if (!b || b.length < len) READ_SCRATCH[index] = b = new Uint8Array(len);
+  return b.subarray(0, len);
 }
 
 /** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so

@@ -10,7 +10,13 @@
  * pass works a group of whole stripes at a time: each source fragment's group is one read of
  * its framed cells (the header joins the first read, the trailer the last), and the checking,
  * rebuilding and framing of a group (stripe-group.ts) runs on a worker thread when there is
- * one (pass-pool.ts) while this thread reads the next group.
+ * one (pass-pool.ts) while this thread reads the next group. When every source is a local file
+ * (fs domains: Provider.blobFilePath) the worker reads the group itself, with synchronous
+ * positional reads into buffers it reuses: a repair of a wiped (10,4) domain took 20-30% less
+ * wall time and 15-25% less CPU than with this thread's asynchronous reads (a thread-pool round
+ * trip and a fresh buffer per source and group; 3 runs each, interleaved). A worker that does
+ * not answer within the domain timeout (a read hanging on a dead disk) is given up, and the pass
+ * goes on with this thread's reads, whose per-domain timeouts find the domain that hangs.
  *
  * A source that fails (read error, bad block, bad header or trailer) is dropped from then on
  * and reported with its state; the rebuilt fragments only ever use verified bytes. With fewer
@@ -25,8 +31,8 @@
 import { getBytes, ProviderError } from '../provider.js';
 import { encodeHeader, encodeTrailer, FragmentError, keyHash } from './fragment.js';
 import { framedLength, HEADER_BYTES, type Geometry } from './geometry.js';
-import { runGroup } from './pass-pool.js';
-import { checkHeader, type GroupJob } from './stripe-group.js';
+import { runGroup, workerCanRead, WorkerReadFailed } from './pass-pool.js';
+import { checkHeader, type GroupJob, type GroupResult } from './stripe-group.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
 import type { RebuildResult } from './rebuild.js';
@@ -125,11 +131,16 @@ export async function verifyAndRebuild(
     );
     const groups = Math.max(1, Math.ceil(g.stripes / per));
     const read = (grp: number) => readGroup(ctx, meta, g, [...sources], grp, per, groups);
-    let ahead = read(0);
+    // Fs domains: a worker thread reads each group's sources itself (filePaths); else this
+    // thread reads them, the next group ahead while a worker checks this one.
+    let paths = filePaths(ctx, meta, present);
+    const byWorker = () => paths !== undefined && workerCanRead();
+    let ahead = byWorker() ? undefined : read(0);
     for (let grp = 0; grp < groups; grp++) {
       if (signal?.aborted) throw new ProviderError('Aborted', `${meta.key}: check aborted`);
-      const got = await ahead;
-      if (grp + 1 < groups) {
+      let got = ahead && (await ahead);
+      ahead = undefined;
+      if (grp + 1 < groups && !byWorker()) {
         ahead = read(grp + 1);
         ahead.catch(() => undefined);
       }
@@ -140,18 +151,41 @@ export async function verifyAndRebuild(
       };
       const fill = (from: Map<number, Uint8Array | Error>) => {
         job.sources = [];
+        job.files = undefined;
         for (const [i, r] of from) {
           if (!sources.has(i)) continue;
           if (r instanceof Error) fail(i, r);
           else job.sources.push({ index: i, bytes: r });
         }
       };
-      // Sources that joined after the read ahead started are read for this group now.
-      const late = [...sources].filter((i) => !got.has(i));
-      if (late.length) for (const [i, r] of await readGroup(ctx, meta, g, late, grp, per, groups)) got.set(i, r);
-      fill(got);
-      let res = await runGroup(job, () => ctx.codec(meta.k, meta.m));
-      for (const f of res.failed) fail(f.index, new FragmentError(f.message));
+      // Runs the job over every source: read by a worker while `paths` holds, else read here
+      // (a worker that gave up on its reads hands the pass back to this thread's reads, whose
+      // domain timeouts find the domain that hangs).
+      const run = async (fresh: Map<number, Uint8Array | Error> | undefined): Promise<GroupResult> => {
+        if (!fresh && paths) {
+          const span = groupSpan(g, grp, per, groups);
+          job.sources = [];
+          job.files = [...sources].map((i) => ({ index: i, path: paths!.get(i)!, start: span.start, length: span.length }));
+          try {
+            return await runGroup(job, () => ctx.codec(meta.k, meta.m), ctx.domains.timeoutMs);
+          } catch (err) {
+            if (!(err instanceof WorkerReadFailed) && !(err instanceof ProviderError && err.code === 'Io')) throw err;
+            paths = undefined;
+          }
+        }
+        fill(fresh ?? (await readGroup(ctx, meta, g, [...sources], grp, per, groups)));
+        return runGroup(job, () => ctx.codec(meta.k, meta.m));
+      };
+      const failed = (res: GroupResult) => {
+        for (const f of res.failed) fail(f.index, readFailure(ctx, meta, f));
+      };
+      if (got) {
+        // Sources that joined after the read ahead started are read for this group now.
+        const late = [...sources].filter((i) => !got!.has(i));
+        if (late.length) for (const [i, r] of await readGroup(ctx, meta, g, late, grp, per, groups)) got.set(i, r);
+      }
+      let res = await run(got);
+      failed(res);
       // `needed`: a source failed, so spares join (header checked when past the first group)
       // and the group is read again from every source (the bytes went to the worker).
       while (needed && res.good < meta.k && spares.length > 0) {
@@ -161,9 +195,8 @@ export async function verifyAndRebuild(
           joined.set(i, grp);
           if (grp > 0) await checkSpareHeader(ctx, meta, job, i).catch((err: unknown) => fail(i, err));
         }
-        fill(await readGroup(ctx, meta, g, [...sources], grp, per, groups));
-        res = await runGroup(job, () => ctx.codec(meta.k, meta.m));
-        for (const f of res.failed) fail(f.index, new FragmentError(f.message));
+        res = await run(undefined);
+        failed(res);
       }
       if (targetIdx.length === 0 || sinks.every((x) => x.failed)) continue;
       if (res.good < meta.k) {
@@ -216,10 +249,8 @@ async function readGroup(
   per: number,
   groups: number
 ): Promise<Map<number, Uint8Array | Error>> {
-  const s0 = grp * per;
-  const s1 = Math.min(g.stripes, s0 + per);
-  const start = grp === 0 ? 0 : g.sectionOffset(s0);
-  const end = grp === groups - 1 ? g.fragmentSize : g.sectionOffset(s1);
+  const { start, length } = groupSpan(g, grp, per, groups);
+  const end = start + length;
   const out = new Map<number, Uint8Array | Error>();
   await Promise.all(
     sources.map(async (i) => {
@@ -235,4 +266,45 @@ async function readGroup(
     })
   );
   return out;
+}
+
+/** The bytes of every source fragment that group `grp` reads: its framed cells, with the header
+ * on the first group and the trailer on the last. */
+function groupSpan(g: Geometry, grp: number, per: number, groups: number): { start: number; length: number } {
+  const start = grp === 0 ? 0 : g.sectionOffset(grp * per);
+  const end = grp === groups - 1 ? g.fragmentSize : g.sectionOffset(Math.min(g.stripes, (grp + 1) * per));
+  return { start, length: end - start };
+}
+
+/**
+ * The blob file of each of `present`'s fragments, when a worker thread can read them all
+ * itself: every one on a domain whose provider keeps its blobs in local files
+ * (Provider.blobFilePath) and not failed of late (a failed domain is read here, under its
+ * timeout). Else undefined.
+ */
+function filePaths(ctx: ReadContext, meta: BlobMeta, present: number[]): Map<number, string> | undefined {
+  const out = new Map<number, string>();
+  try {
+    for (const i of present) {
+      const id = meta.fragments[i]!;
+      const p = ctx.domains.get(id).provider;
+      if (!p.blobFilePath || ctx.domains.isFailed(id)) return undefined;
+      out.set(i, p.blobFilePath(nameOf(meta, i)));
+    }
+  } catch {
+    return undefined;
+  }
+  return out;
+}
+
+/** The error a worker's read or check of fragment `f.index` stands for, as this thread's own read
+ * would have raised it: no file is 'missing'; a failed read marks the domain failed
+ * ('unreachable', as DomainSet.call does); bytes that fail a check are a FragmentError. */
+function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Error {
+  if (f.code === undefined) return new FragmentError(f.message);
+  if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
+  const domain = meta.fragments[f.index]!;
+  const err = new ProviderError('Unavailable', `domain ${domain}: read ${nameOf(meta, f.index)} failed: ${f.message}`);
+  ctx.domains.markFailed(domain, err);
+  return err;
 }

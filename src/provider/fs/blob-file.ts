@@ -14,6 +14,7 @@
  * and across delete-then-recreate.
  */
 import { randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { ProviderError } from '../provider.js';
 
@@ -41,6 +42,12 @@ export function newHeader(): { header: Buffer; etag: string } {
 export async function readEtag(handle: FileHandle, path: string): Promise<string> {
   const header = Buffer.alloc(HEADER_BYTES);
   const { bytesRead } = await handle.read(header, 0, HEADER_BYTES, 0);
+  return etagOfHeader(header, bytesRead, path);
+}
+
+/** The etag in `header` (the first `bytesRead` bytes of a file); throws ProviderError 'Io'
+ * when they are not a blob file's header of this format. */
+function etagOfHeader(header: Buffer, bytesRead: number, path: string): string {
   if (
     bytesRead !== HEADER_BYTES ||
     !header.subarray(0, 4).equals(MAGIC) ||
@@ -49,6 +56,44 @@ export async function readEtag(handle: FileHandle, path: string): Promise<string
     throw new ProviderError('Io', `${path}: not a blob file (bad header)`);
   }
   return header.subarray(ID_OFFSET, ID_OFFSET + ID_BYTES).toString('hex');
+}
+
+/** Header scratch of readBlobRangeSync (synchronous, so one per thread suffices). */
+const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
+
+/**
+ * Reads up to `length` bytes of the blob in file `path` from blob byte `start` into `into`
+ * (at least `length` long), synchronously: for a worker thread whose job is to read
+ * (Provider.blobFilePath), never for an event loop. Returns the view of `into` filled, shorter
+ * than `length` when the blob ends first. Throws ProviderError 'NotFound' when there is no
+ * such file, 'Io' when it is not a blob file or the system fails to open or read it.
+ */
+export function readBlobRangeSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
+    throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
+  }
+  try {
+    etagOfHeader(HEADER_SCRATCH, readSync(fd, HEADER_SCRATCH, 0, HEADER_BYTES, 0), path);
+    const size = fstatSync(fd).size - HEADER_BYTES;
+    const out = into.subarray(0, Math.max(0, Math.min(length, size - start)));
+    let off = 0;
+    while (off < out.length) {
+      const n = readSync(fd, out, off, out.length - off, HEADER_BYTES + start + off);
+      if (n === 0) throw new ProviderError('Io', `${path}: file shorter than its size`);
+      off += n;
+    }
+    return out;
+  } catch (err) {
+    if (err instanceof ProviderError) throw err;
+    throw new ProviderError('Io', `${path}: read failed: ${(err as Error)?.message ?? err}`, { cause: err });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Writes all of `data` at the handle's current position (loops over short writes). */

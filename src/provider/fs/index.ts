@@ -226,6 +226,12 @@ export class FsProvider implements Provider {
     return { bytes, dirs, file: join(dirs[dirs.length - 1], p.leaf) };
   }
 
+  /** Provider.blobFilePath: where `key`'s blob file is (or would be). */
+  blobFilePath(key: string): string {
+    this.#checkOpen();
+    return this.#locate(key).file;
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new ProviderError('Io', `${this.dir}: provider is closed`);
   }
