@@ -23,15 +23,16 @@ export type ProviderTarget = { where: string; close(): Promise<void> } & ({ prov
 /**
  * Opens where `o` says (see the module note), reporting each choice on `progress`. Throws
  * UsageError (exit 2) for a bad --endpoint, a missing directory, missing credentials, a locked
- * repository without a known server; and what opening the provider throws.
+ * repository without a known server; and what opening the provider throws. `open.directWrites`:
+ * a directory (or directory domain) writes bulk blobs with O_DIRECT where it takes it.
  */
-export async function openProviderTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void): Promise<ProviderTarget> {
+export async function openProviderTarget(o: TargetOptions, env: NodeJS.ProcessEnv, progress: (line: string) => void, open: { directWrites?: boolean } = {}): Promise<ProviderTarget> {
   const location = o.data;
   const { erasure, dir, endpoint } = await locateTarget(o, env);
   const remote = (opts: AdminClientOptions): ProviderTarget => ({ where: `server ${opts.endpoint}`, remote: opts, close: async () => undefined });
   if (endpoint) return remote(endpoint);
   try {
-    const { provider, release } = await openLocation(location, {}, erasure);
+    const { provider, release } = await openLocation(location, open, erasure);
     progress(`opened ${location} (${provider.kind} provider)`);
     return { where: `repository ${location}`, provider, close: release };
   } catch (err) {

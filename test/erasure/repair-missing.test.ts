@@ -285,6 +285,15 @@ describe('missing-only repair', () => {
     expect((JSON.parse(clean.stdout) as ScrubReport).damagedBlobs).toBe(0);
     const usage = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--missing-only']);
     expect(usage.code).toBe(2);
+    // The repairs above wrote with O_DIRECT where /tmp takes it (the default); buffered writes
+    // rebuild the same. A value other than on or off is a usage error.
+    const badFlag = await runCli(['scrub', '--data', pattern, '--erasure', '4+2', '--direct-io', 'maybe']);
+    expect(badFlag.code).toBe(2);
+    wipe(root, 'd2');
+    const buffered = await runCli([...args, '--direct-io', 'off']);
+    expect(buffered.code, buffered.stderr).toBe(0);
+    expect(Object.keys((JSON.parse(buffered.stdout) as ScrubReport).damagedByDomain)).toEqual(['d2']);
+    expect((JSON.parse(buffered.stdout) as ScrubReport).unrepairedBlobs).toBe(0);
     const p = await createErasureProvider({ config: cfg, domains: await Promise.all(cfg.domains.map(async (d) => ({ id: d.id, labels: d.labels, provider: (await createFsProvider({ dir: d.url })) as Provider }))) });
     await expectExact(p, blobs);
     await p.close();
