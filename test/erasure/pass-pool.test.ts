@@ -23,6 +23,9 @@ import { tempDir } from '../store/helpers.js';
 type Pool = {
   runGroup(job: GroupJob, codec: () => ReturnType<typeof createEncoder>, readTimeoutMs?: number): Promise<GroupResult>;
   poolSize(): number;
+  recycle(chunk: Uint8Array): void;
+  spareSize(): number;
+  SPARE_MAX_BYTES: number;
 };
 const built = (): Promise<Pool> => import(pathToFileURL(resolve('dist/src/provider/erasure/pass-pool.js')).href) as Promise<Pool>;
 
@@ -127,6 +130,53 @@ describe('stripe pass pool', () => {
     const r = await pool.runGroup(bad, () => codec);
     expect(r.failed.map((f) => f.index)).toEqual([1]);
     expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
+  });
+});
+
+describe('stripe pass pool: output memory reused', () => {
+  const body = randomBytes(3 * K * CELL + 12_345, 6);
+  const { frags, g } = fragments(body);
+  const sections = (i: number) => frags[i]!.subarray(g.sectionOffset(0), g.trailerOffset);
+
+  it('frames rebuilt cells into recycled memory, byte-exact whatever it held, inline and on a worker', async () => {
+    const pool = await built();
+    const codec = createEncoder(K, M);
+    // Inline: the first spare large enough is taken; a small one is passed over.
+    const small = new ArrayBuffer(1024);
+    const big = new Uint8Array(4 * 2 ** 20).fill(0xee).buffer;
+    const j = job(frags, g, body.length, [0, 2, 3, 5], [1, 4]);
+    j.spare = [small, big];
+    const r = processGroup(j, codec);
+    expect(r.outputs[0]!.buffer).toBe(big);
+    expect(r.outputs[1]!.buffer).not.toBe(small);
+    expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(1)))).toBe(0);
+    expect(Buffer.compare(Buffer.from(r.outputs[1]!), Buffer.from(sections(4)))).toBe(0);
+
+    // Through the pool and a worker: a recycled 4 MiB buffer of junk comes back as the output.
+    pool.recycle(new Uint8Array(new Uint8Array(4 * 2 ** 20).fill(0xdd).buffer));
+    expect(pool.spareSize()).toBe(4 * 2 ** 20);
+    const w = await pool.runGroup(job(frags, g, body.length, [1, 2, 3, 4, 5], [0]), () => codec);
+    expect(pool.poolSize()).toBeGreaterThan(0);
+    expect(pool.spareSize()).toBe(0);
+    expect(w.outputs[0]!.buffer.byteLength).toBe(4 * 2 ** 20);
+    expect(Buffer.compare(Buffer.from(w.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
+  });
+
+  it('keeps only what it can reuse: not small chunks, views, detached or repeated buffers, nor beyond its cap', async () => {
+    const pool = await built();
+    const before = pool.spareSize();
+    pool.recycle(new Uint8Array(1000)); // a header's size
+    const whole = new Uint8Array(2 ** 20);
+    pool.recycle(whole.subarray(4096)); // a view at an offset
+    const detached = new Uint8Array(2 ** 20);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    pool.recycle(detached);
+    expect(pool.spareSize()).toBe(before);
+    pool.recycle(whole);
+    pool.recycle(whole); // released twice: kept once
+    expect(pool.spareSize()).toBe(before + 2 ** 20);
+    for (let i = 0; i < 64; i++) pool.recycle(new Uint8Array(2 ** 20));
+    expect(pool.spareSize()).toBe(pool.SPARE_MAX_BYTES);
   });
 });
 

@@ -118,6 +118,7 @@ export class WorkerReadFailed extends ProviderError {
  */
 export function runGroup(job: GroupJob, codec: () => ReedSolomon, readTimeoutMs = Infinity): Promise<GroupResult> {
   const files = job.files !== undefined && job.files.length > 0;
+  if (job.targets.length > 0) job.spare = takeSpare(job.targets.length);
   const bytes = job.sources.reduce((n, s) => n + s.bytes.length, 0);
   if (!files && bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
   const want = workerCount();
@@ -145,8 +146,42 @@ export function runGroup(job: GroupJob, codec: () => ReedSolomon, readTimeoutMs 
       resolve: (r) => (clearTimeout(timer), resolve(r)),
       reject: (e) => (clearTimeout(timer), reject(e)),
     });
-    slot.worker.postMessage({ id, job }, job.sources.map((s) => s.bytes.buffer as ArrayBuffer));
+    slot.worker.postMessage({ id, job }, [...job.sources.map((s) => s.bytes.buffer as ArrayBuffer), ...(job.spare ?? [])]);
   });
+}
+
+/** Outputs smaller than this are not kept for reuse (headers and trailers pass through too). */
+const SPARE_MIN_BYTES = 64 * 1024;
+/** Most output memory kept for reuse: a few passes' groups. */
+export const SPARE_MAX_BYTES = 32 * 2 ** 20;
+const spares: ArrayBuffer[] = [];
+let spareBytes = 0;
+
+/**
+ * Keeps the memory of `chunk`, a job's output the caller is done with (a fragment sink's
+ * PutOptions.released: the child wrote it), for the outputs of the next jobs. Received from a
+ * worker, every output is memory new to this thread, and at a repair's pace that allocation
+ * drove this thread's garbage collector (a mark-compact every ~40 MiB of outputs, a quarter of
+ * its busy time in a (4,2) repair). Ignores what cannot be reused: small, a view into a larger
+ * buffer, detached, already kept, or beyond SPARE_MAX_BYTES.
+ */
+export function recycle(chunk: Uint8Array): void {
+  const b = chunk.buffer;
+  if (!(b instanceof ArrayBuffer) || chunk.byteOffset !== 0 || b.byteLength < SPARE_MIN_BYTES) return;
+  if (spareBytes + b.byteLength > SPARE_MAX_BYTES || spares.includes(b)) return;
+  spares.push(b);
+  spareBytes += b.byteLength;
+}
+
+function takeSpare(n: number): ArrayBuffer[] {
+  const out = spares.splice(0, n);
+  for (const b of out) spareBytes -= b.byteLength;
+  return out;
+}
+
+/** Output memory kept for reuse, bytes (tests). */
+export function spareSize(): number {
+  return spareBytes;
 }
 
 /** Stops using `slot` (a worker stuck in a read): its jobs fail, and it is terminated and

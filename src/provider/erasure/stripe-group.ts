@@ -42,6 +42,9 @@ export interface GroupJob {
   /** Fragment indices to rebuild, and their running CRC folds (fragment.ts foldCrc). */
   targets: number[];
   folds: number[];
+  /** Memory the rebuilt cells may be framed into (pass-pool.ts recycles written outputs): a
+   * target's output takes the first one large enough, or a fresh array. */
+  spare?: ArrayBuffer[];
 }
 
 export interface GroupResult {
@@ -97,7 +100,10 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
   // that read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody
   // asked for, and computing them would cost a codec row each.
   const dataOnly = job.targets.every((i) => i < job.k);
-  const parts: Uint8Array[][] = job.targets.map(() => []);
+  // Each target's framed cells go to one array, span after span.
+  const outLength = spans(g, job.s0, job.s1).reduce((n, [a, b]) => n + (b - a) * framedLength(g.cellLength(a)), 0);
+  const outs = job.targets.map(() => outputArray(job, outLength));
+  let at = 0;
   for (const [a, b] of spans(g, job.s0, job.s1)) {
     const cl = g.cellLength(a);
     const off = (a - job.s0) * job.cellSize;
@@ -117,17 +123,17 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
       if (dataOnly) codec.reconstructData(shards, { into });
       else codec.reconstruct(shards, { into });
     }
+    const fl = framedLength(cl);
     job.targets.forEach((i, j) => {
-      const fl = framedLength(cl);
-      const out = new Uint8Array((b - a) * fl);
+      const out = outs[j]!.subarray(at, at + (b - a) * fl);
       for (let s = a; s < b; s++) {
         const cell = shards[i]!.subarray((s - a) * cl, (s - a + 1) * cl);
         folds[j] = frameCell(cell, out.subarray((s - a) * fl, (s - a + 1) * fl), job.generation, i, g.firstBlock(s), folds[j]!);
       }
-      parts[j]!.push(out);
     });
+    at += (b - a) * fl;
   }
-  for (const p of parts) outputs.push(p.length === 1 ? p[0]! : concat(p));
+  outputs.push(...outs);
   return { failed, outputs, folds, good: cells.size };
 }
 
@@ -181,11 +187,12 @@ function sourceScratch(index: number, len: number): Uint8Array {
   return b.subarray(0, len);
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) (out.set(p, o), (o += p.length));
-  return out;
+/** `length` bytes for a target's output: the first of `job.spare` large enough (taken out of
+ * it), else a fresh array. Starts at offset 0 of its buffer, so that it can be transferred. */
+function outputArray(job: GroupJob, length: number): Uint8Array {
+  const i = job.spare?.findIndex((b) => b.byteLength >= length) ?? -1;
+  if (i < 0) return new Uint8Array(length);
+  return new Uint8Array(job.spare!.splice(i, 1)[0]!, 0, length);
 }
 
 /** [a, b) runs of stripes in [s0, s1) with one cell length each (only the blob's last stripe

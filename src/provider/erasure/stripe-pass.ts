@@ -31,7 +31,7 @@
 import { getBytes, ProviderError } from '../provider.js';
 import { encodeHeader, encodeTrailer, FragmentError, keyHash } from './fragment.js';
 import { framedLength, HEADER_BYTES, type Geometry } from './geometry.js';
-import { runGroup, workerCanRead, WorkerReadFailed } from './pass-pool.js';
+import { recycle, runGroup, workerCanRead, WorkerReadFailed } from './pass-pool.js';
 import { checkHeader, type GroupJob, type GroupResult } from './stripe-group.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
@@ -113,7 +113,8 @@ export async function verifyAndRebuild(
   // measured no less CPU per byte (10+4, 3 runs side by side, load 8-17).
   const per = groupStripes(meta);
   const sinks = targetIdx.map(
-    (i) => new FragmentSink(ctx.domains, targets.get(i)!, nameOf(meta, i), g.fragmentSize, 2 * per * framedLength(meta.cellSize))
+    // Written outputs go back to the pool for the next groups' (pass-pool.ts recycle).
+    (i) => new FragmentSink(ctx.domains, targets.get(i)!, nameOf(meta, i), g.fragmentSize, 2 * per * framedLength(meta.cellSize), recycle)
   );
   let folds = targetIdx.map(() => 0);
   const hash = keyHash(meta.key);
