@@ -108,7 +108,8 @@ describe('pass workers reading fs fragments themselves', () => {
     const root = mkdtempSync(join(tmpdir(), 'worker-reads-'));
     roots.push(root);
     let set = await openSet(root, true);
-    // Six blobs of two groups or more (a group is 14 stripes of 64 KiB cells per source here).
+    // Six blobs of two groups or more (a group read by a worker is 16 stripes of 64 KiB cells
+    // per source here: stripe-pass.ts WORKER_GROUP_BYTES).
     const blobs = new Map<string, Uint8Array>();
     for (let i = 0; i < 6; i++) {
       const body = randomBytes(4 * 1024 * 1024 + i * 500_001, 100 + i);
@@ -125,7 +126,7 @@ describe('pass workers reading fs fragments themselves', () => {
     // byte in the first cell.
     unlinkSync(await fragmentFile(set, 1, 'w/0'));
     const late = await fragmentFile(set, 2, 'w/1');
-    overwrite(late, FS_HEADER + FRAGMENT_HEADER + 15 * framedLength(CELL) + 7, Buffer.from([0xa5]));
+    overwrite(late, FS_HEADER + FRAGMENT_HEADER + 17 * framedLength(CELL) + 7, Buffer.from([0xa5]));
     const short = await fragmentFile(set, 3, 'w/2');
     truncateSync(short, FS_HEADER + 3 * CELL);
     overwrite(await fragmentFile(set, 4, 'w/3'), FS_HEADER + 6, Buffer.from([0x77, 0x77]));
@@ -180,11 +181,13 @@ describe('pass workers reading fs fragments themselves', () => {
     let set = await openSet(root, true);
     const blobs = new Map<string, Uint8Array>();
     for (let i = 0; i < 5; i++) {
-      const body = randomBytes(1_500_000 + i * 500_001, 200 + i);
+      // m/3 spans two groups read by a worker (24 stripes, 16 to a group).
+      const body = randomBytes(i === 3 ? 6 * 2 ** 20 : 1_500_000 + i * 500_001, 200 + i);
       blobs.set(`m/${i}`, body);
       await set.p.put(`m/${i}`, body);
     }
-    // A data fragment of one blob cut short (not on d1): the repair must take a spare instead.
+    // A data fragment of one blob cut short in its second group (not on d1): the repair must
+    // take a spare from that group on.
     let shortOn = '';
     for (let d = 2; d <= N && !shortOn; d++) {
       const key = (await set.fs[d - 1]!.list({ prefix: 'm/3!' })).items[0]!.key;
@@ -193,12 +196,14 @@ describe('pass workers reading fs fragments themselves', () => {
     expect(shortOn).not.toBe('');
     await set.p.close();
     rmSync(join(root, 'd1'), { recursive: true, force: true });
-    truncateSync(shortOn, FS_HEADER + 5 * CELL);
+    truncateSync(shortOn, FS_HEADER + FRAGMENT_HEADER + 20 * framedLength(CELL));
     set = await openSet(root, true);
     const r = await runScrub(set.p, { repair: true, missingOnly: true });
     // The short source is found, and rewritten with the missing one (from the fragments found
     // good, read through the domains: rebuild.ts); nothing else was read here.
-    expect(r.fragments).toMatchObject({ missing: 5, corrupt: 1 });
+    // Unchecked: the fifth fragment of every blob, m/3's spare included (it joined in the second
+    // group, so its first group was never verified).
+    expect(r.fragments).toMatchObject({ missing: 5, corrupt: 1, unchecked: 5 });
     expect(r.repairedFragments).toBe(6);
     expect(r.unrepairedBlobs).toBe(0);
     expect(set.readKeys.filter((k) => !k.startsWith('m/3!'))).toEqual([]);
