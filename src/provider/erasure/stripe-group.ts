@@ -3,9 +3,11 @@
  * source fragment's framed bytes (header on the first group, every block's CRC32C, trailer on
  * the last), unframe them, rebuild the target fragments' cells with the codec and frame them.
  *
- * Pure: bytes in, bytes out, no I/O, so that it runs either inline or in a worker thread
- * (pass-pool.ts) while the caller's thread goes on reading the next group. Everything a job
- * holds is plain data (numbers, byte arrays), so it crosses a worker boundary as it is.
+ * Bytes in, bytes out, so that it runs either inline or in a worker thread (pass-pool.ts)
+ * while the caller's thread goes on reading the next group; the one I/O is a job's `files`,
+ * read synchronously by a worker thread that was given the files instead of their bytes.
+ * Everything a job holds is plain data (numbers, strings, byte arrays), so it crosses a worker
+ * boundary as it is.
  */
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
 import type { ResidentStripe } from '../../codec/resident-stripe.js';
@@ -158,7 +160,8 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
 }
 
 /** Per fragment index, the reused buffer a job's `files` are read into (readFiles): one group's
- * framed bytes per index, PASS_BYTES / 3 in all (stripe-pass.ts). */
+ * framed bytes per index, at most k + m groups of a source (stripe-pass.ts groupStripes: 1 MiB
+ * or one stripe's framed cell at least). */
 const READ_SCRATCH: Uint8Array[] = [];
 
 function readScratch(index: number, len: number): Uint8Array {
