@@ -155,7 +155,10 @@ export type ProviderErrorCode =
   | 'Unavailable'
   | 'Aborted'
   | 'Locked'
-  | 'Io';
+  | 'Io'
+  /** The blob's own stored bytes are not in the provider's format (a blob file whose header
+   * is not one): that blob is damaged, the provider itself works. Not retryable. */
+  | 'Corrupt';
 
 /** Every provider failure is one of these; `code` is stable, `retryable` says if a retry may help. */
 export class ProviderError extends Error {

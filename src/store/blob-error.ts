@@ -17,7 +17,7 @@ export function blobError(err: unknown, blob: string): unknown {
   if (err instanceof ProviderError && err.code === 'NotFound') {
     return new StoreError('MissingBlob', `${blob} is missing`, { cause: err });
   }
-  if (err instanceof ProviderError && err.code === 'LengthMismatch') {
+  if (err instanceof ProviderError && (err.code === 'LengthMismatch' || err.code === 'Corrupt')) {
     return new StoreError('Corrupt', `${blob}: ${err.message}`, { cause: err });
   }
   return err;

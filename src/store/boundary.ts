@@ -4,6 +4,7 @@
  * that failed, a body stream that broke mid-read) is wrapped here in a StoreError:
  *
  *   ProviderError, retryable (the backend is unavailable)  -> StoreError 'Unavailable'
+ *   ProviderError 'Corrupt' (a stored blob is damaged)     -> StoreError 'Corrupt'
  *   ProviderError, not retryable (I/O, length mismatch...) -> StoreError 'Io'
  *
  * with the provider error as its `cause`, so the S3 layer maps store errors only and never
@@ -16,7 +17,7 @@ import { StoreError } from './errors.js';
 /** `err` as the store reports it: a ProviderError wrapped (see the module header), else `err`. */
 export function storeErrorOf(err: unknown): unknown {
   if (!(err instanceof ProviderError)) return err;
-  return new StoreError(err.retryable ? 'Unavailable' : 'Io', err.message, { cause: err });
+  return new StoreError(err.retryable ? 'Unavailable' : err.code === 'Corrupt' ? 'Corrupt' : 'Io', err.message, { cause: err });
 }
 
 function rethrow(err: unknown): never {

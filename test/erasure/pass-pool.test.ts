@@ -214,7 +214,7 @@ describe('stripe pass pool: a worker reads the fragments itself', () => {
     const damage: [string, (p: string) => void, (f: GroupResult['failed'][number]) => void][] = [
       ['missing', (p) => unlinkSync(p), (f) => (expect(f.code).toBe('NotFound'), expect(f.message).toMatch(/no such blob/))],
       ['short', (p) => truncateSync(p, BLOB_HEADER_BYTES + g.fragmentSize - 100), (f) => (expect(f.code).toBeUndefined(), expect(f.message).toMatch(/short/))],
-      ['not a blob file', (p) => overwrite(p, 0, Buffer.from('XXXX')), (f) => (expect(f.code).toBe('Io'), expect(f.message).toMatch(/not a blob file/))],
+      ['not a blob file', (p) => overwrite(p, 0, Buffer.from('XXXX')), (f) => (expect(f.code).toBe('Corrupt'), expect(f.message).toMatch(/not a blob file/))],
       ['flipped cell byte', (p) => overwrite(p, BLOB_HEADER_BYTES + g.sectionOffset(1) + 10, Buffer.from([0x5a])), (f) => expect(f.code).toBeUndefined()],
     ];
     for (const [what, hurt, check] of damage) {

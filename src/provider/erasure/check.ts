@@ -21,6 +21,7 @@ import type { FragmentCheck, BlobCheck, ErasureConfig, ErasureStats, FragmentSta
 import { lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { verifyAndRebuild } from './stripe-pass.js';
 import { trailerLength } from './read.js';
+import { Geometry } from './geometry.js';
 import { rebuildFragments, readCopy } from './rebuild.js';
 import type { WriteContext } from './write.js';
 import { replacementTargets } from './replace.js';
@@ -123,6 +124,23 @@ function reportDomains(ctx: WriteContext, key: string, count: number, holding: r
   };
 }
 
+/**
+ * Marks corrupt the fragments (copies) that verified but whose file, as listed, is not the size
+ * the blob's geometry gives: bytes past the trailer (a file extended, a write misdirected into
+ * it) are read by nothing, so only the listed size shows them. Rebuilt fragments and those not
+ * listed (looked up before a rebuild) are left as they are.
+ */
+function flagWrongSizes(meta: BlobMeta, found: LookupResult, fragments: FragmentCheck[]): void {
+  const expected = new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length!).fragmentSize;
+  for (const f of fragments) {
+    if (f.state !== 'ok') continue;
+    const listed = found.names.find(
+      (n) => n.domain === f.domain && n.name.generation === meta.generation && (meta.layout !== 'striped' || n.name.index === f.index)
+    );
+    if (listed && listed.size !== expected) f.state = 'corrupt';
+  }
+}
+
 async function checkOnce(
   ctx: WriteContext,
   key: string,
@@ -206,6 +224,7 @@ async function checkOnce(
     const where = reportDomains(ctx, key, config.m + 1, meta.copies);
     for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: where(i), state: 'missing' });
   }
+  flagWrongSizes(meta, found, fragments);
   const good = fragments.filter((f) => f.state === 'ok').length;
   const bad = fragments.length - good;
   stats.fragmentsVerified += good;

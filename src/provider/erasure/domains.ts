@@ -27,7 +27,8 @@ interface HealthState {
   cooldown: number;
 }
 
-/** Did this error come from the domain itself (as opposed to a missing key or a bad request)? */
+/** Did this error come from the domain itself (as opposed to a missing key, a bad request, or
+ * one damaged blob: 'Corrupt' is a fragment's problem, and its domain stays healthy)? */
 export function isDomainFailure(err: unknown): boolean {
   if (!(err instanceof ProviderError)) return true;
   return err.code === 'Unavailable' || err.code === 'Io' || err.code === 'Locked';

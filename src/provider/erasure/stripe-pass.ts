@@ -308,9 +308,10 @@ function filePaths(ctx: ReadContext, meta: BlobMeta, present: number[]): Map<num
 
 /** The error a worker's read or check of fragment `f.index` stands for, as this thread's own read
  * would have raised it: no file is 'missing'; a failed read marks the domain failed
- * ('unreachable', as DomainSet.call does); bytes that fail a check are a FragmentError. */
+ * ('unreachable', as DomainSet.call does); bytes that fail a check, and a file its domain says
+ * is damaged (ProviderError 'Corrupt': not a blob file), are a FragmentError. */
 function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Error {
-  if (f.code === undefined) return new FragmentError(f.message);
+  if (f.code === undefined || f.code === 'Corrupt') return new FragmentError(f.message);
   if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
   const domain = meta.fragments[f.index]!;
   const err = new ProviderError('Unavailable', `domain ${domain}: read ${nameOf(meta, f.index)} failed: ${f.message}`);

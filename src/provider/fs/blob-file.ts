@@ -37,7 +37,7 @@ export function newHeader(): { header: Buffer; etag: string } {
 
 /**
  * Reads the header of an open blob file and returns its etag. Throws ProviderError
- * 'Io' if the file is too short or not a blob file of this format.
+ * 'Corrupt' if the file is too short or not a blob file of this format.
  */
 export async function readEtag(handle: FileHandle, path: string): Promise<string> {
   const header = Buffer.alloc(HEADER_BYTES);
@@ -45,15 +45,16 @@ export async function readEtag(handle: FileHandle, path: string): Promise<string
   return etagOfHeader(header, bytesRead, path);
 }
 
-/** The etag in `header` (the first `bytesRead` bytes of a file); throws ProviderError 'Io'
- * when they are not a blob file's header of this format. */
+/** The etag in `header` (the first `bytesRead` bytes of a file); throws ProviderError
+ * 'Corrupt' when they are not a blob file's header of this format: that file is damaged (or
+ * foreign), which says nothing of the directory's health. */
 function etagOfHeader(header: Buffer, bytesRead: number, path: string): string {
   if (
     bytesRead !== HEADER_BYTES ||
     !header.subarray(0, 4).equals(MAGIC) ||
     header[4] !== FORMAT_VERSION
   ) {
-    throw new ProviderError('Io', `${path}: not a blob file (bad header)`);
+    throw new ProviderError('Corrupt', `${path}: not a blob file (bad header)`);
   }
   return header.subarray(ID_OFFSET, ID_OFFSET + ID_BYTES).toString('hex');
 }
@@ -66,7 +67,7 @@ const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
  * (at least `length` long), synchronously: for a worker thread whose job is to read
  * (Provider.blobFilePath), never for an event loop. Returns the view of `into` filled, shorter
  * than `length` when the blob ends first. Throws ProviderError 'NotFound' when there is no
- * such file, 'Io' when it is not a blob file or the system fails to open or read it.
+ * such file, 'Corrupt' when it is not a blob file, 'Io' when the system fails to open or read it.
  */
 export function readBlobRangeSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
   let fd: number;

@@ -132,7 +132,11 @@ async function listedInfo(entry: WalkEntry, etag: boolean): Promise<BlobInfo | u
   const handle = await openBlob(entry.path);
   if (!handle) return undefined;
   try {
-    return await infoOf(handle, key, entry.path);
+    return await infoOf(handle, key, entry.path).catch((err: unknown) => {
+      // A listing cannot go on past a file that is not a blob file: the listing fails ('Io',
+      // as without etags), where a read of that one blob says it is damaged ('Corrupt').
+      throw err instanceof ProviderError && err.code === 'Corrupt' ? new ProviderError('Io', err.message, { cause: err }) : err;
+    });
   } finally {
     await handle.close();
   }

@@ -1,0 +1,184 @@
+/**
+ * Damage a fragment's CRCs cannot see. A fragment file whose fs blob header is damaged (bitrot in its first bytes, or a foreign file
+ * under a fragment's name) is one damaged fragment, not a failed domain: reads rebuild around it
+ * without taking the domain out of service (so writes that need every domain still land), a
+ * check reports it corrupt on its domain, and repair rewrites it in place. The fs provider says
+ * so with ProviderError 'Corrupt' for that blob alone; the store reports it as a corrupt blob.
+ * A fragment file longer than its geometry (bytes past its trailer, which no read looks at) is
+ * found by its listed size, reported corrupt and rewritten in place.
+ */
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getBytes, ProviderError } from '../../src/provider/provider.js';
+import type { FsProvider } from '../../src/provider/fs/index.js';
+import { blobError } from '../../src/store/blob-error.js';
+import { storeErrorOf } from '../../src/store/boundary.js';
+import { StoreError } from '../../src/store/errors.js';
+import { firstDiff } from '../support/bytes.js';
+import { randomBytes } from '../support/random.js';
+import { makeRig, type Rig } from './fault-setup.js';
+
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) {
+    await r.close().catch(() => undefined);
+    r.cleanup();
+  }
+});
+
+/** Overwrites the first 4 bytes of a file (the fs blob header's magic). */
+function spoilHeader(path: string): void {
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.from('XXXX'), 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function headOf(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    const b = Buffer.alloc(4);
+    readSync(fd, b, 0, 4, 0);
+    return b.toString('latin1');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Child keys on domain `d` (by name and size only: a listing with etags stops at a bad header). */
+async function childKeys(r: Rig, d: number): Promise<string[]> {
+  const out: string[] = [];
+  let startAfter: string | undefined;
+  for (;;) {
+    const page = await r.children[d]!.list({ etags: false, ...(startAfter ? { startAfter } : {}) });
+    out.push(...page.items.map((i) => i.key));
+    if (!page.next) return out;
+    startAfter = page.next;
+  }
+}
+
+/** The domain index holding a child blob of `key`, the child's key and its file. */
+async function holderOf(r: Rig, key: string): Promise<{ d: number; child: string; path: string }> {
+  for (let d = 0; d < r.children.length; d++) {
+    const child = (await childKeys(r, d)).find((c) => c.startsWith(`${key}!`));
+    if (child) return { d, child, path: (r.children[d] as FsProvider).blobFilePath(child) };
+  }
+  throw new Error(`no fragment of ${key}`);
+}
+
+describe('a fragment file with a damaged fs header', () => {
+  it('the fs provider reports that blob Corrupt (not retryable) on every read path; the store calls it a corrupt blob', async () => {
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const fs = r.children[0] as FsProvider;
+    await fs.put('blob-a', randomBytes(10_000, 1));
+    spoilHeader(fs.blobFilePath('blob-a'));
+    const attempts: [string, () => Promise<unknown>][] = [
+      ['get', () => fs.get('blob-a')],
+      ['read', () => fs.read('blob-a')],
+      ['head', () => fs.head('blob-a')],
+      ['readv', () => fs.readv('blob-a', 0, [new Uint8Array(10)])],
+    ];
+    for (const [what, op] of attempts) {
+      const err = await op().then(
+        () => undefined,
+        (e: unknown) => e
+      );
+      expect(err, what).toBeInstanceOf(ProviderError);
+      expect((err as ProviderError).code, what).toBe('Corrupt');
+      expect((err as ProviderError).retryable, what).toBe(false);
+      expect((err as Error).message, what).toMatch(/not a blob file/);
+    }
+    const err = await fs.read('blob-a').catch((e: unknown) => e);
+    for (const mapped of [storeErrorOf(err), blobError(err, 'blob-a')]) {
+      expect(mapped).toBeInstanceOf(StoreError);
+      expect((mapped as StoreError).code).toBe('Corrupt');
+    }
+    // A listing that meets the file fails as a listing ('Io'), with or without etags.
+    for (const etags of [true, false]) {
+      await fs.list({ etags }).then(
+        (page) => expect(page.items.map((i) => i.key)).toContain('blob-a'),
+        (e: unknown) => expect((e as ProviderError).code).toBe('Io')
+      );
+    }
+  });
+
+  it('is rebuilt around on read, leaves its domain in service, is reported corrupt on it, and repaired in place', async () => {
+    // (4,2) over exactly 6 domains: a striped write needs every domain, so one taken out of
+    // service would refuse the next write.
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const striped = randomBytes(1024 * 1024 + 12_345, 2);
+    const small = randomBytes(3_000, 3); // below the stripe threshold: replicated to m + 1
+    await r.provider.put('blobs/striped', striped);
+    await r.provider.put('blobs/small', small);
+    const s = await holderOf(r, 'blobs/striped');
+    const c = await holderOf(r, 'blobs/small');
+    spoilHeader(s.path);
+    spoilHeader(c.path);
+
+    expect(firstDiff(await getBytes(r.provider, 'blobs/striped'), striped)).toBe(-1);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/small'), small)).toBe(-1);
+    const range = await getBytes(r.provider, 'blobs/striped', { start: 1000, end: 300_000 });
+    expect(firstDiff(range, striped.subarray(1000, 300_001))).toBe(-1);
+    // Every domain still takes writes: a striped blob lands whole.
+    const next = randomBytes(512 * 1024, 4);
+    await r.provider.put('blobs/next', next);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/next'), next)).toBe(-1);
+    expect((await r.provider.checkBlob('blobs/next')).fragments.every((f) => f.state === 'ok')).toBe(true);
+
+    for (const [key, h] of [
+      ['blobs/striped', s],
+      ['blobs/small', c],
+    ] as const) {
+      const found = await r.provider.checkBlob(key);
+      const bad = found.fragments.filter((f) => f.state !== 'ok');
+      expect(bad, key).toEqual([expect.objectContaining({ domain: `d${h.d + 1}`, state: 'corrupt' })]);
+      expect(found.lost).toBe(false);
+      const fixed = await r.provider.checkBlob(key, { repair: true });
+      expect(fixed.repaired, key).toBe(1);
+      const again = await r.provider.checkBlob(key);
+      expect(again.fragments.every((f) => f.state === 'ok'), key).toBe(true);
+      // Rewritten where it was: the same domain holds a sound blob file again.
+      const onSame = (await childKeys(r, h.d)).find((k) => k.startsWith(`${key}!`));
+      expect(onSame, key).toBeDefined();
+      expect(headOf((r.children[h.d] as FsProvider).blobFilePath(onSame!))).not.toBe('XXXX');
+    }
+    expect(firstDiff(await getBytes(r.provider, 'blobs/striped'), striped)).toBe(-1);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/small'), small)).toBe(-1);
+  });
+});
+
+describe('a fragment file longer than its geometry', () => {
+  it('reads exact, is reported corrupt on its domain by its size, and is rewritten to the right size', async () => {
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const striped = randomBytes(700_000, 5);
+    const small = randomBytes(2_000, 6);
+    await r.provider.put('blobs/striped', striped);
+    await r.provider.put('blobs/small', small);
+    for (const [key, body] of [
+      ['blobs/striped', striped],
+      ['blobs/small', small],
+    ] as const) {
+      const h = await holderOf(r, key);
+      const child = r.children[h.d]!;
+      const size = (await child.head(h.child)).size;
+      // Rewritten through the fs provider: a sound blob file, 100 bytes longer.
+      await child.put(h.child, Buffer.concat([await getBytes(child, h.child), Buffer.alloc(100, 0x42)]));
+      expect(firstDiff(await getBytes(r.provider, key), body), key).toBe(-1);
+
+      const found = await r.provider.checkBlob(key);
+      expect(found.fragments.filter((f) => f.state !== 'ok'), key).toEqual([expect.objectContaining({ domain: `d${h.d + 1}`, state: 'corrupt' })]);
+      const fixed = await r.provider.checkBlob(key, { repair: true });
+      expect(fixed.repaired, key).toBe(1);
+      expect((await r.provider.checkBlob(key)).fragments.every((f) => f.state === 'ok'), key).toBe(true);
+      const now = (await childKeys(r, h.d)).find((k) => k.startsWith(`${key}!`));
+      expect(now, key).toBeDefined();
+      expect((await child.head(now!)).size, key).toBe(size);
+      expect(firstDiff(await getBytes(r.provider, key), body), key).toBe(-1);
+    }
+  });
+});
