@@ -181,4 +181,51 @@ describe('a fragment file longer than its geometry', () => {
       expect(firstDiff(await getBytes(r.provider, key), body), key).toBe(-1);
     }
   });
+
+  it('with more fragments extended than parity covers, the blob still reads and is not lost; repair keeps k sources and finishes on the next pass', async () => {
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const body = randomBytes(900_000, 7);
+    await r.provider.put('blobs/many', body);
+    let extended = 0;
+    for (let d = 0; d < r.children.length && extended < 3; d++) {
+      const child = (await childKeys(r, d)).find((k) => k.startsWith('blobs/many!'));
+      if (!child) continue;
+      await r.children[d]!.put(child, Buffer.concat([await getBytes(r.children[d]!, child), Buffer.alloc(64, 0x17)]));
+      extended++;
+    }
+    expect(extended).toBe(3);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/many'), body)).toBe(-1);
+    const found = await r.provider.checkBlob('blobs/many');
+    expect(found.lost).toBe(false);
+    expect(found.fragments.filter((f) => f.state === 'corrupt')).toHaveLength(3);
+    // Rewriting all three would leave 3 sources of the 4 needed: two now, the last next time.
+    expect((await r.provider.checkBlob('blobs/many', { repair: true })).repaired).toBe(2);
+    expect((await r.provider.checkBlob('blobs/many', { repair: true })).repaired).toBe(1);
+    expect((await r.provider.checkBlob('blobs/many')).fragments.every((f) => f.state === 'ok')).toBe(true);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/many'), body)).toBe(-1);
+  });
+
+  it('a blob written without a known length: an extended fragment does not move where the others are read, whichever is listed first', async () => {
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const body = randomBytes(800_000, 8);
+    async function* chunks() {
+      for (let at = 0; at < body.length; at += 100_000) yield body.subarray(at, at + 100_000);
+    }
+    // Each domain in turn holds the extended fragment (repaired before the next).
+    for (let d = 0; d < r.children.length; d++) {
+      await r.provider.put('blobs/streamed', chunks());
+      const child = (await childKeys(r, d)).find((k) => k.startsWith('blobs/streamed!'));
+      expect(child, `d${d + 1}`).toBeDefined();
+      await r.children[d]!.put(child!, Buffer.concat([await getBytes(r.children[d]!, child!), Buffer.alloc(100, 0x33)]));
+      await r.close();
+      await r.reopen();
+      expect(firstDiff(await getBytes(r.provider, 'blobs/streamed'), body), `d${d + 1}`).toBe(-1);
+      const found = await r.provider.checkBlob('blobs/streamed');
+      expect(found.fragments.filter((f) => f.state !== 'ok'), `d${d + 1}`).toEqual([expect.objectContaining({ domain: `d${d + 1}`, state: 'corrupt' })]);
+      expect((await r.provider.checkBlob('blobs/streamed', { repair: true })).repaired, `d${d + 1}`).toBe(1);
+      expect((await r.provider.checkBlob('blobs/streamed')).fragments.every((f) => f.state === 'ok'), `d${d + 1}`).toBe(true);
+    }
+  });
 });

@@ -90,7 +90,9 @@ export async function checkBlob(
     stats.fragmentsDamaged += scratch.fragmentsDamaged;
     return first;
   }
-  const again = await checkOnce(ctx, key, config, stats, options, await lookupBlob(ctx.domains, key));
+  // From a fresh lookup: not a census's view any more, so nothing in it is stale.
+  const { found: _census, ...fresh } = options;
+  const again = await checkOnce(ctx, key, config, stats, fresh, await lookupBlob(ctx.domains, key));
   again.check.repaired += first.check.repaired;
   again.check.repairBytes += first.check.repairBytes;
   return again;
@@ -125,20 +127,26 @@ function reportDomains(ctx: WriteContext, key: string, count: number, holding: r
 }
 
 /**
- * Marks corrupt the fragments (copies) that verified but whose file, as listed, is not the size
+ * Marks corrupt the striped fragments that verified but whose file, as listed, is not the size
  * the blob's geometry gives: bytes past the trailer (a file extended, a write misdirected into
- * it) are read by nothing, so only the listed size shows them. Rebuilt fragments and those not
- * listed (looked up before a rebuild) are left as they are.
+ * it) are read by nothing, so only the listed size shows them. (A replicated copy is read whole,
+ * so its verification already refuses a wrong size.) Rebuilt fragments and those not listed
+ * (looked up before a rebuild) are left as they are. Returns the indices it marked: their cells
+ * verified, so they still count towards reading the blob and can serve as repair sources.
  */
-function flagWrongSizes(meta: BlobMeta, found: LookupResult, fragments: FragmentCheck[]): void {
-  const expected = new Geometry(meta.layout === 'striped' ? meta.k : 1, meta.cellSize, meta.length!).fragmentSize;
+function flagWrongSizes(meta: BlobMeta, found: LookupResult, fragments: FragmentCheck[]): number[] {
+  if (meta.layout !== 'striped') return [];
+  const expected = new Geometry(meta.k, meta.cellSize, meta.length!).fragmentSize;
+  const marked: number[] = [];
   for (const f of fragments) {
     if (f.state !== 'ok') continue;
-    const listed = found.names.find(
-      (n) => n.domain === f.domain && n.name.generation === meta.generation && (meta.layout !== 'striped' || n.name.index === f.index)
-    );
-    if (listed && listed.size !== expected) f.state = 'corrupt';
+    const listed = found.names.find((n) => n.domain === f.domain && n.name.generation === meta.generation && n.name.index === f.index);
+    if (listed && listed.size !== expected) {
+      f.state = 'corrupt';
+      marked.push(f.index);
+    }
   }
+  return marked;
 }
 
 async function checkOnce(
@@ -224,13 +232,17 @@ async function checkOnce(
     const where = reportDomains(ctx, key, config.m + 1, meta.copies);
     for (let i = meta.copies.length; i < config.m + 1; i++) fragments.push({ index: i, domain: where(i), state: 'missing' });
   }
-  flagWrongSizes(meta, found, fragments);
+  // Sizes as listed: a census's may predate a rewrite since, so a check that finds any wrong
+  // size is done again from a fresh lookup before anything is reported or repaired. A
+  // missing-only repair verifies sources, not sizes.
+  const oversized = missingOnly ? [] : flagWrongSizes(meta, found, fragments);
+  if (oversized.length > 0 && options.found) stale = true;
   const good = fragments.filter((f) => f.state === 'ok').length;
   const bad = fragments.length - good;
   stats.fragmentsVerified += good;
   stats.fragmentsDamaged += bad;
   // Fragments not verified (missingOnly) are not damage found: they count as present.
-  const lost = meta.layout === 'striped' ? good + unchecked.length < meta.k : good === 0;
+  const lost = meta.layout === 'striped' ? good + oversized.length + unchecked.length < meta.k : good === 0;
   const check: BlobCheck = { key, layout: meta.layout, size: meta.length, fragments, repaired, repairBytes, lost, ...(unchecked.length ? { unchecked } : {}) };
   stats.fragmentsRepaired += repaired;
   stats.repairBytes += repairBytes;
@@ -238,8 +250,16 @@ async function checkOnce(
 
   const holding = new Set(fragments.filter((f) => f.state === 'ok').map((f) => f.domain));
   // Striped: what the pass could not rebuild (found corrupt or unreadable in it, or its
-  // target failed) is rebuilt now from the fragments that are good.
-  const leftIdx = meta.layout === 'striped' ? fragments.filter((f) => f.state !== 'ok' && !fixed.has(f.index)).map((f) => f.index) : [];
+  // target failed) is rebuilt now from the fragments that are good. Fragments wrong only in
+  // size are rewritten as far as k sources remain without them (the rest stay sources, and
+  // the next pass rewrites them).
+  const leftIdx =
+    meta.layout === 'striped'
+      ? [
+          ...fragments.filter((f) => f.state !== 'ok' && !fixed.has(f.index) && !oversized.includes(f.index)).map((f) => f.index),
+          ...oversized.slice(0, Math.max(0, good + oversized.length - meta.k)),
+        ]
+      : [];
   if (leftIdx.length) {
     const keep = new Set(meta.fragments.filter((d, i): d is string => d !== undefined && !leftIdx.includes(i)));
     const unusable = new Set([

@@ -12,6 +12,7 @@
 import { ProviderError } from '../provider.js';
 import { childKey, fragmentPrefix, parseChildKey, type FragmentName, type Layout } from './child-key.js';
 import type { DomainSet } from './domains.js';
+import { Geometry } from './geometry.js';
 
 /** Everything a read needs to know about the current write of a blob. */
 export interface BlobMeta {
@@ -109,6 +110,21 @@ export async function lookupBlob(domains: DomainSet, key: string): Promise<Looku
 }
 
 /**
+ * The size every fragment (copy) of a write should have: what the geometry gives when the name
+ * carries the length, else the size most of its fragments are listed with (ties: the first
+ * listed), so that one file extended or cut short cannot set where every fragment's trailer is
+ * looked for.
+ */
+function fragmentBytesOf(n: FragmentName, fs: readonly FoundName[]): number {
+  if (n.length !== undefined) return new Geometry(n.layout === 'striped' ? n.k : 1, n.cellSize, n.length).fragmentSize;
+  const counts = new Map<number, number>();
+  for (const f of fs) counts.set(f.size, (counts.get(f.size) ?? 0) + 1);
+  let best = fs[0]!.size;
+  for (const [size, c] of counts) if (c > counts.get(best)!) best = size;
+  return best;
+}
+
+/**
  * Groups the fragment names found for `key` (by a lookup, or by a scrub's census of every
  * domain) into the current write and stale leftovers (see the module doc). Pure.
  */
@@ -147,7 +163,7 @@ export function resolveNames(key: string, all: FoundName[], unreachable: string[
     lastModified: new Date(Math.max(...fs.map((f) => f.lastModified.getTime()))),
     fragments: n.layout === 'striped' ? new Array<string | undefined>(n.k + n.m).fill(undefined) : [],
     copies: [],
-    fragmentBytes: fs[0]!.size,
+    fragmentBytes: fragmentBytesOf(n, fs),
     sized: n.length !== undefined,
   };
   for (const f of fs) {
