@@ -91,7 +91,8 @@ export interface ListOptions {
   /** false: the caller needs keys, sizes and times only, and a provider that would have to
    * read each blob for its etag (fs: open and read its header) may answer `etag: ''`
    * instead (default true). Such a provider then does not read the blob at all: a blob
-   * whose header is damaged is listed (its reads fail), where a list with etags fails. */
+   * whose header is damaged (or cut short of it: listed at size 0) is listed, and its reads
+   * fail ('Corrupt'), where a list with etags fails. */
   etags?: boolean;
 }
 

@@ -7,7 +7,7 @@
  * A fragment file longer than its geometry (bytes past its trailer, which no read looks at) is
  * found by its listed size, reported corrupt and rewritten in place.
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getBytes, ProviderError } from '../../src/provider/provider.js';
 import type { FsProvider } from '../../src/provider/fs/index.js';
@@ -17,6 +17,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { firstDiff } from '../support/bytes.js';
 import { randomBytes } from '../support/random.js';
 import { makeRig, type Rig } from './fault-setup.js';
+import { runScrub } from '../../src/provider/erasure/scrub.js';
 
 const rigs: Rig[] = [];
 afterEach(async () => {
@@ -148,6 +149,31 @@ describe('a fragment file with a damaged fs header', () => {
     }
     expect(firstDiff(await getBytes(r.provider, 'blobs/striped'), striped)).toBe(-1);
     expect(firstDiff(await getBytes(r.provider, 'blobs/small'), small)).toBe(-1);
+  });
+});
+
+describe('a fragment file cut below its fs header', () => {
+  it('is listed, not a failed listing: reads rebuild around it, writes still land, scrub finds it corrupt on its domain and repair rewrites it', async () => {
+    const r = await makeRig({ k: 4, m: 2 });
+    rigs.push(r);
+    const body = randomBytes(600_000, 9);
+    await r.provider.put('blobs/cut', body);
+    const h = await holderOf(r, 'blobs/cut');
+    truncateSync(h.path, 10);
+    await r.close();
+    await r.reopen();
+    expect(firstDiff(await getBytes(r.provider, 'blobs/cut'), body)).toBe(-1);
+    const next = randomBytes(400_000, 10);
+    await r.provider.put('blobs/after', next);
+    const report = await runScrub(r.provider);
+    expect(report.fragments).toMatchObject({ corrupt: 1, unreachable: 0, missing: 0 });
+    expect(report.damagedByDomain).toEqual({ [`d${h.d + 1}`]: 1 });
+    const fixed = await runScrub(r.provider, { repair: true });
+    expect(fixed.repairedFragments).toBe(1);
+    expect((await runScrub(r.provider)).damagedBlobs).toBe(0);
+    expect(statSync(h.path).size).toBeGreaterThan(600_000 / 4);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/cut'), body)).toBe(-1);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/after'), next)).toBe(-1);
   });
 });
 

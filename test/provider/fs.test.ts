@@ -203,7 +203,7 @@ describe('fs provider', () => {
     }
   });
 
-  it('lists a file too short to be a blob file as an Io error, with or without etags; keys deleted meanwhile are skipped', async () => {
+  it('lists a file too short to be a blob file at size 0 without etags (its reads fail Corrupt) and fails a list with etags; keys deleted meanwhile are skipped', async () => {
     const dir = await freshDir();
     const p = await createFsProvider({ dir });
     const keys = Array.from({ length: 70 }, (_, i) => `k/${String(i).padStart(3, '0')}`); // several list batches
@@ -213,11 +213,17 @@ describe('fs provider', () => {
     const [listed] = await Promise.all([p.list({ prefix: 'k/', etags: false }), ...gone.map((k) => p.delete(k))]);
     const kept = keys.filter((k) => !gone.includes(k));
     expect(listed.items.map((i) => i.key).filter((k) => kept.includes(k))).toEqual(kept);
-    // A blob file cut below its header (not something the provider writes): refused, not listed as a negative size.
+    // A blob file cut below its header (not something the provider writes): without etags it
+    // is listed at size 0 (never a negative size) beside the others, and reading it says it is
+    // damaged; with etags (which reads every header) the listing fails.
     const { dirs, leaf } = keyPath(Buffer.from('k/short'));
     await mkdir(join(dir, 'blobs', ...dirs), { recursive: true });
     await writeFile(join(dir, 'blobs', ...dirs, leaf), Buffer.from('SBLB'));
-    await expectCode(p.list({ prefix: 'k/', etags: false }), 'Io');
+    const withShort = await p.list({ prefix: 'k/', etags: false });
+    expect(withShort.items.map((i) => i.key)).toEqual([...kept, 'k/short'].sort());
+    expect(withShort.items.find((i) => i.key === 'k/short')!.size).toBe(0);
+    await expectCode(p.read('k/short'), 'Corrupt');
+    await expectCode(p.get('k/short'), 'Corrupt');
     await expectCode(p.list({ prefix: 'k/' }), 'Io');
     await p.close();
   });

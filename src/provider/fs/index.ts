@@ -126,8 +126,10 @@ async function listedInfo(entry: WalkEntry, etag: boolean): Promise<BlobInfo | u
       if (errno(err) === 'ENOENT' || errno(err) === 'ENOTDIR') return undefined;
       throw err;
     }
-    if (st.size < HEADER_BYTES) throw new ProviderError('Io', `${entry.path}: not a blob file (shorter than its header)`);
-    return { key, size: st.size - HEADER_BYTES, etag: '', lastModified: st.mtime };
+    // A file cut below its header is a blob whose header is damaged: listed (at size 0, never
+    // a negative one) like any other, so that one damaged file does not fail the listing of a
+    // whole directory; its reads fail ('Corrupt').
+    return { key, size: Math.max(0, st.size - HEADER_BYTES), etag: '', lastModified: st.mtime };
   }
   const handle = await openBlob(entry.path);
   if (!handle) return undefined;
