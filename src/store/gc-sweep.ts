@@ -101,7 +101,9 @@ export async function sweep(provider: Provider, mark: MarkResult, opts: SweepOpt
   for (const prefix of SWEPT_PREFIXES) {
     let startAfter: string | undefined;
     for (;;) {
-      const page = await provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
+      // Keys, sizes and times only (no etags): one stat per blob on fs instead of reading its
+      // header, and a blob whose header is damaged is judged like any other.
+      const page = await provider.list({ prefix, etags: false, ...(startAfter ? { startAfter } : {}) });
       for (const item of page.items) {
         if (report.examinedBlobs++ % 256 === 0) progress();
         report.examinedBytes += item.size;

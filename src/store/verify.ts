@@ -85,7 +85,10 @@ async function listAll(provider: Provider, prefix: string): Promise<{ key: strin
   const out: { key: string; size: number }[] = [];
   let startAfter: string | undefined;
   for (;;) {
-    const page = await provider.list({ prefix, ...(startAfter ? { startAfter } : {}) });
+    // Keys and sizes only: without etags a provider need not read each blob to list it, and a
+    // blob whose header is damaged is listed (its read below reports it) instead of failing
+    // the listing of everything.
+    const page = await provider.list({ prefix, etags: false, ...(startAfter ? { startAfter } : {}) });
     for (const i of page.items) out.push({ key: i.key, size: i.size });
     if (!page.next) return out;
     startAfter = page.next;

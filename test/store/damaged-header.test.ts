@@ -1,0 +1,61 @@
+/**
+ * A blob file whose fs header is damaged (or cut below it) is one damaged blob: `verify` reports
+ * it as a problem naming the objects it holds, and a GC pass goes past it, instead of either
+ * failing on the listing of the whole directory (both list without etags: they need keys,
+ * sizes and times only).
+ */
+import { closeSync, openSync, truncateSync, writeSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Store } from '../../src/store/store.js';
+import { verifyRepository } from '../../src/store/verify.js';
+import { collectGarbage } from '../../src/store/gc.js';
+import type { FsProvider } from '../../src/provider/fs/index.js';
+import { randomBytes } from '../support/random.js';
+import { makeProvider, stream } from './helpers.js';
+
+function spoilHeader(path: string): void {
+  const fd = openSync(path, 'r+');
+  try {
+    writeSync(fd, Buffer.from('XXXX'), 0, 4, 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a damaged blob file header on the fs provider', () => {
+  for (const how of ['spoiled', 'cut below it'] as const) {
+    it(`${how}: verify reports the blob as Corrupt, naming the object; GC goes past it`, async () => {
+      const p = await makeProvider('fs');
+      try {
+        const store = await Store.open(p.provider);
+        await store.createBucket('bkt');
+        // 9 MiB: a carrier body in chunk blobs of its own.
+        const big = randomBytes(9 * 1024 * 1024, 17);
+        await store.putObject('bkt', 'big', stream(big), { size: big.length });
+        await store.putObject('bkt', 'small', stream(randomBytes(100, 18)), { size: 100 });
+        await store.checkpoint();
+        await store.close();
+
+        const chunks = (await p.provider.list({ prefix: 'chunks/' })).items.map((i) => i.key);
+        expect(chunks.length).toBeGreaterThan(0);
+        const victim = chunks[0]!;
+        const path = (p.provider as FsProvider).blobFilePath(victim);
+        if (how === 'spoiled') spoilHeader(path);
+        else truncateSync(path, 10);
+
+        const report = await verifyRepository(p.provider);
+        expect(report.ok).toBe(false);
+        const problem = report.problems.find((x) => x.blob === victim);
+        expect(problem, JSON.stringify(report.problems)).toBeDefined();
+        expect(problem!.code).toBe('Corrupt');
+        expect(problem!.affects).toContain('bkt/big');
+
+        const gc = await collectGarbage(p.provider, { graceMs: 0 });
+        expect(gc.examinedBlobs).toBeGreaterThan(chunks.length);
+        expect((await p.provider.list({ prefix: 'chunks/', etags: false })).items.map((i) => i.key)).toContain(victim);
+      } finally {
+        p.cleanup();
+      }
+    });
+  }
+});
