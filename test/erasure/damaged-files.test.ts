@@ -7,14 +7,14 @@
  * A fragment file longer than its geometry (bytes past its trailer, which no read looks at) is
  * found by its listed size, reported corrupt and rewritten in place.
  */
-import { closeSync, openSync, readSync, statSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, truncateSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getBytes, ProviderError } from '../../src/provider/provider.js';
 import type { FsProvider } from '../../src/provider/fs/index.js';
 import { blobError } from '../../src/store/blob-error.js';
 import { storeErrorOf } from '../../src/store/boundary.js';
 import { StoreError } from '../../src/store/errors.js';
-import { firstDiff } from '../support/bytes.js';
+import { firstDiff, overwriteFile } from '../support/bytes.js';
 import { randomBytes } from '../support/random.js';
 import { makeRig, type Rig } from './fault-setup.js';
 import { runScrub } from '../../src/provider/erasure/scrub.js';
@@ -28,14 +28,7 @@ afterEach(async () => {
 });
 
 /** Overwrites the first 4 bytes of a file (the fs blob header's magic). */
-function spoilHeader(path: string): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, Buffer.from('XXXX'), 0, 4, 0);
-  } finally {
-    closeSync(fd);
-  }
-}
+const spoilHeader = (path: string) => overwriteFile(path, 0, Buffer.from('XXXX'));
 
 function headOf(path: string): string {
   const fd = openSync(path, 'r');

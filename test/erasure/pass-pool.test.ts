@@ -14,7 +14,8 @@ import { framedLength, Geometry } from '../../src/provider/erasure/geometry.js';
 import { processGroup, type GroupJob, type GroupResult } from '../../src/provider/erasure/stripe-group.js';
 import { randomBytes } from '../support/random.js';
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, truncateSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, truncateSync, unlinkSync } from 'node:fs';
+import { overwriteFile } from '../support/bytes.js';
 import { afterAll } from 'vitest';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
 import { HEADER_BYTES as BLOB_HEADER_BYTES } from '../../src/provider/fs/blob-file.js';
@@ -214,8 +215,8 @@ describe('stripe pass pool: a worker reads the fragments itself', () => {
     const damage: [string, (p: string) => void, (f: GroupResult['failed'][number]) => void][] = [
       ['missing', (p) => unlinkSync(p), (f) => (expect(f.code).toBe('NotFound'), expect(f.message).toMatch(/no such blob/))],
       ['short', (p) => truncateSync(p, BLOB_HEADER_BYTES + g.fragmentSize - 100), (f) => (expect(f.code).toBeUndefined(), expect(f.message).toMatch(/short/))],
-      ['not a blob file', (p) => overwrite(p, 0, Buffer.from('XXXX')), (f) => (expect(f.code).toBe('Corrupt'), expect(f.message).toMatch(/not a blob file/))],
-      ['flipped cell byte', (p) => overwrite(p, BLOB_HEADER_BYTES + g.sectionOffset(1) + 10, Buffer.from([0x5a])), (f) => expect(f.code).toBeUndefined()],
+      ['not a blob file', (p) => overwriteFile(p, 0, Buffer.from('XXXX')), (f) => (expect(f.code).toBe('Corrupt'), expect(f.message).toMatch(/not a blob file/))],
+      ['flipped cell byte', (p) => overwriteFile(p, BLOB_HEADER_BYTES + g.sectionOffset(1) + 10, Buffer.from([0x5a])), (f) => expect(f.code).toBeUndefined()],
     ];
     for (const [what, hurt, check] of damage) {
       await writeAll();
@@ -260,11 +261,3 @@ describe('stripe pass pool: a worker reads the fragments itself', () => {
   });
 });
 
-function overwrite(path: string, at: number, bytes: Uint8Array): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.length, at);
-  } finally {
-    closeSync(fd);
-  }
-}

@@ -6,7 +6,8 @@
  * bytes only, and the blobs read back exact; the domains' providers are asked for no source
  * bytes while a worker reads them (and are, when they cannot say where their files are).
  */
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, truncateSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync } from 'node:fs';
+import { overwriteFile } from '../support/bytes.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -87,14 +88,6 @@ async function fragmentFile(set: Counted, d: number, key: string): Promise<strin
   return child.blobFilePath(page.items[0]!.key);
 }
 
-function overwrite(path: string, at: number, bytes: Uint8Array): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, bytes, 0, bytes.length, at);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 async function bytesOf(p: ErasureProvider, key: string): Promise<Buffer> {
   const r = await p.get(key);
@@ -126,11 +119,11 @@ describe('pass workers reading fs fragments themselves', () => {
     // byte in the first cell.
     unlinkSync(await fragmentFile(set, 1, 'w/0'));
     const late = await fragmentFile(set, 2, 'w/1');
-    overwrite(late, FS_HEADER + FRAGMENT_HEADER + 17 * framedLength(CELL) + 7, Buffer.from([0xa5]));
+    overwriteFile(late, FS_HEADER + FRAGMENT_HEADER + 17 * framedLength(CELL) + 7, Buffer.from([0xa5]));
     const short = await fragmentFile(set, 3, 'w/2');
     truncateSync(short, FS_HEADER + 3 * CELL);
-    overwrite(await fragmentFile(set, 4, 'w/3'), FS_HEADER + 6, Buffer.from([0x77, 0x77]));
-    overwrite(await fragmentFile(set, 6, 'w/5'), FS_HEADER + FRAGMENT_HEADER + 100, Buffer.from([0x01]));
+    overwriteFile(await fragmentFile(set, 4, 'w/3'), FS_HEADER + 6, Buffer.from([0x77, 0x77]));
+    overwriteFile(await fragmentFile(set, 6, 'w/5'), FS_HEADER + FRAGMENT_HEADER + 100, Buffer.from([0x01]));
 
     const found = await runScrub(set.p);
     expect(found.damagedBlobs).toBe(5);
@@ -150,7 +143,7 @@ describe('pass workers reading fs fragments themselves', () => {
     // A file that is not an fs blob file at all: one damaged fragment (its domain says
     // 'Corrupt'), not a failed domain, as a read through the domain says too.
     const foreignFile = await fragmentFile(set, 5, 'w/4');
-    overwrite(foreignFile, 0, Buffer.from('XXXX'));
+    overwriteFile(foreignFile, 0, Buffer.from('XXXX'));
     const foreign = await runScrub(set.p);
     expect(foreign.fragments).toMatchObject({ corrupt: 1, unreachable: 0, missing: 0 });
     expect(foreign.damagedByDomain).toEqual({ d5: 1 });

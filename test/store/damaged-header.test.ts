@@ -4,7 +4,8 @@
  * failing on the listing of the whole directory (both list without etags: they need keys,
  * sizes and times only).
  */
-import { closeSync, openSync, truncateSync, writeSync } from 'node:fs';
+import { truncateSync } from 'node:fs';
+import { overwriteFile } from '../support/bytes.js';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
@@ -12,15 +13,6 @@ import { collectGarbage } from '../../src/store/gc.js';
 import type { FsProvider } from '../../src/provider/fs/index.js';
 import { randomBytes } from '../support/random.js';
 import { makeProvider, stream } from './helpers.js';
-
-function spoilHeader(path: string): void {
-  const fd = openSync(path, 'r+');
-  try {
-    writeSync(fd, Buffer.from('XXXX'), 0, 4, 0);
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('a damaged blob file header on the fs provider', () => {
   for (const how of ['spoiled', 'cut below it'] as const) {
@@ -40,7 +32,7 @@ describe('a damaged blob file header on the fs provider', () => {
         expect(chunks.length).toBeGreaterThan(0);
         const victim = chunks[0]!;
         const path = (p.provider as FsProvider).blobFilePath(victim);
-        if (how === 'spoiled') spoilHeader(path);
+        if (how === 'spoiled') overwriteFile(path, 0, Buffer.from('XXXX'));
         else truncateSync(path, 10);
 
         const report = await verifyRepository(p.provider);
