@@ -20,8 +20,7 @@ import { ProviderError } from '../provider.js';
 import type { FragmentCheck, BlobCheck, ErasureConfig, ErasureStats, FragmentState } from './types.js';
 import { lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { verifyAndRebuild } from './stripe-pass.js';
-import { trailerLength } from './read.js';
-import { Geometry } from './geometry.js';
+import { geometryOf, trailerLength } from './read.js';
 import { rebuildFragments, readCopy } from './rebuild.js';
 import type { WriteContext } from './write.js';
 import { replacementTargets } from './replace.js';
@@ -136,7 +135,7 @@ function reportDomains(ctx: WriteContext, key: string, count: number, holding: r
  */
 function flagWrongSizes(meta: BlobMeta, found: LookupResult, fragments: FragmentCheck[]): number[] {
   if (meta.layout !== 'striped') return [];
-  const expected = new Geometry(meta.k, meta.cellSize, meta.length!).fragmentSize;
+  const expected = geometryOf(meta).fragmentSize;
   const marked: number[] = [];
   for (const f of fragments) {
     if (f.state !== 'ok') continue;

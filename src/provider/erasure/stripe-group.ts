@@ -86,7 +86,7 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
     // Unframed cells live only while this (synchronous) call runs: the resident stripe, or
     // per-index scratch reused from group to group (a fresh array per source and group cost
     // page faults and GC).
-    const into = stripe ? stripe.shard(src.index) : sourceScratch(src.index, Math.max(1, per) * job.cellSize);
+    const into = stripe ? stripe.shard(src.index) : reused(SOURCE_SCRATCH, src.index, Math.max(1, per) * job.cellSize);
     try {
       checkGroup(job, g, src.index, src.bytes, into);
       cells.set(src.index, into);
@@ -121,7 +121,7 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
       // thread's scratch (framed into fresh buffers below): fresh arrays per group cost about
       // as much in page faults as the arithmetic.
       for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
-      const into = shards.map((sh, i) => (sh ? null : scratch(i, len)));
+      const into = shards.map((sh, i) => (sh ? null : reused(SCRATCH, i, len)));
       if (dataOnly) codec.reconstructData(shards, { into });
       else codec.reconstruct(shards, { into });
     }
@@ -149,7 +149,7 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
   const failed: GroupResult['failed'] = [];
   for (const f of files) {
     try {
-      const bytes = readBlobRangeSync(f.path, f.start, f.length, readScratch(f.index, f.length));
+      const bytes = readBlobRangeSync(f.path, f.start, f.length, reused(READ_SCRATCH, f.index, f.length));
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
       else job.sources.push({ index: f.index, bytes });
     } catch (err) {
@@ -164,31 +164,22 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
  * or one stripe's framed cell at least). */
 const READ_SCRATCH: Uint8Array[] = [];
 
-function readScratch(index: number, len: number): Uint8Array {
-  let b = READ_SCRATCH[index];
-  if (!b || b.length < len) READ_SCRATCH[index] = b = new Uint8Array(len);
-  return b.subarray(0, len);
-}
 
 /** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so
  * one thread never has two groups using it at once). At most one group's cells per index:
  * PASS_BYTES / 3 in all (stripe-pass.ts). */
 const SCRATCH: Uint8Array[] = [];
 
-function scratch(index: number, len: number): Uint8Array {
-  let b = SCRATCH[index];
-  if (!b || b.length < len) SCRATCH[index] = b = new Uint8Array(len);
+/** `len` bytes of `pool`'s buffer for fragment `index`, grown (never shrunk) to fit. */
+function reused(pool: Uint8Array[], index: number, len: number): Uint8Array {
+  let b = pool[index];
+  if (!b || b.length < len) pool[index] = b = new Uint8Array(len);
   return b.subarray(0, len);
 }
 
 /** Per fragment index, the reused buffer a source's unframed cells go to (same bound). */
 const SOURCE_SCRATCH: Uint8Array[] = [];
 
-function sourceScratch(index: number, len: number): Uint8Array {
-  let b = SOURCE_SCRATCH[index];
-  if (!b || b.length < len) SOURCE_SCRATCH[index] = b = new Uint8Array(len);
-  return b.subarray(0, len);
-}
 
 /** `length` bytes for a target's output: the first of `job.spare` large enough (taken out of
  * it), else a fresh array. Starts at offset 0 of its buffer, so that it can be transferred. */

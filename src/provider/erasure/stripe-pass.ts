@@ -37,6 +37,7 @@ import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
 import type { RebuildResult } from './rebuild.js';
 import { FragmentSink } from './sink.js';
+import { isDomainFailure } from './domains.js';
 import type { FragmentState } from './types.js';
 
 /** Bytes one blob's pass may hold: (read ahead + being read + unframed) per source fragment
@@ -307,12 +308,12 @@ function filePaths(ctx: ReadContext, meta: BlobMeta, present: number[]): Map<num
 }
 
 /** The error a worker's read or check of fragment `f.index` stands for, as this thread's own read
- * would have raised it: no file is 'missing'; a failed read marks the domain failed
- * ('unreachable', as DomainSet.call does); bytes that fail a check, and a file its domain says
- * is damaged (ProviderError 'Corrupt': not a blob file), are a FragmentError. */
+ * would have raised it: no file is 'missing'; a read failing as a domain fails (isDomainFailure:
+ * I/O) marks the domain failed ('unreachable', as DomainSet.call does); bytes that fail a check,
+ * and a file its domain says is damaged ('Corrupt': not a blob file), are a FragmentError. */
 function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Error {
-  if (f.code === undefined || f.code === 'Corrupt') return new FragmentError(f.message);
   if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
+  if (f.code === undefined || !isDomainFailure(new ProviderError(f.code, f.message))) return new FragmentError(f.message);
   const domain = meta.fragments[f.index]!;
   const err = new ProviderError('Unavailable', `domain ${domain}: read ${nameOf(meta, f.index)} failed: ${f.message}`);
   ctx.domains.markFailed(domain, err);
