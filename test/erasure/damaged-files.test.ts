@@ -5,7 +5,8 @@
  * check reports it corrupt on its domain, and repair rewrites it in place. The fs provider says
  * so with ProviderError 'Corrupt' for that blob alone; the store reports it as a corrupt blob.
  * A fragment file longer than its geometry (bytes past its trailer, which no read looks at) is
- * found by its listed size, reported corrupt and rewritten in place.
+ * found by its listed size, reported corrupt and rewritten in place. A file cut short while a
+ * server holds it open (its handle and size cached) is the same: that blob's damage.
  */
 import { closeSync, openSync, readSync, statSync, truncateSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -54,9 +55,9 @@ async function childKeys(r: Rig, d: number): Promise<string[]> {
 }
 
 /** The domain index holding a child blob of `key`, the child's key and its file. */
-async function holderOf(r: Rig, key: string): Promise<{ d: number; child: string; path: string }> {
+async function holderOf(r: Rig, key: string, which: (child: string) => boolean = () => true): Promise<{ d: number; child: string; path: string }> {
   for (let d = 0; d < r.children.length; d++) {
-    const child = (await childKeys(r, d)).find((c) => c.startsWith(`${key}!`));
+    const child = (await childKeys(r, d)).find((c) => c.startsWith(`${key}!`) && which(c));
     if (child) return { d, child, path: (r.children[d] as FsProvider).blobFilePath(child) };
   }
   throw new Error(`no fragment of ${key}`);
@@ -246,5 +247,36 @@ describe('a fragment file longer than its geometry', () => {
       expect((await r.provider.checkBlob('blobs/streamed', { repair: true })).repaired, `d${d + 1}`).toBe(1);
       expect((await r.provider.checkBlob('blobs/streamed')).fragments.every((f) => f.state === 'ok'), `d${d + 1}`).toBe(true);
     }
+  });
+});
+
+describe('a fragment file cut short while the server holds it open', () => {
+  it('is one damaged fragment, not a failed domain: reads rebuild around it, writes still land, and repair rewrites it', async () => {
+    // Exclusive children (as a server opens them) keep file handles and sizes cached, so the
+    // read meets a file shorter than when it was opened.
+    const r = await makeRig({ k: 4, m: 2, exclusive: true });
+    rigs.push(r);
+    const body = randomBytes(900_000, 11);
+    await r.provider.put('blobs/shrunk', body);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/shrunk'), body)).toBe(-1);
+    // Data fragment 0: a healthy read opens it (and caches its handle and size).
+    const h = await holderOf(r, 'blobs/shrunk', (child) => child.endsWith('.0'));
+    const full = statSync(h.path).size;
+    truncateSync(h.path, Math.floor(full / 2));
+    // The fs provider reads through its cached handle and finds the file short: that blob is damaged.
+    const direct = await r.children[h.d]!.read!(h.child).catch((e: unknown) => e);
+    expect(direct).toBeInstanceOf(ProviderError);
+    expect((direct as ProviderError).code).toBe('Corrupt');
+    expect((direct as Error).message).toMatch(/cut short/);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/shrunk'), body)).toBe(-1);
+    // (4,2) over exactly 6 domains: the next striped write needs the damaged file's domain too.
+    const next = randomBytes(500_000, 12);
+    await r.provider.put('blobs/next', next);
+    expect((await r.provider.checkBlob('blobs/next')).fragments.every((f) => f.state === 'ok')).toBe(true);
+    const found = await r.provider.checkBlob('blobs/shrunk');
+    expect(found.fragments.filter((f) => f.state !== 'ok')).toEqual([expect.objectContaining({ domain: `d${h.d + 1}`, state: 'corrupt' })]);
+    expect((await r.provider.checkBlob('blobs/shrunk', { repair: true })).repaired).toBe(1);
+    expect(statSync(h.path).size).toBe(full);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/shrunk'), body)).toBe(-1);
   });
 });

@@ -45,6 +45,8 @@ export interface RigOptions {
   stripeThreshold?: number;
   domainTimeoutMs?: number;
   degradedWrites?: boolean;
+  /** Children in exclusive mode, as a server opens them (cached file handles). */
+  exclusive?: boolean;
   /** Wraps child i (e.g. a hanging provider). */
   wrap?: (index: number, p: Provider) => Provider;
 }
@@ -88,7 +90,7 @@ export async function makeRig(opts: RigOptions): Promise<Rig> {
     const domains: Domain[] = [];
     for (let i = 0; i < n; i++) {
       mkdirSync(domainDirs[i]!, { recursive: true });
-      const fs = await createFsProvider({ dir: domainDirs[i]! });
+      const fs = await createFsProvider({ dir: domainDirs[i]!, ...(opts.exclusive ? { exclusive: true } : {}) });
       rig.children.push(fs);
       domains.push({ id: specs[i]!.id, labels: {}, provider: opts.wrap ? opts.wrap(i, fs) : fs });
     }

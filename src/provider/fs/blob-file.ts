@@ -59,6 +59,18 @@ function etagOfHeader(header: Buffer, bytesRead: number, path: string): string {
   return header.subarray(ID_OFFSET, ID_OFFSET + ID_BYTES).toString('hex');
 }
 
+/**
+ * A read that found the file ending before the size it had when it was opened (or stat'd).
+ * Blob files are replaced by rename and removed by unlink, which leave an open file whole; the
+ * only cut in place is a commit log segment's seal, of preallocated bytes past its last record
+ * that no reader is owed. So the file is damaged, or the read asked for bytes that were never
+ * written: either way that blob alone cannot answer ('Corrupt'), and the directory is not
+ * failing (an erasure domain stays in service and the read goes to the other fragments).
+ */
+export function cutShort(what: string): ProviderError {
+  return new ProviderError('Corrupt', `${what}: file shorter than its size (cut short since it was opened)`);
+}
+
 /** Header scratch of readBlobRangeSync (synchronous, so one per thread suffices). */
 const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
 
@@ -67,7 +79,8 @@ const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
  * (at least `length` long), synchronously: for a worker thread whose job is to read
  * (Provider.blobFilePath), never for an event loop. Returns the view of `into` filled, shorter
  * than `length` when the blob ends first. Throws ProviderError 'NotFound' when there is no
- * such file, 'Corrupt' when it is not a blob file, 'Io' when the system fails to open or read it.
+ * such file, 'Corrupt' when it is not a blob file or is cut short while read, 'Io' when the
+ * system fails to open or read it.
  */
 export function readBlobRangeSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
   let fd: number;
@@ -85,7 +98,7 @@ export function readBlobRangeSync(path: string, start: number, length: number, i
     let off = 0;
     while (off < out.length) {
       const n = readSync(fd, out, off, out.length - off, HEADER_BYTES + start + off);
-      if (n === 0) throw new ProviderError('Io', `${path}: file shorter than its size`);
+      if (n === 0) throw cutShort(path);
       off += n;
     }
     return out;

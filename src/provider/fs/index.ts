@@ -30,7 +30,7 @@ import {
   type PutOptions,
 } from '../provider.js';
 import { resolveRange } from '../range.js';
-import { HEADER_BYTES, readEtag } from './blob-file.js';
+import { cutShort, HEADER_BYTES, readEtag } from './blob-file.js';
 import { fromKeyHex, keyPath, toKeyHex } from './key-path.js';
 import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
@@ -359,7 +359,7 @@ export class FsProvider implements Provider {
       let off = 0;
       while (off < length) {
         const { bytesRead } = await handle.read(out, off, length - off, HEADER_BYTES + start + off);
-        if (bytesRead === 0) throw new ProviderError('Io', `${key}: file shorter than its size`);
+        if (bytesRead === 0) throw cutShort(key);
         off += bytesRead;
       }
       return out;
@@ -388,7 +388,7 @@ export class FsProvider implements Provider {
    * Scatter read (Provider.readv): preadv(2) of the bytes of `key` from `start` into
    * `targets`, looping over short reads. In exclusive mode through the cached handle.
    * Throws ProviderError 'NotFound', 'InvalidRange' (the blob ends before the targets are
-   * full), 'Io'.
+   * full), 'Corrupt' (the file was cut short since it was opened: blob-file.ts cutShort), 'Io'.
    */
   async readv(key: string, start: number, targets: readonly Uint8Array[]): Promise<void> {
     this.#checkOpen();
@@ -403,7 +403,7 @@ export class FsProvider implements Provider {
       let pos = HEADER_BYTES + start;
       while (list.length > 0) {
         const { bytesRead } = await handle.readv(list as Uint8Array[], pos);
-        if (bytesRead === 0) throw new ProviderError('Io', `${key}: file shorter than its size`);
+        if (bytesRead === 0) throw cutShort(key);
         pos += bytesRead;
         // Drop the targets that are full; the first one left may be partly filled.
         let skip = bytesRead;
