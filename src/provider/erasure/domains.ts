@@ -7,7 +7,9 @@
  * beyond the bound. A domain whose call failed with a transport error or timed out is marked
  * failed for a cooldown (FAILED_COOLDOWN_MS, doubling per failure in a row): writes place
  * around it at once instead of waiting for the timeout again, reads try it last. Its next
- * successful call (a read, or a domainHealth probe) marks it healthy again.
+ * successful call (a read, or a domainHealth probe) marks it healthy again. A read of one blob
+ * that fails with an I/O error is judged first (blobReadFailed): while the domain answers a
+ * probe, the error is that blob's damage, and the domain stays in service.
  */
 import { ProviderError, type Provider } from '../provider.js';
 import type { Domain, DomainHealth } from './types.js';
@@ -48,6 +50,8 @@ export class DomainSet {
   readonly timeoutMs: number;
   readonly #byId = new Map<string, Domain>();
   readonly #health = new Map<string, HealthState>();
+  /** Probes in flight after failed reads (#answers), by domain. */
+  readonly #probes = new Map<string, Promise<boolean>>();
 
   constructor(domains: readonly Domain[], timeoutMs: number) {
     this.domains = domains;
@@ -88,13 +92,16 @@ export class DomainSet {
    * timeout or transport failure marks the domain failed and rejects with ProviderError
    * ('Unavailable': a DomainTimeout on timeout; wrapping the child's error otherwise); other errors (NotFound,
    * InvalidRange…) pass through and leave the domain healthy. `abort.signal` (made on first
-   * use) fires on timeout, so children given it stop their work.
+   * use) fires on timeout, so children given it stop their work. `blobRead`: `fn` reads one
+   * blob, and an I/O error ('Io') is judged by blobReadFailed (that blob's damage while the
+   * domain answers).
    */
   async call<T>(
     id: string,
     what: string,
     fn: (provider: Provider, abort: { readonly signal: AbortSignal }) => Promise<T>,
-    timeoutMs = this.timeoutMs
+    timeoutMs = this.timeoutMs,
+    blobRead = false
   ): Promise<T> {
     const domain = this.get(id);
     // Small reads (the hot path) do not use the signal: an AbortController per call costs
@@ -122,17 +129,56 @@ export class DomainSet {
       this.markOk(id);
       return result;
     } catch (err) {
-      if (isDomainFailure(err)) {
-        this.markFailed(id, err);
-        if (err instanceof ProviderError && err.code === 'Unavailable') throw err;
-        throw new ProviderError('Unavailable', `domain ${id}: ${what} failed: ${(err as Error)?.message ?? err}`, {
-          cause: err,
-        });
+      if (!isDomainFailure(err)) throw err;
+      if (blobRead && err instanceof ProviderError && err.code === 'Io') {
+        clearTimeout(timer);
+        throw await this.blobReadFailed(id, `${what} failed`, err);
       }
-      throw err;
+      this.markFailed(id, err);
+      if (err instanceof ProviderError && err.code === 'Unavailable') throw err;
+      throw new ProviderError('Unavailable', `domain ${id}: ${what} failed: ${(err as Error)?.message ?? err}`, {
+        cause: err,
+      });
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Runs `fn`, a read of blob `child` on domain `id`, as call does with `blobRead`. */
+  readBlob<T>(id: string, child: string, fn: (provider: Provider, abort: { readonly signal: AbortSignal }) => Promise<T>): Promise<T> {
+    return this.call(id, `read ${child}`, fn, this.timeoutMs, true);
+  }
+
+  /**
+   * What a read of one blob on domain `id` that failed with an I/O error (`err`: EIO on one
+   * file, say) comes to. A disk that returns EIO for one file (a bad sector) still serves the
+   * rest, and taking the whole domain out of service for it would refuse every write that
+   * needs it (at (4,2) over 6 domains, all of them). So the domain is asked first (a one-key
+   * listing, within the timeout; one probe at a time per domain): if it answers, the error is
+   * that blob's, returned as ProviderError 'Corrupt' (read around, reported and repaired as a
+   * damaged fragment) and the domain stays healthy; if not, the domain is marked failed (the
+   * probe's own failure does that) and the error is 'Unavailable', as call gives. Never throws.
+   */
+  async blobReadFailed(id: string, what: string, err: unknown): Promise<ProviderError> {
+    const message = (err as Error)?.message ?? String(err);
+    if (await this.#answers(id)) return new ProviderError('Corrupt', `domain ${id}: ${what} (the domain answers; that blob is damaged): ${message}`, { cause: err });
+    if (!this.isFailed(id)) this.markFailed(id, err);
+    return new ProviderError('Unavailable', `domain ${id}: ${what}: ${message}`, { cause: err });
+  }
+
+  /** Whether domain `id` answers a one-key listing within the timeout (shared by concurrent asks). */
+  #answers(id: string): Promise<boolean> {
+    let probe = this.#probes.get(id);
+    if (!probe) {
+      probe = this.call(id, 'list (probe after a failed read)', (p, { signal }) => p.list({ limit: 1, etags: false, signal }))
+        .then(
+          () => true,
+          () => false
+        )
+        .finally(() => this.#probes.delete(id));
+      this.#probes.set(id, probe);
+    }
+    return probe;
   }
 
   /** Health as last seen (no probe). */

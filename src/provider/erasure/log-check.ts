@@ -48,7 +48,7 @@ async function checkCopy(domains: DomainSet, domain: string, child: string, gene
   const good: boolean[] = [];
   try {
     for (const r of ref) {
-      const header = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: r.phys, end: r.phys + RECORD_HEADER_BYTES - 1 }));
+      const header = await domains.readBlob(domain, child, (p) => getBytes(p, child, { start: r.phys, end: r.phys + RECORD_HEADER_BYTES - 1 }));
       const h = parseRecordHeader(header, r.phys, generation);
       good.push(!!h && sameRecord(h, r) && (await verifyRecord(domains, domain, child, generation, r)));
     }
@@ -78,7 +78,7 @@ async function* image(domains: DomainSet, child: string, ref: readonly LogRecord
     const source = copies.find((c) => c.good[i])!;
     for (let pos = r.phys; pos < recordEnd(r); pos += REPAIR_CHUNK_BYTES) {
       const end = Math.min(recordEnd(r), pos + REPAIR_CHUNK_BYTES);
-      yield await domains.call(source.domain, `read ${child}`, (p) => getBytes(p, child, { start: pos, end: end - 1 }));
+      yield await domains.readBlob(source.domain, child, (p) => getBytes(p, child, { start: pos, end: end - 1 }));
     }
   }
 }

@@ -292,7 +292,7 @@ export class ReplicatedLog implements AppendLog {
     let last: unknown;
     for (const c of this.#live) {
       try {
-        const bytes = await this.#ctx.domains.call(c.domain, `read ${this.#view.child}`, (p) => getBytes(p, this.#view.child, range));
+        const bytes = await this.#ctx.domains.readBlob(c.domain, this.#view.child, (p) => getBytes(p, this.#view.child, range));
         if (bytes.length === range.end - range.start + 1) return bytes;
         last = new Error(`short read of ${this.#view.child} on ${c.domain}`);
       } catch (err) {

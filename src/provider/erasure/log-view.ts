@@ -127,7 +127,7 @@ export class LogView {
     const first = this.copies.find((c) => c.covers > index);
     if (first && !ctx.domains.isFailed(first.domain)) {
       try {
-        const framed = await ctx.domains.call(first.domain, `read ${this.child}`, (p) =>
+        const framed = await ctx.domains.readBlob(first.domain, this.child, (p) =>
           getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 })
         );
         if (unframeBlocks(framed, r, this.generation, span.firstBlock, span.dataStart, from, to, out, outOffset)) return;
@@ -143,7 +143,7 @@ export class LogView {
     const errors: string[] = [];
     for (const c of holders) {
       try {
-        const framed = await ctx.domains.call(c.domain, `read ${this.child}`, (p) =>
+        const framed = await ctx.domains.readBlob(c.domain, this.child, (p) =>
           getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 })
         );
         if (unframeBlocks(framed, r, this.generation, span.firstBlock, span.dataStart, from, to, out, outOffset)) return;
@@ -179,7 +179,7 @@ export async function scanCopy(domains: DomainSet, domain: string, child: string
   while (pos + RECORD_HEADER_BYTES <= size) {
     if (pos < windowStart || pos + RECORD_HEADER_BYTES > windowStart + window.length) {
       const n = Math.min(size - pos, SCAN_WINDOW_BYTES);
-      window = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: pos, end: pos + n - 1 }));
+      window = await domains.readBlob(domain, child, (p) => getBytes(p, child, { start: pos, end: pos + n - 1 }));
       windowStart = pos;
       if (window.length < RECORD_HEADER_BYTES) break;
     }
@@ -204,7 +204,7 @@ export async function verifyRecord(domains: DomainSet, domain: string, child: st
   for (let from = 0; from < r.length; from += per) {
     const to = Math.min(r.length, from + per);
     const s = blockSpan(r, from, to);
-    const framed = await domains.call(domain, `read ${child}`, (p) => getBytes(p, child, { start: s.start, end: s.start + s.length - 1 }));
+    const framed = await domains.readBlob(domain, child, (p) => getBytes(p, child, { start: s.start, end: s.start + s.length - 1 }));
     if (!unframeBlocks(framed, r, generation, s.firstBlock, s.dataStart, from, to, out, 0)) return false;
   }
   return true;

@@ -61,7 +61,7 @@ export async function readBlocks(
   const child = nameOf(meta, index);
   const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
   const scratch = takeScratch(fr.length);
-  const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
+  const framed = await ctx.domains.readBlob(domain, child, (p) =>
     p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
   // The child read settled normally: the scratch is ours again (scratch.ts).
@@ -99,7 +99,7 @@ async function readPiece(
   const child = nameOf(meta, index);
   const range = { start: fr.offset, end: fr.offset + fr.length - 1 };
   const scratch = takeScratch(fr.length);
-  const framed = await ctx.domains.call(domain, `read ${child}`, (p) =>
+  const framed = await ctx.domains.readBlob(domain, child, (p) =>
     p.read && scratch ? p.read(child, range, scratch) : getBytes(p, child, range)
   );
   // From here the child read has settled normally: the scratch is ours again (scratch.ts).
@@ -503,7 +503,7 @@ export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<n
     if (d === undefined) continue;
     try {
       const child = nameOf(meta, i);
-      const bytes = await ctx.domains.call(d, `read ${child}`, (p) =>
+      const bytes = await ctx.domains.readBlob(d, child, (p) =>
         getBytes(p, child, { start: meta.fragmentBytes - TRAILER_BYTES, end: meta.fragmentBytes - 1 })
       );
       const t = parseTrailer(bytes);

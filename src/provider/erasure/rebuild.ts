@@ -105,7 +105,7 @@ export function buildCopy(key: string, generation: number, cellSize: number, byt
  */
 export async function readCopy(ctx: ReadContext, meta: BlobMeta, domain: string): Promise<Uint8Array> {
   const child = nameOf(meta, 0);
-  const copy = await ctx.domains.call(domain, `read ${child}`, (p) => getBytes(p, child));
+  const copy = await ctx.domains.readBlob(domain, child, (p) => getBytes(p, child));
   verifyFragment(meta, 0, copy);
   return copy;
 }

@@ -186,8 +186,8 @@ export async function verifyAndRebuild(
         fill(fresh ?? (await readGroup(ctx, meta, g, [...sources], grp, per, groups)));
         return runGroup(job, () => ctx.codec(meta.k, meta.m));
       };
-      const failed = (res: GroupResult) => {
-        for (const f of res.failed) fail(f.index, readFailure(ctx, meta, f));
+      const failed = async (res: GroupResult) => {
+        for (const f of res.failed) fail(f.index, await readFailure(ctx, meta, f));
       };
       if (got) {
         // Sources that joined after the read ahead started are read for this group now.
@@ -195,7 +195,7 @@ export async function verifyAndRebuild(
         if (late.length) for (const [i, r] of await readGroup(ctx, meta, g, late, grp, per, groups)) got.set(i, r);
       }
       let res = await run(got);
-      failed(res);
+      await failed(res);
       // `needed`: a source failed, so spares join (header checked when past the first group)
       // and the group is read again from every source (the bytes went to the worker).
       while (needed && res.good < meta.k && spares.length > 0) {
@@ -206,7 +206,7 @@ export async function verifyAndRebuild(
           if (grp > 0) await checkSpareHeader(ctx, meta, job, i).catch((err: unknown) => fail(i, err));
         }
         res = await run(undefined);
-        failed(res);
+        await failed(res);
       }
       if (targetIdx.length === 0 || sinks.every((x) => x.failed)) continue;
       if (res.good < meta.k) {
@@ -243,7 +243,7 @@ export async function verifyAndRebuild(
  * Throws the read's error or FragmentError. */
 async function checkSpareHeader(ctx: ReadContext, meta: BlobMeta, job: GroupJob, i: number): Promise<void> {
   const child = nameOf(meta, i);
-  const bytes = await ctx.domains.call(meta.fragments[i]!, `read ${child}`, (p) => getBytes(p, child, { start: 0, end: HEADER_BYTES - 1 }));
+  const bytes = await ctx.domains.readBlob(meta.fragments[i]!, child, (p) => getBytes(p, child, { start: 0, end: HEADER_BYTES - 1 }));
   if (bytes.length !== HEADER_BYTES) throw new FragmentError(`${child}: fragment is short (${bytes.length} of ${HEADER_BYTES} header bytes)`);
   checkHeader(job, i, bytes);
 }
@@ -266,7 +266,7 @@ async function readGroup(
     sources.map(async (i) => {
       const child = nameOf(meta, i);
       try {
-        const bytes = await ctx.domains.call(meta.fragments[i]!, `read ${child}`, (p) => getBytes(p, child, { start, end: end - 1 }));
+        const bytes = await ctx.domains.readBlob(meta.fragments[i]!, child, (p) => getBytes(p, child, { start, end: end - 1 }));
         if (bytes.length !== end - start) throw new FragmentError(`${child}: fragment is short (${bytes.length} of ${end - start} bytes at ${start})`);
         out.set(i, bytes);
       } catch (err) {
@@ -308,13 +308,19 @@ function filePaths(ctx: ReadContext, meta: BlobMeta, present: number[]): Map<num
 }
 
 /** The error a worker's read or check of fragment `f.index` stands for, as this thread's own read
- * would have raised it: no file is 'missing'; a read failing as a domain fails (isDomainFailure:
- * I/O) marks the domain failed ('unreachable', as DomainSet.call does); bytes that fail a check,
+ * would have raised it: no file is 'missing'; a read failing as a domain fails (isDomainFailure)
+ * marks the domain failed ('unreachable', as DomainSet.call does), except an I/O error ('Io')
+ * while the domain answers a probe, which is that fragment's (blobReadFailed); bytes that fail a check,
  * and a file its domain says is damaged ('Corrupt': not a blob file), are a FragmentError. */
-function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Error {
+async function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Promise<Error> {
   if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
   if (f.code === undefined || !isDomainFailure(new ProviderError(f.code, f.message))) return new FragmentError(f.message);
   const domain = meta.fragments[f.index]!;
+  if (f.code === 'Io') {
+    // One file's I/O error while the domain answers is that fragment's damage (blobReadFailed).
+    const judged = await ctx.domains.blobReadFailed(domain, `read ${nameOf(meta, f.index)} failed`, new ProviderError('Io', f.message));
+    return judged.code === 'Corrupt' ? new FragmentError(judged.message) : judged;
+  }
   const err = new ProviderError('Unavailable', `domain ${domain}: read ${nameOf(meta, f.index)} failed: ${f.message}`);
   ctx.domains.markFailed(domain, err);
   return err;
