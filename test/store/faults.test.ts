@@ -208,10 +208,20 @@ describe('random provider faults under concurrent load', () => {
     expect(n.readsFailed).toBeGreaterThan(0);
   });
 
-  it('memory provider without delays, seed 4 (deterministic): crosses fences and reopens', async () => {
-    const { n } = await randomFaultRun(await createMemoryProvider(), 4, { rounds: 60, carriers: false, delays: false });
-    expect(n.unsafe).toBeGreaterThan(1);
-    expect(n.reopens).toBe(n.unsafe);
+  it('memory provider without delays: crosses more than one fence, reopening after each', async () => {
+    // The fault schedule follows the order of provider calls, and concurrent writes batch by
+    // timing, so how many fences one seed meets varies with the machine's load (seed 4 met 8
+    // on a quiet machine and 1 under load): seeds are run until two fences were crossed.
+    let unsafe = 0;
+    let reopens = 0;
+    for (const seed of [4, 14, 24, 34, 44]) {
+      const { n } = await randomFaultRun(await createMemoryProvider(), seed, { rounds: 60, carriers: false, delays: false });
+      unsafe += n.unsafe;
+      reopens += n.reopens;
+      if (unsafe > 1) break;
+    }
+    expect(unsafe).toBeGreaterThan(1);
+    expect(reopens).toBe(unsafe);
   });
 
   it('fs provider, seed 9', async () => {
