@@ -23,12 +23,17 @@ export function formatAmzDate(date: Date): string {
     .replace(/\.\d{3}/, '');
 }
 
+/** The last text parseAmzDate parsed and its time (NaN: malformed): requests arriving within
+ * the same second carry the same x-amz-date, and a server parses one per request. */
+let lastAmzDate = { value: '', time: NaN };
+
 /** Parses `yyyymmddThhmmssZ`; returns undefined when malformed. */
 export function parseAmzDate(value: string): Date | undefined {
-  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
-  if (!m) return undefined;
-  const t = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]);
-  return Number.isNaN(t) ? undefined : new Date(t);
+  if (value !== lastAmzDate.value) {
+    const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
+    lastAmzDate = { value, time: m ? Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +m[6]) : NaN };
+  }
+  return Number.isNaN(lastAmzDate.time) ? undefined : new Date(lastAmzDate.time);
 }
 
 /** `yyyymmdd/region/service/aws4_request`. */

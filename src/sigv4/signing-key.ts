@@ -17,6 +17,14 @@ const SIGNING_KEY_CACHE_ENTRIES = 64;
 
 const cache = new Map<string, Buffer>();
 
+/**
+ * The key returned last, with what it was derived from: a server verifying a client's requests
+ * asks for the same (secret, day, region, service) again and again, and this answers that
+ * with four string compares, before the cache key is built and hashed and the cache's recency
+ * order is rewritten (a Map delete and set per request).
+ */
+let last: { secret: string; date: string; region: string; service: string; key: Buffer } | undefined;
+
 /** SHA-256 of each secret in use, memoised so that a cache hit costs no hashing. (It holds
  * the secrets its callers hold anyway; derived keys are cached under the hash.) */
 const secretIds = new Map<string, string>();
@@ -43,11 +51,14 @@ export function deriveSigningKey(
   region: string,
   service: string
 ): Buffer {
+  const l = last;
+  if (l !== undefined && l.date === date && l.secret === secretAccessKey && l.region === region && l.service === service) return l.key;
   const cacheKey = `${secretId(secretAccessKey)}\n${date}\n${region}\n${service}`;
   const hit = cache.get(cacheKey);
   if (hit) {
     cache.delete(cacheKey); // re-insert: Map order doubles as recency order
     cache.set(cacheKey, hit);
+    last = { secret: secretAccessKey, date, region, service, key: hit };
     return hit;
   }
   const kDate = hmacSha256('AWS4' + secretAccessKey, date);
@@ -56,6 +67,7 @@ export function deriveSigningKey(
   const key = hmacSha256(kService, 'aws4_request');
   cache.set(cacheKey, key);
   if (cache.size > SIGNING_KEY_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  last = { secret: secretAccessKey, date, region, service, key };
   return key;
 }
 

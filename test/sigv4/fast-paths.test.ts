@@ -5,12 +5,16 @@
  * sent as UTF-8 and read one character per byte) and text above U+00FF; signatureMatches
  * accepts exactly the hex text the string comparison accepted; hmacSha256 (two one-shot
  * digests over reused scratch) equals createHmac for any key and data, and its results stay
- * its own.
+ * its own. The per-request memos (the last signing key, the last x-amz-date, split credential
+ * texts) answer as a fresh computation does, whatever order values come in.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { hmacSha256, sha256Hex, signatureMatches, signaturesEqual, toHex } from '../../src/sigv4/hash.js';
-import { wireBytes, wireText } from '../../src/sigv4/canonical.js';
+import { parseAmzDate, wireBytes, wireText } from '../../src/sigv4/canonical.js';
+import { deriveSigningKey } from '../../src/sigv4/signing-key.js';
+import { parseCredential } from '../../src/s3/auth/v4-core.js';
+import { S3Error } from '../../src/s3/errors.js';
 
 const ref = (d: string | Uint8Array) => createHash('sha256').update(d).digest('hex');
 
@@ -104,5 +108,49 @@ describe('signatureMatches', () => {
       expect(signaturesEqual(hex, c), c).toBe(false);
     }
     expect(signatureMatches(mac.subarray(1), hex.slice(2))).toBe(false);
+  });
+});
+
+describe('per-request memos', () => {
+  /** The signing key by the definition (four HMACs), no cache. */
+  const derive = (secret: string, date: string, region: string, service: string) => {
+    const h = (k: string | Buffer, d: string) => createHmac('sha256', k).update(d).digest();
+    return h(h(h(h(`AWS4${secret}`, date), region), service), 'aws4_request');
+  };
+
+  it('deriveSigningKey answers each (secret, day, region, service) with its own key, in any order of asks', () => {
+    const asks: [string, string, string, string][] = [];
+    for (const secret of ['secret-a', 'secret-b'])
+      for (const date of ['20261203', '20261204'])
+        for (const region of ['us-east-1', 'eu-west-1']) asks.push([secret, date, region, 's3']);
+    asks.push(['secret-a', '20261203', 'us-east-1', 'sts']);
+    // Each ask twice in a row (the memo), then all again interleaved (the cache).
+    for (const a of [...asks.flatMap((a) => [a, a]), ...asks.reverse()]) {
+      expect(deriveSigningKey(...a).equals(derive(...a)), a.join(' ')).toBe(true);
+    }
+  });
+
+  it('parseAmzDate: the same text twice gives equal but separate dates; a malformed text after a good one is still refused', () => {
+    const a = parseAmzDate('20261203T201500Z')!;
+    const b = parseAmzDate('20261203T201500Z')!;
+    expect(a.toISOString()).toBe('2026-12-03T20:15:00.000Z');
+    expect(b).not.toBe(a);
+    b.setTime(0); // a caller changing its date changes nobody else's
+    expect(parseAmzDate('20261203T201500Z')!.toISOString()).toBe('2026-12-03T20:15:00.000Z');
+    expect(parseAmzDate('20261203T2015Z')).toBeUndefined();
+    expect(parseAmzDate('20261203T2015Z')).toBeUndefined();
+    expect(parseAmzDate('20261203T201501Z')!.toISOString()).toBe('2026-12-03T20:15:01.000Z');
+  });
+
+  it('parseCredential checks every request against its own date and region, whatever it parsed before', () => {
+    const raw = 'AKIDEXAMPLE/20261203/us-east-1/s3/aws4_request';
+    expect(parseCredential(raw, 'header', '20261203T000000Z', undefined)).toEqual({ accessKeyId: 'AKIDEXAMPLE', date: '20261203', region: 'us-east-1' });
+    expect(() => parseCredential(raw, 'header', '20261204T000000Z', undefined)).toThrow(S3Error);
+    expect(() => parseCredential(raw, 'header', '20261203T000000Z', 'eu-west-1')).toThrow(/region 'us-east-1' is wrong/);
+    expect(parseCredential(raw, 'header', '20261203T000000Z', 'us-east-1').region).toBe('us-east-1');
+    expect(() => parseCredential('AKIDEXAMPLE/20261203/us-east-1/s4/aws4_request', 'header', '20261203T000000Z', undefined)).toThrow(/incorrect service/);
+    const long = `${'K'.repeat(300)}/20261203/us-east-1/s3/aws4_request`; // too long to be kept
+    expect(parseCredential(long, 'presigned', '20261203T000000Z', undefined).accessKeyId).toBe('K'.repeat(300));
+    expect(parseCredential(long, 'presigned', '20261203T000000Z', undefined).accessKeyId).toBe('K'.repeat(300));
   });
 });

@@ -53,6 +53,37 @@ export interface Credential {
   region: string;
 }
 
+interface CredentialParts {
+  parts: number;
+  accessKeyId: string;
+  date: string | undefined;
+  region: string | undefined;
+  service: string | undefined;
+  terminator: string | undefined;
+}
+
+/** Credential texts split lately (at most CREDENTIAL_MEMO entries of at most
+ * CREDENTIAL_MEMO_CHARS characters; emptied when full): a client sends the same one with every
+ * request of a day. The checks run on every request. */
+const credentialMemo = new Map<string, CredentialParts>();
+const CREDENTIAL_MEMO = 64;
+const CREDENTIAL_MEMO_CHARS = 256;
+
+/** `raw` split at `/`: the last four parts and the access key id before them. */
+function credentialParts(raw: string): CredentialParts {
+  let c = credentialMemo.get(raw);
+  if (c === undefined) {
+    const parts = raw.split('/');
+    const [date, region, service, terminator] = parts.slice(-4);
+    c = { parts: parts.length, accessKeyId: parts.slice(0, -4).join('/'), date, region, service, terminator };
+    if (raw.length <= CREDENTIAL_MEMO_CHARS) {
+      if (credentialMemo.size >= CREDENTIAL_MEMO) credentialMemo.clear();
+      credentialMemo.set(raw, c);
+    }
+  }
+  return c;
+}
+
 /**
  * Parses `AKID/yyyymmdd/region/s3/aws4_request` and checks it against the request's
  * `amzDate` and the strict region, if any. Pure. Throws the form's malformed error.
@@ -63,10 +94,8 @@ export function parseCredential(
   amzDate: string,
   strictRegion: string | undefined
 ): Credential {
-  const parts = raw.split('/');
-  const [date, region, service, terminator] = parts.slice(-4);
-  const accessKeyId = parts.slice(0, -4).join('/');
-  if (parts.length < 5 || !accessKeyId || !region || !/^[0-9]{8}$/.test(date ?? ''))
+  const { parts, accessKeyId, date, region, service, terminator } = credentialParts(raw);
+  if (parts < 5 || !accessKeyId || !region || !/^[0-9]{8}$/.test(date ?? ''))
     throw malformedAuth(
       form,
       'the Credential is mal-formed; expecting "<YOUR-AKID>/YYYYMMDD/REGION/SERVICE/aws4_request".'
