@@ -4,7 +4,9 @@
  * over 6 domains a failed one would refuse every striped write), reads go around the fragment,
  * a check reports it corrupt there and repair rewrites it. A domain that fails everything is
  * still taken out of service, as before. The errors are injected by a wrapper over the real fs
- * children: reads of the chosen files fail with ProviderError 'Io' until the file is rewritten.
+ * children: reads of the chosen files fail with ProviderError 'Io' caused by EIO (as the fs
+ * provider reports a media error) until the file is rewritten. An 'Io' with no media error under
+ * it (an endpoint refusing reads, say) is the domain's, as before.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { getBytes, ProviderError, type Provider } from '../../src/provider/provider.js';
@@ -24,18 +26,27 @@ afterEach(async () => {
 interface Faults {
   badReads: Set<string>;
   dead: boolean;
-  /** Reads that failed with the injected EIO. */
+  /** The errno of the injected read errors: EIO (a media error), or another I/O failure. */
+  errno: string;
+  /** Reads that failed with the injected error. */
   injected: number;
+  /** Listings asked (the probes after a failed read among them). */
+  lists: number;
+}
+
+/** A ProviderError 'Io' as the fs provider makes one: the system's error as its cause. */
+function ioError(what: string, errno: string): ProviderError {
+  const cause = Object.assign(new Error(`${errno}: i/o error, read`), { code: errno });
+  return new ProviderError('Io', `${what}: read failed: ${cause.message}`, { cause });
 }
 
 function withFaults(p: Provider, f: Faults): Provider {
-  const eio = (key: string) => {
-    f.injected++;
-    return new ProviderError('Io', `${key}: read failed: EIO: i/o error, read`);
-  };
   const guard = <T>(key: string | undefined, read: boolean, run: () => Promise<T>): Promise<T> => {
-    if (f.dead) return Promise.reject(new ProviderError('Io', 'EIO: i/o error (the whole disk)'));
-    if (read && key !== undefined && f.badReads.has(key)) return Promise.reject(eio(key));
+    if (f.dead) return Promise.reject(ioError(key ?? 'list', 'EIO'));
+    if (read && key !== undefined && f.badReads.has(key)) {
+      f.injected++;
+      return Promise.reject(ioError(key, f.errno));
+    }
     return run();
   };
   return {
@@ -49,7 +60,7 @@ function withFaults(p: Provider, f: Faults): Provider {
       }),
     get: (key, o) => guard(key, true, () => p.get(key, o)),
     head: (key) => guard(key, false, () => p.head(key)),
-    list: (o) => guard(undefined, false, () => p.list(o)),
+    list: (o) => (f.lists++, guard(undefined, false, () => p.list(o))),
     delete: (key) => guard(key, false, () => p.delete(key)),
     close: () => p.close(),
     read: (key, range, into) => guard(key, true, () => p.read!(key, range, into)),
@@ -62,7 +73,7 @@ async function rig(): Promise<{ r: Rig; faults: Faults[] }> {
   const r = await makeRig({
     k: 4,
     m: 2,
-    wrap: (i, p) => withFaults(p, (faults[i] = { badReads: new Set(), dead: false, injected: 0 })),
+    wrap: (i, p) => withFaults(p, (faults[i] = { badReads: new Set(), dead: false, errno: 'EIO', injected: 0, lists: 0 })),
   });
   rigs.push(r);
   return { r, faults };
@@ -128,10 +139,41 @@ describe('an I/O error on one fragment file', () => {
     const f = await fragment(r, 'blobs/dead', 0);
     faults[f.d]!.dead = true;
     expect(firstDiff(await getBytes(r.provider, 'blobs/dead'), body)).toBe(-1);
-    const health = await r.provider.domainHealth();
-    expect(health.filter((h) => h.state !== 'ok').map((h) => h.id)).toEqual([`d${f.d + 1}`]);
+    // The read's probe found the domain dead and took it out of service (no health check yet).
     const refused = await r.provider.put('blobs/refused', randomBytes(500_000, 25)).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ProviderError);
+    expect((refused as Error).message).toMatch(new RegExp(`too few domains.*failed: d${f.d + 1}`));
+    // Out of service, it is not probed again by the next reads.
+    const lists = faults[f.d]!.lists;
+    expect(firstDiff(await getBytes(r.provider, 'blobs/dead'), body)).toBe(-1);
+    expect(faults[f.d]!.lists).toBe(lists);
+    const health = await r.provider.domainHealth();
+    expect(health.filter((h) => h.state !== 'ok').map((h) => h.id)).toEqual([`d${f.d + 1}`]);
+  });
+
+  it('a small read of the damaged fragment reads it once and probes once, then rebuilds', async () => {
+    const { r, faults } = await rig();
+    const body = randomBytes(900_000, 26);
+    await r.provider.put('blobs/small-read', body);
+    const f = await fragment(r, 'blobs/small-read', 0);
+    faults[f.d]!.badReads.add(f.child);
+    const lists = faults[f.d]!.lists;
+    expect(firstDiff(await getBytes(r.provider, 'blobs/small-read', { start: 10, end: 1000 }), body.subarray(10, 1001))).toBe(-1);
+    expect(faults[f.d]!.injected).toBe(1);
+    expect(faults[f.d]!.lists - lists).toBe(1);
+  });
+
+  it('an I/O error that is not a media error (no EIO under it: an endpoint refusing reads, say) still takes the domain out of service', async () => {
+    const { r, faults } = await rig();
+    const body = randomBytes(900_000, 27);
+    await r.provider.put('blobs/denied', body);
+    const f = await fragment(r, 'blobs/denied', 1);
+    faults[f.d]!.errno = 'EACCES';
+    faults[f.d]!.badReads.add(f.child);
+    const lists = faults[f.d]!.lists;
+    expect(firstDiff(await getBytes(r.provider, 'blobs/denied'), body)).toBe(-1);
+    expect(faults[f.d]!.lists).toBe(lists); // no probe
+    const refused = await r.provider.put('blobs/refused', randomBytes(500_000, 28)).catch((e: unknown) => e);
     expect((refused as Error).message).toMatch(new RegExp(`too few domains.*failed: d${f.d + 1}`));
   });
 });

@@ -51,8 +51,9 @@ function asked(prop: string, a: unknown[]): number {
   return r?.end !== undefined ? r.end - (r.start ?? 0) + 1 : Infinity;
 }
 
-/** The set over `root`; `files`: whether the domains say where their blob files are. */
-async function openSet(root: string, files: boolean): Promise<Counted> {
+/** The set over `root`; `files`: whether the domains say where their blob files are;
+ * `redirect`: child keys whose file is said to be another (e.g. one that answers EIO). */
+async function openSet(root: string, files: boolean, redirect?: ReadonlyMap<string, string>): Promise<Counted> {
   let reads = 0;
   const readKeys: string[] = [];
   const fs: FsProvider[] = [];
@@ -63,6 +64,7 @@ async function openSet(root: string, files: boolean): Promise<Counted> {
       const provider = new Proxy(child, {
         get(t, prop) {
           if (prop === 'blobFilePath' && !files) return undefined;
+          if (prop === 'blobFilePath' && redirect) return (key: string) => redirect.get(key) ?? t.blobFilePath(key);
           const v = Reflect.get(t, prop, t) as unknown;
           if (typeof v !== 'function') return v;
           if (prop === 'read' || prop === 'readv' || prop === 'get')
@@ -202,6 +204,36 @@ describe('pass workers reading fs fragments themselves', () => {
     const again = await runScrub(set.p);
     expect(again.damagedBlobs).toBe(0);
     for (const [key, body] of blobs) expect(Buffer.compare(await bytesOf(set.p, key), Buffer.from(body)), key).toBe(0);
+    await set.p.close();
+  });
+
+  it('a fragment file whose read fails with EIO is the damage of that fragment on a worker too: reported corrupt on its domain, which stays in service, and repaired', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'worker-reads-'));
+    roots.push(root);
+    const redirect = new Map<string, string>();
+    const set = await openSet(root, true, redirect);
+    const body = randomBytes(1_500_000, 300);
+    await set.p.put('e/0', body);
+    let d = 0;
+    let child = '';
+    for (let i = 1; i <= N && !child; i++) {
+      const key = (await set.fs[i - 1]!.list({ prefix: 'e/0!' })).items[0]?.key;
+      if (key?.endsWith('.2')) [d, child] = [i, key];
+    }
+    expect(child).not.toBe('');
+    // Reading this process's own memory at address 0 fails with EIO: a file that answers as a
+    // bad sector does, for the worker's synchronous reads.
+    redirect.set(child, '/proc/self/mem');
+    const r = await runScrub(set.p);
+    expect(r.fragments).toMatchObject({ corrupt: 1, unreachable: 0, missing: 0 });
+    expect(r.damagedByDomain).toEqual({ [`d${d}`]: 1 });
+    expect((await set.p.domainHealth()).every((h) => h.state === 'ok')).toBe(true);
+    const fixed = await runScrub(set.p, { repair: true });
+    expect(fixed.repairedFragments).toBe(1);
+    expect(fixed.fragments.unreachable).toBe(0);
+    redirect.clear(); // the rewritten file, where the fs provider put it
+    expect((await runScrub(set.p)).damagedBlobs).toBe(0);
+    expect(Buffer.compare(await bytesOf(set.p, 'e/0'), Buffer.from(body))).toBe(0);
     await set.p.close();
   });
 });

@@ -36,6 +36,28 @@ export function isDomainFailure(err: unknown): boolean {
   return err.code === 'Unavailable' || err.code === 'Io' || err.code === 'Locked';
 }
 
+/** What the system says when a file's own blocks cannot be read (a bad sector, a corrupted
+ * file system structure), as opposed to the whole disk, mount or endpoint being unusable. */
+const MEDIA_ERRNOS: ReadonlySet<string> = new Set(['EIO', 'EUCLEAN', 'EBADMSG']);
+
+/** Is `errno` (a Node error code) a media error of one file (MEDIA_ERRNOS)? */
+export function isMediaErrno(errno: string | undefined): boolean {
+  return errno !== undefined && MEDIA_ERRNOS.has(errno);
+}
+
+/**
+ * Did `err` (or what caused it, a few levels down) come from the system reporting a media error
+ * for one file? Other 'Io' failures (an S3 endpoint refusing a GET, a transport error) are the
+ * domain's, as before.
+ */
+export function isMediaError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
+    if (isMediaErrno((e as NodeJS.ErrnoException).code)) return true;
+  }
+  return false;
+}
+
 /** The error of a call that a domain did not answer within its bound (ProviderError
  * 'Unavailable'): a background listing may retry it with less work (list-page.ts), where a
  * transport error would fail again at once. */
@@ -93,8 +115,8 @@ export class DomainSet {
    * ('Unavailable': a DomainTimeout on timeout; wrapping the child's error otherwise); other errors (NotFound,
    * InvalidRange…) pass through and leave the domain healthy. `abort.signal` (made on first
    * use) fires on timeout, so children given it stop their work. `blobRead`: `fn` reads one
-   * blob, and an I/O error ('Io') is judged by blobReadFailed (that blob's damage while the
-   * domain answers).
+   * blob, and a media error of that file ('Io' caused by EIO and the like: isMediaError) is
+   * judged by blobReadFailed (that blob's damage while the domain answers).
    */
   async call<T>(
     id: string,
@@ -130,7 +152,7 @@ export class DomainSet {
       return result;
     } catch (err) {
       if (!isDomainFailure(err)) throw err;
-      if (blobRead && err instanceof ProviderError && err.code === 'Io') {
+      if (blobRead && err instanceof ProviderError && err.code === 'Io' && isMediaError(err)) {
         clearTimeout(timer);
         throw await this.blobReadFailed(id, `${what} failed`, err);
       }
@@ -150,8 +172,8 @@ export class DomainSet {
   }
 
   /**
-   * What a read of one blob on domain `id` that failed with an I/O error (`err`: EIO on one
-   * file, say) comes to. A disk that returns EIO for one file (a bad sector) still serves the
+   * What a read of one blob on domain `id` that failed with a media error (`err`: EIO on one
+   * file, say; isMediaError) comes to. A disk that returns EIO for one file (a bad sector) still serves the
    * rest, and taking the whole domain out of service for it would refuse every write that
    * needs it (at (4,2) over 6 domains, all of them). So the domain is asked first (a one-key
    * listing, within the timeout; one probe at a time per domain): if it answers, the error is
@@ -161,7 +183,9 @@ export class DomainSet {
    */
   async blobReadFailed(id: string, what: string, err: unknown): Promise<ProviderError> {
     const message = (err as Error)?.message ?? String(err);
-    if (await this.#answers(id)) return new ProviderError('Corrupt', `domain ${id}: ${what} (the domain answers; that blob is damaged): ${message}`, { cause: err });
+    // A domain already out of service is not asked again (a listing that hangs would cost every
+    // such read a timeout), nor brought back by a probe while writes keep it out.
+    if (!this.isFailed(id) && (await this.#answers(id))) return new ProviderError('Corrupt', `domain ${id}: ${what} (the domain answers; that blob is damaged): ${message}`, { cause: err });
     if (!this.isFailed(id)) this.markFailed(id, err);
     return new ProviderError('Unavailable', `domain ${id}: ${what}: ${message}`, { cause: err });
   }

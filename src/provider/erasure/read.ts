@@ -228,6 +228,9 @@ async function readStripe(
   if (wide && meta.layout === 'striped' && hasRebuiltStripe(meta, s)) return readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets, wide);
   // Fast path of a small read (one piece, healthy domain): no fan-out bookkeeping. Any
   // failure falls through to the general path, which tries the other copies or rebuilds.
+  // The fast path's failure, so that the general path does not read the same piece there again
+  // (an I/O error can take long, and is judged by a probe of the domain each time).
+  let fastFailed: { domain: string; err: unknown } | undefined;
   if (pieces.length === 1) {
     const p = pieces[0]!;
     const domain = meta.layout === 'replicated' ? meta.copies[0] : meta.fragments[p.cell];
@@ -236,6 +239,7 @@ async function readStripe(
         return await readPiece(ctx, meta, g, meta.layout === 'replicated' ? 0 : p.cell, domain, s, p.from, p.to, out, outOffsets[0]!);
       } catch (err) {
         if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+        fastFailed = { domain, err };
       }
     }
   }
@@ -248,6 +252,10 @@ async function readStripe(
     pieces.map(async (p, i) => {
       if (meta.layout === 'replicated') {
         for (const domain of copyOrder(ctx, meta)) {
+          if (fastFailed?.domain === domain) {
+            ctx.onDamaged(meta, 0, domain, why(fastFailed.err));
+            continue;
+          }
           try {
             await readPiece(ctx, meta, g, 0, domain, s, p.from, p.to, out, outOffsets[i]!);
             return;
@@ -259,7 +267,10 @@ async function readStripe(
         throw new ProviderError('Io', `${meta.key}: no readable copy on ${meta.copies.join(', ') || 'any domain'}`);
       }
       const domain = meta.fragments[p.cell];
-      if (domain !== undefined && !ctx.domains.isFailed(domain)) {
+      if (domain !== undefined && domain === fastFailed?.domain) {
+        forgetMissing(meta, p.cell, domain, fastFailed.err);
+        ctx.onDamaged(meta, p.cell, domain, why(fastFailed.err));
+      } else if (domain !== undefined && !ctx.domains.isFailed(domain)) {
         try {
           await readPiece(ctx, meta, g, p.cell, domain, s, p.from, p.to, out, outOffsets[i]!);
           return;

@@ -51,8 +51,9 @@ export interface GroupJob {
 
 export interface GroupResult {
   /** Sources that failed a check, with why (they must not be used again); `code`: a read of
-   * `files` failed with this ProviderError code (absent: the bytes failed a check). */
-  failed: { index: number; message: string; code?: ProviderErrorCode }[];
+   * `files` failed with this ProviderError code (absent: the bytes failed a check), and
+   * `errno` the system's error code under it, if any (EIO...). */
+  failed: { index: number; message: string; code?: ProviderErrorCode; errno?: string }[];
   /** Per target: its framed cells for this group (absent when fewer than k sources passed). */
   outputs: Uint8Array[];
   /** Per target: the fold after this group. */
@@ -153,7 +154,13 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
       else job.sources.push({ index: f.index, bytes });
     } catch (err) {
-      failed.push({ index: f.index, message: (err as Error)?.message ?? String(err), code: err instanceof ProviderError ? err.code : 'Io' });
+      const errno = ((err as Error)?.cause as NodeJS.ErrnoException | undefined)?.code ?? (err as NodeJS.ErrnoException)?.code;
+      failed.push({
+        index: f.index,
+        message: (err as Error)?.message ?? String(err),
+        code: err instanceof ProviderError ? err.code : 'Io',
+        ...(typeof errno === 'string' && !(err instanceof ProviderError && errno === err.code) ? { errno } : {}),
+      });
     }
   }
   return failed;

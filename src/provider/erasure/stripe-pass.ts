@@ -37,7 +37,7 @@ import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
 import type { RebuildResult } from './rebuild.js';
 import { FragmentSink } from './sink.js';
-import { isDomainFailure } from './domains.js';
+import { isDomainFailure, isMediaErrno } from './domains.js';
 import type { FragmentState } from './types.js';
 
 /** Bytes one blob's pass may hold: (read ahead + being read + unframed) per source fragment
@@ -187,7 +187,8 @@ export async function verifyAndRebuild(
         return runGroup(job, () => ctx.codec(meta.k, meta.m));
       };
       const failed = async (res: GroupResult) => {
-        for (const f of res.failed) fail(f.index, await readFailure(ctx, meta, f));
+        const errors = await Promise.all(res.failed.map((f) => readFailure(ctx, meta, f)));
+        res.failed.forEach((f, i) => fail(f.index, errors[i]!));
       };
       if (got) {
         // Sources that joined after the read ahead started are read for this group now.
@@ -309,15 +310,15 @@ function filePaths(ctx: ReadContext, meta: BlobMeta, present: number[]): Map<num
 
 /** The error a worker's read or check of fragment `f.index` stands for, as this thread's own read
  * would have raised it: no file is 'missing'; a read failing as a domain fails (isDomainFailure)
- * marks the domain failed ('unreachable', as DomainSet.call does), except an I/O error ('Io')
+ * marks the domain failed ('unreachable', as DomainSet.call does), except a media error (EIO...)
  * while the domain answers a probe, which is that fragment's (blobReadFailed); bytes that fail a check,
  * and a file its domain says is damaged ('Corrupt': not a blob file), are a FragmentError. */
 async function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['failed'][number]): Promise<Error> {
   if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
   if (f.code === undefined || !isDomainFailure(new ProviderError(f.code, f.message))) return new FragmentError(f.message);
   const domain = meta.fragments[f.index]!;
-  if (f.code === 'Io') {
-    // One file's I/O error while the domain answers is that fragment's damage (blobReadFailed).
+  if (f.code === 'Io' && isMediaErrno(f.errno)) {
+    // One file's media error while the domain answers is that fragment's damage (blobReadFailed).
     const judged = await ctx.domains.blobReadFailed(domain, `read ${nameOf(meta, f.index)} failed`, new ProviderError('Io', f.message));
     return judged.code === 'Corrupt' ? new FragmentError(judged.message) : judged;
   }
