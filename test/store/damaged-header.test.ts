@@ -11,8 +11,7 @@ import { Store } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { collectGarbage } from '../../src/store/gc.js';
 import type { FsProvider } from '../../src/provider/fs/index.js';
-import { randomBytes } from '../support/random.js';
-import { makeProvider, stream } from './helpers.js';
+import { bigAndSmall, makeProvider } from './helpers.js';
 
 describe('a damaged blob file header on the fs provider', () => {
   for (const how of ['spoiled', 'cut below it'] as const) {
@@ -20,12 +19,7 @@ describe('a damaged blob file header on the fs provider', () => {
       const p = await makeProvider('fs');
       try {
         const store = await Store.open(p.provider);
-        await store.createBucket('bkt');
-        // 9 MiB: a carrier body in chunk blobs of its own.
-        const big = randomBytes(9 * 1024 * 1024, 17);
-        await store.putObject('bkt', 'big', stream(big), { size: big.length });
-        await store.putObject('bkt', 'small', stream(randomBytes(100, 18)), { size: 100 });
-        await store.checkpoint();
+        await bigAndSmall(store, 17);
         await store.close();
 
         const chunks = (await p.provider.list({ prefix: 'chunks/' })).items.map((i) => i.key);

@@ -9,6 +9,8 @@ import { decodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { readRecord } from '../../src/store/records-io.js';
 import { readAnchor } from '../../src/store/recovery.js';
 import { scanLog } from '../../src/store/commit-log/scan.js';
+import type { Store } from '../../src/store/store.js';
+import { randomBytes } from '../support/random.js';
 
 export function tempDir(label = 'strata'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
@@ -63,4 +65,16 @@ export async function chainCommits(provider: Provider, after = 0): Promise<Commi
     ref = c.parent;
   }
   return out.reverse();
+}
+
+/**
+ * Bucket 'bkt' holding 'big' (9 MiB: a carrier body in chunk blobs of its own) and 'small'
+ * (100 B, packed), checkpointed; bodies from seeds `seed` and `seed + 1`.
+ */
+export async function bigAndSmall(store: Store, seed: number): Promise<void> {
+  await store.createBucket('bkt');
+  const big = randomBytes(9 * 1024 * 1024, seed);
+  await store.putObject('bkt', 'big', stream(big), { size: big.length });
+  await store.putObject('bkt', 'small', stream(randomBytes(100, seed + 1)), { size: 100 });
+  await store.checkpoint();
 }

@@ -10,19 +10,14 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { chunkKey } from '../../src/store/layout.js';
 import { getBytes } from '../../src/provider/provider.js';
 import { randomBytes } from '../support/random.js';
-import { makeProvider, stream } from './helpers.js';
+import { bigAndSmall, makeProvider } from './helpers.js';
 
 describe.each(['memory', 'fs'] as const)('verify on %s', (kind) => {
   it('calls an unreadable blob nothing reaches garbage, and one an object uses damage', async () => {
     const p = await makeProvider(kind);
     try {
       const store = await Store.open(p.provider);
-      await store.createBucket('bkt');
-      // 9 MiB: a carrier body in chunk blobs of its own.
-      const big = randomBytes(9 * 1024 * 1024, 7);
-      await store.putObject('bkt', 'big', stream(big), { size: big.length });
-      await store.putObject('bkt', 'small', stream(randomBytes(100, 8)), { size: 100 });
-      await store.checkpoint();
+      await bigAndSmall(store, 7);
 
       // A torn, never-committed chunk: bytes that are not a pack.
       const torn = chunkKey();

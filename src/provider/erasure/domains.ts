@@ -8,8 +8,8 @@
  * failed for a cooldown (FAILED_COOLDOWN_MS, doubling per failure in a row): writes place
  * around it at once instead of waiting for the timeout again, reads try it last. Its next
  * successful call (a read, or a domainHealth probe) marks it healthy again. A read of one blob
- * that fails with an I/O error is judged first (blobReadFailed): while the domain answers a
- * probe, the error is that blob's damage, and the domain stays in service.
+ * that fails with a media error (isMediaError: EIO...) is judged first (blobReadFailed): while
+ * the domain answers a probe, the error is that blob's damage, and the domain stays in service.
  */
 import { ProviderError, type Provider } from '../provider.js';
 import type { Domain, DomainHealth } from './types.js';
@@ -40,11 +40,6 @@ export function isDomainFailure(err: unknown): boolean {
  * file system structure), as opposed to the whole disk, mount or endpoint being unusable. */
 const MEDIA_ERRNOS: ReadonlySet<string> = new Set(['EIO', 'EUCLEAN', 'EBADMSG']);
 
-/** Is `errno` (a Node error code) a media error of one file (MEDIA_ERRNOS)? */
-export function isMediaErrno(errno: string | undefined): boolean {
-  return errno !== undefined && MEDIA_ERRNOS.has(errno);
-}
-
 /**
  * Did `err` (or what caused it, a few levels down) come from the system reporting a media error
  * for one file? Other 'Io' failures (an S3 endpoint refusing a GET, a transport error) are the
@@ -53,7 +48,8 @@ export function isMediaErrno(errno: string | undefined): boolean {
 export function isMediaError(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
-    if (isMediaErrno((e as NodeJS.ErrnoException).code)) return true;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && MEDIA_ERRNOS.has(code)) return true;
   }
   return false;
 }

@@ -16,6 +16,7 @@ import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import { readBlobRangeSync } from '../fs/blob-file.js';
 import { ProviderError, type ProviderErrorCode } from '../provider.js';
+import { isMediaError } from './domains.js';
 
 export interface GroupJob {
   key: string;
@@ -52,8 +53,8 @@ export interface GroupJob {
 export interface GroupResult {
   /** Sources that failed a check, with why (they must not be used again); `code`: a read of
    * `files` failed with this ProviderError code (absent: the bytes failed a check), and
-   * `errno` the system's error code under it, if any (EIO...). */
-  failed: { index: number; message: string; code?: ProviderErrorCode; errno?: string }[];
+   * `media` when the system reported a media error of that file under it (isMediaError). */
+  failed: { index: number; message: string; code?: ProviderErrorCode; media?: true }[];
   /** Per target: its framed cells for this group (absent when fewer than k sources passed). */
   outputs: Uint8Array[];
   /** Per target: the fold after this group. */
@@ -154,12 +155,11 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
       else job.sources.push({ index: f.index, bytes });
     } catch (err) {
-      const errno = ((err as Error)?.cause as NodeJS.ErrnoException | undefined)?.code ?? (err as NodeJS.ErrnoException)?.code;
       failed.push({
         index: f.index,
         message: (err as Error)?.message ?? String(err),
         code: err instanceof ProviderError ? err.code : 'Io',
-        ...(typeof errno === 'string' && !(err instanceof ProviderError && errno === err.code) ? { errno } : {}),
+        ...(isMediaError(err) ? { media: true as const } : {}),
       });
     }
   }
