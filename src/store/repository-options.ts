@@ -39,6 +39,13 @@ export interface RepositoryOptions {
    * way (recovery always scans the log the anchor names).
    */
   commitLog?: boolean;
+  /**
+   * With a commit log: how many queued operations make the loop stage a batch on top of the
+   * commit in flight (default BATCH_MAX_OPS: only a full batch); fewer wait for it to land and
+   * go into the next batch together (commit-loop.ts STAGE_BEHIND_LOG_AT). 1 stages behind every
+   * commit in flight, as the commit-blob path does; tests use it to hold a batch behind an append.
+   */
+  stageBehindLogAt?: number;
   /** Segment bytes after which the commit log rolls to a new segment (default 48 MiB:
    * commit-log/segments.ts ROLL_AT_BYTES). Tests set a few KiB so rolls happen in short runs. */
   segmentRollBytes?: number;

@@ -109,7 +109,7 @@ describe('a batch staged behind a commit that is applied meanwhile', () => {
       try {
         const base = t ? await createFsProvider({ dir: t.dir }) : await createMemoryProvider();
         const { provider, gate } = gated(base, t ? 'log' : 'anchor');
-        const open = () => Store.open(provider, { checkpointEvery: 1 << 20, ...(t ? { commitLog: true } : {}) });
+        const open = () => Store.open(provider, { checkpointEvery: 1 << 20, ...(t ? { commitLog: true, stageBehindLogAt: 1 } : {}) });
         const store = await open();
         // Another bucket's history keeps the total positive: a double count is then a wrong
         // total recorded (as in fork-kill), not a negative one.
@@ -150,7 +150,7 @@ describe('a batch staged behind a commit that is applied meanwhile', () => {
       try {
         const base = t ? await createFsProvider({ dir: t.dir }) : await createMemoryProvider();
         const { provider, gate } = gated(base, t ? 'log' : 'anchor');
-        const store = await Store.open(provider, { checkpointEvery: 1 << 20, ...(t ? { commitLog: true } : {}) });
+        const store = await Store.open(provider, { checkpointEvery: 1 << 20, ...(t ? { commitLog: true, stageBehindLogAt: 1 } : {}) });
         await store.createBucket(B);
         let seen: number | undefined;
         const seqs = await behindApplied(
@@ -164,6 +164,41 @@ describe('a batch staged behind a commit that is applied meanwhile', () => {
         await store.close();
       } finally {
         t?.cleanup();
+      }
+    });
+  }
+});
+
+describe('operations that arrive while a commit log append is in flight', () => {
+  for (const stageBehindLogAt of [undefined, 1]) {
+    const name = stageBehindLogAt === undefined ? 'wait for it to land, then go in one batch (default)' : 'stageBehindLogAt 1: are staged behind it at once';
+    it(name, { timeout: 20_000 }, async () => {
+      const t = tempDir('pipeline-wait');
+      try {
+        const { provider, gate } = gated(await createFsProvider({ dir: t.dir }), 'log');
+        const store = await Store.open(provider, { checkpointEvery: 1 << 20, commitLog: true, ...(stageBehindLogAt ? { stageBehindLogAt } : {}) });
+        await store.createBucket(B);
+        const seqs: number[] = [];
+        let runs: Promise<unknown>[] = [];
+        let stagedWhileHeld = -1;
+        gate.arm(async () => {
+          runs = Array.from({ length: 10 }, (_, i) => store.repo.run(async (tx) => (seqs.push(tx.seq), i)));
+          await new Promise((r) => setTimeout(r, 30));
+          stagedWhileHeld = seqs.length;
+        });
+        const held = store.repo.seq + 1;
+        await put(store, 'a', text('held'));
+        expect(await Promise.all(runs)).toEqual([...Array(10).keys()]);
+        if (stageBehindLogAt === undefined) {
+          expect(stagedWhileHeld, 'nothing staged while the append was held').toBe(0);
+          expect(seqs, 'all ten in the batch after it').toEqual(Array(10).fill(held + 1));
+        } else {
+          expect(stagedWhileHeld, 'the first arrival staged behind the held append').toBeGreaterThan(0);
+        }
+        expect((await store.headObject(B, 'a')).version.size).toBe(4);
+        await store.close();
+      } finally {
+        t.cleanup();
       }
     });
   }
