@@ -168,9 +168,10 @@ export class CommitLoop {
 
   /**
    * The group-commit loop, pipelined two deep: while batch N's anchor move is in flight (or,
-   * with a commit log, its append, once a full batch waits behind it), batch N+1 is staged (its transactions see N's staged mutations) and its commit blob
-   * written. Anchors still move strictly in sequence, each acknowledging its batch only
-   * once durable; if N fails, N+1 fails with it (it was staged on top of N).
+   * with a commit log, its append, once a full batch waits behind it), batch N+1 is staged
+   * (its transactions see N's staged mutations) and its commit blob written. Anchors still
+   * move strictly in sequence, each acknowledging its batch only once durable; if N fails,
+   * N+1 fails with it (it was staged on top of N).
    */
   async #drain(): Promise<void> {
     const h = this.#h;
