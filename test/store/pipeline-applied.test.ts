@@ -202,4 +202,35 @@ describe('operations that arrive while a commit log append is in flight', () => 
       }
     });
   }
+
+  it('are staged behind it once as many wait as stageBehindLogAt says, in one batch', { timeout: 20_000 }, async () => {
+    const t = tempDir('pipeline-wait');
+    try {
+      const { provider, gate } = gated(await createFsProvider({ dir: t.dir }), 'log');
+      const store = await Store.open(provider, { checkpointEvery: 1 << 20, commitLog: true, stageBehindLogAt: 4 });
+      await store.createBucket(B);
+      const seqs: number[] = [];
+      const runs: Promise<unknown>[] = [];
+      const staged: number[] = [];
+      const arrive = (n: number) => {
+        for (let i = 0; i < n; i++) runs.push(store.repo.run(async (tx) => seqs.push(tx.seq)));
+      };
+      gate.arm(async () => {
+        arrive(3);
+        await new Promise((r) => setTimeout(r, 30));
+        staged.push(seqs.length);
+        arrive(2);
+        await new Promise((r) => setTimeout(r, 30));
+        staged.push(seqs.length);
+      });
+      const held = store.repo.seq + 1;
+      await put(store, 'a', text('held'));
+      await Promise.all(runs);
+      expect(staged, 'none staged at 3 waiting, all 5 at 5 waiting').toEqual([0, 5]);
+      expect(seqs, 'in the one batch behind the held append').toEqual(Array(5).fill(held + 1));
+      await store.close();
+    } finally {
+      t.cleanup();
+    }
+  });
 });
