@@ -9,6 +9,7 @@
 import { deleteMarkerOf } from '../store/objects-read.js';
 import type { RequestContext } from './context.js';
 import { renderError, S3Error } from './errors.js';
+import type { XmlChunks } from './xml/build.js';
 import { s3ErrorOf, retryAfterOf } from './store-errors.js';
 import { writtenCallback } from '../store/chunk-scatter-read.js';
 
@@ -19,11 +20,29 @@ export function sendEmpty(r: RequestContext, status: number, headers: Record<str
   r.res.end();
 }
 
-export function sendXml(r: RequestContext, status: number, xml: string, headers: Record<string, string | number> = {}): void {
-  const body = Buffer.from(xml, 'utf8');
-  r.res.writeHead(status, { ...r.baseHeaders, 'content-type': XML_TYPE, 'content-length': body.length, ...headers });
-  r.res.end(body);
-  r.bytesOut += body.length;
+/**
+ * Sends an XML document: a string in one write, or a document in pieces (a listing page)
+ * as one Buffer per piece, written together under cork: no single large string or Buffer is
+ * made (see s3DocumentChunks).
+ */
+export function sendXml(r: RequestContext, status: number, xml: string | XmlChunks, headers: Record<string, string | number> = {}): void {
+  if (typeof xml === 'string' || xml.length === 1) {
+    const body = Buffer.from(typeof xml === 'string' ? xml : xml[0]!, 'utf8');
+    r.res.writeHead(status, { ...r.baseHeaders, 'content-type': XML_TYPE, 'content-length': body.length, ...headers });
+    r.res.end(body);
+    r.bytesOut += body.length;
+    return;
+  }
+  const pieces = xml.map((piece) => Buffer.from(piece, 'utf8'));
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  const res = r.res;
+  res.writeHead(status, { ...r.baseHeaders, 'content-type': XML_TYPE, 'content-length': length, ...headers });
+  res.cork();
+  for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
+  res.end(pieces[pieces.length - 1]);
+  res.uncork();
+  r.bytesOut += length;
 }
 
 /**

@@ -197,6 +197,18 @@ describe('Strata served by Bun, driven by the AWS SDK v3 from Node', () => {
     expect(s!.logs.filter((l) => /"status":5\d\d/.test(l))).toEqual([]);
   });
 
+  it('sends listing and DeleteResult documents that go out in several pieces whole', async () => {
+    // 100 keys of 709 characters (1,009 UTF-8 bytes): the listing is ~90,000 characters and
+    // the DeleteResult ~75,000, three pieces each (s3DocumentChunks closes one at 32,768).
+    const keys = Array.from({ length: 100 }, (_, i) => `long/${String(i).padStart(3, '0')}-${'ü'.repeat(300)}${'x'.repeat(400)}`);
+    for (const Key of keys) await client.send(new PutObjectCommand({ Bucket: BUCKET, Key, Body: Key.slice(0, 9) }));
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'long/' }));
+    expect(listed.Contents?.map((o) => [o.Key, o.Size])).toEqual(keys.map((k) => [k, 9]));
+    const del = await client.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: keys.map((Key) => ({ Key })) } }));
+    expect(del.Deleted?.map((d) => d.Key).sort()).toEqual(keys);
+    expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'long/' }))).KeyCount).toBe(0);
+  });
+
   it('leaves a data directory that Node reads back byte-exact, then deletes the bucket', async () => {
     client.destroy();
     await s!.stop();

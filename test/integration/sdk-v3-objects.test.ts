@@ -32,6 +32,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListBucketsCommand,
+  ListObjectsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   UploadPartCommand,
@@ -609,6 +610,26 @@ describe('GetObject: ranges, conditions, overrides, partNumber; HeadObject', () 
 });
 
 describe('DeleteObject / DeleteObjects', () => {
+  it('listings and a DeleteResult too large for one piece arrive whole (V1, V2, versions, DeleteObjects)', async () => {
+    const b = await newBucket('pieces');
+    // 100 keys of 708 characters (1,008 UTF-8 bytes): each document is 70,000-100,000
+    // characters, sent as three pieces of at most ~32,768 (s3DocumentChunks).
+    const keys = Array.from({ length: 100 }, (_, i) => `${String(i).padStart(3, '0')}-${'ü'.repeat(300)}${'x'.repeat(404)}`);
+    for (let i = 0; i < keys.length; i += 20) {
+      await Promise.all(keys.slice(i, i + 20).map((Key) => s3.send(new PutObjectCommand({ Bucket: b, Key, Body: Key.slice(0, 3) }))));
+    }
+    const v2 = await s3.send(new ListObjectsV2Command({ Bucket: b }));
+    expect(v2.Contents?.map((o) => [o.Key, o.Size])).toEqual(keys.map((k) => [k, 3]));
+    const v1 = await s3.send(new ListObjectsCommand({ Bucket: b }));
+    expect(v1.Contents?.map((o) => o.Key)).toEqual(keys);
+    const versions = await s3.send(new ListObjectVersionsCommand({ Bucket: b }));
+    expect(versions.Versions?.map((v) => v.Key)).toEqual(keys);
+    const del = await s3.send(new DeleteObjectsCommand({ Bucket: b, Delete: { Objects: keys.map((Key) => ({ Key })) } }));
+    expect(del.Errors ?? []).toEqual([]);
+    expect(del.Deleted?.map((d) => d.Key).sort()).toEqual(keys);
+    expect((await s3.send(new ListObjectsV2Command({ Bucket: b }))).KeyCount).toBe(0);
+  });
+
   it('DeleteObject is 204 and idempotent; DeleteObjects sends CRC32 (no Content-MD5) and reports each key', async () => {
     const b = await newBucket('del');
     const keys = ['a', 'b&c', 'd <e>', 'f"g', 'sp ace', 'ü'];

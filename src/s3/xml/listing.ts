@@ -9,7 +9,7 @@
  * URL-encoded and says so: the document stays parseable and the key stays exact (see
  * escape.ts for why neither raw characters nor `&#x1F;` are acceptable).
  */
-import { el, leaf, quoteEtag, s3Root, xmlDocument, type Xml } from './build.js';
+import { el, leaf, quoteEtag, s3DocumentChunks, s3Root, xmlDocument, type Xml, type XmlChunks } from './build.js';
 import type { ChecksumType } from './checksums.js';
 import { escapeSafeXmlText, escapeXmlText, isXmlSafe, replaceUnsafeXmlChars, urlEncodeListingValue } from './escape.js';
 import { ownerXml, type OwnerInfo } from './owner.js';
@@ -133,7 +133,7 @@ export interface ListObjectsV1Data {
  * URL-encoded: botocore, which always asks V1 listings for `encoding-type=url`, decodes
  * Marker, NextMarker, Delimiter and keys but not V1's Prefix, because S3 does not encode it.
  */
-export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
+export function renderListObjectsV1Result(r: ListObjectsV1Data): XmlChunks {
   const { encodingType, encode } = chooseEncoding(r.encodingType, [
     r.marker,
     r.delimiter,
@@ -142,20 +142,18 @@ export function renderListObjectsV1Result(r: ListObjectsV1Data): string {
     ...r.commonPrefixes,
   ]);
   const iso = isoTimes();
-  return xmlDocument(
-    s3Root(
-      'ListBucketResult',
-      leaf('Name', r.bucket),
-      leaf('Prefix', replaceUnsafeXmlChars(r.prefix)),
-      leaf('Marker', encode(r.marker)),
-      leaf('NextMarker', maybe(encode, r.nextMarker)),
-      leaf('MaxKeys', r.maxKeys),
-      leaf('Delimiter', maybe(encode, r.delimiter)),
-      leaf('IsTruncated', r.isTruncated),
-      leaf('EncodingType', encodingType),
-      r.contents.map((o) => contentsXml(o, encode, true, iso)),
-      commonPrefixesXml(r.commonPrefixes, encode)
-    )
+  return s3DocumentChunks(
+    'ListBucketResult',
+    leaf('Name', r.bucket),
+    leaf('Prefix', replaceUnsafeXmlChars(r.prefix)),
+    leaf('Marker', encode(r.marker)),
+    leaf('NextMarker', maybe(encode, r.nextMarker)),
+    leaf('MaxKeys', r.maxKeys),
+    leaf('Delimiter', maybe(encode, r.delimiter)),
+    leaf('IsTruncated', r.isTruncated),
+    leaf('EncodingType', encodingType),
+    r.contents.map((o) => contentsXml(o, encode, true, iso)),
+    commonPrefixesXml(r.commonPrefixes, encode)
   );
 }
 
@@ -178,7 +176,7 @@ export interface ListObjectsV2Data {
 }
 
 /** `ListBucketResult` for ListObjectsV2; KeyCount = contents + common prefixes. Pure. */
-export function renderListObjectsV2Result(r: ListObjectsV2Data): string {
+export function renderListObjectsV2Result(r: ListObjectsV2Data): XmlChunks {
   const { encodingType, encode } = chooseEncoding(r.encodingType, [
     r.prefix,
     r.delimiter,
@@ -187,22 +185,20 @@ export function renderListObjectsV2Result(r: ListObjectsV2Data): string {
     ...r.commonPrefixes,
   ]);
   const iso = isoTimes();
-  return xmlDocument(
-    s3Root(
-      'ListBucketResult',
-      leaf('Name', r.bucket),
-      leaf('Prefix', encode(r.prefix)),
-      leaf('ContinuationToken', maybe(replaceUnsafeXmlChars, r.continuationToken)),
-      leaf('NextContinuationToken', r.nextContinuationToken),
-      leaf('KeyCount', r.contents.length + r.commonPrefixes.length),
-      leaf('MaxKeys', r.maxKeys),
-      leaf('Delimiter', maybe(encode, r.delimiter)),
-      leaf('IsTruncated', r.isTruncated),
-      leaf('EncodingType', encodingType),
-      leaf('StartAfter', maybe(encode, r.startAfter)),
-      r.contents.map((o) => contentsXml(o, encode, r.fetchOwner, iso)),
-      commonPrefixesXml(r.commonPrefixes, encode)
-    )
+  return s3DocumentChunks(
+    'ListBucketResult',
+    leaf('Name', r.bucket),
+    leaf('Prefix', encode(r.prefix)),
+    leaf('ContinuationToken', maybe(replaceUnsafeXmlChars, r.continuationToken)),
+    leaf('NextContinuationToken', r.nextContinuationToken),
+    leaf('KeyCount', r.contents.length + r.commonPrefixes.length),
+    leaf('MaxKeys', r.maxKeys),
+    leaf('Delimiter', maybe(encode, r.delimiter)),
+    leaf('IsTruncated', r.isTruncated),
+    leaf('EncodingType', encodingType),
+    leaf('StartAfter', maybe(encode, r.startAfter)),
+    r.contents.map((o) => contentsXml(o, encode, r.fetchOwner, iso)),
+    commonPrefixesXml(r.commonPrefixes, encode)
   );
 }
 
@@ -233,7 +229,7 @@ export interface ListMultipartUploadsData {
 }
 
 /** `ListMultipartUploadsResult`. Pure. */
-export function renderListMultipartUploadsResult(r: ListMultipartUploadsData): string {
+export function renderListMultipartUploadsResult(r: ListMultipartUploadsData): XmlChunks {
   const { encodingType, encode } = chooseEncoding(r.encodingType, [
     r.keyMarker,
     r.nextKeyMarker,
@@ -242,34 +238,32 @@ export function renderListMultipartUploadsResult(r: ListMultipartUploadsData): s
     ...r.uploads.map((u) => u.key),
     ...r.commonPrefixes,
   ]);
-  return xmlDocument(
-    s3Root(
-      'ListMultipartUploadsResult',
-      leaf('Bucket', r.bucket),
-      leaf('KeyMarker', encode(r.keyMarker)),
-      leaf('UploadIdMarker', replaceUnsafeXmlChars(r.uploadIdMarker)),
-      leaf('NextKeyMarker', maybe(encode, r.nextKeyMarker)),
-      leaf('NextUploadIdMarker', r.nextUploadIdMarker),
-      leaf('Delimiter', maybe(encode, r.delimiter)),
-      leaf('Prefix', maybe(encode, r.prefix)),
-      leaf('MaxUploads', r.maxUploads),
-      leaf('IsTruncated', r.isTruncated),
-      leaf('EncodingType', encodingType),
-      r.uploads.map((u) =>
-        el(
-          'Upload',
-          leaf('Key', encode(u.key)),
-          leaf('UploadId', u.uploadId),
-          ownerXml('Initiator', u.initiator),
-          ownerXml('Owner', u.owner),
-          leaf('StorageClass', u.storageClass ?? 'STANDARD'),
-          leaf('Initiated', u.initiated),
-          leaf('ChecksumAlgorithm', u.checksumAlgorithm),
-          leaf('ChecksumType', u.checksumType)
-        )
-      ),
-      commonPrefixesXml(r.commonPrefixes, encode)
-    )
+  return s3DocumentChunks(
+    'ListMultipartUploadsResult',
+    leaf('Bucket', r.bucket),
+    leaf('KeyMarker', encode(r.keyMarker)),
+    leaf('UploadIdMarker', replaceUnsafeXmlChars(r.uploadIdMarker)),
+    leaf('NextKeyMarker', maybe(encode, r.nextKeyMarker)),
+    leaf('NextUploadIdMarker', r.nextUploadIdMarker),
+    leaf('Delimiter', maybe(encode, r.delimiter)),
+    leaf('Prefix', maybe(encode, r.prefix)),
+    leaf('MaxUploads', r.maxUploads),
+    leaf('IsTruncated', r.isTruncated),
+    leaf('EncodingType', encodingType),
+    r.uploads.map((u) =>
+      el(
+        'Upload',
+        leaf('Key', encode(u.key)),
+        leaf('UploadId', u.uploadId),
+        ownerXml('Initiator', u.initiator),
+        ownerXml('Owner', u.owner),
+        leaf('StorageClass', u.storageClass ?? 'STANDARD'),
+        leaf('Initiated', u.initiated),
+        leaf('ChecksumAlgorithm', u.checksumAlgorithm),
+        leaf('ChecksumType', u.checksumType)
+      )
+    ),
+    commonPrefixesXml(r.commonPrefixes, encode)
   );
 }
 

@@ -7,7 +7,7 @@
  */
 import { S3Error } from '../errors.js';
 import { MAX_COMPLETE_MULTIPART_BODY_BYTES, MAX_PART_NUMBER } from '../limits.js';
-import { el, leaf, quoteEtag, s3Root, xmlDocument } from './build.js';
+import { el, leaf, quoteEtag, s3DocumentChunks, s3Root, xmlDocument, type XmlChunks } from './build.js';
 import {
   checksumLeaves,
   readChecksums,
@@ -169,32 +169,30 @@ export interface ListPartsData {
 }
 
 /** `ListPartsResult`. Pure. */
-export function renderListPartsResult(r: ListPartsData): string {
-  return xmlDocument(
-    s3Root(
-      'ListPartsResult',
-      leaf('Bucket', r.bucket),
-      leaf('Key', safe(r.key)),
-      leaf('UploadId', r.uploadId),
-      leaf('PartNumberMarker', r.partNumberMarker),
-      leaf('NextPartNumberMarker', r.nextPartNumberMarker),
-      leaf('MaxParts', r.maxParts),
-      leaf('IsTruncated', r.isTruncated),
-      r.parts.map((p) =>
-        el(
-          'Part',
-          leaf('PartNumber', p.partNumber),
-          leaf('LastModified', p.lastModified),
-          leaf('ETag', quoteEtag(p.etag)),
-          leaf('Size', p.size),
-          checksumLeaves(p.checksums)
-        )
-      ),
-      ownerXml('Initiator', r.initiator),
-      ownerXml('Owner', r.owner),
-      leaf('StorageClass', r.storageClass ?? 'STANDARD'),
-      leaf('ChecksumAlgorithm', r.checksumAlgorithm),
-      leaf('ChecksumType', r.checksumType)
-    )
+export function renderListPartsResult(r: ListPartsData): XmlChunks {
+  return s3DocumentChunks(
+    'ListPartsResult',
+    leaf('Bucket', r.bucket),
+    leaf('Key', safe(r.key)),
+    leaf('UploadId', r.uploadId),
+    leaf('PartNumberMarker', r.partNumberMarker),
+    leaf('NextPartNumberMarker', r.nextPartNumberMarker),
+    leaf('MaxParts', r.maxParts),
+    leaf('IsTruncated', r.isTruncated),
+    r.parts.map((p) =>
+      el(
+        'Part',
+        leaf('PartNumber', p.partNumber),
+        leaf('LastModified', p.lastModified),
+        leaf('ETag', quoteEtag(p.etag)),
+        leaf('Size', p.size),
+        checksumLeaves(p.checksums)
+      )
+    ),
+    ownerXml('Initiator', r.initiator),
+    ownerXml('Owner', r.owner),
+    leaf('StorageClass', r.storageClass ?? 'STANDARD'),
+    leaf('ChecksumAlgorithm', r.checksumAlgorithm),
+    leaf('ChecksumType', r.checksumType)
   );
 }

@@ -3,7 +3,7 @@
  * CopyObjectResult.
  */
 import { MAX_DELETE_OBJECTS } from '../limits.js';
-import { el, leaf, quoteEtag, s3Root, xmlDocument } from './build.js';
+import { el, leaf, quoteEtag, s3DocumentChunks, s3Root, xmlDocument, type XmlChunks } from './build.js';
 import { checksumLeaves, type ChecksumType, type ChecksumValues } from './checksums.js';
 import { replaceUnsafeXmlChars as safe } from './escape.js';
 import { malformedXml } from './parse.js';
@@ -77,27 +77,25 @@ export interface DeleteErrorEntry {
 export function renderDeleteResult(r: {
   deleted: readonly DeletedEntry[];
   errors: readonly DeleteErrorEntry[];
-}): string {
-  return xmlDocument(
-    s3Root(
-      'DeleteResult',
-      r.deleted.map((d) =>
-        el(
-          'Deleted',
-          leaf('Key', safe(d.key)),
-          leaf('VersionId', d.versionId === undefined ? undefined : safe(d.versionId)),
-          leaf('DeleteMarker', d.deleteMarker),
-          leaf('DeleteMarkerVersionId', d.deleteMarkerVersionId)
-        )
-      ),
-      r.errors.map((e) =>
-        el(
-          'Error',
-          leaf('Key', safe(e.key)),
-          leaf('VersionId', e.versionId === undefined ? undefined : safe(e.versionId)),
-          leaf('Code', e.code),
-          leaf('Message', safe(e.message))
-        )
+}): XmlChunks {
+  return s3DocumentChunks(
+    'DeleteResult',
+    r.deleted.map((d) =>
+      el(
+        'Deleted',
+        leaf('Key', safe(d.key)),
+        leaf('VersionId', d.versionId === undefined ? undefined : safe(d.versionId)),
+        leaf('DeleteMarker', d.deleteMarker),
+        leaf('DeleteMarkerVersionId', d.deleteMarkerVersionId)
+      )
+    ),
+    r.errors.map((e) =>
+      el(
+        'Error',
+        leaf('Key', safe(e.key)),
+        leaf('VersionId', e.versionId === undefined ? undefined : safe(e.versionId)),
+        leaf('Code', e.code),
+        leaf('Message', safe(e.message))
       )
     )
   );

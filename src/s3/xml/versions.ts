@@ -5,7 +5,7 @@
  * `encoding-type=url` (or a key XML cannot carry) URL-encodes Key, Prefix, Delimiter,
  * KeyMarker, NextKeyMarker and CommonPrefixes, as S3 does; version ids are XML-safe.
  */
-import { el, leaf, quoteEtag, s3Root, xmlDocument, type Xml } from './build.js';
+import { el, leaf, quoteEtag, s3DocumentChunks, s3Root, xmlDocument, type Xml, type XmlChunks } from './build.js';
 import { escapeXmlText, isXmlSafe, urlEncodeListingValue } from './escape.js';
 import { ownerXml, type OwnerInfo } from './owner.js';
 import { leafText, parseRoot } from './read.js';
@@ -85,27 +85,25 @@ function versionXml(v: ListedVersion, encode: (s: string) => string, iso: (time:
 }
 
 /** `ListVersionsResult`, entries in listing order. Pure. */
-export function renderListVersionsResult(r: ListVersionsData): string {
+export function renderListVersionsResult(r: ListVersionsData): XmlChunks {
   const values = [r.prefix, r.keyMarker, r.delimiter, r.nextKeyMarker, ...r.versions.map((v) => v.key), ...r.commonPrefixes];
   const url = r.encodingType === 'url' || values.some((v) => v !== undefined && !isXmlSafe(v));
   const encode = url ? urlEncodeListingValue : (s: string) => s;
   const maybe = (v: string | undefined) => (v === undefined ? undefined : encode(v));
   const iso = isoTimes();
-  return xmlDocument(
-    s3Root(
-      'ListVersionsResult',
-      leaf('Name', r.bucket),
-      leaf('Prefix', encode(r.prefix)),
-      leaf('KeyMarker', encode(r.keyMarker)),
-      leaf('VersionIdMarker', r.versionIdMarker),
-      leaf('NextKeyMarker', maybe(r.nextKeyMarker)),
-      leaf('NextVersionIdMarker', r.nextVersionIdMarker),
-      leaf('MaxKeys', r.maxKeys),
-      leaf('Delimiter', maybe(r.delimiter)),
-      leaf('IsTruncated', r.isTruncated),
-      leaf('EncodingType', url ? 'url' : undefined),
-      r.versions.map((v) => versionXml(v, encode, iso)),
-      r.commonPrefixes.map((p) => el('CommonPrefixes', leaf('Prefix', encode(p))))
-    )
+  return s3DocumentChunks(
+    'ListVersionsResult',
+    leaf('Name', r.bucket),
+    leaf('Prefix', encode(r.prefix)),
+    leaf('KeyMarker', encode(r.keyMarker)),
+    leaf('VersionIdMarker', r.versionIdMarker),
+    leaf('NextKeyMarker', maybe(r.nextKeyMarker)),
+    leaf('NextVersionIdMarker', r.nextVersionIdMarker),
+    leaf('MaxKeys', r.maxKeys),
+    leaf('Delimiter', maybe(r.delimiter)),
+    leaf('IsTruncated', r.isTruncated),
+    leaf('EncodingType', url ? 'url' : undefined),
+    r.versions.map((v) => versionXml(v, encode, iso)),
+    r.commonPrefixes.map((p) => el('CommonPrefixes', leaf('Prefix', encode(p))))
   );
 }

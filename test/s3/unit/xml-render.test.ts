@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { CODE_STATUS, isS3Error, renderError, S3Error, toS3Error } from '../../../src/s3/errors.js';
 import {
+  el,
   escapeXmlText,
   isXmlSafe,
+  leaf,
   parseCorsConfiguration,
   parseTagging,
   parseXml,
@@ -25,9 +27,14 @@ import {
   renderLocationConstraint,
   renderTagging,
   replaceUnsafeXmlChars,
+  s3DocumentChunks,
+  s3Root,
   urlEncodeListingValue,
+  XML_CHUNK_CHARS,
+  xmlDocument,
   XmlUnsafeCharacterError,
   type ListedObject,
+  type XmlContent,
   type XmlElement,
 } from '../../../src/s3/xml/index.js';
 import { isoTimes } from '../../../src/s3/xml/listing.js';
@@ -35,6 +42,9 @@ import { renderListVersionsResult } from '../../../src/s3/xml/versions.js';
 
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 const T = new Date('2025-01-02T03:04:05.678Z');
+
+/** The document a renderer returned in pieces, as one string. */
+const text = (pieces: readonly string[]): string => pieces.join('');
 
 /** Text of the first descendant path `a/b/c`. */
 function at(root: XmlElement, path: string): string | undefined {
@@ -97,6 +107,44 @@ const objects: ListedObject[] = [
   },
 ];
 
+describe('documents in pieces', () => {
+  it('join to exactly what xmlDocument(s3Root(...)) writes, for empty, nested and skipped content', () => {
+    const cases: XmlContent[][] = [
+      [],
+      [undefined, null, false, []],
+      [leaf('A', 'x')],
+      [leaf('A', ''), [el('B'), [leaf('C', 1), undefined]], false, leaf('D', 'a<b&c')],
+      [Array.from({ length: 3000 }, (_, i) => el('E', leaf('K', `key-${i}-${'é'.repeat(i % 50)}`)))],
+    ];
+    for (const content of cases) {
+      expect(text(s3DocumentChunks('Root', ...content))).toBe(xmlDocument(s3Root('Root', ...content)));
+    }
+  });
+
+  it('close a piece at the first whole element past the bound, so none is large and the last holds the close tag', () => {
+    const big = 'x'.repeat(5000);
+    const content = Array.from({ length: 100 }, (_, i) => leaf('V', `${i}${big}`));
+    const pieces = s3DocumentChunks('Root', content);
+    const longest = Math.max(...content.map((c) => c!.length));
+    expect(pieces.length).toBeGreaterThan(10);
+    for (const p of pieces.slice(0, -1)) {
+      expect(p.length).toBeGreaterThanOrEqual(XML_CHUNK_CHARS);
+      expect(p.length).toBeLessThan(XML_CHUNK_CHARS + longest);
+      expect(p.endsWith('</V>')).toBe(true);
+    }
+    expect(pieces[pieces.length - 1]!.endsWith('</Root>')).toBe(true);
+    expect(text(pieces)).toBe(xmlDocument(s3Root('Root', content)));
+  });
+
+  it('a listing page of 1,000 keys is several pieces that parse as one document', () => {
+    const contents = Array.from({ length: 1000 }, (_, i) => ({ key: `p${i % 7}/obj-${String(i).padStart(9, '0')}`, lastModified: T, etag: 'd41d8cd98f00b204e9800998ecf8427e', size: i }));
+    const pieces = renderListObjectsV2Result({ bucket: 'b', prefix: '', maxKeys: 1000, isTruncated: false, fetchOwner: false, contents, commonPrefixes: [] });
+    expect(pieces.length).toBeGreaterThan(3);
+    const keys = all(parseXml(text(pieces)), 'Contents').map((c) => at(c, 'Key'));
+    expect(keys).toEqual(contents.map((c) => c.key));
+  });
+});
+
 describe('ListBucketResult', () => {
   it('renders each object its own LastModified and ETag, whatever its neighbours (per-listing memo)', () => {
     const t1 = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
@@ -109,7 +157,7 @@ describe('ListBucketResult', () => {
       size: i,
       ...(i === 2 ? { storageClass: 'A&B' } : {}),
     }));
-    const xml = renderListObjectsV2Result({ bucket: 'b', prefix: '', maxKeys: 1000, isTruncated: false, fetchOwner: false, contents, commonPrefixes: [] });
+    const xml = text(renderListObjectsV2Result({ bucket: 'b', prefix: '', maxKeys: 1000, isTruncated: false, fetchOwner: false, contents, commonPrefixes: [] }));
     const root = parseXml(xml);
     const got = all(root, 'Contents').map((c) => [at(c, 'Key'), at(c, 'LastModified'), at(c, 'ETag'), at(c, 'StorageClass')]);
     const iso = (t: number) => new Date(t).toISOString();
@@ -140,7 +188,7 @@ describe('ListBucketResult', () => {
     ];
     for (let i = 0; i < 2000; i++) times.push(Date.UTC(2026, 11, 3) + i * 997);
     for (const t of [...times, ...times.reverse()]) expect(iso(t)).toBe(new Date(t).toISOString());
-    const xml = renderListObjectsV2Result({
+    const xml = text(renderListObjectsV2Result({
       bucket: 'b',
       prefix: '',
       maxKeys: 1000,
@@ -151,14 +199,14 @@ describe('ListBucketResult', () => {
         { key: 'd', lastModified: new Date(Date.UTC(2025, 5, 6, 7, 8, 9, 11)), etag: 'e', size: 1 },
       ],
       commonPrefixes: [],
-    });
+    }));
     expect(all(parseXml(xml), 'Contents').map((c) => at(c, 'LastModified'))).toEqual(['2025-06-06T07:08:09.010Z', '2025-06-06T07:08:09.011Z']);
   });
 
   it('ListVersionsResult writes LastModified through the same formatter, given ms or a Date', () => {
     const t1 = Date.UTC(2025, 5, 6, 7, 8, 9, 10);
     const t2 = Date.UTC(1999, 11, 31, 23, 59, 59, 999);
-    const xml = renderListVersionsResult({
+    const xml = text(renderListVersionsResult({
       bucket: 'b',
       prefix: '',
       keyMarker: '',
@@ -171,7 +219,7 @@ describe('ListBucketResult', () => {
         { key: 'b', versionId: 'v2', isLatest: true, lastModified: t1 + 1, deleteMarker: false, etag: 'e', size: 2 },
       ],
       commonPrefixes: [],
-    });
+    }));
     const root = parseXml(xml);
     expect(all(root, 'Version').map((v) => at(v, 'LastModified'))).toEqual([new Date(t1).toISOString(), new Date(t1 + 1).toISOString()]);
     expect(all(root, 'DeleteMarker').map((v) => at(v, 'LastModified'))).toEqual([new Date(t2).toISOString()]);
@@ -190,7 +238,7 @@ describe('ListBucketResult', () => {
       contents: objects,
       commonPrefixes: ['dir/'],
     };
-    const xml = renderListObjectsV2Result({ ...base, fetchOwner: false });
+    const xml = text(renderListObjectsV2Result({ ...base, fetchOwner: false }));
     expect(
       xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult ' + NS + '>')
     ).toBe(true);
@@ -207,13 +255,13 @@ describe('ListBucketResult', () => {
     expect(at(root, 'Contents/StorageClass')).toBe('STANDARD');
     expect(at(root, 'EncodingType')).toBeUndefined();
     expect(at(root, 'CommonPrefixes/Prefix')).toBe('dir/');
-    const withOwner = parseXml(renderListObjectsV2Result({ ...base, fetchOwner: true }));
+    const withOwner = parseXml(text(renderListObjectsV2Result({ ...base, fetchOwner: true })));
     expect(at(withOwner, 'Contents/Owner/ID')).toBe('o1');
   });
 
   it('V2 with encoding-type=url encodes keys, prefixes, delimiter and StartAfter, not tokens', () => {
     const root = parseXml(
-      renderListObjectsV2Result({
+      text(renderListObjectsV2Result({
         bucket: 'b',
         prefix: 'a b/',
         maxKeys: 2,
@@ -225,7 +273,7 @@ describe('ListBucketResult', () => {
         contents: objects,
         commonPrefixes: ['a b/c '],
         encodingType: 'url',
-      })
+      }))
     );
     expect(at(root, 'EncodingType')).toBe('url');
     expect(at(root, 'Prefix')).toBe('a%20b/');
@@ -248,7 +296,7 @@ describe('ListBucketResult', () => {
       contents: [{ ...objects[0]!, key: 'bad\u001fkey' }],
       commonPrefixes: [],
     };
-    const xml = renderListObjectsV1Result(data);
+    const xml = text(renderListObjectsV1Result(data));
     const root = parseXml(xml); // well-formed XML 1.0
     expect(at(root, 'EncodingType')).toBe('url');
     expect(at(root, 'Contents/Key')).toBe('bad%1Fkey');
@@ -256,7 +304,7 @@ describe('ListBucketResult', () => {
     expect(at(root, 'Marker')).toBe('m');
     expect(at(root, 'Contents/Owner/DisplayName')).toBe('me');
     const plain = parseXml(
-      renderListObjectsV1Result({ ...data, nextMarker: undefined, contents: objects })
+      text(renderListObjectsV1Result({ ...data, nextMarker: undefined, contents: objects }))
     );
     expect(at(plain, 'EncodingType')).toBeUndefined();
     expect(at(plain, 'Contents/Key')).toBe('a b+c.txt');
@@ -265,7 +313,7 @@ describe('ListBucketResult', () => {
 
   it('ListMultipartUploads encodes keys and markers under encoding-type=url', () => {
     const root = parseXml(
-      renderListMultipartUploadsResult({
+      text(renderListMultipartUploadsResult({
         bucket: 'b',
         keyMarker: 'k m',
         uploadIdMarker: 'u1',
@@ -279,7 +327,7 @@ describe('ListBucketResult', () => {
         ],
         commonPrefixes: [],
         encodingType: 'url',
-      })
+      }))
     );
     expect(at(root, 'KeyMarker')).toBe('k%20m');
     expect(at(root, 'NextKeyMarker')).toBe('n%20k');
@@ -324,7 +372,7 @@ describe('other documents', () => {
       '<ETag>&quot;abc-2&quot;</ETag><ChecksumCRC32>AAAAAA==-2</ChecksumCRC32><ChecksumType>COMPOSITE</ChecksumType>'
     );
     const parts = parseXml(
-      renderListPartsResult({
+      text(renderListPartsResult({
         bucket: 'b',
         key: 'k',
         uploadId: 'u',
@@ -337,7 +385,7 @@ describe('other documents', () => {
           { partNumber: 2, lastModified: T, etag: 'e2', size: 1 },
         ],
         checksumAlgorithm: 'CRC32',
-      })
+      }))
     );
     expect(
       all(parts, 'Part').map((p) => [at(p, 'PartNumber'), at(p, 'ETag'), at(p, 'Size')])
@@ -355,10 +403,10 @@ describe('other documents', () => {
 
   it('DeleteResult', () => {
     const root = parseXml(
-      renderDeleteResult({
+      text(renderDeleteResult({
         deleted: [{ key: 'a&b' }, { key: 'c', versionId: 'null' }],
         errors: [{ key: 'd\u0002', code: 'AccessDenied', message: 'Access Denied' }],
-      })
+      }))
     );
     expect(all(root, 'Deleted').map((d) => at(d, 'Key'))).toEqual(['a&b', 'c']);
     expect(at(root, 'Error/Key')).toBe('d\ufffd');
