@@ -149,7 +149,10 @@ export async function listBench(n: number, opts: ListBenchOptions): Promise<List
       await t.stop();
     }
   } finally {
-    if (!opts.keepDir) rmSync(dir, { recursive: true, force: true });
+    if (!opts.keepDir) {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(`${dir}.master-key`, { force: true });
+    }
   }
 }
 

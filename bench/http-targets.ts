@@ -174,7 +174,8 @@ export async function startTarget(name: TargetName, opts: { dataDir?: string; ar
       STRATA_ACCESS_KEY: STRATA_KEY,
       STRATA_SECRET_KEY: STRATA_SECRET,
     });
-    const stop = stopper(child, [logDir, opts.dataDir ? undefined : dataDir]);
+    // A local repository's master key defaults to a file beside it (<data>.master-key).
+    const stop = stopper(child, opts.dataDir ? [logDir] : [logDir, dataDir, `${dataDir}.master-key`]);
     const url = await waitForLine(child, logPath, (l) => /Strata S3 server on (\S+)/.exec(l)?.[1], 'strata').catch(async (e) => {
       await stop();
       throw e;

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -464,6 +464,7 @@ describe('secrets at rest, master key, metrics', () => {
     writeFileSync(wrongKey, `${'ab'.repeat(32)}\n`, { mode: 0o600 });
     const base = { host: '127.0.0.1', port: 0, data: dir, log: 'off' as const, credentials: CREDENTIALS };
     await expect(startServer({ ...base, masterKeyFile: wrongKey })).rejects.toThrow(/wrong master key/);
+    rmSync(wrongKey);
     const again = await startServer({ ...base, metricsListen: { host: '127.0.0.1', port: 0 } });
     const c = createS3Client(again.url, wire, { credentials: ALICE });
     try {

@@ -88,7 +88,10 @@ beforeAll(async () => {
 afterAll(async () => {
   client?.destroy();
   await s?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(`${dataDir}.master-key`, { force: true });
+  }
 });
 
 describe('Strata served by Bun, driven by the AWS SDK v3 from Node', () => {
