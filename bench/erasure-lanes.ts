@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds, startTarget, type Target } from './http-targets.js';
-import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { NODE_ENV, NODE_FLAGS } from '../src/cli/node-flags.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI (dist/src/cli/main.js), beside dist/bench/. */
@@ -177,7 +177,7 @@ const CPU_POLL_MS = 50;
  * is no /proc). */
 export function runCli(args: readonly string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string; cpuSeconds: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [...NODE_FLAGS, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...NODE_ENV, ...env } });
     let stdout = '';
     let stderr = '';
     let cpu = 0;

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
-import { NODE_FLAGS } from '../src/cli/node-flags.js';
+import { NODE_ENV, NODE_FLAGS } from '../src/cli/node-flags.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
@@ -142,13 +142,17 @@ function stopper(child: ChildProcess, dirs: (string | undefined)[]): () => Promi
 const STRATA_KEY = 'BENCHACCESSKEY000001';
 const STRATA_SECRET = 'bench-secret-key-0123456789abcdefghij';
 
-/** Spawns `node args` with stdout to a fresh log file and stderr piped. */
+/**
+ * Spawns `node args` with stdout to a fresh log file and stderr piped. Every target, peers
+ * too, runs with the strata command's malloc tunables (NODE_ENV), so none pays page faults
+ * the others are spared.
+ */
 function spawnLogged(args: string[], env?: NodeJS.ProcessEnv): { child: ChildProcess; logPath: string; logDir: string } {
   const logDir = mkdtempSync(join(tmpdir(), 'bench-log-'));
   const logPath = join(logDir, 'stdout.log');
   const fd = openSync(logPath, 'a');
   try {
-    const child = spawn(process.execPath, args, { env: env ?? process.env, stdio: ['ignore', fd, 'pipe'] });
+    const child = spawn(process.execPath, args, { env: { ...(env ?? process.env), ...NODE_ENV }, stdio: ['ignore', fd, 'pipe'] });
     return { child, logPath, logDir };
   } finally {
     closeSync(fd);

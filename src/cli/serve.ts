@@ -8,7 +8,7 @@ import { configFromArgs, SERVE_POSITIONALS, SERVER_OPTIONS } from '../server/con
 import type { OptionDef } from '../server/options.js';
 import { startedByNpm, watchParent } from './parent-watch.js';
 import type { Verb } from './verb.js';
-import { missingNodeFlags } from './node-flags.js';
+import { missingNodeEnv, missingNodeFlags } from './node-flags.js';
 
 const NOTES = `environment only (never flags: a command line is visible to every local user):
   STRATA_ACCESS_KEY, STRATA_SECRET_KEY   an admin key pair (else the config file's
@@ -51,10 +51,10 @@ export const serveVerb: Verb = {
         );
       }
     };
-    const missing = missingNodeFlags(process.execArgv);
+    const missing = [...missingNodeFlags(process.execArgv), ...missingNodeEnv(process.env)];
     if (missing.length) {
       process.stderr.write(
-        `strata: note: node was started without ${missing.join(' ')} (the strata command and npm start pass it): large uploads may run up to a quarter slower (node-flags.ts)\n`
+        `strata: note: node was started without ${missing.join(' ')} (the strata command and npm start pass them): large uploads and listings may run slower (node-flags.ts)\n`
       );
     }
     if (server.tls) process.on('SIGHUP', onHup);
