@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createFsProvider } from './fs/index.js';
 import { createMemoryProvider } from './memory/index.js';
 import type { Provider } from './provider.js';
-import { createS3Provider, type S3ProviderOptions } from './s3/index.js';
+import type { S3ProviderOptions } from './s3/index.js';
 
 export * from './provider.js';
 export {
@@ -34,7 +34,9 @@ export {
   type MemoryProvider,
   type MemoryProviderOptions,
 } from './memory/index.js';
-export { createS3Provider, type S3Provider, type S3ProviderOptions } from './s3/index.js';
+// The s3 provider is loaded when a URL names it (openProvider): its HTTP client (undici)
+// costs a command ~170 ms to load, which a command on a directory has no use for.
+export type { S3Provider, S3ProviderOptions } from './s3/index.js';
 export {
   createFaultyProvider,
   type FaultOptions,
@@ -72,8 +74,11 @@ export async function openProvider(
     return createFsProvider({ dir: url, directWrites: options.directWrites ?? false }); // a path (or C:\…)
   if (scheme === 'file') return createFsProvider({ dir: fileURLToPath(url), directWrites: options.directWrites ?? false });
   if (scheme === 'memory') return createMemoryProvider();
-  if (scheme === 's3' || scheme === 'http' || scheme === 'https')
-    return createS3Provider(s3Options(url, scheme, options));
+  if (scheme === 's3' || scheme === 'http' || scheme === 'https') {
+    const opts = s3Options(url, scheme, options);
+    const { createS3Provider } = await import('./s3/index.js');
+    return createS3Provider(opts);
+  }
   throw new RangeError(`unsupported provider URL scheme '${scheme}:' in ${url}`);
 }
 
