@@ -210,7 +210,7 @@ export function renderSection(s: StoredHttp, ranQuick: boolean): string {
     '',
     machineLine(['hono', '@hono/node-server', 'undici', 's3rver']),
     '',
-    'Load generator: undici Pool, keep-alive, SigV4 with UNSIGNED-PAYLOAD, one closed-loop worker per connection, in the same 2-core machine as the servers (so the generator takes CPU from them). Each server runs in its own process; server CPU is read from /proc. Runs are interleaved across targets. p50 shows the median of the per-run p50s (min–max); p95/p99 are over all samples. Lanes can be re-run alone (`--only=put4k,get4k`, `--only=list`); each lane below says when it was measured, and the ratios in a row always come from one lane, measured in one run.',
+    'Load generator: undici Pool, keep-alive, SigV4 with UNSIGNED-PAYLOAD, one closed-loop worker per connection, in the same 2-core machine as the servers (so the generator takes CPU from them). Each server runs in its own process; server CPU is read from /proc. Runs are interleaved across targets; each uses a pool of exactly as many connections as its cell has. p50 shows the median of the per-run p50s (min–max); p95/p99 are over all samples. Lanes can be re-run alone (`--only=put4k,get4k`, `--only=list`); each lane below says when it was measured, and the ratios in a row always come from one lane, measured in one run.',
     anyQuick || ranQuick ? '\n**Some lanes are quick runs (short samples, small LIST bucket): not for publication.**' : '',
     '',
     '### Targets',
