@@ -98,8 +98,9 @@ async function main(): Promise<void> {
   const pools = new Map<Lane, Pool>();
   // Large requests go back to back on one connection of their own: through the 16-connection
   // pool, a request dispatched before the previous one's connection reported itself free went
-  // to another (often new, cold) connection, and fs 64 MiB GETs measured 450-520 MiB/s there
-  // against 610-670 on one connection (2 runs each, same process and objects).
+  // to another (sequential requests alternate between two connections), and fs 64 MiB GETs
+  // measured 450-520 MiB/s there against 610-670 on one connection (2 runs each, same process
+  // and objects).
   const bigPools = new Map<Lane, Pool>();
   const big = new Uint8Array(BIG);
   randomFillSync(big);

@@ -85,9 +85,9 @@ export async function sweep(
   const out: Record<string, LaneStamp & { cells: CellSummary[] }> = {};
   const pools = new Map(targets.map((t) => [t.name, pool(t, 16)]));
   // A cell at `conc` connections gets a pool of exactly that many: through a larger one, a
-  // request sent before the last one's connection reported itself free went to another, often
-  // new and cold, connection (64 MiB GETs at one connection measured 450-520 MiB/s through a
-  // 16-connection pool against 610-670 through a pool of one, bench:erasure's fs lane).
+  // request sent before the last one's connection reported itself free went to another
+  // (sequential requests alternate between two connections), and 8 MiB GETs at one connection
+  // measured 37-46 ops/s that way against 41-136 through a pool of one (alternating runs).
   const cellPools = new Map<string, Pool>();
   const poolFor = (t: Target, conc: number): Pool => {
     const id = `${t.name} ${conc}`;
