@@ -7,6 +7,7 @@
  */
 import { acquireDirectoryLock, type DirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider, FsProvider } from '../provider/fs/index.js';
+import { handleBudget } from '../provider/fs/fd-budget.js';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
 import { ProviderError, type Provider } from '../provider/provider.js';
 import type { Domain, ErasureConfig, ErasureProvider } from '../provider/erasure/types.js';
@@ -78,6 +79,10 @@ export async function openErasureLocation(
 ): Promise<{ provider: Provider; release: () => Promise<void> }> {
   const locks: DirectoryLock[] = [];
   const children: Provider[] = [];
+  // The directory domains' handle caches share the process's descriptor budget (fd-budget.ts):
+  // at their defaults, 14 of them hold more than a 1,024-file limit.
+  const local = config.domains.filter((d) => localDirectory(d.url) !== undefined).length;
+  const handles = local > 0 ? handleBudget(local) : undefined;
   const unopened: string[] = [];
   let provider: ErasureProvider;
   try {
@@ -90,7 +95,7 @@ export async function openErasureLocation(
           const lock = await acquireDirectoryLock(dir);
           locks.push(lock);
           // Holding the directory lock, the fs provider may skip cross-process key locks.
-          child = await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false }).catch(async (err: unknown) => {
+          child = await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handles }).catch(async (err: unknown) => {
             locks.splice(locks.indexOf(lock), 1);
             await lock.release().catch(() => undefined);
             throw err;

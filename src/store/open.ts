@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
 import { acquireDirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider } from '../provider/fs/index.js';
+import { handleBudget } from '../provider/fs/fd-budget.js';
 import type { Provider } from '../provider/provider.js';
 import type { ErasureConfig } from '../provider/erasure/types.js';
 import { openErasureLocation } from './erasure-open.js';
@@ -51,7 +52,7 @@ export async function openLocation(
   const lock = dir ? await acquireDirectoryLock(dir) : undefined;
   try {
     // Holding the directory lock, the fs provider may skip cross-process key locks.
-    const provider = dir ? await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false }) : await openProvider(location, options);
+    const provider = dir ? await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handleBudget(1) }) : await openProvider(location, options);
     return {
       provider,
       release: async () => {

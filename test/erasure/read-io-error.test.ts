@@ -25,6 +25,8 @@ afterEach(async () => {
 /** What the wrapper of each domain fails: keys whose reads fail (until rewritten), or everything. */
 interface Faults {
   badReads: Set<string>;
+  /** Every read fails with `errno` (writes and listings still work). */
+  allReads?: boolean;
   dead: boolean;
   /** The errno of the injected read errors: EIO (a media error), or another I/O failure. */
   errno: string;
@@ -34,16 +36,17 @@ interface Faults {
   lists: number;
 }
 
-/** A ProviderError 'Io' as the fs provider makes one: the system's error as its cause. */
+/** A ProviderError as the fs provider makes one ('Io', or 'Unavailable' for the errors it
+ * deems passing, EMFILE among them): the system's error as its cause. */
 function ioError(what: string, errno: string): ProviderError {
   const cause = Object.assign(new Error(`${errno}: i/o error, read`), { code: errno });
-  return new ProviderError('Io', `${what}: read failed: ${cause.message}`, { cause });
+  return new ProviderError(errno === 'EMFILE' || errno === 'ENFILE' ? 'Unavailable' : 'Io', `${what}: read failed: ${cause.message}`, { cause });
 }
 
 function withFaults(p: Provider, f: Faults): Provider {
   const guard = <T>(key: string | undefined, read: boolean, run: () => Promise<T>): Promise<T> => {
     if (f.dead) return Promise.reject(ioError(key ?? 'list', 'EIO'));
-    if (read && key !== undefined && f.badReads.has(key)) {
+    if (read && key !== undefined && (f.allReads || f.badReads.has(key))) {
       f.injected++;
       return Promise.reject(ioError(key, f.errno));
     }
@@ -161,6 +164,25 @@ describe('an I/O error on one fragment file', () => {
     expect(firstDiff(await getBytes(r.provider, 'blobs/small-read', { start: 10, end: 1000 }), body.subarray(10, 1001))).toBe(-1);
     expect(faults[f.d]!.injected).toBe(1);
     expect(faults[f.d]!.lists - lists).toBe(1);
+  });
+
+  it('a read that finds no file descriptor left (EMFILE, the process’s condition) is read around and leaves its domain in service', async () => {
+    const { r, faults } = await rig();
+    const body = randomBytes(900_000, 29);
+    await r.provider.put('blobs/emfile', body);
+    const f = await fragment(r, 'blobs/emfile', 1);
+    // Every read on that domain finds no descriptor (no read there succeeds to clear a mark).
+    faults[f.d]!.errno = 'EMFILE';
+    faults[f.d]!.allReads = true;
+    expect(firstDiff(await getBytes(r.provider, 'blobs/emfile'), body)).toBe(-1);
+    expect(faults[f.d]!.injected).toBeGreaterThan(0);
+    faults[f.d]!.allReads = false; // the descriptors are back
+    // The next striped write needs all 6 domains: not refused for the descriptors of a moment
+    // ago (a domain counted failed would be, for its cooldown, as a dead one is below).
+    const next = randomBytes(500_000, 30);
+    await r.provider.put('blobs/after-emfile', next);
+    expect(firstDiff(await getBytes(r.provider, 'blobs/after-emfile'), next)).toBe(-1);
+    expect((await r.provider.domainHealth()).every((h) => h.state === 'ok')).toBe(true);
   });
 
   it('an I/O error that is not a media error (no EIO under it: an endpoint refusing reads, say) still takes the domain out of service', async () => {

@@ -54,6 +54,30 @@ export function isMediaError(err: unknown): boolean {
   return false;
 }
 
+/** What the system says when this process (or the whole system) has no file descriptor left. */
+const DESCRIPTOR_ERRNOS: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE']);
+
+/**
+ * Did `err` (or what caused it, a few levels down) come from this process running out of file
+ * descriptors? That is the process's condition, not the domain's: counting it against the
+ * domain would take every domain out of service at once, for its cooldown after the descriptors
+ * are back, and refuse every write meanwhile.
+ */
+export function isDescriptorExhaustion(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== undefined && DESCRIPTOR_ERRNOS.has(code)) return true;
+  }
+  return false;
+}
+
+/** The error a call on domain `id` that failed for want of file descriptors (isDescriptorExhaustion)
+ * rejects with: 'Unavailable' (the request may be retried), the domain left in service. */
+export function descriptorsGone(id: string, what: string, err: unknown): ProviderError {
+  return new ProviderError('Unavailable', `domain ${id}: ${what} failed: this process has no file descriptor left (${(err as Error)?.message ?? err}); the domain is not counted failed`, { cause: err });
+}
+
 /** The error of a call that a domain did not answer within its bound (ProviderError
  * 'Unavailable'): a background listing may retry it with less work (list-page.ts), where a
  * transport error would fail again at once. */
@@ -148,6 +172,7 @@ export class DomainSet {
       return result;
     } catch (err) {
       if (!isDomainFailure(err)) throw err;
+      if (isDescriptorExhaustion(err)) throw descriptorsGone(id, what, err);
       if (blobRead && err instanceof ProviderError && err.code === 'Io' && isMediaError(err)) {
         clearTimeout(timer);
         throw await this.blobReadFailed(id, `${what} failed`, err);

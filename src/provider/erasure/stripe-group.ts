@@ -16,7 +16,7 @@ import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import { readBlobRangeSync } from '../fs/blob-file.js';
 import { ProviderError, type ProviderErrorCode } from '../provider.js';
-import { isMediaError } from './domains.js';
+import { isDescriptorExhaustion, isMediaError } from './domains.js';
 
 export interface GroupJob {
   key: string;
@@ -53,8 +53,9 @@ export interface GroupJob {
 export interface GroupResult {
   /** Sources that failed a check, with why (they must not be used again); `code`: a read of
    * `files` failed with this ProviderError code (absent: the bytes failed a check), and
-   * `media` when the system reported a media error of that file under it (isMediaError). */
-  failed: { index: number; message: string; code?: ProviderErrorCode; media?: true }[];
+   * `media` when the system reported a media error of that file under it (isMediaError),
+   * `descriptors` when the read found no file descriptor left (isDescriptorExhaustion). */
+  failed: { index: number; message: string; code?: ProviderErrorCode; media?: true; descriptors?: true }[];
   /** Per target: its framed cells for this group (absent when fewer than k sources passed). */
   outputs: Uint8Array[];
   /** Per target: the fold after this group. */
@@ -160,6 +161,7 @@ function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupR
         message: (err as Error)?.message ?? String(err),
         code: err instanceof ProviderError ? err.code : 'Io',
         ...(isMediaError(err) ? { media: true as const } : {}),
+        ...(isDescriptorExhaustion(err) ? { descriptors: true as const } : {}),
       });
     }
   }

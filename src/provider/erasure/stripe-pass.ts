@@ -37,7 +37,7 @@ import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, type ReadContext } from './read.js';
 import type { RebuildResult } from './rebuild.js';
 import { FragmentSink } from './sink.js';
-import { isDomainFailure } from './domains.js';
+import { descriptorsGone, isDomainFailure } from './domains.js';
 import type { FragmentState } from './types.js';
 
 /** Bytes one blob's pass may hold: (read ahead + being read + unframed) per source fragment
@@ -317,6 +317,8 @@ async function readFailure(ctx: ReadContext, meta: BlobMeta, f: GroupResult['fai
   if (f.code === 'NotFound') return new ProviderError('NotFound', f.message);
   if (f.code === undefined || !isDomainFailure(new ProviderError(f.code, f.message))) return new FragmentError(f.message);
   const domain = meta.fragments[f.index]!;
+  // No descriptor left in the worker's process: the process's condition, not the domain's.
+  if (f.descriptors) return descriptorsGone(domain, `read ${nameOf(meta, f.index)}`, new Error(f.message));
   if (f.code === 'Io' && f.media) {
     // One file's media error while the domain answers is that fragment's damage (blobReadFailed).
     const judged = await ctx.domains.blobReadFailed(domain, `read ${nameOf(meta, f.index)} failed`, new ProviderError('Io', f.message));

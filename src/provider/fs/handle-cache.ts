@@ -24,6 +24,11 @@ export class HandleCache {
   readonly #entries = new Map<string, Entry>();
   readonly #opening = new Map<string, Promise<Entry | undefined>>();
 
+  /** `max`: handles kept open at most (fd-budget.ts sizes it for a process of many caches). */
+  constructor(readonly max: number = MAX_CACHED_HANDLES) {
+    if (!Number.isInteger(max) || max < 1) throw new RangeError(`HandleCache: max ${max}`);
+  }
+
   /**
    * Runs `fn` with an open handle of the blob at `path` and its size; undefined when the
    * file does not exist. The handle stays open while `fn` runs even if evicted meanwhile.
@@ -66,7 +71,7 @@ export class HandleCache {
       const st = await handle.stat();
       const e: Entry = { handle, size: st.size - HEADER_BYTES, users: 0, evicted: false };
       this.#entries.set(path, e);
-      while (this.#entries.size > MAX_CACHED_HANDLES) this.evict(this.#entries.keys().next().value as string);
+      while (this.#entries.size > this.max) this.evict(this.#entries.keys().next().value as string);
       return e;
     } catch (err) {
       await handle.close().catch(() => undefined);

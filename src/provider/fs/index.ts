@@ -39,6 +39,7 @@ import { HandleCache } from './handle-cache.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 import { probeDirectWrites } from './direct-write.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
+import { MAX_DIR_HANDLES } from './fd-budget.js';
 import type { AppendLog } from '../append-log.js';
 
 export { acquireDirectoryLock, DIRECTORY_LOCK_NAME, type DirectoryLock } from './directory-lock.js';
@@ -57,13 +58,17 @@ export interface FsProviderOptions {
    * (direct-write.ts). Default false: every write buffered.
    */
   directWrites?: boolean;
+  /**
+   * Exclusive mode: blob read handles and directory handles kept open at most (default 256
+   * and 64; fd-budget.ts handleBudget sizes them when a process opens many providers).
+   */
+  blobHandles?: number;
+  dirHandles?: number;
 }
 
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
 const READ_HIGH_WATER_MARK = 64 * 1024;
 
-/** Directory handles kept open for fsync in exclusive mode. */
-const MAX_DIR_HANDLES = 64;
 
 /** Times a put re-creates its directory when a concurrent delete pruned it before the rename. */
 const RENAME_ATTEMPTS = 5;
@@ -192,13 +197,17 @@ export class FsProvider implements Provider {
    * same few directories over and over: open + close each time is two syscalls of waste). */
   readonly #dirHandles = new Map<string, FileHandle>();
   /** Exclusive mode: open handles for positional reads (see handle-cache.ts). */
-  readonly #handles = new HandleCache();
+  readonly #handles: HandleCache;
+  readonly #maxDirHandles: number;
   #closed = false;
   /** Large blobs are written with O_DIRECT (set by init when asked for and the probe passes). */
   #direct = false;
   readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false, directWrites = false) {
+  constructor(dir: string, exclusive = false, directWrites = false, handles: { blobHandles?: number; dirHandles?: number } = {}) {
+    this.#handles = new HandleCache(handles.blobHandles);
+    this.#maxDirHandles = handles.dirHandles ?? MAX_DIR_HANDLES;
+    if (!Number.isInteger(this.#maxDirHandles) || this.#maxDirHandles < 1) throw new RangeError(`fs provider: dirHandles ${this.#maxDirHandles}`);
     this.#exclusive = exclusive;
     this.#wantDirect = directWrites;
     this.dir = resolve(dir);
@@ -588,7 +597,7 @@ export class FsProvider implements Provider {
       return raced;
     }
     this.#dirHandles.set(path, h);
-    if (this.#dirHandles.size > MAX_DIR_HANDLES) {
+    if (this.#dirHandles.size > this.#maxDirHandles) {
       const [oldest, handle] = this.#dirHandles.entries().next().value as [string, FileHandle];
       this.#dirHandles.delete(oldest);
       void handle.close().catch(() => undefined);
@@ -630,7 +639,10 @@ export class FsProvider implements Provider {
  * acquireDirectoryLock. Throws ProviderError 'Io' if the directory is unusable.
  */
 export async function createFsProvider(options: FsProviderOptions): Promise<FsProvider> {
-  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? false);
+  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? false, {
+    ...(options.blobHandles !== undefined ? { blobHandles: options.blobHandles } : {}),
+    ...(options.dirHandles !== undefined ? { dirHandles: options.dirHandles } : {}),
+  });
   await provider.init();
   return provider;
 }
