@@ -65,6 +65,27 @@ export const CONNECTION_DEFAULTS: Readonly<ConnectionLimits> = {
   idleTimeoutMs: 60_000,
 };
 
+/**
+ * The connection cap to run with under an open-files limit of `openFiles`: at most half of it,
+ * so that a client holding the most connections leaves the other half of the descriptors to the
+ * store (blob and directory handles, log segments, temporary files; fd-budget.ts gives their
+ * caches a quarter). A configured cap above that is lowered, and `warning` says so; 0 (no cap)
+ * is kept as asked, with a warning.
+ */
+export function connectionCap(configured: number, openFiles: number): { cap: number; warning?: string } {
+  const most = Number.isFinite(openFiles) ? Math.max(1, Math.floor(openFiles / 2)) : Infinity;
+  if (configured === 0) {
+    return Number.isFinite(most)
+      ? { cap: 0, warning: `max-connections 0 (no cap) with an open-files limit of ${openFiles}: a client holding that many connections leaves the store no file descriptor; raise the limit (LimitNOFILE) or set a cap` }
+      : { cap: 0 };
+  }
+  if (configured <= most) return { cap: configured };
+  return {
+    cap: most,
+    warning: `max-connections ${configured} lowered to ${most}, half the open-files limit of ${openFiles}, so that the store keeps descriptors for its files; raise the limit (LimitNOFILE) to allow more`,
+  };
+}
+
 /** What a refused connection is told to wait, seconds (as the pending budget says). */
 const REFUSED_RETRY_AFTER_SECONDS = 1;
 /** After cutting a body: how long the handler has to answer before the socket is closed, ms. */

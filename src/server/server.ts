@@ -30,7 +30,8 @@ import { DEFAULT_UPLOAD_EXPIRY_MS, DEFAULT_UPLOAD_SWEEP_MS, UploadExpiryWorker }
 import { DEFAULT_GC_INTERVAL_MS, GcWorker, gcMetricValues } from './gc-worker.js';
 import { DEFAULT_LIFECYCLE_INTERVAL_MS, LifecycleWorker } from './lifecycle-worker.js';
 import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
-import { ConnectionGuard, CONNECTION_DEFAULTS } from './connection-guard.js';
+import { ConnectionGuard, CONNECTION_DEFAULTS, connectionCap } from './connection-guard.js';
+import { openFilesLimit } from '../provider/fs/fd-budget.js';
 import { DEFAULT_SCRUB_INTERVAL_MS, erasureMaintenance } from './scrub-worker.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -94,8 +95,10 @@ export async function startServer(
   }
   // Connection cap, header deadline and minimum body rate, from the first connection on
   // (no total request deadline: large uploads may take long; stalled ones are cut).
+  const cap = connectionCap(config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections, openFilesLimit());
+  if (cap.warning) log.warn(cap.warning, {});
   const guard = new ConnectionGuard({
-    maxConnections: config.maxConnections ?? CONNECTION_DEFAULTS.maxConnections,
+    maxConnections: cap.cap,
     headerTimeoutMs: config.headerTimeoutMs ?? CONNECTION_DEFAULTS.headerTimeoutMs,
     bodyWindowMs: config.bodyTimeoutMs ?? CONNECTION_DEFAULTS.bodyWindowMs,
     bodyMinBytes: config.bodyMinBytes ?? CONNECTION_DEFAULTS.bodyMinBytes,

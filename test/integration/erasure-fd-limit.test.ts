@@ -5,7 +5,7 @@
  * the 14 fs children used to cache up to 256 blob handles and 64 directory handles (4,480
  * descriptors in all), so such a server failed its opens (EMFILE) once it had touched a few
  * hundred files: GETs and then PUTs answered 500. The caches now share a quarter of the limit
- * (src/provider/fs/fd-budget.ts).
+ * (src/provider/fs/fd-budget.ts), and the connection cap is lowered to half of it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +24,8 @@ const SIZE = 1024 * 1024 + 1;
 const COUNT = 48;
 
 let child: ChildProcess | undefined;
+/** What the server printed (JSON log lines on stdout). */
+let out = '';
 
 afterAll(async () => {
   if (child && child.exitCode === null) {
@@ -47,6 +49,7 @@ async function serve(): Promise<string> {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), 60_000);
     c.stdout!.on('data', (d: Buffer) => {
       buf += d.toString();
+      out += d.toString();
       for (const line of buf.split('\n')) {
         if (line.includes('"msg":"listening"')) {
           clearTimeout(timer);
@@ -67,6 +70,8 @@ describe(`(10,4) over 14 directories under a limit of ${LIMIT} open files`, () =
     const url = await serve();
     const limits = readFileSync(`/proc/${child!.pid}/limits`, 'utf8');
     expect(limits).toMatch(new RegExp(`Max open files\\s+${LIMIT}\\s`));
+    // Its connection cap is half the limit, and it says so (the default is 1,024).
+    expect(out).toContain(`max-connections 1024 lowered to ${LIMIT / 2}`);
     const s3 = new S3Client({ endpoint: url, region: REGION, forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
     const body = (i: number) => seeded(SIZE, 1000 + i);

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConnectionGuard, type ConnectionLimits } from '../../src/server/connection-guard.js';
+import { ConnectionGuard, connectionCap, type ConnectionLimits } from '../../src/server/connection-guard.js';
 import { bodyCut } from '../../src/s3/body-deadline.js';
 import { hold } from '../integration/support/bounds.js';
 import { errorCode } from '../integration/wire.js';
@@ -202,5 +202,26 @@ describe('ConnectionGuard', () => {
     expect(() => new ConnectionGuard({ bodyWindowMs: NaN })).toThrow(RangeError);
     expect(new ConnectionGuard({ headerTimeoutMs: 0 }).serverOptions()).toMatchObject({ headersTimeout: 0, requestTimeout: 0 });
     expect(new ConnectionGuard({ headerTimeoutMs: 2000 }).serverOptions()).toMatchObject({ headersTimeout: 2000, requestTimeout: 0, connectionsCheckingInterval: 500 });
+  });
+});
+
+describe('connectionCap: the cap under an open-files limit', () => {
+  it('keeps a cap within half the limit', () => {
+    expect(connectionCap(1024, 65_536)).toEqual({ cap: 1024 });
+    expect(connectionCap(512, 1024)).toEqual({ cap: 512 });
+  });
+  it('lowers a cap above half the limit, and says so', () => {
+    const r = connectionCap(1024, 1024);
+    expect(r.cap).toBe(512);
+    expect(r.warning).toMatch(/max-connections 1024 lowered to 512.*1024/);
+    expect(connectionCap(1024, 3).cap).toBe(1);
+  });
+  it('keeps no cap (0) as asked, with a warning under a finite limit only', () => {
+    expect(connectionCap(0, 1024).cap).toBe(0);
+    expect(connectionCap(0, 1024).warning).toMatch(/no cap/);
+    expect(connectionCap(0, Infinity)).toEqual({ cap: 0 });
+  });
+  it('keeps any cap under an unlimited limit', () => {
+    expect(connectionCap(1_000_000, Infinity)).toEqual({ cap: 1_000_000 });
   });
 });
