@@ -7,13 +7,12 @@
  * hundred files: GETs and then PUTs answered 500. The caches now share a quarter of the limit
  * (src/provider/fs/fd-budget.ts), and the connection cap is lowered to half of it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, CLI, REGION, SECRET_KEY } from './harness.js';
+import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { seeded } from './seeded.js';
 
 const LIMIT = 512;
@@ -23,56 +22,28 @@ const BUCKET = 'fd-bucket';
 const SIZE = 1024 * 1024 + 1;
 const COUNT = 48;
 
-let child: ChildProcess | undefined;
-/** What the server printed (JSON log lines on stdout). */
-let out = '';
+let server: TestServer | undefined;
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await server?.stop();
   rmSync(dir, { recursive: true, force: true });
   rmSync(`${dir}.master-key`, { force: true });
 });
 
-async function serve(): Promise<string> {
-  // sh lowers its own soft limit, then becomes node: the server runs under it.
-  child = spawn('/bin/sh', ['-c', `ulimit -n ${LIMIT} && exec "$0" "$@"`, process.execPath, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', `${dir}/disk{1...14}`, '--erasure', '10+4', '--gc-interval', '0', '--lifecycle-interval', '0', '--expiry-interval', '0'], {
-    env: { PATH: process.env.PATH ?? '', STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const c = child;
-  return new Promise<string>((resolve, reject) => {
-    let buf = '';
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), 60_000);
-    c.stdout!.on('data', (d: Buffer) => {
-      buf += d.toString();
-      out += d.toString();
-      for (const line of buf.split('\n')) {
-        if (line.includes('"msg":"listening"')) {
-          clearTimeout(timer);
-          resolve((JSON.parse(line) as { url: string }).url);
-        }
-      }
-    });
-    c.stderr!.on('data', (d: Buffer) => (buf += d.toString()));
-    c.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}: ${buf}`));
-    });
-  });
-}
-
 describe(`(10,4) over 14 directories under a limit of ${LIMIT} open files`, () => {
   it('writes, reads back byte-exact and writes again, never running out of descriptors', async () => {
-    const url = await serve();
-    const limits = readFileSync(`/proc/${child!.pid}/limits`, 'utf8');
-    expect(limits).toMatch(new RegExp(`Max open files\\s+${LIMIT}\\s`));
+    server = await startTestServer({
+      child: true,
+      dataDir: `${dir}/disk{1...14}`,
+      args: ['--erasure', '10+4', '--gc-interval', '0', '--lifecycle-interval', '0', '--expiry-interval', '0'],
+      // sh lowers its own soft limit, then becomes node: the server runs under it.
+      launcher: ['/bin/sh', '-c', `ulimit -n ${LIMIT} && exec "$0" "$@"`, process.execPath],
+    });
+    const pid = server.child!.pid!;
+    expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(new RegExp(`Max open files\\s+${LIMIT}\\s`));
     // Its connection cap is half the limit, and it says so (the default is 1,024).
-    expect(out).toContain(`max-connections 1024 lowered to ${LIMIT / 2}`);
-    const s3 = new S3Client({ endpoint: url, region: REGION, forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
+    expect(server.logs.join('\n')).toContain(`max-connections 1024 lowered to ${LIMIT / 2}`);
+    const s3 = new S3Client({ endpoint: server.url, region: REGION, forcePathStyle: true, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY } });
     await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
     const body = (i: number) => seeded(SIZE, 1000 + i);
     for (let i = 0; i < COUNT; i++) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `o/${i}`, Body: body(i) }));
@@ -81,8 +52,7 @@ describe(`(10,4) over 14 directories under a limit of ${LIMIT} open files`, () =
       expect(Buffer.from(await r.Body!.transformToByteArray()).equals(body(i))).toBe(true);
     }
     for (let i = 0; i < 8; i++) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `again/${i}`, Body: body(i) }));
-    const open = readdirSync(`/proc/${child!.pid}/fd`).length;
-    expect(open).toBeLessThan(LIMIT / 2);
+    expect(readdirSync(`/proc/${pid}/fd`).length).toBeLessThan(LIMIT / 2);
     s3.destroy();
   }, 120_000);
 });

@@ -57,6 +57,11 @@ export async function startTestServer(
     config?: Partial<ServerConfig>;
     /** Repository tuning of an in-process server (startServer's `store`). */
     store?: StartOptions['store'];
+    /** A child server: further `serve` options (e.g. ['--erasure', '4+2']). */
+    args?: string[];
+    /** A child server: the command before the CLI script instead of `runtime` (e.g. a shell
+     * that lowers a limit, then execs node). */
+    launcher?: string[];
   } = {}
 ): Promise<TestServer> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'strata-it-'));
@@ -88,22 +93,28 @@ export async function startTestServer(
       },
     };
   }
-  const child = spawn(opts.runtime ?? process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir], {
+  const [command, ...before] = opts.launcher ?? [opts.runtime ?? process.execPath];
+  const child = spawn(command!, [...before, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--data', dataDir, ...(opts.args ?? [])], {
     env: { ...process.env, STRATA_ACCESS_KEY: ACCESS_KEY, STRATA_SECRET_KEY: SECRET_KEY, STRATA_METRICS_TOKEN: METRICS_TOKEN, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error(`server did not start: ${buf}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    const onData = (d: Buffer) => {
       buf += d.toString();
       for (const line of buf.split('\n')) {
         if (line.includes('"msg":"listening"')) {
           clearTimeout(timer);
+          child.stdout!.off('data', onData);
+          // The lines up to here (start-up warnings among them) are kept as well.
+          logs.push(...buf.split('\n').filter((l) => l.startsWith('{')));
           resolve((JSON.parse(line) as { url: string }).url);
+          return;
         }
       }
-    });
+    };
+    child.stdout!.on('data', onData);
     child.stderr!.on('data', (d: Buffer) => (buf += d.toString()));
     child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${buf}`)));
   });

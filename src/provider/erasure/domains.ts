@@ -46,10 +46,15 @@ const MEDIA_ERRNOS: ReadonlySet<string> = new Set(['EIO', 'EUCLEAN', 'EBADMSG'])
  * domain's, as before.
  */
 export function isMediaError(err: unknown): boolean {
+  return causedBy(err, MEDIA_ERRNOS);
+}
+
+/** Does `err`, or what caused it a few levels down, carry one of `errnos` as its code? */
+function causedBy(err: unknown, errnos: ReadonlySet<string>): boolean {
   let e: unknown = err;
   for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code !== undefined && MEDIA_ERRNOS.has(code)) return true;
+    if (code !== undefined && errnos.has(code)) return true;
   }
   return false;
 }
@@ -64,12 +69,7 @@ const DESCRIPTOR_ERRNOS: ReadonlySet<string> = new Set(['EMFILE', 'ENFILE']);
  * are back, and refuse every write meanwhile.
  */
 export function isDescriptorExhaustion(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && e instanceof Error; depth++, e = e.cause) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== undefined && DESCRIPTOR_ERRNOS.has(code)) return true;
-  }
-  return false;
+  return causedBy(err, DESCRIPTOR_ERRNOS);
 }
 
 /** The error a call on domain `id` that failed for want of file descriptors (isDescriptorExhaustion)
