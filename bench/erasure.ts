@@ -102,6 +102,13 @@ async function main(): Promise<void> {
   // measured 450-520 MiB/s there against 610-670 on one connection (2 runs each, same process
   // and objects).
   const bigPools = new Map<Lane, Pool>();
+  /** Closes and forgets `lane`'s two pools (before its server stops). */
+  const closePools = async (lane: Lane) => {
+    for (const m of [pools, bigPools]) {
+      await m.get(lane)?.close();
+      m.delete(lane);
+    }
+  };
   const big = new Uint8Array(BIG);
   randomFillSync(big);
   const bigSha = sha256(big);
@@ -115,12 +122,12 @@ async function main(): Promise<void> {
       await createBucket(pools.get(lane)!, t);
       log(`${lane.spec.name}: ${t.url} on ${lane.data}`);
     }
-    const each = async (fn: (lane: Lane, p: Pool) => Promise<void>) => {
-      for (const lane of lanes) await fn(lane, pools.get(lane)!);
+    // Runs `fn` on every lane in turn, with that lane's pool of `from`.
+    const across = (from: Map<Lane, Pool>) => async (fn: (lane: Lane, p: Pool) => Promise<void>) => {
+      for (const lane of lanes) await fn(lane, from.get(lane)!);
     };
-    const eachBig = async (fn: (lane: Lane, p: Pool) => Promise<void>) => {
-      for (const lane of lanes) await fn(lane, bigPools.get(lane)!);
-    };
+    const each = across(pools);
+    const eachBig = across(bigPools);
 
     // Large objects: PUT runs, then GET runs of one object, interleaved across lanes.
     for (let run = 0; run < RUNS && runs('big'); run++) {
@@ -167,8 +174,7 @@ async function main(): Promise<void> {
     for (const lane of lanes.filter((l) => l.erasure)) res.maintenance.set(lane.spec.name, {});
     for (const lane of lanes.filter((l) => l.erasure && runs('degraded'))) {
       const m = lane.spec.m!;
-      await pools.get(lane)!.close();
-      await bigPools.get(lane)!.close();
+      await closePools(lane);
       await lane.stop();
       const wiped = lane.wipeDomains(Array.from({ length: m }, (_, i) => i + 1));
       log(`${lane.spec.name}: wiped ${m} domains (${fmt(wiped / MIB)} MiB)`);
@@ -188,10 +194,7 @@ async function main(): Promise<void> {
       res.maintenance.get(lane.spec.name)!.wipedForDegraded = wiped;
     }
     for (const lane of lanes.filter((l) => !l.erasure)) {
-      await pools.get(lane)!.close();
-      pools.delete(lane);
-      await bigPools.get(lane)!.close();
-      bigPools.delete(lane);
+      await closePools(lane);
       await lane.remove();
     }
 
@@ -199,10 +202,7 @@ async function main(): Promise<void> {
     for (const lane of lanes.filter((l) => l.erasure && runs('repair'))) {
       const name = lane.spec.name;
       const mt = res.maintenance.get(name)!;
-      await pools.get(lane)!.close();
-      pools.delete(lane);
-      await bigPools.get(lane)!.close();
-      bigPools.delete(lane);
+      await closePools(lane);
       await lane.stop();
       if (mt.wipedForDegraded !== undefined) {
         mt.repairM = { ...(await lane.scrub(true)), wipedBytes: mt.wipedForDegraded };

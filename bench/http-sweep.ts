@@ -83,7 +83,6 @@ export async function sweep(
   opts: { runs: number; quick: boolean; log: (m: string) => void }
 ): Promise<Record<string, LaneStamp & { cells: CellSummary[] }>> {
   const out: Record<string, LaneStamp & { cells: CellSummary[] }> = {};
-  const pools = new Map(targets.map((t) => [t.name, pool(t, 16)]));
   // A cell at `conc` connections gets a pool of exactly that many: through a larger one, a
   // request sent before the last one's connection reported itself free went to another
   // (sequential requests alternate between two connections), and 8 MiB GETs at one connection
@@ -98,7 +97,7 @@ export async function sweep(
   const populated = new Set<string>();
   try {
     for (const t of targets) {
-      if (t.name !== 'trivial-hono') await send(pools.get(t.name)!, t, 'PUT', `/${BUCKET}`);
+      if (t.name !== 'trivial-hono') await send(poolFor(t, 1), t, 'PUT', `/${BUCKET}`);
     }
     for (const lane of lanes) {
       const bodies = corpus(lane.size, lane.keys);
@@ -148,7 +147,7 @@ export async function sweep(
       out[lane.name] = { at: new Date().toISOString(), load: loadavg().map((x) => Math.round(x * 100) / 100), quick: opts.quick, runs: opts.runs, ms, targets: targets.map((t) => t.name), cells };
     }
   } finally {
-    await Promise.all([...pools.values(), ...cellPools.values()].map((p) => p.close()));
+    await Promise.all([...cellPools.values()].map((p) => p.close()));
   }
   return out;
 }

@@ -69,7 +69,6 @@ export interface FsProviderOptions {
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
 const READ_HIGH_WATER_MARK = 64 * 1024;
 
-
 /** Times a put re-creates its directory when a concurrent delete pruned it before the rename. */
 const RENAME_ATTEMPTS = 5;
 
@@ -204,7 +203,7 @@ export class FsProvider implements Provider {
   #direct = false;
   readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false, directWrites = false, handles: { blobHandles?: number; dirHandles?: number } = {}) {
+  constructor(dir: string, exclusive = false, directWrites = false, handles: Pick<FsProviderOptions, 'blobHandles' | 'dirHandles'> = {}) {
     this.#handles = new HandleCache(handles.blobHandles);
     this.#maxDirHandles = handles.dirHandles ?? MAX_DIR_HANDLES;
     if (!Number.isInteger(this.#maxDirHandles) || this.#maxDirHandles < 1) throw new RangeError(`fs provider: dirHandles ${this.#maxDirHandles}`);
@@ -639,10 +638,7 @@ export class FsProvider implements Provider {
  * acquireDirectoryLock. Throws ProviderError 'Io' if the directory is unusable.
  */
 export async function createFsProvider(options: FsProviderOptions): Promise<FsProvider> {
-  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? false, {
-    ...(options.blobHandles !== undefined ? { blobHandles: options.blobHandles } : {}),
-    ...(options.dirHandles !== undefined ? { dirHandles: options.dirHandles } : {}),
-  });
+  const provider = new FsProvider(options.dir, options.exclusive ?? false, options.directWrites ?? false, options);
   await provider.init();
   return provider;
 }
