@@ -173,6 +173,15 @@ export function erasureMetricLines(provider: ErasureProvider, scrub?: ScrubWorke
     ...family('strata_erasure_repair_bytes_total', 'counter', 'Bytes written by repairs.', s.repairBytes),
     ...family('strata_erasure_degraded_reads_total', 'counter', 'Reads rebuilt from parity (heal on read).', s.degradedReads),
     ...family('strata_erasure_degraded_blobs', 'gauge', 'Blobs known degraded and not yet repaired.', s.degradedBlobs + (repair?.pending ?? 0)),
+    ...(provider.writeGate
+      ? [
+          ...family('strata_erasure_writes_in_flight', 'gauge', 'Object-body writes holding a place in the write gate.', provider.writeGate.inFlight),
+          ...family('strata_erasure_writes_waiting', 'gauge', 'Object-body writes waiting for room in the write gate.', provider.writeGate.waiting),
+          ...family('strata_erasure_writes_refused_total', 'counter', 'Object-body writes refused (503) after waiting for room.', provider.writeGate.refused),
+          ...family('strata_erasure_write_gate_bytes', 'gauge', 'Stripe memory the writes in flight hold, bytes (by their declared cost).', provider.writeGate.bytes),
+          ...family('strata_erasure_write_gate_descriptors', 'gauge', 'Temporary files the writes in flight hold (by their declared cost).', provider.writeGate.descriptors),
+        ]
+      : []),
     ...(scrub
       ? [
           ...family('strata_erasure_scrub_passes_total', 'counter', 'Background scrub passes completed.', scrub.stats.passes),

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
 import { seeded } from './seeded.js';
 
 const LIMIT = 512;
@@ -21,6 +21,8 @@ const BUCKET = 'fd-bucket';
 /** Just above the 1 MiB stripe threshold: every object is one striped blob, 14 fragment files. */
 const SIZE = 1024 * 1024 + 1;
 const COUNT = 48;
+/** Striped PUTs sent at once in the second case. */
+const CONCURRENT = 64;
 
 let server: TestServer | undefined;
 
@@ -53,6 +55,50 @@ describe(`(10,4) over 14 directories under a limit of ${LIMIT} open files`, () =
     }
     for (let i = 0; i < 8; i++) await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `again/${i}`, Body: body(i) }));
     expect(readdirSync(`/proc/${pid}/fd`).length).toBeLessThan(LIMIT / 2);
+    s3.destroy();
+  }, 120_000);
+
+  it('takes many concurrent striped PUTs without running out of descriptors', async () => {
+    // Each striped PUT in flight writes one temporary file per fragment (14 here): 64 at once
+    // would need ~900 descriptors. Every PUT must land, none refused or failed.
+    const s3 = new S3Client({
+      endpoint: server!.url, region: REGION, forcePathStyle: true, maxAttempts: 1,
+      credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY },
+      requestHandler: { httpAgent: { maxSockets: CONCURRENT, keepAlive: true }, requestTimeout: 60_000 },
+    });
+    const body = (i: number) => seeded(SIZE, 5000 + i);
+    const gauges = async () => {
+      const text = await (await fetch(`${server!.url}/metrics`, { headers: METRICS_AUTH })).text();
+      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+      return { inFlight: value('strata_erasure_writes_in_flight'), waiting: value('strata_erasure_writes_waiting'), refused: value('strata_erasure_writes_refused_total') };
+    };
+    let sampling = true;
+    const seen = { inFlight: 0, waiting: 0 };
+    const sampler = (async () => {
+      while (sampling) {
+        const g = await gauges();
+        seen.inFlight = Math.max(seen.inFlight, g.inFlight);
+        seen.waiting = Math.max(seen.waiting, g.waiting);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const results = await Promise.allSettled(
+      Array.from({ length: CONCURRENT }, (_, i) => s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: `burst/${i}`, Body: body(i) })))
+    );
+    sampling = false;
+    await sampler;
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`${i}: ${(r.reason as Error).name} ${(r.reason as Error).message}`] : []));
+    expect(failed).toEqual([]);
+    // The write gate held them to an eighth of the limit in temporary files (64 / 14 = 4 at a
+    // time); the others waited their turn, none was refused.
+    expect(seen.inFlight).toBeGreaterThan(0);
+    expect(seen.inFlight).toBeLessThanOrEqual(Math.floor(LIMIT / 8 / 14));
+    expect(seen.waiting).toBeGreaterThan(0);
+    expect((await gauges()).refused).toBe(0);
+    for (let i = 0; i < CONCURRENT; i += 7) {
+      const r = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: `burst/${i}` }));
+      expect(Buffer.from(await r.Body!.transformToByteArray()).equals(body(i))).toBe(true);
+    }
     s3.destroy();
   }, 120_000);
 });

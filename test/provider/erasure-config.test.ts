@@ -126,7 +126,7 @@ describe('resolveErasureConfig', () => {
       policy: {},
       ...ERASURE_DEFAULTS,
     });
-    expect(ERASURE_DEFAULTS).toEqual({ cellSize: 262144, stripeThreshold: 1048576, degradedWrites: false, domainTimeoutMs: 10_000 });
+    expect(ERASURE_DEFAULTS).toEqual({ cellSize: 262144, stripeThreshold: 1048576, degradedWrites: false, domainTimeoutMs: 10_000, writeMemory: 268435456 });
   });
 
   it('takes labels, policy and sizes from the config file section; --erasure overrides its k+m', () => {
@@ -137,6 +137,7 @@ describe('resolveErasureConfig', () => {
       stripeThreshold: 65536,
       degradedWrites: true,
       domainTimeout: '2s',
+      writeMemory: '64MiB',
       domains: [1, 2, 3, 4, 5, 6].map((i) => ({ id: `disk${i}`, url: `/mnt/disk${i}`, labels: { zone: `z${(i - 1) >> 1}`, host: `h${i}` } })),
       policy: { spread: [{ label: 'zone', max: 2 }], deny: [] },
     };
@@ -147,6 +148,7 @@ describe('resolveErasureConfig', () => {
     expect(c.stripeThreshold).toBe(65536);
     expect(c.degradedWrites).toBe(true);
     expect(c.domainTimeoutMs).toBe(2000);
+    expect(c.writeMemory).toBe(64 * 1024 * 1024);
     expect(c.domains[3]).toEqual({ id: 'disk4', url: '/mnt/disk4', labels: { zone: 'z1', host: 'h4' } });
     expect(c.policy).toEqual({ spread: [{ label: 'zone', max: 2 }], deny: [] });
     const over = resolveErasureConfig({ file, erasure: '4+2', data: '/mnt/disk{1...6}' });
@@ -198,6 +200,10 @@ describe('resolveErasureConfig', () => {
       [{ ...base, domainTimeout: '1ms' }, /from 100ms to 10m/],
       [{ ...base, domainTimeout: '1d' }, /from 100ms to 10m/],
       [{ ...base, degradedWrites: 'yes' }, /degradedWrites: expected true or false/],
+      [{ ...base, writeMemory: 'plenty' }, /writeMemory: 'plenty' is not a size/],
+      [{ ...base, writeMemory: '512KiB' }, /writeMemory: 524288 bytes; give a size from 1MiB to 1TiB/],
+      [{ ...base, writeMemory: '2TiB' }, /from 1MiB to 1TiB/],
+      [{ ...base, writeMemory: -1 }, /writeMemory/],
       [{ ...base, domains: [] }, /domains: expected a list/],
       [{ ...base, domains: {} }, /domains: expected a list/],
       [{ ...base, domains: ['/a', '/b', '/c'] }, /domains\[0\]: expected an object/],

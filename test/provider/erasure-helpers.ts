@@ -57,6 +57,7 @@ export async function makeRig(
     stripeThreshold: options.stripeThreshold ?? 64 * KiB,
     degradedWrites: options.degradedWrites ?? false,
     domainTimeoutMs: options.domainTimeoutMs ?? 5_000,
+    ...(options.writeMemory !== undefined ? { writeMemory: options.writeMemory } : {}),
   };
   return { provider: await createErasureProvider({ config, domains }), domains, dirs };
 }

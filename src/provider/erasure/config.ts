@@ -5,7 +5,7 @@
  * directories against the working directory; nothing is opened or created here.
  *
  *   "erasure": { "k": 4, "m": 2, "cellSize": "256KiB", "stripeThreshold": "1MiB",
- *     "degradedWrites": false, "domainTimeout": "10s",
+ *     "degradedWrites": false, "domainTimeout": "10s", "writeMemory": "256MiB",
  *     "domains": [ { "id": "d1", "url": "/mnt/disk1", "labels": { "zone": "z1" } }, … ],
  *     "policy": { "spread": [ { "label": "zone", "max": 1 } ], "allow": [...], "deny": [...] } }
  *
@@ -38,6 +38,9 @@ export const ERASURE_DEFAULTS = {
   /** 10 s: far above a healthy disk's or endpoint's worst answer, short enough that a hung
    * domain does not hold a request for long. */
   domainTimeoutMs: 10_000,
+  /** 256 MiB: what the erasure writes in flight may hold in stripe buffers together (write-gate.ts):
+   * 24 striped writes at (10,4) with 256 KiB cells, 56 at (4,2). */
+  writeMemory: 256 * 1024 * 1024,
 } as const;
 
 /** Most domains one set may have: far above real sets (tens), and what bounds the expansion of
@@ -57,6 +60,9 @@ const CELL_ALIGN = 64;
 /** Domain timeout bounds, ms: 100 ms (below, a busy disk counts as failed) to 10 minutes. */
 const MIN_TIMEOUT_MS = 100;
 const MAX_TIMEOUT_MS = 600_000;
+/** Write memory bounds: 1 MiB (one write at a time, clamped: write-gate.ts) to 1 TiB. */
+const MIN_WRITE_MEMORY = 1024 * 1024;
+const MAX_WRITE_MEMORY = 2 ** 40;
 
 const fail = (message: string): never => {
   throw new ErasureConfigError(message);
@@ -221,7 +227,7 @@ export function parseErasureSpec(spec: string): { k: number; m: number } {
 
 // ---- the config file's section -------------------------------------------------------------
 
-const SECTION_KEYS = ['k', 'm', 'cellSize', 'stripeThreshold', 'degradedWrites', 'domainTimeout', 'domains', 'policy'];
+const SECTION_KEYS = ['k', 'm', 'cellSize', 'stripeThreshold', 'degradedWrites', 'domainTimeout', 'writeMemory', 'domains', 'policy'];
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -368,11 +374,13 @@ export function resolveErasureConfig(src: ErasureSources): ErasureConfig {
   }
   const domainTimeoutMs = sec.domainTimeout === undefined ? ERASURE_DEFAULTS.domainTimeoutMs : converted(() => parseDuration(sec.domainTimeout as RawValue, `${where}.domainTimeout`));
   if (domainTimeoutMs < MIN_TIMEOUT_MS || domainTimeoutMs > MAX_TIMEOUT_MS) fail(`${where}.domainTimeout: give a duration from 100ms to 10m`);
+  const writeMemory = sec.writeMemory === undefined ? ERASURE_DEFAULTS.writeMemory : converted(() => parseSize(sec.writeMemory as RawValue, `${where}.writeMemory`));
+  if (writeMemory < MIN_WRITE_MEMORY || writeMemory > MAX_WRITE_MEMORY) fail(`${where}.writeMemory: ${writeMemory} bytes; give a size from 1MiB to 1TiB`);
   try {
     validatePolicy(domains, policy, k!, m!);
   } catch (err) {
     if (err instanceof PlacementError) fail(err.message);
     throw err;
   }
-  return { k: k!, m: m!, domains, policy, cellSize, stripeThreshold, degradedWrites, domainTimeoutMs };
+  return { k: k!, m: m!, domains, policy, cellSize, stripeThreshold, degradedWrites, domainTimeoutMs, writeMemory };
 }

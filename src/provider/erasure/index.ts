@@ -53,6 +53,8 @@ import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, readScatter, streamRange, trailerLength } from './read.js';
 import { ScatterSink } from './scatter-sink.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
+import { replicatedCost, stripedCost, WriteGate, writeGateLimits, type WriteGateStats } from './write-gate.js';
+import { openFilesLimit } from '../fs/fd-budget.js';
 import type { AppendLog } from '../append-log.js';
 import { checkLog } from './log-check.js';
 import { LogSegments, readLog } from './log-segments.js';
@@ -87,6 +89,9 @@ export const MAX_REPAIR_QUEUE = 100_000;
 export interface ErasureProviderOptions {
   config: ErasureConfig;
   domains: Domain[];
+  /** The process's limit on open files, which sizes the write gate (write-gate.ts); read from
+   * the system (fd-budget.ts openFilesLimit) when absent. */
+  openFiles?: number;
 }
 
 class ErasureProviderImpl implements ErasureProvider {
@@ -111,6 +116,8 @@ class ErasureProviderImpl implements ErasureProvider {
   readonly #lookups = new Map<string, Promise<LookupResult>>();
   readonly #repair = new Set<string>();
   readonly #ctx: WriteContext;
+  /** Admission of object-body writes by the descriptors and stripe memory they hold. */
+  readonly #gate: WriteGate;
   /** Log segments (the append-log capability, log-copy.ts). */
   readonly #logs: LogSegments;
   /** Creates and opens a log segment replicated to m + 1 domains (log-copy.ts); absent unless
@@ -121,8 +128,9 @@ class ErasureProviderImpl implements ErasureProvider {
   #epoch = 0;
   #closed = false;
 
-  constructor(config: ErasureConfig, domains: Domain[]) {
+  constructor(config: ErasureConfig, domains: Domain[], openFiles: number) {
     this.#config = config;
+    this.#gate = new WriteGate(writeGateLimits(config, openFiles));
     this.k = config.k;
     this.m = config.m;
     this.domains = domains;
@@ -319,7 +327,36 @@ class ErasureProviderImpl implements ErasureProvider {
     });
   }
 
+  get writeGate(): WriteGateStats {
+    return this.#gate.stats;
+  }
+
+  /**
+   * Writes one blob; an object's body (PutOptions.bulk) first enters the write gate with what
+   * it will hold, before any of it is read, and leaves when written. The store's own metadata
+   * (commit blobs, checkpoints, the anchor) does not: the store bounds it, and a refusal there
+   * would fail a commit rather than ask a client to retry.
+   */
   async #write(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
+    if (options.bulk !== true) return this.#writeAdmitted(key, generation, body, length, options);
+    const config = this.#config;
+    const replicated = length !== undefined && (ALWAYS_REPLICATED.has(key) || length < config.stripeThreshold);
+    const cost = replicated ? replicatedCost(config, length) : stripedCost(config, length !== undefined);
+    let leave: () => void;
+    try {
+      leave = await this.#gate.enter(cost, key, options.signal);
+    } catch (err) {
+      discardBody(body);
+      throw err;
+    }
+    try {
+      return await this.#writeAdmitted(key, generation, body, length, options);
+    } finally {
+      leave();
+    }
+  }
+
+  async #writeAdmitted(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
     const source = new ByteSource(checkedChunks(body, key, options.contentLength, options.signal), options.released);
     const threshold = this.#config.stripeThreshold;
     const replicatedOnly = ALWAYS_REPLICATED.has(key);
@@ -585,7 +622,7 @@ export async function createErasureProvider(options: ErasureProviderOptions): Pr
   if (!(domainTimeoutMs > 0)) throw new RangeError(`erasure: domainTimeoutMs ${domainTimeoutMs} must be positive`);
   if (domains.length < k + m) throw new RangeError(`erasure: ${k}+${m} needs ${k + m} domains, have ${domains.length}`);
   validatePolicy(domains, config.policy, k, m);
-  return new ErasureProviderImpl(config, domains);
+  return new ErasureProviderImpl(config, domains, options.openFiles ?? openFilesLimit());
 }
 
 /** readv's range check: [start, start + want) must lie inside a blob of `size` bytes. */

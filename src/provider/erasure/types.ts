@@ -8,6 +8,7 @@
  * rendezvous hashing of the blob key under the placement policy (placement.ts). Smaller blobs
  * and the anchor are replicated whole to m+1 domains and read as the newest valid copy.
  */
+import type { WriteGateStats } from './write-gate.js';
 import type { Provider } from '../provider.js';
 import type { LookupResult } from './lookup.js';
 import type { CensusEntry } from './census.js';
@@ -61,6 +62,9 @@ export interface ErasureConfig {
   degradedWrites: boolean;
   /** A child call not answered within this many ms counts as a failed domain for that call. */
   domainTimeoutMs: number;
+  /** Bytes of stripe buffers the writes of object bodies in flight may hold together; one that
+   * does not fit waits for room (write-gate.ts); ERASURE_DEFAULTS.writeMemory when absent. */
+  writeMemory?: number;
 }
 
 /** State of one fragment (striped) or replica (replicated) found by a check. */
@@ -133,6 +137,8 @@ export interface ErasureMaintenance {
   readonly m: number;
   readonly domains: readonly Domain[];
   readonly stats: ErasureStats;
+  /** The write gate's figures (write-gate.ts); absent in a provider without one. */
+  readonly writeGate?: WriteGateStats;
   /** Reads every fragment of `key` and checks its CRCs; with `repair`, rewrites missing or corrupt
    * fragments onto healthy eligible domains. Throws ProviderError 'NotFound' if no fragment
    * exists. Never writes when `lost`. */

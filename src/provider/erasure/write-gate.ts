@@ -1,0 +1,199 @@
+/**
+ * @module Admission for the erasure provider's writes: what all writes in flight together may
+ * hold in file descriptors and in stripe memory.
+ *
+ * A striped write holds one temporary file per fragment (k + m: 14 at (10,4)) and about three
+ * framed stripes of memory (one being filled, one being written, one queued: write.ts) for as
+ * long as its body takes to arrive; a replicated one holds m + 1 files and two copies of its
+ * bytes. The store's pending budget counts one carrier segment per upload, not this, and the
+ * connection cap lets hundreds of uploads run at once: under a limit of 1,024 open files 64
+ * concurrent striped PUTs at (10,4) failed their opens (EMFILE) and answered 503, and each
+ * striped write may hold ~10 MiB at the default cell size (1.3 GiB at a 64 MiB cell).
+ *
+ * So every write enters the gate with its cost before it reads any of its body, and leaves
+ * when it is done. One that does not fit waits, in arrival order (a small write never jumps
+ * ahead of a large one, so neither starves), up to `waitMs`; then it is refused with
+ * ProviderError 'Unavailable' (S3 503, which clients retry), having read nothing. A write
+ * costlier than the whole gate is admitted when it is alone.
+ */
+import { ProviderError } from '../provider.js';
+import { ERASURE_DEFAULTS } from './config.js';
+import { framedLength } from './geometry.js';
+import type { ErasureConfig } from './types.js';
+
+/** What one write holds while in flight. */
+export interface WriteCost {
+  /** Temporary files (or child connections) it keeps open. */
+  descriptors: number;
+  /** Bytes of buffers it keeps. */
+  bytes: number;
+}
+
+/** Limits and behaviour of a gate. */
+export interface WriteGateLimits {
+  descriptors: number;
+  bytes: number;
+  /** How long a write may wait for room before it is refused, ms. */
+  waitMs: number;
+  /** Writes that may wait at once; more are refused at once. */
+  maxWaiters: number;
+}
+
+/** Running figures, exported as metrics. */
+export interface WriteGateStats {
+  /** Writes holding a place now. */
+  inFlight: number;
+  /** Writes waiting for one. */
+  waiting: number;
+  /** Writes refused (waited too long, or too many waiting). */
+  refused: number;
+  /** Most writes in flight at once. */
+  peakInFlight: number;
+  /** Descriptors and bytes the writes in flight hold (by their declared cost). */
+  descriptors: number;
+  bytes: number;
+}
+
+interface Waiter {
+  cost: WriteCost;
+  grant(): void;
+}
+
+export class WriteGate {
+  readonly limits: WriteGateLimits;
+  readonly #waiters: Waiter[] = [];
+  #inFlight = 0;
+  #peak = 0;
+  #refused = 0;
+  #descriptors = 0;
+  #bytes = 0;
+
+  constructor(limits: WriteGateLimits) {
+    for (const [name, v] of Object.entries(limits)) {
+      if (!(v >= 0) || (name !== 'waitMs' && name !== 'maxWaiters' && !(v >= 1))) throw new RangeError(`WriteGate: ${name} ${v}`);
+    }
+    this.limits = limits;
+  }
+
+  get stats(): WriteGateStats {
+    return {
+      inFlight: this.#inFlight,
+      waiting: this.#waiters.length,
+      refused: this.#refused,
+      peakInFlight: this.#peak,
+      descriptors: this.#descriptors,
+      bytes: this.#bytes,
+    };
+  }
+
+  /**
+   * Resolves, once `cost` fits (clamped to the gate's size, so any write fits an idle gate),
+   * to the function that gives it back (idempotent). Rejects with ProviderError 'Unavailable'
+   * naming `what` when the wait runs out or too many are waiting, and with ProviderError
+   * 'Aborted' (not counted as refused) when `signal` aborts first.
+   */
+  enter(cost: WriteCost, what: string, signal?: AbortSignal): Promise<() => void> {
+    const c = { descriptors: Math.min(cost.descriptors, this.limits.descriptors), bytes: Math.min(cost.bytes, this.limits.bytes) };
+    if (this.#waiters.length === 0 && this.#fits(c)) return Promise.resolve(this.#take(c));
+    if (this.#waiters.length >= this.limits.maxWaiters || this.limits.waitMs <= 0) return Promise.reject(this.#refusal(what));
+    if (signal?.aborted) return Promise.reject(new ProviderError('Aborted', `${what}: aborted`, { cause: signal.reason }));
+    return new Promise((resolve, reject) => {
+      const leave = (err: ProviderError) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(err);
+        // The head may have been this one: the next may fit now.
+        this.#admit();
+      };
+      const onAbort = () => leave(new ProviderError('Aborted', `${what}: aborted`, { cause: signal!.reason }));
+      const waiter: Waiter = {
+        cost: c,
+        grant: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.#take(c));
+        },
+      };
+      const timer = setTimeout(() => leave(this.#refusal(what)), this.limits.waitMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+    });
+  }
+
+  #fits(c: WriteCost): boolean {
+    return this.#descriptors + c.descriptors <= this.limits.descriptors && this.#bytes + c.bytes <= this.limits.bytes;
+  }
+
+  #take(c: WriteCost): () => void {
+    this.#inFlight++;
+    this.#peak = Math.max(this.#peak, this.#inFlight);
+    this.#descriptors += c.descriptors;
+    this.#bytes += c.bytes;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.#inFlight--;
+      this.#descriptors -= c.descriptors;
+      this.#bytes -= c.bytes;
+      this.#admit();
+    };
+  }
+
+  /** Grants waiters in order while the oldest fits. */
+  #admit(): void {
+    while (this.#waiters.length > 0 && this.#fits(this.#waiters[0]!.cost)) this.#waiters.shift()!.grant();
+  }
+
+  #refusal(what: string): ProviderError {
+    this.#refused++;
+    const s = this.stats;
+    return new ProviderError(
+      'Unavailable',
+      `${what}: too many writes in flight (${s.inFlight} holding ${s.descriptors} of ${this.limits.descriptors} descriptors and ` +
+        `${Math.ceil(s.bytes / 1048576)} of ${Math.ceil(this.limits.bytes / 1048576)} MiB, ${s.waiting} waiting); retry later`
+    );
+  }
+}
+
+/** Share of the open-files limit the writes in flight may hold together (connections take
+ * half, the fs handle caches a quarter: fd-budget.ts; the rest is for log segments, repair
+ * and the runtime). */
+export const WRITE_DESCRIPTOR_SHARE = 0.125;
+/** How long a write waits for room before it is refused, ms: longer than most writes take,
+ * short enough that a client is told to retry rather than left hanging. */
+export const WRITE_WAIT_MS = 10_000;
+/** Writes that may wait at once (the connection cap bounds them too). */
+export const MAX_WRITE_WAITERS = 4096;
+/** Framed stripes one striped write holds at most (write.ts: filling, writing, queued). */
+export const STRIPES_PER_WRITE = 3;
+
+/** The gate's limits for `config` under an open-files limit of `openFiles` (Infinity: none). */
+export function writeGateLimits(config: ErasureConfig, openFiles: number): WriteGateLimits {
+  const share = Number.isFinite(openFiles) ? Math.floor(openFiles * WRITE_DESCRIPTOR_SHARE) : Number.MAX_SAFE_INTEGER;
+  return {
+    descriptors: Math.max(config.k + config.m, share),
+    bytes: config.writeMemory ?? ERASURE_DEFAULTS.writeMemory,
+    waitMs: WRITE_WAIT_MS,
+    maxWaiters: MAX_WRITE_WAITERS,
+  };
+}
+
+/** What a striped write of `config` holds: k + m temporary files, STRIPES_PER_WRITE framed
+ * stripes, and, when it reads its body a stripe at a time (length unknown), the stripe and its
+ * parity cells as well. */
+export function stripedCost(config: ErasureConfig, lengthKnown: boolean): WriteCost {
+  const n = config.k + config.m;
+  return {
+    descriptors: n,
+    bytes: STRIPES_PER_WRITE * n * framedLength(config.cellSize) + (lengthKnown ? 0 : n * config.cellSize),
+  };
+}
+
+/** What a replicated write of `length` bytes holds: m + 1 temporary files, the bytes and the
+ * framed copy built from them. */
+export function replicatedCost(config: ErasureConfig, length: number): WriteCost {
+  return { descriptors: config.m + 1, bytes: 2 * length };
+}

@@ -1,0 +1,216 @@
+/**
+ * The erasure write gate (src/provider/erasure/write-gate.ts): object-body writes enter with
+ * the descriptors and stripe memory they will hold, wait in arrival order when they do not fit,
+ * and are refused (ProviderError 'Unavailable', so S3 503) when the wait runs out; and the
+ * erasure provider puts every object body (PutOptions.bulk) through it, store metadata not.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { ProviderError, type Provider } from '../../src/provider/provider.js';
+import { stripedCost, replicatedCost, WriteGate, writeGateLimits, STRIPES_PER_WRITE, type WriteGateLimits } from '../../src/provider/erasure/write-gate.js';
+import { framedLength } from '../../src/provider/erasure/geometry.js';
+import { ERASURE_DEFAULTS } from '../../src/provider/erasure/config.js';
+import type { ErasureConfig } from '../../src/provider/erasure/types.js';
+import { cleanupRigs, KiB, makeRig, MiB } from '../provider/erasure-helpers.js';
+
+afterAll(cleanupRigs);
+
+const LIMITS: WriteGateLimits = { descriptors: 28, bytes: 100, waitMs: 200, maxWaiters: 3 };
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+/** Resolves to 'admitted' with the release, or to the rejection, whichever comes. */
+function track(p: Promise<() => void>) {
+  const t: { state: 'waiting' | 'admitted' | 'refused'; leave?: () => void; error?: unknown } = { state: 'waiting' };
+  p.then(
+    (leave) => Object.assign(t, { state: 'admitted', leave }),
+    (error: unknown) => Object.assign(t, { state: 'refused', error })
+  );
+  return t;
+}
+
+describe('WriteGate', () => {
+  it('admits while both descriptors and bytes fit, then queues in arrival order', async () => {
+    const g = new WriteGate(LIMITS);
+    const a = track(g.enter({ descriptors: 14, bytes: 10 }, 'a'));
+    const b = track(g.enter({ descriptors: 14, bytes: 10 }, 'b'));
+    const c = track(g.enter({ descriptors: 14, bytes: 10 }, 'c'));
+    // A small write behind a waiting one waits too (no jumping the queue).
+    const d = track(g.enter({ descriptors: 1, bytes: 1 }, 'd'));
+    await tick();
+    expect([a.state, b.state, c.state, d.state]).toEqual(['admitted', 'admitted', 'waiting', 'waiting']);
+    expect(g.stats).toMatchObject({ inFlight: 2, waiting: 2, descriptors: 28, bytes: 20, peakInFlight: 2 });
+    a.leave!();
+    a.leave!(); // idempotent: gives back once
+    await tick();
+    expect([c.state, d.state]).toEqual(['admitted', 'waiting']);
+    expect(g.stats).toMatchObject({ inFlight: 2, waiting: 1, descriptors: 28, bytes: 20 });
+    b.leave!();
+    await tick();
+    expect(d.state).toBe('admitted');
+    expect(g.stats).toMatchObject({ inFlight: 2, waiting: 0, descriptors: 15, bytes: 11, peakInFlight: 2 });
+    for (const t of [c, d]) t.leave!();
+    expect(g.stats).toMatchObject({ inFlight: 0, descriptors: 0, bytes: 0, refused: 0 });
+  });
+
+  it('bounds memory as well as descriptors', async () => {
+    const g = new WriteGate(LIMITS);
+    const a = track(g.enter({ descriptors: 1, bytes: 60 }, 'a'));
+    const b = track(g.enter({ descriptors: 1, bytes: 60 }, 'b'));
+    await tick();
+    expect([a.state, b.state]).toEqual(['admitted', 'waiting']);
+    a.leave!();
+    await tick();
+    expect(b.state).toBe('admitted');
+    b.leave!();
+  });
+
+  it('admits a write costlier than the whole gate when it is alone', async () => {
+    const g = new WriteGate(LIMITS);
+    const big = track(g.enter({ descriptors: 1000, bytes: 10_000 }, 'big'));
+    const next = track(g.enter({ descriptors: 1, bytes: 1 }, 'next'));
+    await tick();
+    expect([big.state, next.state]).toEqual(['admitted', 'waiting']);
+    expect(g.stats).toMatchObject({ descriptors: 28, bytes: 100 });
+    big.leave!();
+    await tick();
+    expect(next.state).toBe('admitted');
+    next.leave!();
+  });
+
+  it('refuses a write whose wait runs out, with Unavailable naming it, and admits the next', async () => {
+    const g = new WriteGate({ ...LIMITS, waitMs: 50 });
+    const a = track(g.enter({ descriptors: 28, bytes: 1 }, 'a'));
+    const b = track(g.enter({ descriptors: 28, bytes: 1 }, 'bucket/key-b'));
+    await tick();
+    await new Promise((r) => setTimeout(r, 120));
+    expect(b.state).toBe('refused');
+    expect(b.error).toBeInstanceOf(ProviderError);
+    expect((b.error as ProviderError).code).toBe('Unavailable');
+    expect((b.error as ProviderError).retryable).toBe(true);
+    expect((b.error as ProviderError).message).toMatch(/^bucket\/key-b: too many writes in flight \(1 holding 28 of 28 descriptors/);
+    expect(g.stats).toMatchObject({ refused: 1, waiting: 0, inFlight: 1 });
+    a.leave!();
+    const c = track(g.enter({ descriptors: 28, bytes: 1 }, 'c'));
+    await tick();
+    expect(c.state).toBe('admitted');
+    c.leave!();
+  });
+
+  it('refuses at once past maxWaiters, and with no wait allowed', async () => {
+    const g = new WriteGate(LIMITS);
+    const hold = track(g.enter({ descriptors: 28, bytes: 1 }, 'hold'));
+    const waiters = [1, 2, 3].map((i) => track(g.enter({ descriptors: 1, bytes: 1 }, `w${i}`)));
+    const extra = track(g.enter({ descriptors: 1, bytes: 1 }, 'extra'));
+    await tick();
+    expect(waiters.map((w) => w.state)).toEqual(['waiting', 'waiting', 'waiting']);
+    expect(extra.state).toBe('refused');
+    hold.leave!();
+    await tick();
+    expect(waiters.map((w) => w.state)).toEqual(['admitted', 'admitted', 'admitted']);
+    waiters.forEach((w) => w.leave!());
+    const none = new WriteGate({ ...LIMITS, waitMs: 0 });
+    const first = track(none.enter({ descriptors: 28, bytes: 1 }, 'first'));
+    const second = track(none.enter({ descriptors: 1, bytes: 1 }, 'second'));
+    await tick();
+    expect([first.state, second.state]).toEqual(['admitted', 'refused']);
+  });
+
+  it('lets a waiter whose client went away leave the queue, not counted as refused', async () => {
+    const g = new WriteGate(LIMITS);
+    const hold = track(g.enter({ descriptors: 28, bytes: 1 }, 'hold'));
+    const ac = new AbortController();
+    const gone = track(g.enter({ descriptors: 1, bytes: 1 }, 'gone', ac.signal));
+    const after = track(g.enter({ descriptors: 1, bytes: 1 }, 'after'));
+    await tick();
+    ac.abort(new Error('client closed'));
+    await tick();
+    expect(gone.state).toBe('refused');
+    expect((gone.error as ProviderError).code).toBe('Aborted');
+    expect(g.stats).toMatchObject({ refused: 0, waiting: 1 });
+    hold.leave!();
+    await tick();
+    expect(after.state).toBe('admitted');
+    const pre = new AbortController();
+    pre.abort();
+    await expect(g.enter({ descriptors: 28, bytes: 1 }, 'pre', pre.signal)).rejects.toMatchObject({ code: 'Aborted' });
+  });
+
+  it('refuses nonsense limits', () => {
+    expect(() => new WriteGate({ ...LIMITS, descriptors: 0 })).toThrow(RangeError);
+    expect(() => new WriteGate({ ...LIMITS, bytes: Number.NaN })).toThrow(RangeError);
+    expect(() => new WriteGate({ ...LIMITS, waitMs: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('the gate limits and costs', () => {
+  const config = (k: number, m: number, extra: Partial<ErasureConfig> = {}): ErasureConfig => ({
+    k, m, domains: [], policy: {}, cellSize: 256 * KiB, stripeThreshold: MiB, degradedWrites: false, domainTimeoutMs: 1000, ...extra,
+  });
+
+  it('gives writes an eighth of the open-files limit, never less than one striped write', () => {
+    expect(writeGateLimits(config(10, 4), 1024).descriptors).toBe(128);
+    expect(writeGateLimits(config(10, 4), 20_000).descriptors).toBe(2500);
+    expect(writeGateLimits(config(10, 4), 64).descriptors).toBe(14);
+    expect(writeGateLimits(config(10, 4), Infinity).descriptors).toBe(Number.MAX_SAFE_INTEGER);
+    expect(writeGateLimits(config(10, 4), 1024).bytes).toBe(ERASURE_DEFAULTS.writeMemory);
+    expect(writeGateLimits(config(10, 4, { writeMemory: 8 * MiB }), 1024).bytes).toBe(8 * MiB);
+  });
+
+  it('costs a striped write its k+m files and three framed stripes (plus its stripe when unsized)', () => {
+    const c = config(10, 4);
+    expect(stripedCost(c, true)).toEqual({ descriptors: 14, bytes: STRIPES_PER_WRITE * 14 * framedLength(256 * KiB) });
+    expect(stripedCost(c, false).bytes).toBe(STRIPES_PER_WRITE * 14 * framedLength(256 * KiB) + 14 * 256 * KiB);
+    expect(replicatedCost(c, 1000)).toEqual({ descriptors: 5, bytes: 2000 });
+    // 24 striped writes fit the default memory at (10,4), 56 at (4,2).
+    expect(Math.floor(ERASURE_DEFAULTS.writeMemory / stripedCost(c, true).bytes)).toBe(24);
+    expect(Math.floor(ERASURE_DEFAULTS.writeMemory / stripedCost(config(4, 2), true).bytes)).toBe(56);
+  });
+});
+
+describe('the erasure provider behind the gate', () => {
+  /** Children whose puts take 20 ms, counting how many run at once across all domains. */
+  function slowChildren() {
+    const live = { now: 0, peak: 0 };
+    const wrap = (p: Provider): Provider =>
+      new Proxy(p, {
+        get(target, prop) {
+          if (prop !== 'put') {
+            const v: unknown = Reflect.get(target, prop);
+            return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+          }
+          return async (...args: Parameters<Provider['put']>) => {
+            live.now++;
+            live.peak = Math.max(live.peak, live.now);
+            try {
+              await new Promise((r) => setTimeout(r, 20));
+              return await target.put(...args);
+            } finally {
+              live.now--;
+            }
+          };
+        },
+      });
+    return { live, wrap };
+  }
+
+  it('holds object-body writes to what the gate allows and lands every one', async () => {
+    const { live, wrap } = slowChildren();
+    // One striped write at (4,2) with 64 KiB cells costs ~1.2 MB: 2 MiB admits one at a time.
+    const { provider } = await makeRig({ k: 4, m: 2, cellSize: 64 * KiB, stripeThreshold: 64 * KiB, writeMemory: 2 * MiB, wrap });
+    const body = (i: number) => new Uint8Array(300 * KiB).fill(i + 1);
+    await Promise.all(Array.from({ length: 6 }, (_, i) => provider.put(`obj/${i}`, body(i), { contentLength: 300 * KiB, bulk: true })));
+    expect(provider.writeGate).toMatchObject({ peakInFlight: 1, inFlight: 0, refused: 0 });
+    expect(live.peak).toBeLessThanOrEqual(6);
+    for (let i = 0; i < 6; i++) {
+      const got = await provider.get(`obj/${i}`);
+      const chunks: Uint8Array[] = [];
+      for await (const c of got.body) chunks.push(c);
+      expect(Buffer.concat(chunks).equals(body(i))).toBe(true);
+    }
+    // Store metadata (no bulk) does not wait behind object bodies.
+    live.peak = 0;
+    await Promise.all(Array.from({ length: 6 }, (_, i) => provider.put(`meta/${i}`, body(i), { contentLength: 300 * KiB })));
+    expect(live.peak).toBeGreaterThan(6);
+    expect(provider.writeGate!.peakInFlight).toBe(1);
+    await provider.close();
+  });
+});
