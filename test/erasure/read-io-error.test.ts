@@ -185,6 +185,26 @@ describe('an I/O error on one fragment file', () => {
     expect((await r.provider.domainHealth()).every((h) => h.state === 'ok')).toBe(true);
   });
 
+  it('a read that finds no descriptor on more than m domains fails with Unavailable (retry), not Io, and queues no repair', async () => {
+    const { r, faults } = await rig();
+    const body = randomBytes(900_000, 31);
+    await r.provider.put('blobs/emfile-wide', body);
+    r.provider.takeRepairQueue();
+    const hit = [0, 1, 2].map((i) => fragment(r, 'blobs/emfile-wide', i));
+    for (const f of await Promise.all(hit)) {
+      faults[f.d]!.errno = 'EMFILE';
+      faults[f.d]!.allReads = true;
+    }
+    const err = await getBytes(r.provider, 'blobs/emfile-wide').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as ProviderError).code).toBe('Unavailable');
+    expect((err as ProviderError).message).toMatch(/refusing to return bytes/);
+    // Nothing is wrong with the fragments: none is queued for repair.
+    expect(r.provider.takeRepairQueue()).toEqual([]);
+    for (const f of faults) f.allReads = false;
+    expect(firstDiff(await getBytes(r.provider, 'blobs/emfile-wide'), body)).toBe(-1);
+  });
+
   it('an I/O error that is not a media error (no EIO under it: an endpoint refusing reads, say) still takes the domain out of service', async () => {
     const { r, faults } = await rig();
     const body = randomBytes(900_000, 27);

@@ -83,6 +83,56 @@ describe('a handle cache of a given size', () => {
     }
     // 3 blob handles at most (more would be up to 40): a few descriptors of slack for the runtime.
     expect(fds() - before).toBeLessThanOrEqual(3 + 2);
+    // 40 reads at once: each waits for one of the 3 descriptors rather than opening a 4th.
+    let peak = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        peak = Math.max(peak, fds() - before);
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    for (let round = 0; round < 3; round++) {
+      const got = await Promise.all(keys.map((k) => p.read!(k)));
+      got.forEach((b, i) => expect(Buffer.from(b).toString()).toBe(`blob ${i}`));
+    }
+    sampling = false;
+    await sampler;
+    expect(peak).toBeLessThanOrEqual(3 + 2);
     await p.close();
+  });
+
+  it('never holds more than its size open, cached or in use, and serves every waiter', async () => {
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('-b'))
+      .map((e) => join(e.parentPath, e.name));
+    expect(files.length).toBeGreaterThanOrEqual(40);
+    const cache = new HandleCache(3);
+    let inUse = 0;
+    let peakInUse = 0;
+    let peakOpen = 0;
+    const sizes = await Promise.all(
+      files.map((f) =>
+        cache.with(f, async (_h, size) => {
+          inUse++;
+          peakInUse = Math.max(peakInUse, inUse);
+          peakOpen = Math.max(peakOpen, cache.open);
+          await new Promise((r) => setTimeout(r, 2));
+          inUse--;
+          return size;
+        })
+      )
+    );
+    expect(sizes.every((n) => typeof n === 'number' && n > 0)).toBe(true);
+    expect(peakOpen).toBe(3);
+    expect(peakInUse).toBeLessThanOrEqual(3);
+    // The same file read by many at once shares one descriptor.
+    const same = await Promise.all(Array.from({ length: 20 }, () => cache.with(files[0]!, async () => cache.open)));
+    expect(Math.max(...(same as number[]))).toBeLessThanOrEqual(3);
+    // A missing file gives its descriptor slot back.
+    expect(await cache.with(join(dir, 'nope-b'), async () => 1)).toBeUndefined();
+    await cache.closeAll();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(cache.open).toBe(0);
   });
 });

@@ -12,7 +12,7 @@
  */
 import { getBytes, ProviderError } from '../provider.js';
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
-import type { DomainSet } from './domains.js';
+import { isDescriptorExhaustion, type DomainSet } from './domains.js';
 import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
@@ -116,6 +116,19 @@ async function readPiece(
 function forgetMissing(meta: BlobMeta, index: number, domain: string | undefined, err: unknown): void {
   if (meta.layout === 'striped' && err instanceof ProviderError && err.code === 'NotFound' && meta.fragments[index] === domain)
     meta.fragments[index] = undefined;
+}
+
+/** Reports fragment `index` damaged (queued for repair), unless the read failed for want of
+ * file descriptors: that says nothing about the fragment. */
+function damaged(ctx: ReadContext, meta: BlobMeta, index: number, domain: string | undefined, err: unknown): void {
+  if (!isDescriptorExhaustion(err)) ctx.onDamaged(meta, index, domain, why(err));
+}
+
+/** The error of a read that found too few readable fragments or copies: 'Unavailable' (503,
+ * retry) when any read failed for want of file descriptors, as the bytes may well be intact;
+ * else 'Io'. */
+function unreadable(message: string, errors: readonly unknown[]): ProviderError {
+  return new ProviderError(errors.some(isDescriptorExhaustion) ? 'Unavailable' : 'Io', message);
 }
 
 /** Candidate domains for a replicated read: healthy ones first. */
@@ -248,12 +261,15 @@ async function readStripe(
     return;
   }
   const failed: number[] = [];
+  const failures: unknown[] = [];
   await Promise.all(
     pieces.map(async (p, i) => {
       if (meta.layout === 'replicated') {
+        const copyErrors: unknown[] = [];
         for (const domain of copyOrder(ctx, meta)) {
           if (fastFailed?.domain === domain) {
-            ctx.onDamaged(meta, 0, domain, why(fastFailed.err));
+            damaged(ctx, meta, 0, domain, fastFailed.err);
+            copyErrors.push(fastFailed.err);
             continue;
           }
           try {
@@ -261,15 +277,17 @@ async function readStripe(
             return;
           } catch (err) {
             if (err instanceof ProviderError && err.code === 'Aborted') throw err;
-            ctx.onDamaged(meta, 0, domain, why(err));
+            damaged(ctx, meta, 0, domain, err);
+            copyErrors.push(err);
           }
         }
-        throw new ProviderError('Io', `${meta.key}: no readable copy on ${meta.copies.join(', ') || 'any domain'}`);
+        throw unreadable(`${meta.key}: no readable copy on ${meta.copies.join(', ') || 'any domain'}`, copyErrors);
       }
       const domain = meta.fragments[p.cell];
       if (domain !== undefined && domain === fastFailed?.domain) {
         forgetMissing(meta, p.cell, domain, fastFailed.err);
-        ctx.onDamaged(meta, p.cell, domain, why(fastFailed.err));
+        damaged(ctx, meta, p.cell, domain, fastFailed.err);
+        failures.push(fastFailed.err);
       } else if (domain !== undefined && !ctx.domains.isFailed(domain)) {
         try {
           await readPiece(ctx, meta, g, p.cell, domain, s, p.from, p.to, out, outOffsets[i]!);
@@ -277,7 +295,8 @@ async function readStripe(
         } catch (err) {
           if (err instanceof ProviderError && err.code === 'Aborted') throw err;
           forgetMissing(meta, p.cell, domain, err);
-          ctx.onDamaged(meta, p.cell, domain, why(err));
+          damaged(ctx, meta, p.cell, domain, err);
+          failures.push(err);
         }
       } else ctx.onDamaged(meta, p.cell, domain, domain ? 'domain failed' : 'missing');
       failed.push(i);
@@ -303,6 +322,10 @@ async function readStripe(
       const shard = shards[p.cell]!;
       out.set(shard.subarray(p.from - cellStart, p.to - cellStart), outOffsets[i]);
     }
+  }).catch((err: unknown) => {
+    // Too few fragments: with the first reads' failures counted, it may be for want of descriptors.
+    if (err instanceof ProviderError && err.code === 'Io') throw unreadable(err.message, failures);
+    throw err;
   });
   ctx.onDegradedRead(meta);
 }
@@ -370,6 +393,7 @@ async function withRebuilt(
     }
     let next = 0;
     const errors: string[] = [];
+    const causes: unknown[] = [];
     while (good < meta.k && next < candidates.length) {
       const batch = candidates.slice(next, next + (meta.k - good));
       next += batch.length;
@@ -384,16 +408,17 @@ async function withRebuilt(
         } else {
           if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
           errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
-          ctx.onDamaged(meta, i, meta.fragments[i], why(r.reason));
+          causes.push(r.reason);
+          damaged(ctx, meta, i, meta.fragments[i], r.reason);
           forgetMissing(meta, i, meta.fragments[i], r.reason);
         }
       });
     }
     if (good < meta.k) {
-      throw new ProviderError(
-        'Io',
+      throw unreadable(
         `${meta.key}: stripe ${s} has ${good} good fragments of the ${meta.k} needed (k=${meta.k}, m=${meta.m}); ` +
-          `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`
+          `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`,
+        causes
       );
     }
     if (stripe) {

@@ -5,6 +5,11 @@
  * or deletes the key — and in exclusive mode every such change goes through the provider,
  * which evicts the handle first. A read of a cached blob is then one pread(2) instead of
  * open + read header + fstat + read + close.
+ *
+ * The cache is also the bound on what reads hold: never more than `max` descriptors open,
+ * cached or in use. A read that needs another when all are in use waits for one to be free
+ * (each is held for one pread), so many concurrent GETs of an erasure set cannot run the
+ * process out of descriptors (EMFILE) however many fragments they touch.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import { HEADER_BYTES, readEtag } from './blob-file.js';
@@ -23,15 +28,26 @@ interface Entry {
 export class HandleCache {
   readonly #entries = new Map<string, Entry>();
   readonly #opening = new Map<string, Promise<Entry | undefined>>();
+  /** Descriptors open now: cached entries, evicted ones still in use, and opens in progress. */
+  #live = 0;
+  /** Reads waiting for a descriptor (every one open is in use), oldest first. */
+  readonly #waiters: (() => void)[] = [];
 
-  /** `max`: handles kept open at most (fd-budget.ts sizes it for a process of many caches). */
+  /** `max`: handles open at most, cached or in use (fd-budget.ts sizes it for a process of many
+   * caches); a read that needs one more waits until one is closed or free to close. */
   constructor(readonly max: number = MAX_CACHED_HANDLES) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`HandleCache: max ${max}`);
+  }
+
+  /** Descriptors this cache holds open now (at most `max`). */
+  get open(): number {
+    return this.#live;
   }
 
   /**
    * Runs `fn` with an open handle of the blob at `path` and its size; undefined when the
    * file does not exist. The handle stays open while `fn` runs even if evicted meanwhile.
+   * When `max` handles are open and all in use, waits for one (never opens past `max`).
    */
   async with<T>(path: string, fn: (handle: FileHandle, size: number) => Promise<T>): Promise<T | undefined> {
     let e = this.#entries.get(path);
@@ -47,21 +63,56 @@ export class HandleCache {
       }
       e = await p;
       if (!e) return undefined;
+      // Between its open and this turn, an idle entry may be closed for another's open (#slot)
+      // or evicted by a write: start again rather than read a closed handle.
+      if (e.evicted) return this.with(path, fn);
     }
     e.users++;
     try {
       return await fn(e.handle, e.size);
     } finally {
       e.users--;
-      if (e.evicted && e.users === 0) await e.handle.close().catch(() => undefined);
+      if (e.users === 0) {
+        if (e.evicted) await this.#close(e);
+        else this.#wake(); // now idle: a waiter may close it to open its own
+      }
     }
   }
 
+  /** Takes one descriptor of the budget, closing the least recently used idle entry, or waiting
+   * for one to become idle or closed, when all `max` are taken. */
+  async #slot(): Promise<void> {
+    while (this.#live >= this.max) {
+      const idle = [...this.#entries].find(([, x]) => x.users === 0);
+      if (idle) {
+        this.#entries.delete(idle[0]);
+        idle[1].evicted = true;
+        await this.#close(idle[1]);
+        continue;
+      }
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    this.#live++;
+  }
+
+  async #close(e: Entry): Promise<void> {
+    await e.handle.close().catch(() => undefined);
+    this.#live--;
+    this.#wake();
+  }
+
+  #wake(): void {
+    this.#waiters.shift()?.();
+  }
+
   async #open(path: string): Promise<Entry | undefined> {
+    await this.#slot();
     let handle: FileHandle;
     try {
       handle = await open(path, 'r');
     } catch (err) {
+      this.#live--;
+      this.#wake();
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
       throw err;
@@ -71,10 +122,9 @@ export class HandleCache {
       const st = await handle.stat();
       const e: Entry = { handle, size: st.size - HEADER_BYTES, users: 0, evicted: false };
       this.#entries.set(path, e);
-      while (this.#entries.size > this.max) this.evict(this.#entries.keys().next().value as string);
       return e;
     } catch (err) {
-      await handle.close().catch(() => undefined);
+      await this.#close({ handle, size: 0, users: 0, evicted: true });
       throw err;
     }
   }
@@ -85,7 +135,7 @@ export class HandleCache {
     if (!e) return;
     this.#entries.delete(path);
     e.evicted = true;
-    if (e.users === 0) void e.handle.close().catch(() => undefined);
+    if (e.users === 0) void this.#close(e);
   }
 
   async closeAll(): Promise<void> {
