@@ -138,6 +138,10 @@ export function sendError(r: RequestContext, err: unknown): void {
   r.errorCode = e.code;
   if (e.code === 'InternalError' && !(err instanceof S3Error)) {
     r.deps.log.error('internal error', { id: r.id, op: r.op, bucket: r.bucket, key: r.key, error: String(err), stack: (err as Error)?.stack });
+  } else if (e.code === 'ServiceUnavailable' && !(err instanceof S3Error)) {
+    // The storage could not serve it for now (domains out, writes queued too long, no file
+    // descriptor): the client retries, and the operator needs the reason.
+    r.deps.log.warn('service unavailable', { id: r.id, op: r.op, bucket: r.bucket, key: r.key, error: String(err) });
   }
   if (r.res.headersSent) {
     r.res.destroy();

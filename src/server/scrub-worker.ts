@@ -173,6 +173,9 @@ export function erasureMetricLines(provider: ErasureProvider, scrub?: ScrubWorke
     ...family('strata_erasure_repair_bytes_total', 'counter', 'Bytes written by repairs.', s.repairBytes),
     ...family('strata_erasure_degraded_reads_total', 'counter', 'Reads rebuilt from parity (heal on read).', s.degradedReads),
     ...family('strata_erasure_degraded_blobs', 'gauge', 'Blobs known degraded and not yet repaired.', s.degradedBlobs + (repair?.pending ?? 0)),
+    ...(provider.failedDomainIds
+      ? family('strata_erasure_domains_failed', 'gauge', 'Domains counted failed now (out of service until their cooldown ends or a call succeeds).', provider.failedDomainIds().length)
+      : []),
     ...(provider.writeGate
       ? [
           ...family('strata_erasure_writes_in_flight', 'gauge', 'Object-body writes holding a place in the write gate.', provider.writeGate.inFlight),

@@ -327,6 +327,10 @@ class ErasureProviderImpl implements ErasureProvider {
     });
   }
 
+  failedDomainIds(): string[] {
+    return [...this.#set.failedIds()];
+  }
+
   get writeGate(): WriteGateStats {
     return this.#gate.stats;
   }
@@ -350,7 +354,11 @@ class ErasureProviderImpl implements ErasureProvider {
       throw err;
     }
     try {
+      this.#checkOpen(); // closed while this write waited
       return await this.#writeAdmitted(key, generation, body, length, options);
+    } catch (err) {
+      discardBody(body);
+      throw err;
     } finally {
       leave();
     }
@@ -519,6 +527,7 @@ class ErasureProviderImpl implements ErasureProvider {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#gate.close();
     await Promise.allSettled(this.domains.map((d) => d.provider.close()));
   }
 

@@ -48,7 +48,17 @@ export class FragmentSink {
     const put = domains.call(
       domain,
       `put ${childKey}`,
-      (p, { signal }) => p.put(childKey, this.#body(), { contentLength: size, signal, bulk, ...(released ? { released } : {}) }),
+      async (p, { signal }) => {
+        try {
+          return await p.put(childKey, this.#body(), { contentLength: size, signal, bulk, ...(released ? { released } : {}) });
+        } catch (err) {
+          // Failed from this side first (the client's body broke, a sibling fragment's write
+          // gave up, the watchdog, which marks the domain itself): the child only stopped
+          // because its body did, which says nothing about the domain. Not counted failed.
+          if (this.#error) throw new ProviderError('Aborted', `${childKey}: write abandoned: ${this.#error.message}`, { cause: err });
+          throw err;
+        }
+      },
       Infinity
     );
     this.done = Promise.race([put, failed]);

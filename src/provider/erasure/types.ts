@@ -137,6 +137,8 @@ export interface ErasureMaintenance {
   readonly m: number;
   readonly domains: readonly Domain[];
   readonly stats: ErasureStats;
+  /** Ids of the domains now counted failed (taken out of service for their cooldown). */
+  failedDomainIds?(): string[];
   /** The write gate's figures (write-gate.ts); absent in a provider without one. */
   readonly writeGate?: WriteGateStats;
   /** Reads every fragment of `key` and checks its CRCs; with `repair`, rewrites missing or corrupt
