@@ -8,6 +8,7 @@
 import { acquireDirectoryLock, type DirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider, FsProvider } from '../provider/fs/index.js';
 import { handleBudget } from '../provider/fs/fd-budget.js';
+import { HANDLE_WAIT_MS } from '../provider/fs/handle-cache.js';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
 import { ProviderError, type Provider } from '../provider/provider.js';
 import type { Domain, ErasureConfig, ErasureProvider } from '../provider/erasure/types.js';
@@ -82,7 +83,9 @@ export async function openErasureLocation(
   // The directory domains' handle caches share the process's descriptor budget (fd-budget.ts):
   // at their defaults, 14 of them hold more than a 1,024-file limit.
   const local = config.domains.filter((d) => localDirectory(d.url) !== undefined).length;
-  const handles = local > 0 ? handleBudget(local) : undefined;
+  // A read waiting for a free handle gives up well inside the domain timeout, as EMFILE, which
+  // does not count against the domain (handle-cache.ts).
+  const handles = local > 0 ? { ...handleBudget(local), handleWaitMs: Math.min(HANDLE_WAIT_MS, config.domainTimeoutMs / 2) } : undefined;
   const unopened: string[] = [];
   let provider: ErasureProvider;
   try {

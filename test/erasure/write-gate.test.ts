@@ -134,6 +134,21 @@ describe('WriteGate', () => {
     await expect(g.enter({ descriptors: 28, bytes: 1 }, 'pre', pre.signal)).rejects.toMatchObject({ code: 'Aborted' });
   });
 
+  it('once closed, refuses its waiters and every later write', async () => {
+    const g = new WriteGate(LIMITS);
+    const hold = track(g.enter({ descriptors: 28, bytes: 1 }, 'hold'));
+    const waiting = track(g.enter({ descriptors: 1, bytes: 1 }, 'bucket/waiting'));
+    await tick();
+    g.close();
+    await tick();
+    expect(waiting.state).toBe('refused');
+    expect((waiting.error as ProviderError).code).toBe('Io');
+    expect((waiting.error as ProviderError).message).toBe('bucket/waiting: erasure provider is closed');
+    hold.leave!();
+    await expect(g.enter({ descriptors: 1, bytes: 1 }, 'later')).rejects.toMatchObject({ code: 'Io' });
+    expect(g.stats).toMatchObject({ inFlight: 0, waiting: 0, refused: 0 });
+  });
+
   it('refuses nonsense limits', () => {
     expect(() => new WriteGate({ ...LIMITS, descriptors: 0 })).toThrow(RangeError);
     expect(() => new WriteGate({ ...LIMITS, bytes: Number.NaN })).toThrow(RangeError);
@@ -212,5 +227,41 @@ describe('the erasure provider behind the gate', () => {
     expect(live.peak).toBeGreaterThan(6);
     expect(provider.writeGate!.peakInFlight).toBe(1);
     await provider.close();
+  });
+
+  it('gives the place back when a body fails midway, and refuses waiting writes on close', async () => {
+    const { wrap } = slowChildren();
+    const { provider } = await makeRig({ k: 4, m: 2, cellSize: 64 * KiB, stripeThreshold: 64 * KiB, writeMemory: 2 * MiB, wrap });
+    async function* failing() {
+      yield new Uint8Array(200 * KiB);
+      await new Promise((r) => setTimeout(r, 30));
+      throw new Error('client went away');
+    }
+    const err = await provider.put('obj/broken', failing(), { contentLength: 400 * KiB, bulk: true }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(provider.writeGate).toMatchObject({ inFlight: 0, waiting: 0, descriptors: 0, bytes: 0 });
+    // The body's failure is not the domains': none is counted failed (all six were, before).
+    expect(provider.failedDomainIds!()).toEqual([]);
+    // The place is free: a whole write goes through.
+    await provider.put('obj/whole', new Uint8Array(300 * KiB).fill(9), { contentLength: 300 * KiB, bulk: true });
+    // One write in flight (its body stalls), one waiting: close refuses the waiting one at once.
+    let release!: () => void;
+    const stalled = new Promise<void>((r) => (release = r));
+    async function* slow() {
+      yield new Uint8Array(100 * KiB);
+      await stalled;
+      yield new Uint8Array(200 * KiB);
+    }
+    const first = provider.put('obj/slow', slow(), { contentLength: 300 * KiB, bulk: true }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    const second = provider.put('obj/queued', new Uint8Array(300 * KiB), { contentLength: 300 * KiB, bulk: true }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(provider.writeGate).toMatchObject({ inFlight: 1, waiting: 1 });
+    const closing = provider.close();
+    expect(await second).toMatchObject({ code: 'Io', message: 'obj/queued: erasure provider is closed' });
+    release();
+    await first;
+    await closing;
+    expect(provider.writeGate).toMatchObject({ inFlight: 0, waiting: 0 });
   });
 });

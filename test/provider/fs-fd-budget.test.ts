@@ -108,15 +108,19 @@ describe('a handle cache of a given size', () => {
       .map((e) => join(e.parentPath, e.name));
     expect(files.length).toBeGreaterThanOrEqual(40);
     const cache = new HandleCache(3);
+    const fds = () => readdirSync('/proc/self/fd').length;
+    const before = fds();
     let inUse = 0;
     let peakInUse = 0;
     let peakOpen = 0;
+    let peakFds = 0;
     const sizes = await Promise.all(
       files.map((f) =>
         cache.with(f, async (_h, size) => {
           inUse++;
           peakInUse = Math.max(peakInUse, inUse);
           peakOpen = Math.max(peakOpen, cache.open);
+          peakFds = Math.max(peakFds, fds() - before);
           await new Promise((r) => setTimeout(r, 2));
           inUse--;
           return size;
@@ -126,6 +130,9 @@ describe('a handle cache of a given size', () => {
     expect(sizes.every((n) => typeof n === 'number' && n > 0)).toBe(true);
     expect(peakOpen).toBe(3);
     expect(peakInUse).toBeLessThanOrEqual(3);
+    // Counted by the system, not the cache: 3, plus a close in progress at most.
+    expect(peakFds).toBeGreaterThanOrEqual(1);
+    expect(peakFds).toBeLessThanOrEqual(4);
     // The same file read by many at once shares one descriptor.
     const same = await Promise.all(Array.from({ length: 20 }, () => cache.with(files[0]!, async () => cache.open)));
     expect(Math.max(...(same as number[]))).toBeLessThanOrEqual(3);
@@ -134,5 +141,23 @@ describe('a handle cache of a given size', () => {
     await cache.closeAll();
     await new Promise((r) => setTimeout(r, 10));
     expect(cache.open).toBe(0);
+  });
+
+  it('fails a read that waits too long for a descriptor as EMFILE would (the fs provider answers that Unavailable)', async () => {
+    const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith('-b'))
+      .map((e) => join(e.parentPath, e.name));
+    const cache = new HandleCache(1, 50);
+    let release!: () => void;
+    const held = cache.with(files[0]!, () => new Promise<void>((r) => (release = r)));
+    await new Promise((r) => setTimeout(r, 5));
+    const err = await cache.with(files[1]!, async () => 1).catch((e: unknown) => e);
+    expect((err as NodeJS.ErrnoException).code).toBe('EMFILE');
+    expect((err as Error).message).toMatch(/no read descriptor free within 50 ms \(all 1 of this cache in use\)/);
+    release();
+    await held;
+    expect(await cache.with(files[1]!, async (_h, size) => size)).toBeGreaterThan(0);
+    await cache.closeAll();
+
   });
 });

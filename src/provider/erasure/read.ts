@@ -128,7 +128,8 @@ function damaged(ctx: ReadContext, meta: BlobMeta, index: number, domain: string
  * retry) when any read failed for want of file descriptors, as the bytes may well be intact;
  * else 'Io'. */
 function unreadable(message: string, errors: readonly unknown[]): ProviderError {
-  return new ProviderError(errors.some(isDescriptorExhaustion) ? 'Unavailable' : 'Io', message);
+  const gone = errors.find(isDescriptorExhaustion);
+  return new ProviderError(gone !== undefined ? 'Unavailable' : 'Io', message, gone !== undefined ? { cause: gone } : undefined);
 }
 
 /** Candidate domains for a replicated read: healthy ones first. */
@@ -324,7 +325,10 @@ async function readStripe(
     }
   }).catch((err: unknown) => {
     // Too few fragments: with the first reads' failures counted, it may be for want of descriptors.
-    if (err instanceof ProviderError && err.code === 'Io') throw unreadable(err.message, failures);
+    if (err instanceof ProviderError && err.code === 'Io') {
+      const again = unreadable(err.message, failures);
+      throw again.code === 'Io' ? err : again;
+    }
     throw err;
   });
   ctx.onDegradedRead(meta);
@@ -535,6 +539,7 @@ export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<n
   const holders =
     meta.layout === 'striped' ? meta.fragments.map((d, i) => [d, i] as const) : meta.copies.map((d) => [d, 0] as const);
   let last: unknown;
+  const errors: unknown[] = [];
   for (const [d, i] of holders) {
     if (d === undefined) continue;
     try {
@@ -548,7 +553,8 @@ export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<n
       return t.length;
     } catch (err) {
       last = err;
+      errors.push(err);
     }
   }
-  throw new ProviderError('Io', `${meta.key}: no readable trailer: ${(last as Error)?.message ?? 'no fragment'}`);
+  throw unreadable(`${meta.key}: no readable trailer: ${(last as Error)?.message ?? 'no fragment'}`, errors);
 }

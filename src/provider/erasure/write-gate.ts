@@ -57,6 +57,8 @@ export interface WriteGateStats {
 interface Waiter {
   cost: WriteCost;
   grant(): void;
+  /** Leaves the queue rejected (the gate closed). */
+  drop(): void;
 }
 
 export class WriteGate {
@@ -67,6 +69,7 @@ export class WriteGate {
   #refused = 0;
   #descriptors = 0;
   #bytes = 0;
+  #closed = false;
 
   constructor(limits: WriteGateLimits) {
     for (const [name, v] of Object.entries(limits)) {
@@ -93,6 +96,7 @@ export class WriteGate {
    * 'Aborted' (not counted as refused) when `signal` aborts first.
    */
   enter(cost: WriteCost, what: string, signal?: AbortSignal): Promise<() => void> {
+    if (this.#closed) return Promise.reject(closedError(what));
     const c = { descriptors: Math.min(cost.descriptors, this.limits.descriptors), bytes: Math.min(cost.bytes, this.limits.bytes) };
     if (this.#waiters.length === 0 && this.#fits(c)) return Promise.resolve(this.#take(c));
     if (this.#waiters.length >= this.limits.maxWaiters || this.limits.waitMs <= 0) return Promise.reject(this.#refusal(what));
@@ -115,11 +119,20 @@ export class WriteGate {
           signal?.removeEventListener('abort', onAbort);
           resolve(this.#take(c));
         },
+        drop: () => leave(closedError(what)),
       };
       const timer = setTimeout(() => leave(this.#refusal(what)), this.limits.waitMs);
+      timer.unref?.();
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(waiter);
     });
+  }
+
+  /** Refuses every waiting write and every later one (ProviderError 'Io': the provider closed);
+   * writes in flight finish or fail on their own. */
+  close(): void {
+    this.#closed = true;
+    for (const w of [...this.#waiters]) w.drop();
   }
 
   #fits(c: WriteCost): boolean {
@@ -144,6 +157,7 @@ export class WriteGate {
 
   /** Grants waiters in order while the oldest fits. */
   #admit(): void {
+    if (this.#closed) return;
     while (this.#waiters.length > 0 && this.#fits(this.#waiters[0]!.cost)) this.#waiters.shift()!.grant();
   }
 
@@ -156,6 +170,10 @@ export class WriteGate {
         `${Math.ceil(s.bytes / 1048576)} of ${Math.ceil(this.limits.bytes / 1048576)} MiB, ${s.waiting} waiting); retry later`
     );
   }
+}
+
+function closedError(what: string): ProviderError {
+  return new ProviderError('Io', `${what}: erasure provider is closed`);
 }
 
 /** Share of the open-files limit the writes in flight may hold together (connections take

@@ -16,6 +16,9 @@ import { HEADER_BYTES, readEtag } from './blob-file.js';
 
 /** Open handles kept; well below the usual 1024-descriptor soft limit. */
 export const MAX_CACHED_HANDLES = 256;
+/** How long a read waits for a free descriptor before it fails as EMFILE would, ms: well
+ * below an erasure domain's timeout (a read that outlived that would count its domain failed). */
+export const HANDLE_WAIT_MS = 1_000;
 
 interface Entry {
   handle: FileHandle;
@@ -33,10 +36,18 @@ export class HandleCache {
   /** Reads waiting for a descriptor (every one open is in use), oldest first. */
   readonly #waiters: (() => void)[] = [];
 
-  /** `max`: handles open at most, cached or in use (fd-budget.ts sizes it for a process of many
-   * caches); a read that needs one more waits until one is closed or free to close. */
-  constructor(readonly max: number = MAX_CACHED_HANDLES) {
+  /**
+   * `max`: handles open at most, cached or in use (fd-budget.ts sizes it for a process of many
+   * caches); a read that needs one more waits until one is closed or free to close, up to
+   * `waitMs`, then fails with an error whose code is EMFILE (what opening past the bound
+   * would have met), which the erasure provider does not count against the domain.
+   */
+  constructor(
+    readonly max: number = MAX_CACHED_HANDLES,
+    readonly waitMs: number = HANDLE_WAIT_MS
+  ) {
     if (!Number.isInteger(max) || max < 1) throw new RangeError(`HandleCache: max ${max}`);
+    if (!(waitMs >= 0)) throw new RangeError(`HandleCache: waitMs ${waitMs}`);
   }
 
   /** Descriptors this cache holds open now (at most `max`). */
@@ -81,7 +92,9 @@ export class HandleCache {
 
   /** Takes one descriptor of the budget, closing the least recently used idle entry, or waiting
    * for one to become idle or closed, when all `max` are taken. */
-  async #slot(): Promise<void> {
+  async #slot(path: string): Promise<void> {
+    const deadline = performance.now() + this.waitMs;
+    let woken = false;
     while (this.#live >= this.max) {
       const idle = this.#oldestIdle();
       if (idle) {
@@ -93,7 +106,12 @@ export class HandleCache {
         void idle[1].handle.close().catch(() => undefined);
         break;
       }
-      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+      // A waiter woken but beaten to the slot keeps its place at the head.
+      woken = await this.#wait(deadline - performance.now(), woken);
+      if (!woken) {
+        const err = new Error(`${path}: no read descriptor free within ${this.waitMs} ms (all ${this.max} of this cache in use)`);
+        throw Object.assign(err, { code: 'EMFILE' });
+      }
     }
     if (this.#live < this.max) this.#live++;
   }
@@ -102,6 +120,24 @@ export class HandleCache {
   #oldestIdle(): [string, Entry] | undefined {
     for (const pair of this.#entries) if (pair[1].users === 0) return pair;
     return undefined;
+  }
+
+  /** Resolves true when woken, false when `ms` ran out first (leaving the queue). */
+  #wait(ms: number, head: boolean): Promise<boolean> {
+    if (ms <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        const i = this.#waiters.indexOf(wake);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        resolve(false);
+      }, ms);
+      if (head) this.#waiters.unshift(wake);
+      else this.#waiters.push(wake);
+    });
   }
 
   async #close(e: Entry): Promise<void> {
@@ -115,7 +151,7 @@ export class HandleCache {
   }
 
   async #open(path: string): Promise<Entry | undefined> {
-    await this.#slot();
+    await this.#slot(path);
     let handle: FileHandle;
     try {
       handle = await open(path, 'r');

@@ -64,6 +64,9 @@ export interface FsProviderOptions {
    */
   blobHandles?: number;
   dirHandles?: number;
+  /** Exclusive mode: how long a read waits for a free blob handle when all are in use before it
+   * fails 'Unavailable' (EMFILE under it), ms; default handle-cache.ts HANDLE_WAIT_MS. */
+  handleWaitMs?: number;
 }
 
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
@@ -203,8 +206,8 @@ export class FsProvider implements Provider {
   #direct = false;
   readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false, directWrites = false, handles: Pick<FsProviderOptions, 'blobHandles' | 'dirHandles'> = {}) {
-    this.#handles = new HandleCache(handles.blobHandles);
+  constructor(dir: string, exclusive = false, directWrites = false, handles: Pick<FsProviderOptions, 'blobHandles' | 'dirHandles' | 'handleWaitMs'> = {}) {
+    this.#handles = new HandleCache(handles.blobHandles, handles.handleWaitMs);
     this.#maxDirHandles = handles.dirHandles ?? MAX_DIR_HANDLES;
     if (!Number.isInteger(this.#maxDirHandles) || this.#maxDirHandles < 1) throw new RangeError(`fs provider: dirHandles ${this.#maxDirHandles}`);
     this.#exclusive = exclusive;
