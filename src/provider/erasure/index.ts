@@ -344,31 +344,30 @@ class ErasureProviderImpl implements ErasureProvider {
   async #write(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
     if (options.bulk !== true) return this.#writeAdmitted(key, generation, body, length, options);
     const config = this.#config;
-    const replicated = length !== undefined && (ALWAYS_REPLICATED.has(key) || length < config.stripeThreshold);
-    const cost = replicated ? replicatedCost(config, length) : stripedCost(config, length !== undefined);
-    let leave: () => void;
+    const cost = this.#replicated(key, length) ? replicatedCost(config, length!) : stripedCost(config, length !== undefined);
+    let leave: (() => void) | undefined;
     try {
       leave = await this.#gate.enter(cost, key, options.signal);
-    } catch (err) {
-      discardBody(body);
-      throw err;
-    }
-    try {
       this.#checkOpen(); // closed while this write waited
       return await this.#writeAdmitted(key, generation, body, length, options);
     } catch (err) {
       discardBody(body);
       throw err;
     } finally {
-      leave();
+      leave?.();
     }
+  }
+
+  /** Is a blob of known `length` stored replicated (the anchor, or below the stripe threshold)? */
+  #replicated(key: string, length: number | undefined): boolean {
+    return length !== undefined && (ALWAYS_REPLICATED.has(key) || length < this.#config.stripeThreshold);
   }
 
   async #writeAdmitted(key: string, generation: number, body: BlobBody, length: number | undefined, options: PutOptions) {
     const source = new ByteSource(checkedChunks(body, key, options.contentLength, options.signal), options.released);
     const threshold = this.#config.stripeThreshold;
     const replicatedOnly = ALWAYS_REPLICATED.has(key);
-    if (length !== undefined && (replicatedOnly || length < threshold)) {
+    if (length !== undefined && this.#replicated(key, length)) {
       const bytes = new Uint8Array(length);
       const got = await source.fill(bytes, 0, length);
       await source.fill(new Uint8Array(1), 0, 1); // lets the checked body prove it ended

@@ -396,8 +396,7 @@ async function withRebuilt(
       good++;
     }
     let next = 0;
-    const errors: string[] = [];
-    const causes: unknown[] = [];
+    const failures: { i: number; domain: string | undefined; err: unknown }[] = [];
     while (good < meta.k && next < candidates.length) {
       const batch = candidates.slice(next, next + (meta.k - good));
       next += batch.length;
@@ -411,8 +410,7 @@ async function withRebuilt(
           good++;
         } else {
           if (r.reason instanceof ProviderError && r.reason.code === 'Aborted') throw r.reason;
-          errors.push(`fragment ${i} on ${meta.fragments[i]}: ${why(r.reason)}`);
-          causes.push(r.reason);
+          failures.push({ i, domain: meta.fragments[i], err: r.reason }); // before forgetMissing clears it
           damaged(ctx, meta, i, meta.fragments[i], r.reason);
           forgetMissing(meta, i, meta.fragments[i], r.reason);
         }
@@ -421,8 +419,9 @@ async function withRebuilt(
     if (good < meta.k) {
       throw unreadable(
         `${meta.key}: stripe ${s} has ${good} good fragments of the ${meta.k} needed (k=${meta.k}, m=${meta.m}); ` +
-          `cannot rebuild, refusing to return bytes${errors.length ? ` (${errors.slice(0, 4).join('; ')})` : ''}`,
-        causes
+          `cannot rebuild, refusing to return bytes` +
+          (failures.length ? ` (${failures.slice(0, 4).map((f) => `fragment ${f.i} on ${f.domain}: ${why(f.err)}`).join('; ')})` : ''),
+        failures.map((f) => f.err)
       );
     }
     if (stripe) {
@@ -538,7 +537,6 @@ export async function* streamRange(
 export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<number> {
   const holders =
     meta.layout === 'striped' ? meta.fragments.map((d, i) => [d, i] as const) : meta.copies.map((d) => [d, 0] as const);
-  let last: unknown;
   const errors: unknown[] = [];
   for (const [d, i] of holders) {
     if (d === undefined) continue;
@@ -552,9 +550,8 @@ export async function trailerLength(ctx: ReadContext, meta: BlobMeta): Promise<n
       if (g.fragmentSize !== meta.fragmentBytes) throw new FragmentError(`${child}: size disagrees with its trailer`);
       return t.length;
     } catch (err) {
-      last = err;
       errors.push(err);
     }
   }
-  throw unreadable(`${meta.key}: no readable trailer: ${(last as Error)?.message ?? 'no fragment'}`, errors);
+  throw unreadable(`${meta.key}: no readable trailer: ${(errors.at(-1) as Error)?.message ?? 'no fragment'}`, errors);
 }
