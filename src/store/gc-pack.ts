@@ -16,10 +16,12 @@
  *               as one span, a few spans at a time (gc-pack-read.ts), each entry's CRC32C
  *               checked (a corrupt entry is never copied: it stays where it is and the pass
  *               counts an error); up to CLEAN_PACK_ENTRIES entries per new pack, written
- *               create-only and durable before anything names it. The next pack is read and
- *               written while the previous one's commits run (two packs in memory at most);
- *   4. commit   re-pointing as ordinary guarded commits (at most COMMIT_REFS referrers each,
- *               the referrers looked up just before, outside the commit loop, to warm the cache):
+ *               create-only and durable before anything names it, one pack in memory at a
+ *               time; every new pack is written before the first re-pointing commit;
+ *   4. commit   re-pointing as ordinary guarded commits, every referrer of the pass in index
+ *               order (so each index block is loaded once, not once per lookup), at most
+ *               COMMIT_REFS referrers each, looked up just before, outside the commit loop, to
+ *               warm the cache:
  *               inside the commit loop, each referrer's CURRENT value (what this batch and the
  *               one in flight staged included) is read and changed only if it still names the
  *               old location — so a concurrent overwrite, delete, removal or expiry wins and the
@@ -65,7 +67,7 @@ export type CleanProgress = (p: { phase: 'clean'; packs: number; packsDone: numb
 export interface CleanReport {
   /** Packs all of whose live entries found were moved (they are unreachable now). */
   cleanedPacks: number;
-  /** Body bytes copied into new packs. */
+  /** Body bytes copied into new packs and re-pointed there. */
   movedBytes: number;
   /** Referrers re-pointed (namespace and version log entries). */
   repointed: number;
@@ -210,35 +212,79 @@ function moved(loc: Location, from: PackLoc, to: PackLoc): PackLoc | undefined {
   return loc.kind === 'pack' && loc.blob === from.blob && loc.offset === from.offset ? to : undefined;
 }
 
+/** One body moved: where it was, where its copy is, and who names it. */
+interface Move {
+  from: PackLoc;
+  to: PackLoc;
+  refs: Ref[];
+}
+
+/** One referrer to re-point, and the move it belongs to. */
+interface RefMove {
+  ref: Ref;
+  from: PackLoc;
+  to: PackLoc;
+  move: Move;
+}
+
+/** Orders referrers as the index holds them: by bucket, the namespace before the version log,
+ * then by key (UTF-16 order; only locality rests on it). */
+function byIndexOrder(a: RefMove, b: RefMove): number {
+  const x = a.ref;
+  const y = b.ref;
+  if (x.bucket !== y.bucket) return x.bucket < y.bucket ? -1 : 1;
+  if (x.log !== y.log) return x.log ? 1 : -1;
+  return x.key < y.key ? -1 : x.key > y.key ? 1 : 0;
+}
+
 /**
- * Re-points `refs` from `from` to `to` in one commit per COMMIT_REFS referrers, one after the
- * other (writers' commits interleave with them); each is changed only if its current value
- * still names `from` (see the module note). Before each commit the referrers are looked up
- * once outside the commit loop, so the index blocks the guarded re-reads need are cached and
- * the commit loop does not wait on the disk for them. Returns how many changed and the
- * commits made. Throws what a commit throws (and what a lookup throws).
+ * Re-points the referrers of every move in `moves`, in index order (byIndexOrder), one commit
+ * per COMMIT_REFS referrers, one after the other (writers' commits interleave with them); each
+ * referrer is changed only if its current value still names its move's `from` (see the module
+ * note). Index order matters: the bodies of a pack were written in arrival order, so their keys
+ * are spread over the whole index, and looking them up in pack order loaded (and decompressed)
+ * an index block per lookup once the index outgrew the block cache (a pass moving 100,000
+ * bodies spent 50 s so); in key order each block is loaded once. Before each commit the
+ * referrers are looked up once outside the commit loop, so the index blocks the guarded
+ * re-reads need are cached and the commit loop does not wait on the disk for them. The first
+ * failed commit (or lookup) ends the re-pointing: it is logged and returned as `error`, and the
+ * moves it and the slices after it include are returned in `unfinished`. `onSlice` is told the
+ * referrers done so far after each commit.
  */
-async function repoint(repo: Repository, moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[]): Promise<{ changed: number; commits: number; byBucket: Map<string, number> }> {
-  const flat = moves.flatMap((m) => m.refs.map((ref) => ({ ref, from: m.from, to: m.to })));
-  const slices: (typeof flat)[] = [];
-  for (let i = 0; i < flat.length; i += COMMIT_REFS) slices.push(flat.slice(i, i + COMMIT_REFS));
+async function repoint(
+  repo: Repository,
+  moves: readonly Move[],
+  onSlice: (refsDone: number, refsTotal: number) => void
+): Promise<{ changed: number; commits: number; byBucket: Map<string, number>; unfinished: Set<Move>; error?: unknown }> {
+  const flat: RefMove[] = moves.flatMap((move) => move.refs.map((ref) => ({ ref, from: move.from, to: move.to, move })));
+  flat.sort(byIndexOrder);
   const byBucket = new Map<string, number>();
+  const unfinished = new Set<Move>();
   let changed = 0;
-  for (const slice of slices) {
-    for (const { ref } of slice) {
-      const b = repo.state.buckets.get(ref.bucket);
-      if (b) await (ref.log ? b.versions.lookup(ref.key) : b.lookup(ref.key));
+  let commits = 0;
+  for (let i = 0; i < flat.length; i += COMMIT_REFS) {
+    const slice = flat.slice(i, i + COMMIT_REFS);
+    try {
+      for (const { ref } of slice) {
+        const b = repo.state.buckets.get(ref.bucket);
+        if (b) await (ref.log ? b.versions.lookup(ref.key) : b.lookup(ref.key));
+      }
+      changed += await repo.run((tx) => repointSlice(tx, slice, byBucket));
+      commits++;
+    } catch (error) {
+      for (const r of flat.slice(i)) unfinished.add(r.move);
+      return { changed, commits, byBucket, unfinished, error };
     }
-    changed += await repo.run((tx) => repointSlice(tx, slice, byBucket));
+    onSlice(Math.min(flat.length, i + COMMIT_REFS), flat.length);
   }
-  return { changed, commits: slices.length, byBucket };
+  return { changed, commits, byBucket, unfinished };
 }
 
 /**
  * Stages the re-pointing of one slice in `tx` (inside the commit loop); how many changed.
  * Adds the changes per bucket to `byBucket` (counted at staging: a failed commit throws anyway).
  */
-async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLoc }[], byBucket: Map<string, number>): Promise<number> {
+async function repointSlice(tx: Tx, slice: readonly RefMove[], byBucket: Map<string, number>): Promise<number> {
   let n = 0;
   const count = (bucket: string) => {
     n++;
@@ -277,21 +323,14 @@ async function repointSlice(tx: Tx, slice: { ref: Ref; from: PackLoc; to: PackLo
   return n;
 }
 
-/** One new pack's worth of moves, read and written, waiting for its re-pointing commits. */
-interface Written {
-  moves: { from: PackLoc; to: PackLoc; refs: Ref[] }[];
-  bytes: number;
-  key: string;
-}
-
 /**
  * Cleans the sparse packs of `repo` that `mark` (a mark of its durable state) found (see the
- * module note). Writes new pack blobs and commits; deletes nothing. Holds at most two new
- * packs' bodies (2 x CLEAN_PACK_BYTES) of the pending budget at a time: one being read and
- * written while the previous one's re-pointing commits run (StoreError 'SlowDown' from the
- * budget, with nothing else in flight, ends the pass early, counted as an error). Throws what
- * walking the index throws; read and commit failures are counted in `errors` and leave the
- * entries where they were.
+ * module note). Writes new pack blobs and commits; deletes nothing. First every new pack is
+ * read and written, one at a time, each holding its bodies (at most CLEAN_PACK_BYTES) of the
+ * pending budget only until it is durable (StoreError 'SlowDown' from the budget ends the copy
+ * early, counted as an error, and what was copied is still re-pointed); then every referrer is
+ * re-pointed in index order (repoint). Throws what walking the index throws; read, write and
+ * commit failures are counted in `errors` and leave the entries where they were.
  */
 export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cleanBelow: number; onProgress?: CleanProgress }): Promise<CleanReport> {
   const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
@@ -302,28 +341,13 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
   // can, and neighbouring entries of one source are read together (gc-pack-read.ts).
   found.sort((a, b) => (a.loc.blob < b.loc.blob ? -1 : a.loc.blob > b.loc.blob ? 1 : a.loc.offset - b.loc.offset));
   const failedPacks = new Set<string>();
-  let done = 0;
-  const progress = () => opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round((done / found.length) * chosen.size)), movedBytes: report.movedBytes });
+  // Progress: copying is the first half of the work, re-pointing the second.
+  let copied = 0;
+  let repointedShare = 0;
+  const progress = () =>
+    opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round(((copied / found.length + repointedShare) / 2) * chosen.size)), movedBytes: report.movedBytes });
   progress();
-  /** The previous pack's commits: awaited before a third pack's bodies are read. */
-  let committing: Promise<void> | undefined;
-  const commit = async (w: Written, release: () => void, groupSize: number) => {
-    try {
-      const r = await repoint(repo, w.moves);
-      report.repointed += r.changed;
-      for (const [bucket, n] of r.byBucket) report.repointedByBucket.set(bucket, (report.repointedByBucket.get(bucket) ?? 0) + n);
-      report.commits += r.commits;
-      report.movedBytes += w.bytes;
-    } catch (err) {
-      report.errors++;
-      for (const m of w.moves) failedPacks.add(m.from.blob);
-      repo.log('gc.clean_commit_failed', { pack: w.key, error: String(err) });
-    } finally {
-      release();
-      done += groupSize;
-      progress();
-    }
-  };
+  const moves: Move[] = [];
   for (let i = 0; i < found.length; ) {
     // One new pack: entries up to CLEAN_PACK_BYTES / CLEAN_PACK_ENTRIES.
     const group: typeof found = [];
@@ -332,19 +356,14 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
       bytes += found[i]!.loc.length;
       group.push(found[i++]!);
     }
-    let release = reserveOrUndefined(repo, bytes);
+    let release: () => void;
     try {
-      if (!release) {
-        // Short of room: wait for the previous pack's commits to give theirs back, once.
-        await committing;
-        release = repo.budget.reserve(bytes);
-      }
+      release = repo.budget.reserve(bytes);
     } catch {
       report.errors++;
       for (const g of found.slice(i - group.length)) failedPacks.add(g.loc.blob);
       break;
     }
-    let written: Written | undefined;
     try {
       const read = await readSpans(repo.provider, planSpans(group.map((g) => g.loc)));
       report.requests += read.requests;
@@ -364,39 +383,38 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
         for (const b of bodies) chunks.push(...pack.entry(b.body));
         chunks.push(...pack.finish());
         await repo.provider.put(key, chunks, { ifNoneMatch: '*', contentLength: pack.size });
-        const moves = bodies.map((b, index) => {
+        bodies.forEach((b, index) => {
           const row = pack.rows[index]!;
-          const to: PackLoc = { kind: 'pack', blob: key, offset: row.offset, length: b.body.length, tag: pack.tag, index };
-          return { from: b.from, to, refs: b.refs };
+          moves.push({ from: b.from, to: { kind: 'pack', blob: key, offset: row.offset, length: b.body.length, tag: pack.tag, index }, refs: b.refs });
         });
-        written = { moves, bytes: bodies.reduce((n, b) => n + b.body.length, 0), key };
       }
     } catch (err) {
       // The new pack could not be written: nothing names it, its sources stay where they are.
       report.errors++;
       for (const g of group) failedPacks.add(g.loc.blob);
       repo.log('gc.clean_write_failed', { error: String(err) });
-    }
-    if (!written) {
+    } finally {
       release();
-      done += group.length;
+      copied += group.length;
       progress();
-      continue;
     }
-    // At most two packs in memory: this one's commits wait for the previous one's.
-    await committing;
-    committing = commit(written, release, group.length);
   }
-  await committing;
+  const r = await repoint(repo, moves, (done, total) => {
+    repointedShare = done / total;
+    progress();
+  });
+  report.repointed = r.changed;
+  report.repointedByBucket = r.byBucket;
+  report.commits = r.commits;
+  if (r.error !== undefined) {
+    report.errors++;
+    repo.log('gc.clean_commit_failed', { unfinished: r.unfinished.size, error: String(r.error) });
+  }
+  for (const m of moves) {
+    if (r.unfinished.has(m)) failedPacks.add(m.from.blob);
+    else report.movedBytes += m.to.length;
+  }
+  progress();
   for (const blob of chosen) if (!failedPacks.has(blob)) report.cleanedPacks++;
   return report;
-}
-
-/** A reservation of `bytes` of `repo`'s pending budget, or undefined if it is short now. */
-function reserveOrUndefined(repo: Repository, bytes: number): (() => void) | undefined {
-  try {
-    return repo.budget.reserve(bytes);
-  } catch {
-    return undefined;
-  }
 }
