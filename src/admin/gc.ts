@@ -2,7 +2,7 @@
  * @module Admin API: one garbage-collection pass now — and the function both this route and
  * `strata gc` on a stopped repository call, so both paths answer alike.
  *
- *   POST /_strata/admin/v1/gc   {dryRun?: boolean, grace?: "1h", cleanBelow?: 0.5}
+ *   POST /_strata/admin/v1/gc   {dryRun?: boolean, grace?: "1h", cleanBelow?: 0.6}
  *        -> 200 {dryRun, grace, graceMs, examinedBlobs, examinedBytes, unreachableBlobs,
  *                unreachableBytes, freedBlobs, freedBytes, pendingBlobs, cleanedPacks,
  *                movedBytes, errors, liveBlobs, anchorSeq, ms}

@@ -40,7 +40,7 @@ const OPTIONS: OptionDef<GcCliOptions>[] = [
   ...(TARGET_OPTIONS as OptionDef<GcCliOptions>[]),
   opt({ name: 'dry-run', key: 'dryRun', type: booleanType(), help: 'report what would be freed; change nothing', from: once }),
   opt({ name: 'grace', key: 'grace', type: durationType(), default: DEFAULT_GRACE_MS, help: 'free only what stayed unreachable (and old) this long', from: once }),
-  opt({ name: 'clean-below', key: 'cleanBelow', type: stringType({ maxLength: 16, placeholder: '<fraction>' }), help: 'clean packs less live than this (default 0.5; 0 = never)', from: once }),
+  opt({ name: 'clean-below', key: 'cleanBelow', type: stringType({ maxLength: 16, placeholder: '<fraction>' }), help: 'clean packs less live than this (default 0.6; 0 = never)', from: once }),
 ];
 
 const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
