@@ -5,8 +5,9 @@
  *
  *   write    create the repository and bucket, `--writes` serial PUTs of 512 B
  *   delete   delete the latest value, checkpoint
- *   probe    reopen (cold) and measure at rest: stored bytes, du, a full history walk,
- *            accounted history metadata (the "reopen" phase, and the figures after each phase)
+ *   probe    reopen (cold) and measure: a full history walk and the accounted history
+ *            metadata, then, once closed, stored bytes and du at rest (the "reopen" phase, and
+ *            the figures after each phase)
  *   restore  restore the bucket to the three sampled points in turn, checking each
  *   expire   retention 0, then expireHistory (expiry.ts) over the whole repository
  *   gc       runGc (gc.ts) with grace 0
@@ -23,6 +24,7 @@ import { BUCKET, BODY_BYTES, bodyOfWrite, deletedKey, keyOf, openLane, samplePoi
 import { checkLive, diskUsage, historyBytes, liveOk, readPoints, storedBytes, walkHistory } from './lifecycle-measure.js';
 import { expireHistory, runGc, runVerifyCli } from './lifecycle-maintenance.js';
 import { gcLatency } from './lifecycle-gc-latency.js';
+import { createFsProvider } from '../src/provider/fs/index.js';
 import { percentile } from './lib/stats.js';
 import type { BenchStore } from './engine-fixture.js';
 
@@ -101,12 +103,28 @@ async function deletePhase(bs: BenchStore): Promise<void> {
 async function probePhase(bs: BenchStore): Promise<void> {
   const walk = await walkHistory(bs.store, BUCKET);
   const walkCounts = bs.counter.snapshot().total;
-  const stored = await storedBytes(bs.counter.inner);
   // Each sampled point read as of its time (its own newest write): exact while it is history,
   // refused once expired; anything else is a wrong answer, which the lane counts as a failure.
   const idx = samplePoints(w.writes);
   const pointReads = points.length === 3 ? await readPoints(bs.store, BUCKET, idx.map((write, p) => ({ key: keyOf(w.mode, write), time: points[p]!, write })), bodyOfWrite) : [];
-  result.data = { walk, walkCounts, stored, du: diskUsage(dir!), historyBytes: historyBytes(bs.store) ?? null, pointReads };
+  // Stored bytes and du are taken at rest, after the close (atRest below).
+  result.data = { walk, walkCounts, historyBytes: historyBytes(bs.store) ?? null, pointReads };
+}
+
+/**
+ * The probe's stored bytes and disk usage, read once its process has closed the repository: what
+ * a stopped server leaves. While a repository is open, the commit log segment it appends to (a
+ * new one at every open) is listed at its preallocated size (sparse, 4 MiB), which a clean close
+ * cuts back to what was written.
+ */
+async function atRest(): Promise<void> {
+  const fs = await createFsProvider({ dir: dir! });
+  try {
+    result.data.stored = await storedBytes(fs);
+  } finally {
+    await fs.close();
+  }
+  result.data.du = diskUsage(dir!);
 }
 
 async function restorePhase(bs: BenchStore): Promise<void> {
@@ -185,6 +203,14 @@ try {
   code = 1;
 } finally {
   await bs?.store.close().catch(() => undefined);
+}
+if (phase === 'probe' && code === 0) {
+  try {
+    await atRest();
+  } catch (err) {
+    result.error = `at rest: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
+    code = 1;
+  }
 }
 result.peakRssMiB = peakRssMiB();
 process.stdout.write(`${RESULT_MARK}${JSON.stringify(result)}\n`);

@@ -95,10 +95,13 @@ const body = [
     'live value read back byte-exact, with no other key listed). Every phase runs in its own process: its peak RSS, ' +
     'elapsed time and provider traffic are its own (opening the repository excluded, except in the reopen row). ' +
     '"Body bytes" are what the provider stored (puts) and returned (gets), as a counting wrapper around the fs provider ' +
-    'sees them. After each phase a further fresh process measures the repository at rest: stored bytes (the sum of blob ' +
-    'sizes the provider lists, and `du -s -B1` of the directory), the bytes a full history walk reads (every version-log ' +
-    'entry of the bucket merged from overlay and runs, each record decoded: what a ListObjectVersions hiding nothing ' +
-    'reads, from a cold open), and the accounted history metadata (`repo.state.historyBytes`).',
+    'sees them. After each phase a further fresh process opens the repository and measures the bytes a full history ' +
+    'walk reads (every version-log entry of the bucket merged from overlay and runs, each record decoded: what a ' +
+    'ListObjectVersions hiding nothing reads, from a cold open) and the accounted history metadata ' +
+    '(`repo.state.historyBytes`), then closes it and measures it at rest, as a stopped server leaves it: stored bytes (the ' +
+    'sum of blob sizes the provider lists, and `du -s -B1` of the directory). (Measured while open, as before 2026-12-04, ' +
+    'the stored bytes also counted the commit log segment the open started, listed at its sparse 4 MiB preallocation ' +
+    'until a clean close cuts it to what was written.) GC runs with its default `cleanBelow` (0.6).',
   '',
   ranTogether > 1 ? `Lanes ran up to ${ranTogether} at a time (\`--jobs=${ranTogether}\`): elapsed times and PUT latencies include their competition for the disk and the ${cpus().length} cores.\n` : '',
   renderLifecycle(lanes, quick),
