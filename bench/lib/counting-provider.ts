@@ -96,6 +96,9 @@ export class CountingProvider implements Provider {
           key: log.key,
           preallocated: log.preallocated,
           close: () => log.close(),
+          // Passed on: without it the repository could not cut a segment it leaves to its
+          // written end, and every segment stayed listed at its preallocated size.
+          ...(log.seal ? { seal: (end: number) => log.seal!(end) } : {}),
           append: async (offset, chunks) => {
             await log.append(offset, chunks);
             let n = 0;
