@@ -113,9 +113,8 @@ async function probePhase(bs: BenchStore): Promise<void> {
 
 /**
  * The probe's stored bytes and disk usage, read once its process has closed the repository: what
- * a stopped server leaves. While a repository is open, the commit log segment it appends to (a
- * new one at every open) is listed at its preallocated size (sparse, 4 MiB), which a clean close
- * cuts back to what was written.
+ * a stopped server leaves (a segment being appended to is listed at its sparse preallocation
+ * until the log leaves it or a clean close cuts it to what was written).
  */
 async function atRest(): Promise<void> {
   const fs = await createFsProvider({ dir: dir! });

@@ -99,9 +99,9 @@ const body = [
     'walk reads (every version-log entry of the bucket merged from overlay and runs, each record decoded: what a ' +
     'ListObjectVersions hiding nothing reads, from a cold open) and the accounted history metadata ' +
     '(`repo.state.historyBytes`), then closes it and measures it at rest, as a stopped server leaves it: stored bytes (the ' +
-    'sum of blob sizes the provider lists, and `du -s -B1` of the directory). (Measured while open, as before 2026-12-04, ' +
-    'the stored bytes also counted the commit log segment the open started, listed at its sparse 4 MiB preallocation ' +
-    'until a clean close cuts it to what was written.) GC runs with its default `cleanBelow` (0.6).',
+    'sum of blob sizes the provider lists, and `du -s -B1` of the directory). Until 2026-12-04 every commit log segment a ' +
+    'phase left stayed at its sparse 4 MiB preallocation here (the counting wrapper did not pass the segment\'s seal on), ' +
+    'which the stored bytes counted. GC runs with its default `cleanBelow` (0.6).',
   '',
   ranTogether > 1 ? `Lanes ran up to ${ranTogether} at a time (\`--jobs=${ranTogether}\`): elapsed times and PUT latencies include their competition for the disk and the ${cpus().length} cores.\n` : '',
   renderLifecycle(lanes, quick),
