@@ -16,7 +16,14 @@
  *                    connection closes. Time in which the server is not reading (body bytes
  *                    wait unread, the socket is paused) never counts against the client,
  *                    and there is no total request deadline: an upload progressing at the
- *                    minimum rate or better may take as long as it needs.
+ *                    minimum rate or better may take as long as it needs. Under
+ *                    pressure (`pressure()`: writes are queued for room the stalled ones
+ *                    hold, e.g. the erasure write gate's places) the same rate is also
+ *                    checked over PRESSURE_WINDOW_MS, and a body that brought nothing at all
+ *                    for that long is cut, so a client that stopped sending lets go within
+ *                    seconds, sooner than a queued write gives up (10 s), instead of after a
+ *                    full window: without it a few stalled uploads held every place of the
+ *                    gate for 20 s and more, and the writes behind them were refused.
  *
  *   idle close       a keep-alive connection with no request for `idleTimeoutMs` is closed
  *                    (Node's keepAliveTimeout, announced in `Keep-Alive: timeout=`). Node's
@@ -86,6 +93,11 @@ export function connectionCap(configured: number, openFiles: number): { cap: num
   };
 }
 
+/** The body-rate window while writes wait for room (ConnectionGuard.pressure), ms: well under
+ * the erasure write gate's 10 s wait, so a queued write outlasts a stalled holder. Never longer
+ * than the configured window. */
+export const PRESSURE_WINDOW_MS = 4_000;
+
 /** What a refused connection is told to wait, seconds (as the pending budget says). */
 const REFUSED_RETRY_AFTER_SECONDS = 1;
 /** After cutting a body: how long the handler has to answer before the socket is closed, ms. */
@@ -101,6 +113,13 @@ interface BodyWatch {
   /** When the current window began (performance.now()) and socket.bytesRead then. */
   start: number;
   mark: number;
+  /** The same for the shorter window checked under pressure; while there is none, moved to
+   * every check, so a pressure window starts at most a check before the pressure does. */
+  pStart: number;
+  pMark: number;
+  /** socket.bytesRead at the last check, and when a check last saw it grow. */
+  lastRead: number;
+  lastProgress: number;
 }
 
 /** One S3 error as a complete raw HTTP/1.1 response that closes the connection. */
@@ -138,6 +157,13 @@ export class ConnectionGuard {
   headerTimeouts = 0;
   /** Requests cut for a body below the minimum rate, since start. */
   bodyTimeouts = 0;
+  /** Requests cut under pressure that the full window would not have cut yet, since start. */
+  pressureTimeouts = 0;
+  /**
+   * Whether writes are waiting for room that in-flight requests hold (set by the server once
+   * the store is open); while true, body rates are checked over {@link PRESSURE_WINDOW_MS}.
+   */
+  pressure: () => boolean = () => false;
   readonly #overCap = new WeakSet<Socket>();
   readonly #bodies = new Map<Socket, BodyWatch>();
   #timer: NodeJS.Timeout | undefined;
@@ -178,7 +204,9 @@ export class ConnectionGuard {
         return;
       }
       if (this.limits.bodyWindowMs > 0 && !req.complete) {
-        this.#bodies.set(socket, { req, res, start: performance.now(), mark: socket.bytesRead });
+        const now = performance.now();
+        const read = socket.bytesRead;
+        this.#bodies.set(socket, { req, res, start: now, mark: read, pStart: now, pMark: read, lastRead: read, lastProgress: now });
       }
       listener(req, res);
     };
@@ -252,25 +280,50 @@ export class ConnectionGuard {
   #checkBodies(): void {
     const now = performance.now();
     const { bodyWindowMs, bodyMinBytes } = this.limits;
+    const pressed = this.#bodies.size > 0 && bodyWindowMs > PRESSURE_WINDOW_MS && this.pressure();
+    // The same minimum rate over the shorter window.
+    const pressureMinBytes = Math.max(1, Math.ceil((bodyMinBytes * PRESSURE_WINDOW_MS) / bodyWindowMs));
     for (const [socket, w] of this.#bodies) {
       if (socket.destroyed || w.req.complete) {
         this.#bodies.delete(socket);
         continue;
       }
       const read = socket.bytesRead;
+      if (read !== w.lastRead) {
+        w.lastRead = read;
+        w.lastProgress = now;
+      }
       // Bytes wait unread: the server is the slow side, the client is not to blame.
       if (w.req.readableLength > 0) {
-        w.start = now;
-        w.mark = read;
+        w.start = w.pStart = w.lastProgress = now;
+        w.mark = w.pMark = read;
         continue;
       }
-      if (now - w.start < bodyWindowMs) continue;
-      if (read - w.mark >= bodyMinBytes) {
+      let stalled = false;
+      let underPressure = false;
+      if (now - w.lastProgress >= bodyWindowMs) {
+        // Nothing at all for a whole window (bytes that came early in the current window
+        // would otherwise let it run almost two).
+        stalled = true;
+      } else if (now - w.start >= bodyWindowMs) {
+        if (read - w.mark < bodyMinBytes) stalled = true;
         w.start = now;
         w.mark = read;
-        continue;
       }
+      if (!pressed) {
+        w.pStart = now;
+        w.pMark = read;
+      } else if (!stalled && now - w.lastProgress >= PRESSURE_WINDOW_MS) {
+        // Nothing at all for the window: the client stopped sending.
+        stalled = underPressure = true;
+      } else if (!stalled && now - w.pStart >= PRESSURE_WINDOW_MS) {
+        if (read - w.pMark < pressureMinBytes) stalled = underPressure = true;
+        w.pStart = now;
+        w.pMark = read;
+      }
+      if (!stalled) continue;
       this.#bodies.delete(socket);
+      if (underPressure) this.pressureTimeouts++;
       this.#cut(socket, w);
     }
   }

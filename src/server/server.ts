@@ -33,6 +33,7 @@ import { DEFAULT_EXPIRY_INTERVAL_MS, ExpiryWorker } from './expiry-worker.js';
 import { ConnectionGuard, CONNECTION_DEFAULTS, connectionCap } from './connection-guard.js';
 import { openFilesLimit } from '../provider/fs/fd-budget.js';
 import { DEFAULT_SCRUB_INTERVAL_MS, erasureMaintenance } from './scrub-worker.js';
+import { isErasureProvider } from '../provider/erasure/types.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
 const SOCKET_IDLE_MS = 5 * 60_000;
@@ -158,6 +159,11 @@ export async function startServer(
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
+  // Writes queued for room (the pending budget's, an erasure set's write gate) shorten the
+  // body-rate window, so stalled uploads let go of what they hold within seconds.
+  const provider = repo.provider;
+  const gate = isErasureProvider(provider) && provider.writeGate !== undefined ? () => provider.writeGate!.waiting : () => 0;
+  guard.pressure = () => repo.budget.waiting > 0 || gate() > 0;
   const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
   const expiry = new UploadExpiryWorker(store, log, {
     maxAgeMs: uploadExpiry,
@@ -202,6 +208,7 @@ export async function startServer(
     ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
     ...family('strata_body_timeouts_total', 'counter', 'Requests cut for a body below the minimum rate (400 RequestTimeout).', guard.bodyTimeouts),
+    ...family('strata_body_pressure_timeouts_total', 'counter', 'Of those, requests cut over the shorter window used while writes wait for room.', guard.pressureTimeouts),
   ]);
   const erasureUpkeep = erasureMaintenance(store, log, metrics, { scrubIntervalMs: config.scrubInterval ?? DEFAULT_SCRUB_INTERVAL_MS, ...(config.scrubRate !== undefined ? { rateBytesPerSec: config.scrubRate } : {}) });
   const deps: ServerDeps = { store, keys: registry, secrets: registry, metrics, log, lifecycle, historyExpiry };
