@@ -10,10 +10,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, METRICS_AUTH, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
-import { errorCode, framesOf, rawExchange, requestHead, signedChunked, signV4 } from './wire.js';
+import { METRICS_AUTH, startTestServer, type TestServer } from './harness.js';
+import { errorCode, framesOf, rawExchange, requestHead, signedChunked } from './wire.js';
+import { signedSender } from './support/signed-send.js';
 import { randomBytes } from '../support/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-ec-badbody-'));
@@ -23,15 +23,7 @@ const SIZE = 1536 * 1024;
 const STREAMING = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD';
 
 let s: TestServer;
-let host: string;
-const signed = (o: Parameters<typeof signV4>[0] extends infer T ? Omit<T, 'host' | 'credentials' | 'region'> : never) =>
-  signV4({ host, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: REGION, ...o });
-
-async function send(r: { method: string; target: string; headers: Record<string, string>; body?: Uint8Array }) {
-  const res = await request(`${s.url}${r.target}`, { method: r.method, headers: r.headers, ...(r.body ? { body: r.body } : {}) });
-  const body = Buffer.from(await res.body.arrayBuffer());
-  return { status: res.statusCode, body };
-}
+const { signed, send } = signedSender(() => s);
 
 async function failedDomains(): Promise<number> {
   const text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
@@ -54,7 +46,6 @@ beforeAll(async () => {
     dataDir: `${dir}/disk{1...6}`,
     args: ['--erasure', '4+2', '--gc-interval', '0', '--lifecycle-interval', '0', '--expiry-interval', '0'],
   });
-  host = new URL(s.url).host;
   expect((await send(signed({ method: 'PUT', path: `/${BUCKET}` }))).status).toBe(200);
   await putWorks('before');
 }, 60_000);

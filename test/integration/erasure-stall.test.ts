@@ -13,11 +13,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
+import { REGION, startTestServer, type TestServer } from './harness.js';
 import { errorCode, requestHead, signV4 } from './wire.js';
 import { CREDS, MiB, hold, metrics, until } from './support/bounds.js';
+import { signedSender } from './support/signed-send.js';
 import { randomBytes } from '../support/random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strata-ec-stall-'));
@@ -25,14 +25,7 @@ const BUCKET = 'stall';
 
 let s: TestServer;
 let host: string;
-const signed = (o: Parameters<typeof signV4>[0] extends infer T ? Omit<T, 'host' | 'credentials' | 'region'> : never) =>
-  signV4({ host, credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: REGION, ...o });
-
-async function send(r: { method: string; target: string; headers: Record<string, string>; body?: Uint8Array }) {
-  const res = await request(`${s.url}${r.target}`, { method: r.method, headers: r.headers, ...(r.body ? { body: r.body } : {}) });
-  const body = Buffer.from(await res.body.arrayBuffer());
-  return { status: res.statusCode, body };
-}
+const { signed, send } = signedSender(() => s);
 
 beforeAll(async () => {
   const config = join(dir, 'strata.json');
