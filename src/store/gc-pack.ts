@@ -41,7 +41,7 @@
 import type { Repository } from './repository.js';
 import { walkMerged, type MarkResult } from './gc-mark.js';
 import type { Tx } from './tx.js';
-import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
+import { ENTRY_HEADER_SIZE, FOOTER_ROW_SIZE, PACK_HEADER_SIZE, PackStream, TRAILER_SIZE } from '../pack/stream-writer.js';
 import { planSpans, readSpans, type PackLoc } from './gc-pack-read.js';
 import { decodeVersions, encodeVersions, isTombstone, type Location } from './records.js';
 import { decodeEntry, encodeEntry } from './version-log.js';
@@ -53,7 +53,8 @@ import { blobError } from './body-reader.js';
 
 /** Bytes of live bodies moved per pass at most: bounds the pass's time. */
 export const MAX_MOVE_BYTES = 256 * 1024 * 1024;
-/** Live entries moved per pass at most: bounds the referrer list (about 150 B per referrer). */
+/** Live entries moved per pass at most: bounds the referrer list (about 150 B per referrer; two
+ * per entry, and two more per fork that names it). */
 export const MAX_MOVE_ENTRIES = 100_000;
 /** Body bytes per new pack: as a commit blob's (BATCH_MAX_BYTES), held in memory while built. */
 export const CLEAN_PACK_BYTES = 16 * 1024 * 1024;
@@ -161,14 +162,18 @@ async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): P
     let live = 0;
     const entries = mark.packs.get(blob)!;
     for (const length of entries.values()) live += ENTRY_HEADER_SIZE + length;
+    // A pack of GC's own holds nothing but entries: their footer rows and its fixed framing
+    // live with them, so a pack whose entries are all live is 100% live, never cleaned again
+    // (counted as dead, a pack of one body under 96 B fell below 0.6).
+    if (blob.startsWith('packs/')) live += entries.size * FOOTER_ROW_SIZE + PACK_HEADER_SIZE + TRAILER_SIZE;
     if (size > 0 && live / size < cleanBelow) sparse.push({ blob, live, entries: entries.size, fraction: live / size });
     else if (size < SMALL_PACK_BYTES) small.push({ blob, live, entries: entries.size, fraction: live / size });
   }
   sparse.sort((a, b) => a.fraction - b.fraction);
   // Small packs are coalesced once there are enough of them to make one worth writing: a serial
   // writer's commits each hold one small body beside its commit record (a 512 B body in a
-  // ~900 B blob is 57 % live, never "sparse"), and a blob per body costs its record, its
-  // framing and, on a file system, a whole block.
+  // ~900 B blob is about 60 % live, at the edge of "sparse"), and a blob per body costs its
+  // record, its framing and, on a file system, a whole block.
   if (small.length >= MIN_SMALL_PACKS) sparse.push(...small.sort((a, b) => a.fraction - b.fraction));
   const out = new Set<string>();
   let bytes = 0;
@@ -237,6 +242,10 @@ function byIndexOrder(a: RefMove, b: RefMove): number {
   return x.key < y.key ? -1 : x.key > y.key ? 1 : 0;
 }
 
+/** Failed re-pointing slices in a row after which a pass stops trying (the repository is
+ * likely fenced or closing; a lone bad index block costs only its slice). */
+const MAX_FAILED_SLICES_IN_A_ROW = 3;
+
 /**
  * Re-points the referrers of every move in `moves`, in index order (byIndexOrder), one commit
  * per COMMIT_REFS referrers, one after the other (writers' commits interleave with them); each
@@ -246,43 +255,56 @@ function byIndexOrder(a: RefMove, b: RefMove): number {
  * an index block per lookup once the index outgrew the block cache (a pass moving 100,000
  * bodies spent 50 s so); in key order each block is loaded once. Before each commit the
  * referrers are looked up once outside the commit loop, so the index blocks the guarded
- * re-reads need are cached and the commit loop does not wait on the disk for them. The first
- * failed commit (or lookup) ends the re-pointing: it is logged and returned as `error`, and the
- * moves it and the slices after it include are returned in `unfinished`. `onSlice` is told the
- * referrers done so far after each commit.
+ * re-reads need are cached and the commit loop does not wait on the disk for them. A slice
+ * whose lookups or commit fail is logged and counted in `failedSlices`, and its moves are
+ * returned in `unfinished`; after MAX_FAILED_SLICES_IN_A_ROW failures in a row the rest are
+ * unfinished too. `byBucket` counts the referrers of committed slices only. `onSlice` is told
+ * the referrers done so far after each slice.
  */
 async function repoint(
   repo: Repository,
   moves: readonly Move[],
   onSlice: (refsDone: number, refsTotal: number) => void
-): Promise<{ changed: number; commits: number; byBucket: Map<string, number>; unfinished: Set<Move>; error?: unknown }> {
+): Promise<{ changed: number; commits: number; byBucket: Map<string, number>; unfinished: Set<Move>; failedSlices: number }> {
   const flat: RefMove[] = moves.flatMap((move) => move.refs.map((ref) => ({ ref, from: move.from, to: move.to, move })));
   flat.sort(byIndexOrder);
   const byBucket = new Map<string, number>();
   const unfinished = new Set<Move>();
   let changed = 0;
   let commits = 0;
+  let failedSlices = 0;
+  let inARow = 0;
   for (let i = 0; i < flat.length; i += COMMIT_REFS) {
     const slice = flat.slice(i, i + COMMIT_REFS);
+    if (inARow >= MAX_FAILED_SLICES_IN_A_ROW) {
+      for (const r of slice) unfinished.add(r.move);
+      continue;
+    }
     try {
       for (const { ref } of slice) {
         const b = repo.state.buckets.get(ref.bucket);
         if (b) await (ref.log ? b.versions.lookup(ref.key) : b.lookup(ref.key));
       }
-      changed += await repo.run((tx) => repointSlice(tx, slice, byBucket));
+      const counted = new Map<string, number>();
+      changed += await repo.run((tx) => repointSlice(tx, slice, counted));
+      for (const [bucket, n] of counted) byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + n);
       commits++;
+      inARow = 0;
     } catch (error) {
-      for (const r of flat.slice(i)) unfinished.add(r.move);
-      return { changed, commits, byBucket, unfinished, error };
+      failedSlices++;
+      inARow++;
+      for (const r of slice) unfinished.add(r.move);
+      repo.log('gc.clean_commit_failed', { refs: slice.length, error: String(error) });
     }
     onSlice(Math.min(flat.length, i + COMMIT_REFS), flat.length);
   }
-  return { changed, commits, byBucket, unfinished };
+  return { changed, commits, byBucket, unfinished, failedSlices };
 }
 
 /**
  * Stages the re-pointing of one slice in `tx` (inside the commit loop); how many changed.
- * Adds the changes per bucket to `byBucket` (counted at staging: a failed commit throws anyway).
+ * Adds the changes per bucket to `byBucket` (at staging: the caller merges them once the
+ * commit landed).
  */
 async function repointSlice(tx: Tx, slice: readonly RefMove[], byBucket: Map<string, number>): Promise<number> {
   let n = 0;
@@ -345,7 +367,7 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
   let copied = 0;
   let repointedShare = 0;
   const progress = () =>
-    opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round(((copied / found.length + repointedShare) / 2) * chosen.size)), movedBytes: report.movedBytes });
+    opts.onProgress?.({ phase: 'clean', packs: chosen.size, packsDone: Math.min(chosen.size, Math.round(((copied / Math.max(1, found.length) + repointedShare) / 2) * chosen.size)), movedBytes: report.movedBytes });
   progress();
   const moves: Move[] = [];
   for (let i = 0; i < found.length; ) {
@@ -406,14 +428,12 @@ export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cle
   report.repointed = r.changed;
   report.repointedByBucket = r.byBucket;
   report.commits = r.commits;
-  if (r.error !== undefined) {
-    report.errors++;
-    repo.log('gc.clean_commit_failed', { unfinished: r.unfinished.size, error: String(r.error) });
-  }
+  report.errors += r.failedSlices;
   for (const m of moves) {
     if (r.unfinished.has(m)) failedPacks.add(m.from.blob);
     else report.movedBytes += m.to.length;
   }
+  repointedShare = 1;
   progress();
   for (const blob of chosen) if (!failedPacks.has(blob)) report.cleanedPacks++;
   return report;
