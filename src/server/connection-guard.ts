@@ -16,14 +16,16 @@
  *                    connection closes. Time in which the server is not reading (body bytes
  *                    wait unread, the socket is paused) never counts against the client,
  *                    and there is no total request deadline: an upload progressing at the
- *                    minimum rate or better may take as long as it needs. Under
+ *                    minimum rate or better may take as long as it needs. A request that
+ *                    asked for `100 Continue` is watched from when it is sent. Under
  *                    pressure (`pressure()`: writes are queued for room the stalled ones
- *                    hold, e.g. the erasure write gate's places) the same rate is also
- *                    checked over PRESSURE_WINDOW_MS, and a body that brought nothing at all
- *                    for that long is cut, so a client that stopped sending lets go within
- *                    seconds, sooner than a queued write gives up (10 s), instead of after a
- *                    full window: without it a few stalled uploads held every place of the
- *                    gate for 20 s and more, and the writes behind them were refused.
+ *                    hold: the erasure write gate's places) the same rate is also checked
+ *                    over PRESSURE_WINDOW_MS, and a body that brought nothing at all for that
+ *                    long (counted from the pressure's start at the earliest) is cut, so a
+ *                    client that stopped sending lets go within seconds, sooner than a queued
+ *                    write gives up (10 s), instead of after a full window: without it a few
+ *                    stalled uploads held every place of the gate for 20 s and more, and the
+ *                    writes behind them were refused.
  *
  *   idle close       a keep-alive connection with no request for `idleTimeoutMs` is closed
  *                    (Node's keepAliveTimeout, announced in `Keep-Alive: timeout=`). Node's
@@ -164,6 +166,8 @@ export class ConnectionGuard {
    * the store is open); while true, body rates are checked over {@link PRESSURE_WINDOW_MS}.
    */
   pressure: () => boolean = () => false;
+  /** When pressure() was first seen true since it was last false (performance.now()). */
+  #pressureSince: number | undefined;
   readonly #overCap = new WeakSet<Socket>();
   readonly #bodies = new Map<Socket, BodyWatch>();
   #timer: NodeJS.Timeout | undefined;
@@ -204,9 +208,22 @@ export class ConnectionGuard {
         return;
       }
       if (this.limits.bodyWindowMs > 0 && !req.complete) {
-        const now = performance.now();
-        const read = socket.bytesRead;
-        this.#bodies.set(socket, { req, res, start: now, mark: read, pStart: now, pMark: read, lastRead: read, lastProgress: now });
+        const watch = () => {
+          const now = performance.now();
+          const read = socket.bytesRead;
+          this.#bodies.set(socket, { req, res, start: now, mark: read, pStart: now, pMark: read, lastRead: read, lastProgress: now });
+        };
+        // The client sends nothing before 100 Continue (sent after authorization, if at all):
+        // the watch starts then.
+        if (/100-continue/i.test(req.headers.expect ?? '')) {
+          const writeContinue = res.writeContinue.bind(res);
+          res.writeContinue = (cb?: () => void) => {
+            if (!socket.destroyed && !req.complete) watch();
+            writeContinue(cb);
+          };
+        } else {
+          watch();
+        }
       }
       listener(req, res);
     };
@@ -281,6 +298,9 @@ export class ConnectionGuard {
     const now = performance.now();
     const { bodyWindowMs, bodyMinBytes } = this.limits;
     const pressed = this.#bodies.size > 0 && bodyWindowMs > PRESSURE_WINDOW_MS && this.pressure();
+    if (!pressed) this.#pressureSince = undefined;
+    else this.#pressureSince ??= now;
+    const pressureSince = this.#pressureSince ?? now;
     // The same minimum rate over the shorter window.
     const pressureMinBytes = Math.max(1, Math.ceil((bodyMinBytes * PRESSURE_WINDOW_MS) / bodyWindowMs));
     for (const [socket, w] of this.#bodies) {
@@ -313,7 +333,7 @@ export class ConnectionGuard {
       if (!pressed) {
         w.pStart = now;
         w.pMark = read;
-      } else if (!stalled && now - w.lastProgress >= PRESSURE_WINDOW_MS) {
+      } else if (!stalled && now - Math.max(w.lastProgress, pressureSince) >= PRESSURE_WINDOW_MS) {
         // Nothing at all for the window: the client stopped sending.
         stalled = underPressure = true;
       } else if (!stalled && now - w.pStart >= PRESSURE_WINDOW_MS) {

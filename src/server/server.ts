@@ -159,11 +159,11 @@ export async function startServer(
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
-  // Writes queued for room (the pending budget's, an erasure set's write gate) shorten the
-  // body-rate window, so stalled uploads let go of what they hold within seconds.
+  // Writes queued for an erasure set's write gate shorten the body-rate window, so stalled
+  // uploads let go of the places they hold within seconds. (The pending budget queues no
+  // writes, which it refuses at once; only GETs wait for it.)
   const provider = repo.provider;
-  const gate = isErasureProvider(provider) && provider.writeGate !== undefined ? () => provider.writeGate!.waiting : () => 0;
-  guard.pressure = () => repo.budget.waiting > 0 || gate() > 0;
+  if (isErasureProvider(provider) && provider.writeGate !== undefined) guard.pressure = () => provider.writeGate!.waiting > 0;
   const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
   const expiry = new UploadExpiryWorker(store, log, {
     maxAgeMs: uploadExpiry,

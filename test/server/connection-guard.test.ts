@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConnectionGuard, connectionCap, type ConnectionLimits } from '../../src/server/connection-guard.js';
+import { ConnectionGuard, connectionCap, PRESSURE_WINDOW_MS, type ConnectionLimits } from '../../src/server/connection-guard.js';
 import { bodyCut } from '../../src/s3/body-deadline.js';
 import { hold } from '../integration/support/bounds.js';
 import { errorCode } from '../integration/wire.js';
@@ -162,6 +162,53 @@ describe('ConnectionGuard', () => {
     const r = await h.response;
     expect(r?.status).toBe(200);
     expect(outcome).toBe(20_000);
+    expect(guard!.bodyTimeouts).toBe(0);
+    h.destroy();
+  });
+
+  it('under pressure a silent body is cut after PRESSURE_WINDOW_MS, not the full window; without pressure it is not', async () => {
+    const outcomes: (number | Error)[] = [];
+    const port = await start({ headerTimeoutMs: 0, bodyWindowMs: 60_000, bodyMinBytes: 1000 }, async (req, res) => {
+      const outcome = await readAll(req);
+      outcomes.push(outcome);
+      res.writeHead(outcome instanceof Error ? 400 : 200);
+      res.end();
+    });
+    let pressed = false;
+    guard!.pressure = () => pressed;
+    // Two bodies send a first part, then fall silent.
+    const held = await Promise.all([0, 1].map(() => hold(port, ['PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n', 'x'.repeat(5000)])));
+    await new Promise((r) => setTimeout(r, PRESSURE_WINDOW_MS + 1500));
+    // Silent longer than the pressure window, but no pressure: nothing is cut.
+    expect(outcomes).toEqual([]);
+    pressed = true;
+    const t0 = Date.now();
+    const rs = await Promise.all(held.map((h) => h.response));
+    // Counted from the pressure's start, not from the last byte long before it.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(PRESSURE_WINDOW_MS - 1100);
+    expect(Date.now() - t0).toBeLessThan(PRESSURE_WINDOW_MS + 2500);
+    expect(rs.map((r) => r?.status)).toEqual([400, 400]);
+    expect(guard!.bodyTimeouts).toBe(2);
+    expect(guard!.pressureTimeouts).toBe(2);
+  }, 20_000);
+
+  it('a request asking for 100 Continue is timed from when it is sent, not from its headers', async () => {
+    let done!: (o: number | Error) => void;
+    const outcome = new Promise<number | Error>((r) => (done = r));
+    const port = await start({ headerTimeoutMs: 0, bodyWindowMs: 400, bodyMinBytes: 100 }, async (req, res) => {
+      // Authorization takes several windows before the body is wanted.
+      await new Promise((r) => setTimeout(r, 1200));
+      res.writeContinue();
+      const o = await readAll(req);
+      done(o);
+      res.writeHead(o instanceof Error ? 400 : 200);
+      res.end();
+    });
+    const h = await hold(port, ['PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 300\r\n\r\n']);
+    // The client sends its body once told to continue (after ~1.2 s, three windows).
+    await new Promise((r) => setTimeout(r, 1300));
+    await h.write('c'.repeat(300));
+    expect(await outcome).toBe(300);
     expect(guard!.bodyTimeouts).toBe(0);
     h.destroy();
   });
