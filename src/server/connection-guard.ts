@@ -109,16 +109,35 @@ const TICKS_PER_WINDOW = 4;
 const MIN_TICK_MS = 25;
 const MAX_TICK_MS = 1_000;
 
+/** A body-rate window: when it began (performance.now()) and socket.bytesRead then. */
+interface RateWindow {
+  start: number;
+  mark: number;
+}
+
+/** Starts `win` again at `now`, with `read` bytes read so far. */
+function restart(win: RateWindow, now: number, read: number): void {
+  win.start = now;
+  win.mark = read;
+}
+
+/** Whether `win` has run `ms` with fewer than `min` bytes; one that has run its length starts
+ * again (a tumbling window). */
+function windowShort(win: RateWindow, now: number, read: number, ms: number, min: number): boolean {
+  if (now - win.start < ms) return false;
+  const short = read - win.mark < min;
+  restart(win, now, read);
+  return short;
+}
+
 interface BodyWatch {
   req: IncomingMessage;
   res: ServerResponse;
-  /** When the current window began (performance.now()) and socket.bytesRead then. */
-  start: number;
-  mark: number;
-  /** The same for the shorter window checked under pressure; while there is none, moved to
-   * every check, so a pressure window starts at most a check before the pressure does. */
-  pStart: number;
-  pMark: number;
+  /** The window of the configured minimum rate. */
+  window: RateWindow;
+  /** The shorter window checked under pressure; while there is none, restarted at every
+   * check, so a pressure window starts at most a check before the pressure does. */
+  pressureWindow: RateWindow;
   /** socket.bytesRead at the last check, and when a check last saw it grow. */
   lastRead: number;
   lastProgress: number;
@@ -211,7 +230,7 @@ export class ConnectionGuard {
         const watch = () => {
           const now = performance.now();
           const read = socket.bytesRead;
-          this.#bodies.set(socket, { req, res, start: now, mark: read, pStart: now, pMark: read, lastRead: read, lastProgress: now });
+          this.#bodies.set(socket, { req, res, window: { start: now, mark: read }, pressureWindow: { start: now, mark: read }, lastRead: read, lastProgress: now });
         };
         // The client sends nothing before 100 Continue (sent after authorization, if at all):
         // the watch starts then.
@@ -315,31 +334,22 @@ export class ConnectionGuard {
       }
       // Bytes wait unread: the server is the slow side, the client is not to blame.
       if (w.req.readableLength > 0) {
-        w.start = w.pStart = w.lastProgress = now;
-        w.mark = w.pMark = read;
+        restart(w.window, now, read);
+        restart(w.pressureWindow, now, read);
+        w.lastProgress = now;
         continue;
       }
-      let stalled = false;
+      // Nothing at all for a whole window is cut at once (bytes that came early in the
+      // current window would otherwise let it run almost two).
+      let stalled = now - w.lastProgress >= bodyWindowMs || windowShort(w.window, now, read, bodyWindowMs, bodyMinBytes);
       let underPressure = false;
-      if (now - w.lastProgress >= bodyWindowMs) {
-        // Nothing at all for a whole window (bytes that came early in the current window
-        // would otherwise let it run almost two).
-        stalled = true;
-      } else if (now - w.start >= bodyWindowMs) {
-        if (read - w.mark < bodyMinBytes) stalled = true;
-        w.start = now;
-        w.mark = read;
-      }
-      if (!pressed) {
-        w.pStart = now;
-        w.pMark = read;
-      } else if (!stalled && now - Math.max(w.lastProgress, pressureSince) >= PRESSURE_WINDOW_MS) {
-        // Nothing at all for the window: the client stopped sending.
+      if (!pressed) restart(w.pressureWindow, now, read);
+      else if (
+        !stalled &&
+        // Nothing at all for the window (the client stopped sending), or too little.
+        (now - Math.max(w.lastProgress, pressureSince) >= PRESSURE_WINDOW_MS || windowShort(w.pressureWindow, now, read, PRESSURE_WINDOW_MS, pressureMinBytes))
+      ) {
         stalled = underPressure = true;
-      } else if (!stalled && now - w.pStart >= PRESSURE_WINDOW_MS) {
-        if (read - w.pMark < pressureMinBytes) stalled = underPressure = true;
-        w.pStart = now;
-        w.pMark = read;
       }
       if (!stalled) continue;
       this.#bodies.delete(socket);

@@ -227,8 +227,6 @@ interface Move {
 /** One referrer to re-point, and the move it belongs to. */
 interface RefMove {
   ref: Ref;
-  from: PackLoc;
-  to: PackLoc;
   move: Move;
 }
 
@@ -266,7 +264,7 @@ async function repoint(
   moves: readonly Move[],
   onSlice: (refsDone: number, refsTotal: number) => void
 ): Promise<{ changed: number; commits: number; byBucket: Map<string, number>; unfinished: Set<Move>; failedSlices: number }> {
-  const flat: RefMove[] = moves.flatMap((move) => move.refs.map((ref) => ({ ref, from: move.from, to: move.to, move })));
+  const flat: RefMove[] = moves.flatMap((move) => move.refs.map((ref) => ({ ref, move })));
   flat.sort(byIndexOrder);
   const byBucket = new Map<string, number>();
   const unfinished = new Set<Move>();
@@ -312,7 +310,8 @@ async function repointSlice(tx: Tx, slice: readonly RefMove[], byBucket: Map<str
     n++;
     byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + 1);
   };
-  for (const { ref, from, to } of slice) {
+  for (const { ref, move } of slice) {
+    const { from, to } = move;
     if (!tx.bucket(ref.bucket)) continue;
     if (!ref.log) {
       const value = await tx.get(ref.bucket, ref.key);
