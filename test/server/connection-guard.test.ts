@@ -29,6 +29,8 @@ afterEach(async () => {
 async function start(limits: Partial<ConnectionLimits>, app: RequestListener): Promise<number> {
   guard = new ConnectionGuard(limits);
   server = createServer(guard.serverOptions(), guard.wrap(app));
+  // As server.ts: no automatic 100 Continue; the application sends it when it wants the body.
+  server.on('checkContinue', (req, res) => server!.emit('request', req, res));
   guard.attach(server);
   await new Promise<void>((r) => server!.listen(0, '127.0.0.1', r));
   return (server.address() as AddressInfo).port;
@@ -211,6 +213,25 @@ describe('ConnectionGuard', () => {
     expect(await outcome).toBe(300);
     expect(guard!.bodyTimeouts).toBe(0);
     h.destroy();
+  });
+
+  it('a request asking for 100 Continue that is answered without it does not keep its connection for the body', async () => {
+    // The body watch starts at 100 Continue; a request refused before it (a bad signature: no
+    // 100 Continue is ever sent) is not watched, which is safe only because Node closes the
+    // connection with the answer.
+    const port = await start({ headerTimeoutMs: 0, bodyWindowMs: 400, bodyMinBytes: 1000 }, (_req, res) => {
+      res.writeHead(403);
+      res.end('refused');
+    });
+    const h = await hold(port, ['PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n']);
+    expect((await h.response)?.status).toBe(403);
+    // A client that sends the unwanted body anyway, slowly, cannot hold the connection.
+    const t0 = Date.now();
+    const trickle = setInterval(() => void h.write('t'.repeat(50)), 100); // 500 B/s < 1000 B / 400 ms
+    await h.closed;
+    clearInterval(trickle);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(guard!.bodyTimeouts).toBe(0);
   });
 
   it("Node's answers to malformed requests are kept (400, 431)", async () => {
