@@ -102,6 +102,18 @@ export interface ListPage {
   next?: string;
 }
 
+export interface ReadvOptions {
+  /**
+   * The caller checks every byte it asked for against checksums of its own (the store: the
+   * CRC32C of each pack entry) and, when one fails, reads the same bytes again without this
+   * option. The provider may then skip the per-block checks it would make on the way (erasure:
+   * each fragment block's CRC32C, which costs as much as the caller's own check): damage is
+   * caught by the caller, and the read without the option finds, rebuilds around and reports
+   * it. Fragments known to be missing, and domains that fail, are still rebuilt around.
+   */
+  endToEnd?: boolean;
+}
+
 export interface Provider {
   readonly kind: 'fs' | 'memory' | 's3' | string;
   readonly capabilities: ProviderCapabilities;
@@ -131,7 +143,7 @@ export interface Provider {
    * without a copy. Writes only into `targets`. Throws ProviderError 'NotFound' if absent,
    * 'InvalidRange' if the blob ends before the targets are full.
    */
-  readv?(key: string, start: number, targets: readonly Uint8Array[]): Promise<void>;
+  readv?(key: string, start: number, targets: readonly Uint8Array[], options?: ReadvOptions): Promise<void>;
   /**
    * Optional: the local file that holds `key`, in the fs provider's blob-file format
    * (fs/blob-file.ts: a header, then the bytes), for a reader on another thread

@@ -7,6 +7,11 @@
  *
  * Every entry is verified (header: pack tag, index, length; body: CRC32C) before its span is
  * yielded: a corrupted blob ends the stream with StoreError 'Corrupt', never with wrong bytes.
+ * These checks cover every byte of a span, so a span is first read with ReadvOptions.endToEnd
+ * (the erasure provider then skips its fragment block CRCs, which would check the same bytes a
+ * second time); a span that fails them is read once more without it, checked by the provider
+ * as well (which finds a damaged fragment, rebuilds around it and queues it for repair), before
+ * the stream fails.
  *
  * Span buffers come from a small process-wide pool ({@link SPAN_POOL_BUFFERS} at most kept
  * idle) and return to it only when whoever wrote the yielded bytes to the client says the
@@ -121,7 +126,10 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
   const per = Math.max(1, Math.floor(SPAN_BODY_BYTES / c.segment));
   // Only worth a worker when there is more than one span to overlap.
   let hasher: RemoteHasher | undefined = s1 - s0 + 1 > per ? pool?.open([]) : undefined;
-  const spanRead = async (seg: number): Promise<Span> => {
+  // First read of a span: the provider may leave its own per-block checks to ours
+  // (ReadvOptions.endToEnd); a span that fails ours is read again with them (`checked`), so a
+  // damaged erasure fragment is found, rebuilt around and queued for repair there.
+  const spanRead = async (seg: number, checked = false): Promise<Span> => {
     const last = Math.min(s1, seg + per - 1);
     let total = 0;
     for (let i = seg; i <= last; i++) total += lenOf(i);
@@ -136,7 +144,7 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
     }
     const remote = hasher;
     try {
-      await provider.readv(c.blob, offsetOf(seg), targets);
+      await provider.readv(c.blob, offsetOf(seg), targets, checked ? undefined : { endToEnd: true });
       const want: number[] = [];
       for (let i = seg, at = 0; i <= last; at += lenOf(i), i++) {
         const h = (i - seg) * ENTRY_HEADER_SIZE;
@@ -155,8 +163,10 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
       if (err instanceof HashWorkerError && remote) {
         // The worker is gone (its slice with it): check this and later spans here.
         if (hasher === remote) hasher = undefined;
-        return spanRead(seg);
+        return spanRead(seg, checked);
       }
+      // Our check failed on bytes the provider did not check: read them again, checked there.
+      if (err instanceof PackError && !checked) return spanRead(seg, true);
       if (err instanceof ProviderError && err.code === 'InvalidRange') throw new StoreError('Corrupt', `${c.blob}: shorter than its segments`, { cause: err });
       throw blobError(err, c.blob);
     }

@@ -217,4 +217,42 @@ describe('erasure readv', () => {
     for (let at = 0, seed = 600; at < size; at += span) await expectExact(p2, at, Math.min(span, size - at), seed++);
     expect(reads).toBe(k * stripes);
   });
+
+  it('with endToEnd leaves the block checks to the caller: a damaged block is read as stored, and the checked read after it rebuilds it', async () => {
+    // The caller (the store's scatter read) checks every byte against its own CRCs and reads
+    // again without the option when one fails: that second read finds the damage.
+    const r = await rig();
+    await corrupt(r, [1]);
+    const targets = targetsFor(k * cellSize, 21);
+    await r.provider.readv!('blob', 0, targets, { endToEnd: true });
+    const got = Buffer.concat(targets);
+    const want = data.subarray(0, k * cellSize);
+    const differ = [...got.keys()].filter((i) => got[i] !== want[i]);
+    expect(differ).toEqual([cellSize + 7 + 1]); // the flipped byte of cell 1, stripe 0, and only it
+    expect(r.provider.takeRepairQueue()).toEqual([]); // nothing was checked, so nothing found
+    await expectExact(r.provider, 0, k * cellSize, 22);
+    expect(r.provider.takeRepairQueue()).toEqual(['blob']);
+  });
+
+  it('never hands a checked read a stripe rebuilt for an endToEnd read from a damaged source', async () => {
+    // Data fragment 0 is missing, so wide reads rebuild whole stripes and keep them
+    // (rebuilt-stripes.ts); parity fragment 4, one of the rebuild's sources, is damaged.
+    const r = await rig();
+    await drop(r, [0]);
+    await corrupt(r, [4]);
+    const p = await cold(r);
+    const wide = 2 * cellSize;
+    const unchecked = targetsFor(wide, 31);
+    await p.readv!('blob', 0, unchecked, { endToEnd: true });
+    expect(Buffer.concat(unchecked).equals(data.subarray(0, wide))).toBe(false); // rebuilt from the bad parity
+    // The same range, checked: rebuilt again from checked sources (not taken from the kept stripe).
+    await expectExact(p, 0, wide, 32);
+    // And an endToEnd read after it gets the checked stripe, which superseded the other.
+    const after = targetsFor(wide, 33);
+    await p.readv!('blob', 0, after, { endToEnd: true });
+    expect(Buffer.concat(after).equals(data.subarray(0, wide))).toBe(true);
+    // The whole blob, checked, in spans of a cell and a half: exact everywhere.
+    const span = cellSize + cellSize / 2;
+    for (let at = 0, seed = 700; at < size; at += span) await expectExact(p, at, Math.min(span, size - at), seed++);
+  });
 });

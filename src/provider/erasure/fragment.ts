@@ -235,14 +235,17 @@ export function sealFramed(framed: Uint8Array, generation: number, index: number
 /**
  * Checks framed blocks read from a fragment and copies their data into `out` (the data
  * length: framed.length minus the CRCs). `firstBlock` is the fragment-wide number of the
- * first block. Throws FragmentError naming the first block whose CRC does not match.
+ * first block. Throws FragmentError naming the first block whose CRC does not match. With
+ * `check` false the CRCs are not computed (a reader whose caller checks every byte itself:
+ * ReadContext.endToEnd); the framing is still walked and dropped.
  */
 export function unframe(
   framed: Uint8Array,
   out: Uint8Array,
   generation: number,
   index: number,
-  firstBlock: number
+  firstBlock: number,
+  check = true
 ): void {
   const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
   let i = 0;
@@ -251,8 +254,7 @@ export function unframe(
     const n = Math.min(BLOCK_BYTES, framed.length - i - CRC_BYTES);
     if (n <= 0) throw new FragmentError(`framed range ends inside block ${b}`);
     const block = framed.subarray(i, i + n);
-    const stored = v.getUint32(i + n, true);
-    if (((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== stored)
+    if (check && ((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
       throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
     out.set(block, o);
     o += n;
@@ -263,7 +265,8 @@ export function unframe(
 /**
  * Checks framed blocks like unframe, but copies only cell bytes [from, to) into `out` at
  * `outOffset` (`cellStart` is the in-cell offset of the first framed block): a ranged read
- * verifies whole blocks and keeps only what was asked, without an intermediate copy.
+ * verifies whole blocks and keeps only what was asked, without an intermediate copy. `check`
+ * as unframe's.
  */
 export function unframeRange(
   framed: Uint8Array,
@@ -274,7 +277,8 @@ export function unframeRange(
   from: number,
   to: number,
   out: { set(src: Uint8Array, offset: number): void },
-  outOffset: number
+  outOffset: number,
+  check = true
 ): void {
   const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
   let i = 0;
@@ -283,7 +287,7 @@ export function unframeRange(
     const n = Math.min(BLOCK_BYTES, framed.length - i - CRC_BYTES);
     if (n <= 0) throw new FragmentError(`framed range ends inside block ${b}`);
     const block = framed.subarray(i, i + n);
-    if (((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
+    if (check && ((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
       throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
     const a = Math.max(from, pos);
     const z = Math.min(to, pos + n);

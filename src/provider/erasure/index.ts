@@ -39,6 +39,7 @@ import {
   type ListPage,
   type ProviderCapabilities,
   type PutOptions,
+  type ReadvOptions,
 } from '../provider.js';
 import { resolveRange } from '../range.js';
 import { ByteSource } from './byte-source.js';
@@ -50,7 +51,7 @@ import { MAX_CELL_BYTES } from './fragment.js';
 import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
-import { readRange, readScatter, streamRange, trailerLength } from './read.js';
+import { readRange, readScatter, streamRange, trailerLength, type ReadContext } from './read.js';
 import { ScatterSink } from './scatter-sink.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import { replicatedCost, stripedCost, WriteGate, writeGateLimits, type WriteGateStats } from './write-gate.js';
@@ -403,10 +404,11 @@ class ErasureProviderImpl implements ErasureProvider {
     await Promise.allSettled(items.map(({ d, child }) => this.#set.call(d, `delete ${child}`, (p) => p.delete(child))));
   }
 
-  #readContext() {
+  #readContext(endToEnd = false): ReadContext {
     let counted = false;
     return {
       ...this.#ctx,
+      endToEnd,
       onDegradedRead: () => {
         if (!counted) this.stats.degradedReads++;
         counted = true;
@@ -449,11 +451,13 @@ class ErasureProviderImpl implements ErasureProvider {
   /**
    * Scatter read (Provider.readv): the bytes of `key` from `start` into `targets`, verified
    * and rebuilt like read() (read.ts readScatter), so a large GET reads into the store's
-   * pooled span buffers instead of a fresh buffer per span. Throws ProviderError 'NotFound',
+   * pooled span buffers instead of a fresh buffer per span. With `endToEnd` (the caller checks
+   * the bytes itself) fragment blocks are not checked (ReadContext.endToEnd); log segments are
+   * read checked either way. Throws ProviderError 'NotFound',
    * 'InvalidRange' (the blob ends before the targets are full), 'Io' (unreadable: too few
    * good fragments).
    */
-  async readv(key: string, start: number, targets: readonly Uint8Array[]): Promise<void> {
+  async readv(key: string, start: number, targets: readonly Uint8Array[], options: ReadvOptions = {}): Promise<void> {
     this.#checkOpen();
     checkLogicalKey(key);
     const meta = await this.#meta(key);
@@ -465,7 +469,7 @@ class ErasureProviderImpl implements ErasureProvider {
       return;
     }
     checkScatterRange(key, start, sink.length, meta.length!);
-    await readScatter(this.#readContext(), meta, start, sink);
+    await readScatter(this.#readContext(options.endToEnd === true), meta, start, sink);
   }
 
   async head(key: string): Promise<BlobInfo> {

@@ -27,6 +27,14 @@ export interface ReadContext {
   onDamaged(meta: BlobMeta, index: number, domain: string | undefined, why: string): void;
   /** A read had to rebuild from parity. */
   onDegradedRead(meta: BlobMeta): void;
+  /**
+   * The caller checks every byte it gets against checksums of its own and reads again without
+   * this when one fails (Provider.readv's ReadvOptions.endToEnd): fragment blocks are then not
+   * checked here, and a rebuilt stripe kept for such reads is never used by a checked read
+   * (rebuilt-stripes.ts). Missing fragments and failed domains are still rebuilt around and
+   * reported.
+   */
+  endToEnd?: boolean;
 }
 
 export function geometryOf(meta: BlobMeta): Geometry {
@@ -70,7 +78,7 @@ export async function readBlocks(
     const want = unframedLength(fr.length);
     if (into && into.length !== want) throw new RangeError(`readBlocks: into holds ${into.length} bytes, ${want} needed`);
     const data = into ?? new Uint8Array(want);
-    unframe(framed, data, meta.generation, index, fr.firstBlock);
+    unframe(framed, data, meta.generation, index, fr.firstBlock, !ctx.endToEnd);
     return { data, cellStart: fr.cellStart };
   } finally {
     giveScratch(scratch);
@@ -105,7 +113,7 @@ async function readPiece(
   // From here the child read has settled normally: the scratch is ours again (scratch.ts).
   try {
     if (framed.length !== fr.length) throw new FragmentError(`${child}: fragment is short (${framed.length} of ${fr.length} bytes)`);
-    unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset);
+    unframeRange(framed, meta.generation, index, fr.firstBlock, fr.cellStart, from, to, out, outOffset, !ctx.endToEnd);
   } finally {
     giveScratch(scratch);
   }
@@ -191,17 +199,19 @@ async function readStripeDegraded(
     // in order (this is its first stripe, or the one before it is kept) has the next stripe
     // rebuilt meanwhile (one ahead), so that stripe's survivors are read while this one is
     // decoded and sent; a read of one stripe elsewhere rebuilds only that one.
+    const checked = !ctx.endToEnd;
     const current = withRebuiltStripe(
       meta,
       s,
       meta.k * cl,
+      checked,
       (into) => rebuildWholeStripe(ctx, meta, g, s, into),
       (cells) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * cl + p.from, p.cell * cl + p.to), outOffsets[i]!))
     );
     const next = s + 1;
     const inOrder = s === 0 || hasRebuiltStripe(meta, s - 1);
-    if (inOrder && next < g.stripes && !hasRebuiltStripe(meta, next) && meta.fragments.slice(0, meta.k).some((_, i) => knownBad(ctx, meta, i))) {
-      const ahead = withRebuiltStripe(meta, next, meta.k * g.cellLength(next), (into) => rebuildWholeStripe(ctx, meta, g, next, into), () => undefined);
+    if (inOrder && next < g.stripes && !hasRebuiltStripe(meta, next, checked) && meta.fragments.slice(0, meta.k).some((_, i) => knownBad(ctx, meta, i))) {
+      const ahead = withRebuiltStripe(meta, next, meta.k * g.cellLength(next), checked, (into) => rebuildWholeStripe(ctx, meta, g, next, into), () => undefined);
       ahead.catch(() => undefined); // a failed rebuild is not kept: the read of that stripe tries again and reports it
     }
     await current;
@@ -239,7 +249,7 @@ async function readStripe(
   wide = false
 ): Promise<void> {
   // A wide read of a stripe kept rebuilt copies from it, even where its own cells are healthy.
-  if (wide && meta.layout === 'striped' && hasRebuiltStripe(meta, s)) return readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets, wide);
+  if (wide && meta.layout === 'striped' && hasRebuiltStripe(meta, s, !ctx.endToEnd)) return readStripeDegraded(ctx, meta, g, s, pieces, out, outOffsets, wide);
   // Fast path of a small read (one piece, healthy domain): no fan-out bookkeeping. Any
   // failure falls through to the general path, which tries the other copies or rebuilds.
   // The fast path's failure, so that the general path does not read the same piece there again

@@ -13,6 +13,11 @@
  * reader copying from it gets the bytes it would have rebuilt itself. Concurrent readers of a
  * stripe being rebuilt wait for that one rebuild. A failed rebuild is not kept (the next read
  * tries again). Buffers of evicted entries are reused once no reader holds them.
+ *
+ * An entry rebuilt for a reader that checks the bytes itself (ReadContext.endToEnd: its sources'
+ * block CRCs were not checked) is marked unchecked: only such readers use it. A checked reader
+ * rebuilds the stripe from checked sources, and that evicts the unchecked entry of the stripe,
+ * which may hold what a damaged source made of it.
  */
 import type { BlobMeta } from './lookup.js';
 
@@ -23,6 +28,8 @@ export const MAX_REBUILT_STRIPES = 4;
 interface Entry {
   meta: BlobMeta;
   stripe: number;
+  /** Rebuilt from sources whose block CRCs were checked (see the module doc). */
+  checked: boolean;
   buf: Uint8Array;
   ready: Promise<void>;
   users: number;
@@ -55,9 +62,10 @@ function recycle(e: Entry): void {
   if (idle.length < MAX_REBUILT_STRIPES) idle.push(e.buf);
 }
 
-/** Is stripe `stripe` of `meta` kept (or being rebuilt)? */
-export function hasRebuiltStripe(meta: BlobMeta, stripe: number): boolean {
-  return entries.some((x) => x.meta === meta && x.stripe === stripe);
+/** Is stripe `stripe` of `meta` kept (or being rebuilt), for a reader that wants it `checked`
+ * (else any entry will do)? */
+export function hasRebuiltStripe(meta: BlobMeta, stripe: number, checked = false): boolean {
+  return entries.some((x) => x.meta === meta && x.stripe === stripe && (x.checked || !checked));
 }
 
 /**
@@ -65,22 +73,26 @@ export function hasRebuiltStripe(meta: BlobMeta, stripe: number): boolean {
  * [i * cellLength, (i + 1) * cellLength) of `bytes` long), from the cache or rebuilt by
  * `build`, which must fill every byte of the buffer it is given before resolving (and write
  * into it only synchronously, from its own continuation). `use` must copy what it needs
- * before returning. Errors of `build` reject (and are not cached).
+ * before returning. Errors of `build` reject (and are not cached). `checked`: the reader
+ * wants a stripe rebuilt from checked sources, and `build` checks them (module doc).
  */
 export async function withRebuiltStripe(
   meta: BlobMeta,
   stripe: number,
   bytes: number,
+  checked: boolean,
   build: (into: Uint8Array) => Promise<void>,
   use: (cells: Uint8Array) => void
 ): Promise<void> {
-  let e = entries.find((x) => x.meta === meta && x.stripe === stripe && x.buf.length >= bytes);
+  let e = entries.find((x) => x.meta === meta && x.stripe === stripe && x.buf.length >= bytes && (x.checked || !checked));
   if (e) {
     entries.splice(entries.indexOf(e), 1);
     entries.push(e);
   } else {
+    // A checked rebuild supersedes an unchecked one of the same stripe.
+    if (checked) for (const x of entries.filter((x) => x.meta === meta && x.stripe === stripe)) evict(x);
     const buf = takeBuffer(bytes);
-    const entry: Entry = { meta, stripe, buf, ready: Promise.resolve(), users: 0, evicted: false, recycled: false };
+    const entry: Entry = { meta, stripe, checked, buf, ready: Promise.resolve(), users: 0, evicted: false, recycled: false };
     entry.ready = build(buf.subarray(0, bytes));
     entry.ready.catch(() => {
       if (!entry.evicted) evict(entry);

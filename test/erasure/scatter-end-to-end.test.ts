@@ -1,0 +1,115 @@
+/**
+ * A large GET of a carrier over the erasure provider (store/chunk-scatter-read.ts): each span
+ * is read first with ReadvOptions.endToEnd (the provider skips its fragment block CRCs, the
+ * store's entry CRCs check the same bytes), and a span that fails the store's checks is read
+ * once more checked by the provider, which finds the damaged fragment, rebuilds around it and
+ * queues the chunk blob for repair. The body comes back byte-exact, with the CRCs on this
+ * thread or on a hash worker; with more than m fragments damaged the read fails closed.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { getBytes, ProviderError, type ReadvOptions } from '../../src/provider/provider.js';
+import { parseChildKey } from '../../src/provider/erasure/child-key.js';
+import { HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
+import type { ErasureProvider } from '../../src/provider/erasure/types.js';
+import { HashPool } from '../../src/checksum/hash-pool.js';
+import { ExactReader, writeCarrier } from '../../src/store/carrier.js';
+import { scatterReadChunk, SPAN_BODY_BYTES, type ScatterProvider } from '../../src/store/chunk-scatter-read.js';
+import type { ChunkRef } from '../../src/store/records.js';
+import { cleanupRigs, KiB, makeRig, type Rig } from '../provider/erasure-helpers.js';
+import { collect, stream } from '../store/helpers.js';
+import { randomBytes } from '../support/random.js';
+
+const k = 4;
+const m = 2;
+const cellSize = 64 * KiB;
+/** Three spans and a short fourth: one chunk blob, striped. */
+const size = 3 * SPAN_BODY_BYTES + 12_345;
+const body = randomBytes(size, 41);
+
+const open: ErasureProvider[] = [];
+const pools: HashPool[] = [];
+afterEach(async () => {
+  for (const p of open.splice(0)) await p.close();
+  for (const p of pools.splice(0)) await p.close();
+  await cleanupRigs();
+});
+afterAll(cleanupRigs);
+
+async function rig(): Promise<{ r: Rig; chunk: ChunkRef }> {
+  const r = await makeRig({ k, m, cellSize, kind: 'fs' });
+  open.push(r.provider);
+  const chunks = await writeCarrier(r.provider, new ExactReader(stream(body, 100_003)), size, () => undefined);
+  expect(chunks.length).toBe(1);
+  return { r, chunk: chunks[0]! };
+}
+
+/** Flips byte `at` of the data of fragment `index` of `blob` (inside its first block). */
+async function corrupt(r: Rig, blob: string, index: number, at = 100): Promise<void> {
+  for (const d of r.domains) {
+    for (const item of (await d.provider.list({})).items) {
+      const name = parseChildKey(item.key);
+      if (name?.key !== blob || name.index !== index) continue;
+      const frag = Buffer.from(await getBytes(d.provider, item.key));
+      frag[HEADER_BYTES + at] ^= 0x10;
+      await d.provider.put(item.key, frag);
+      return;
+    }
+  }
+  throw new Error(`fragment ${index} of ${blob} not found`);
+}
+
+/** The provider, recording whether each readv asked for endToEnd. */
+function recording(p: ErasureProvider, calls: boolean[]): ScatterProvider {
+  return new Proxy(p, {
+    get(target, prop, receiver) {
+      if (prop === 'readv')
+        return (key: string, start: number, targets: readonly Uint8Array[], options?: ReadvOptions) => {
+          calls.push(options?.endToEnd === true);
+          return target.readv!(key, start, targets, options);
+        };
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  }) as ScatterProvider;
+}
+
+describe('scatter read of a carrier over erasure', () => {
+  for (const worker of [false, true]) {
+    const where = worker ? 'CRCs on a hash worker' : 'CRCs on this thread';
+    it(`reads every span endToEnd when healthy (${where})`, async () => {
+      const { r, chunk } = await rig();
+      const calls: boolean[] = [];
+      const pool = worker ? new HashPool({ threads: 1 }) : undefined;
+      if (pool) pools.push(pool);
+      const got = await collect(scatterReadChunk(recording(r.provider, calls), chunk, 0, size - 1, pool));
+      expect(Buffer.from(got).equals(Buffer.from(body))).toBe(true);
+      expect(calls).toEqual([true, true, true, true]);
+      expect(r.provider.takeRepairQueue()).toEqual([]);
+    });
+
+    it(`reads a span that fails the store's check again, checked: byte-exact, and the blob is queued for repair (${where})`, async () => {
+      const { r, chunk } = await rig();
+      await corrupt(r, chunk.blob, 1); // data cell 1 of stripe 0: the first span
+      const calls: boolean[] = [];
+      const pool = worker ? new HashPool({ threads: 1 }) : undefined;
+      if (pool) pools.push(pool);
+      const got = await collect(scatterReadChunk(recording(r.provider, calls), chunk, 0, size - 1, pool));
+      expect(Buffer.from(got).equals(Buffer.from(body))).toBe(true);
+      // Four spans endToEnd, and the first once more, checked.
+      expect(calls.filter((c) => c).length).toBe(4);
+      expect(calls.filter((c) => !c).length).toBe(1);
+      expect(r.provider.takeRepairQueue()).toEqual([chunk.blob]);
+    });
+  }
+
+  it('fails closed, naming the blob, when more than m fragments of a stripe are damaged', async () => {
+    const { r, chunk } = await rig();
+    for (const i of [0, 1, 4]) await corrupt(r, chunk.blob, i);
+    const err = await collect(scatterReadChunk(r.provider as ScatterProvider, chunk, 0, size - 1)).catch((e: unknown) => e);
+    // The checked read finds too few good fragments: 'Io' naming the blob (the server's 500),
+    // as a read of such a blob fails without the endToEnd first try.
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as ProviderError).code).toBe('Io');
+    expect((err as ProviderError).message).toContain(chunk.blob);
+  });
+});
