@@ -102,10 +102,10 @@ export interface ListPage {
   next?: string;
 }
 
-export interface ReadvOptions {
+export interface ReadOptions {
   /**
    * The caller checks every byte it asked for against checksums of its own (the store: the
-   * CRC32C of each pack entry) and, when one fails, reads the same bytes again without this
+   * CRC32C of each pack entry it reads, by read or readv) and, when one fails, reads the same bytes again without this
    * option. The provider may then skip the per-block checks it would make on the way (erasure:
    * each fragment block's CRC32C, which costs as much as the caller's own check): damage is
    * caught by the caller, and the read without the option finds, rebuilds around and reports
@@ -135,7 +135,7 @@ export interface Provider {
    * is then a view of it): a caller that consumes the bytes at once reuses one buffer
    * instead of allocating per read. Providers may ignore it.
    */
-  read?(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array>;
+  read?(key: string, range?: ByteRange, into?: Uint8Array, options?: ReadOptions): Promise<Uint8Array>;
   /**
    * Optional scatter read: fills each of `targets` in order with the bytes of `key` from
    * byte `start` on (as many as their lengths sum to), in as few positional vectored reads
@@ -143,7 +143,7 @@ export interface Provider {
    * without a copy. Writes only into `targets`. Throws ProviderError 'NotFound' if absent,
    * 'InvalidRange' if the blob ends before the targets are full.
    */
-  readv?(key: string, start: number, targets: readonly Uint8Array[], options?: ReadvOptions): Promise<void>;
+  readv?(key: string, start: number, targets: readonly Uint8Array[], options?: ReadOptions): Promise<void>;
   /**
    * Optional: the local file that holds `key`, in the fs provider's blob-file format
    * (fs/blob-file.ts: a header, then the bytes), for a reader on another thread
@@ -185,9 +185,10 @@ export class ProviderError extends Error {
   }
 }
 
-/** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries. */
-export async function getBytes(provider: Provider, key: string, range?: ByteRange): Promise<Uint8Array> {
-  if (provider.read) return provider.read(key, range);
+/** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries.
+ * `options` go to the provider's read (ReadOptions); without read they do not apply. */
+export async function getBytes(provider: Provider, key: string, range?: ByteRange, options?: ReadOptions): Promise<Uint8Array> {
+  if (provider.read) return options ? provider.read(key, range, undefined, options) : provider.read(key, range);
   const res = await provider.get(key, range ? { range } : undefined);
   const out = new Uint8Array(res.length);
   let off = 0;

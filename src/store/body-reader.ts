@@ -1,16 +1,19 @@
 /**
  * @module Reads object bodies back: a packed body with one ranged read, a carrier segment
  * by segment. Every byte is checked (entry CRC32C) before it is yielded, so a corrupted
- * blob ends the stream with an error instead of wrong bytes. Encrypted carrier segments are
+ * blob ends the stream with an error instead of wrong bytes. Plain bodies are read first with
+ * ReadOptions.endToEnd (these checks make the provider's own redundant) and, where they fail,
+ * once more without it. Encrypted carrier segments are
  * checked by their GCM tag instead (authenticated: a tampered or misplaced segment fails, so
  * the CRC would add nothing), and only the segments a range touches are fetched and opened.
  */
-import type { Provider } from '../provider/provider.js';
+import type { Provider, ReadOptions } from '../provider/provider.js';
 import { getBytes } from '../provider/provider.js';
 import { blobError } from './blob-error.js';
 
 export { blobError };
 import { readEntry, entryRange } from '../pack/reader.js';
+import { PackError } from '../pack/errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE } from '../pack/stream-writer.js';
 import type { ChunkRef, Location } from './records.js';
 import { StoreError } from './errors.js';
@@ -19,6 +22,9 @@ import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
 import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js';
 import { sharedHashPool } from '../checksum/hash-pool.js';
+
+/** Reads whose every byte the reader checks itself (Provider ReadOptions). */
+const END_TO_END: ReadOptions = { endToEnd: true };
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {
@@ -169,9 +175,15 @@ export async function* readBody(
     let body = cache?.get(key);
     if (!body) {
       const { start, end } = entryRange(loc);
+      // The entry's checks cover every byte read, so the provider may leave its own to them
+      // (ReadOptions.endToEnd); an entry that fails them is read again, checked there too.
+      const entry = async (checked: boolean) =>
+        readEntry(await getBytes(provider, loc.blob, { start, end }, checked ? undefined : END_TO_END), { tag: loc.tag, index: loc.index, length: loc.length });
       try {
-        const bytes = await getBytes(provider, loc.blob, { start, end });
-        body = readEntry(bytes, { tag: loc.tag, index: loc.index, length: loc.length });
+        body = await entry(false).catch((err: unknown) => {
+          if (err instanceof PackError) return entry(true);
+          throw err;
+        });
       } catch (err) {
         throw blobError(err, loc.blob);
       }

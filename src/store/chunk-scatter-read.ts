@@ -7,7 +7,7 @@
  *
  * Every entry is verified (header: pack tag, index, length; body: CRC32C) before its span is
  * yielded: a corrupted blob ends the stream with StoreError 'Corrupt', never with wrong bytes.
- * These checks cover every byte of a span, so a span is first read with ReadvOptions.endToEnd
+ * These checks cover every byte of a span, so a span is first read with ReadOptions.endToEnd
  * (the erasure provider then skips its fragment block CRCs, which would check the same bytes a
  * second time); a span that fails them is read once more without it, checked by the provider
  * as well (which finds a damaged fragment, rebuilds around it and queues it for repair), before
@@ -127,7 +127,7 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
   // Only worth a worker when there is more than one span to overlap.
   let hasher: RemoteHasher | undefined = s1 - s0 + 1 > per ? pool?.open([]) : undefined;
   // First read of a span: the provider may leave its own per-block checks to ours
-  // (ReadvOptions.endToEnd); a span that fails ours is read again with them (`checked`), so a
+  // (ReadOptions.endToEnd); a span that fails ours is read again with them (`checked`), so a
   // damaged erasure fragment is found, rebuilt around and queued for repair there.
   const spanRead = async (seg: number, checked = false): Promise<Span> => {
     const last = Math.min(s1, seg + per - 1);

@@ -1,15 +1,20 @@
 /**
- * A large GET of a carrier over the erasure provider (store/chunk-scatter-read.ts): each span
- * is read first with ReadvOptions.endToEnd (the provider skips its fragment block CRCs, the
- * store's entry CRCs check the same bytes), and a span that fails the store's checks is read
- * once more checked by the provider, which finds the damaged fragment, rebuilds around it and
- * queues the chunk blob for repair. The body comes back byte-exact, with the CRCs on this
- * thread or on a hash worker; with more than m fragments damaged the read fails closed.
+ * Object bodies read over the erasure provider check each byte once. A large GET of a carrier
+ * (store/chunk-scatter-read.ts) reads each span first with ReadOptions.endToEnd (the provider
+ * skips its fragment block CRCs, the store's entry CRCs check the same bytes), and a span that
+ * fails the store's checks is read once more checked by the provider, which finds the damaged
+ * fragment, rebuilds around it and queues the chunk blob for repair. The body comes back
+ * byte-exact, with the CRCs on this thread or on a hash worker; with more than m fragments
+ * damaged the read fails closed. A packed body (store/body-reader.ts) is read the same way
+ * from its pack's copies.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { getBytes, ProviderError, type ReadvOptions } from '../../src/provider/provider.js';
+import { getBytes, ProviderError, type ByteRange, type Provider, type ReadOptions } from '../../src/provider/provider.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
-import { HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
+import { BLOCK_BYTES, CRC_BYTES, HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
+import { concatPack, encodePack } from '../../src/pack/writer.js';
+import { ENTRY_HEADER_SIZE } from '../../src/pack/stream-writer.js';
+import { readBody } from '../../src/store/body-reader.js';
 import type { ErasureProvider } from '../../src/provider/erasure/types.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
 import { ExactReader, writeCarrier } from '../../src/store/carrier.js';
@@ -58,14 +63,19 @@ async function corrupt(r: Rig, blob: string, index: number, at = 100): Promise<v
   throw new Error(`fragment ${index} of ${blob} not found`);
 }
 
-/** The provider, recording whether each readv asked for endToEnd. */
+/** The provider, recording whether each readv (and read) asked for endToEnd. */
 function recording(p: ErasureProvider, calls: boolean[]): ScatterProvider {
   return new Proxy(p, {
     get(target, prop, receiver) {
       if (prop === 'readv')
-        return (key: string, start: number, targets: readonly Uint8Array[], options?: ReadvOptions) => {
+        return (key: string, start: number, targets: readonly Uint8Array[], options?: ReadOptions) => {
           calls.push(options?.endToEnd === true);
           return target.readv!(key, start, targets, options);
+        };
+      if (prop === 'read')
+        return (key: string, range?: { start: number; end: number }, into?: Uint8Array, options?: ReadOptions) => {
+          calls.push(options?.endToEnd === true);
+          return target.read!(key, range, into, options);
         };
       const v = Reflect.get(target, prop, receiver) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -111,5 +121,49 @@ describe('scatter read of a carrier over erasure', () => {
     expect(err).toBeInstanceOf(ProviderError);
     expect((err as ProviderError).code).toBe('Io');
     expect((err as ProviderError).message).toContain(chunk.blob);
+  });
+
+  it('reads a packed body endToEnd, and from a damaged copy once more checked: byte-exact, the pack queued for repair', async () => {
+    // Which domain serves a copy's reads, so the copy the first read takes can be damaged.
+    const served: number[] = [];
+    const spy = (p: Provider, i: number): Provider =>
+      new Proxy(p, {
+        get(target, prop, receiver) {
+          if (prop === 'read')
+            return (key: string, range?: ByteRange, into?: Uint8Array) => {
+              if (parseChildKey(key)?.key === 'packs/p1') served.push(i);
+              return target.read!(key, range, into);
+            };
+          const v = Reflect.get(target, prop, receiver) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    const r = await makeRig({ k, m, cellSize, kind: 'fs', wrap: spy });
+    open.push(r.provider);
+    const bodies = [randomBytes(4096, 1), randomBytes(20_000, 2), randomBytes(3000, 3)];
+    const pack = encodePack(bodies);
+    await r.provider.put('packs/p1', concatPack(pack)); // below the stripe threshold: m + 1 copies
+    const at = (i: number) => ({ kind: 'pack' as const, blob: 'packs/p1', offset: pack.entries[i]!.offset, length: bodies[i]!.length, tag: pack.tag, index: i });
+    const calls: boolean[] = [];
+    const p = recording(r.provider, calls);
+    for (let i = 0; i < bodies.length; i++) expect(Buffer.from(await collect(readBody(p, at(i), bodies[i]!.length))).equals(Buffer.from(bodies[i]!))).toBe(true);
+    expect(calls).toEqual([true, true, true]);
+    // Damage entry 1's body on the copy those reads took (the description is cached: the next
+    // read takes it first again).
+    const first = served[0]!;
+    expect(served.every((d) => d === first)).toBe(true);
+    const logical = pack.entries[1]!.offset + ENTRY_HEADER_SIZE + 10;
+    const d = r.domains[first]!.provider;
+    const child = (await d.list({})).items.find((item) => parseChildKey(item.key)?.key === 'packs/p1')!.key;
+    const copy = Buffer.from(await getBytes(d, child));
+    copy[HEADER_BYTES + logical + CRC_BYTES * Math.floor(logical / BLOCK_BYTES)] ^= 0x08;
+    await d.put(child, copy);
+    calls.length = 0;
+    served.length = 0;
+    expect(Buffer.from(await collect(readBody(p, at(1), bodies[1]!.length))).equals(Buffer.from(bodies[1]!))).toBe(true);
+    expect(calls).toEqual([true, false]); // endToEnd from the damaged copy, then checked
+    expect(served[0]).toBe(first);
+    expect(served.some((x) => x !== first)).toBe(true); // the checked read went on to another copy
+    expect(r.provider.takeRepairQueue()).toEqual(['packs/p1']);
   });
 });

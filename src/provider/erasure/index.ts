@@ -39,7 +39,7 @@ import {
   type ListPage,
   type ProviderCapabilities,
   type PutOptions,
-  type ReadvOptions,
+  type ReadOptions,
 } from '../provider.js';
 import { resolveRange } from '../range.js';
 import { ByteSource } from './byte-source.js';
@@ -434,7 +434,9 @@ class ErasureProviderImpl implements ErasureProvider {
     return { info: this.#info(meta), start, length, body };
   }
 
-  async read(key: string, range?: ByteRange, into?: Uint8Array): Promise<Uint8Array> {
+  /** Provider.read; with `endToEnd` (the caller checks the bytes itself) fragment blocks and
+   * copies are not checked (ReadContext.endToEnd); log segments are read checked either way. */
+  async read(key: string, range?: ByteRange, into?: Uint8Array, options: ReadOptions = {}): Promise<Uint8Array> {
     this.#checkOpen();
     checkLogicalKey(key);
     const meta = await this.#meta(key);
@@ -445,7 +447,7 @@ class ErasureProviderImpl implements ErasureProvider {
     }
     const { start, length } = resolveRange(meta.length!, range, key);
     if (length === 0) return new Uint8Array(0);
-    return readRange(this.#readContext(), meta, start, length, into);
+    return readRange(this.#readContext(options.endToEnd === true), meta, start, length, into);
   }
 
   /**
@@ -457,7 +459,7 @@ class ErasureProviderImpl implements ErasureProvider {
    * 'InvalidRange' (the blob ends before the targets are full), 'Io' (unreadable: too few
    * good fragments).
    */
-  async readv(key: string, start: number, targets: readonly Uint8Array[], options: ReadvOptions = {}): Promise<void> {
+  async readv(key: string, start: number, targets: readonly Uint8Array[], options: ReadOptions = {}): Promise<void> {
     this.#checkOpen();
     checkLogicalKey(key);
     const meta = await this.#meta(key);

@@ -29,7 +29,7 @@ export interface ReadContext {
   onDegradedRead(meta: BlobMeta): void;
   /**
    * The caller checks every byte it gets against checksums of its own and reads again without
-   * this when one fails (Provider.readv's ReadvOptions.endToEnd): fragment blocks are then not
+   * this when one fails (Provider.readv's ReadOptions.endToEnd): fragment blocks are then not
    * checked here, and a rebuilt stripe kept for such reads is never used by a checked read
    * (rebuilt-stripes.ts). Missing fragments and failed domains are still rebuilt around and
    * reported.
