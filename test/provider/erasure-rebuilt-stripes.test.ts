@@ -14,6 +14,8 @@ import { HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
 import type { Domain, ErasureConfig } from '../../src/provider/erasure/types.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { bytes } from './helpers.js';
+import { gf256ArenaPool } from '../../src/wasm/gf256-arena.js';
+import { MAX_REBUILT_STRIPES } from '../../src/provider/erasure/rebuilt-stripes.js';
 
 const KiB = 1024;
 const k = 4;
@@ -108,6 +110,29 @@ describe('degraded reads in spans shorter than a stripe', () => {
     // stripe's first rebuild (one read each, 4 here). Rebuilt per span it was 55.
     expect(reads).toBeLessThanOrEqual(6 * k);
     expect(cold.stats.degradedReads).toBeGreaterThan(0);
+  });
+
+  it('keeps rebuilt stripes in the resident stripes they were rebuilt in, and gives every one back once evicted', async () => {
+    // The cache holds the resident stripe a rebuild reconstructed in (no copy out of it): at
+    // most MAX_REBUILT_STRIPES of them stay live, however many stripes and blobs are read.
+    const { domains, config } = await rig();
+    const p = await createErasureProvider({ config, domains });
+    const blobs = ['a', 'b', 'c'];
+    const data = blobs.map((_, i) => bytes(size, 31 + i));
+    for (let i = 0; i < blobs.length; i++) await p.put(blobs[i]!, data[i]!);
+    for (const b of blobs) await drop(domains, b, [0, 3]);
+    const cold = await createErasureProvider({ config, domains });
+    // The pool is process-wide, and the cache too: what earlier tests left in it counts, and
+    // is evicted by these reads. 15 stripes are rebuilt here; a region kept past its entry's
+    // eviction would show as more live regions than the cache holds.
+    const pool = gf256ArenaPool();
+    for (let i = 0; i < blobs.length; i++) {
+      expect((await readInSpans(cold, blobs[i]!, size, Math.floor(cellSize * 1.5) + 5)).equals(Buffer.from(data[i]!))).toBe(true);
+      expect(pool.stats.liveRegions).toBeGreaterThan(0); // the kept stripes are resident
+      expect(pool.stats.liveRegions).toBeLessThanOrEqual(MAX_REBUILT_STRIPES);
+    }
+    // Reading again through the kept stripes gives the same bytes.
+    expect((await readInSpans(cold, 'c', size, stripeBytes)).equals(Buffer.from(data[2]!))).toBe(true);
   });
 
   it('never serves a later write of the key from an earlier write’s rebuilt stripe', async () => {

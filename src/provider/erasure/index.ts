@@ -52,6 +52,7 @@ import { listMerged } from './list.js';
 import { etagOf, lookupBlob, nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import { placeFragments, rankDomains, validatePolicy } from './placement.js';
 import { readRange, readScatter, streamRange, trailerLength, type ReadContext } from './read.js';
+import { dropRebuiltStripes } from './rebuilt-stripes.js';
 import { ScatterSink } from './scatter-sink.js';
 import { writeReplicated, writeStriped, type WriteContext } from './write.js';
 import { replicatedCost, stripedCost, WriteGate, writeGateLimits, type WriteGateStats } from './write-gate.js';
@@ -533,6 +534,7 @@ class ErasureProviderImpl implements ErasureProvider {
     if (this.#closed) return;
     this.#closed = true;
     this.#gate.close();
+    dropRebuiltStripes(this.#set);
     await Promise.allSettled(this.domains.map((d) => d.provider.close()));
   }
 

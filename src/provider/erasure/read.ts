@@ -12,12 +12,13 @@
  */
 import { getBytes, ProviderError } from '../provider.js';
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
+import type { ResidentStripe } from '../../codec/resident-stripe.js';
 import { isDescriptorExhaustion, type DomainSet } from './domains.js';
 import { FragmentError, parseTrailer, unframe, unframedLength, unframeRange } from './fragment.js';
 import { framedRange, Geometry, TRAILER_BYTES, type Piece } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { giveScratch, takeResidentStripe, takeScratch } from './scratch.js';
-import { hasRebuiltStripe, withRebuiltStripe } from './rebuilt-stripes.js';
+import { hasRebuiltStripe, heapCells, residentCells, withRebuiltStripe, type RebuiltCells } from './rebuilt-stripes.js';
 import { ScatterSink, viewOf, type ByteSink } from './scatter-sink.js';
 
 export interface ReadContext {
@@ -153,10 +154,11 @@ function knownBad(ctx: ReadContext, meta: BlobMeta, cell: number): boolean {
   return d === undefined || ctx.domains.isFailed(d);
 }
 
-/** Fills `into` with the k data cells of stripe `s` (cell i at i * cellLength), rebuilt from
- * k good fragments; the data cells known to be unreadable are reported damaged (heal on
- * read) and not read. Throws like rebuildRange. */
-async function rebuildWholeStripe(ctx: ReadContext, meta: BlobMeta, g: Geometry, s: number, into: Uint8Array): Promise<void> {
+/** The k data cells of stripe `s`, rebuilt from k good fragments, where the rebuild left them
+ * (the resident stripe it reconstructed in, handed over; else a heap buffer): the caller owns
+ * them (rebuilt-stripes.ts). The data cells known to be unreadable are reported damaged (heal
+ * on read) and not read. Throws like rebuildRange. */
+async function rebuildWholeStripe(ctx: ReadContext, meta: BlobMeta, g: Geometry, s: number): Promise<RebuiltCells> {
   const cl = g.cellLength(s);
   const bad = new Set<number>();
   for (let i = 0; i < meta.k; i++) {
@@ -165,13 +167,22 @@ async function rebuildWholeStripe(ctx: ReadContext, meta: BlobMeta, g: Geometry,
     const d = meta.fragments[i];
     ctx.onDamaged(meta, i, d, d ? 'domain failed' : 'missing');
   }
-  await withRebuilt(ctx, meta, g, s, 0, cl, bad, false, undefined, (shards) => {
+  let kept: RebuiltCells | undefined;
+  await withRebuilt(ctx, meta, g, s, 0, cl, bad, false, undefined, (shards, _cellStart, stripe) => {
     for (let i = 0; i < meta.k; i++) {
       const shard = shards[i];
       if (!shard || shard.length !== cl) throw new ProviderError('Io', `${meta.key}: stripe ${s}: data cell ${i} was not rebuilt`);
-      into.set(shard, i * cl);
     }
+    if (stripe) {
+      kept = residentCells(stripe);
+      return true; // the stripe is ours now: no copy out of it
+    }
+    const heap = heapCells(meta.k * cl, cl);
+    for (let i = 0; i < meta.k; i++) heap.into.set(shards[i]!, i * cl);
+    kept = heap.cells;
+    return false;
   });
+  return kept!;
 }
 
 /**
@@ -201,17 +212,17 @@ async function readStripeDegraded(
     // decoded and sent; a read of one stripe elsewhere rebuilds only that one.
     const checked = !ctx.endToEnd;
     const current = withRebuiltStripe(
+      ctx.domains,
       meta,
       s,
-      meta.k * cl,
       checked,
-      (into) => rebuildWholeStripe(ctx, meta, g, s, into),
-      (cells) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * cl + p.from, p.cell * cl + p.to), outOffsets[i]!))
+      () => rebuildWholeStripe(ctx, meta, g, s),
+      (cells, stride) => pieces.forEach((p, i) => out.set(cells.subarray(p.cell * stride + p.from, p.cell * stride + p.to), outOffsets[i]!))
     );
     const next = s + 1;
     const inOrder = s === 0 || hasRebuiltStripe(meta, s - 1);
     if (inOrder && next < g.stripes && !hasRebuiltStripe(meta, next, checked) && meta.fragments.slice(0, meta.k).some((_, i) => knownBad(ctx, meta, i))) {
-      const ahead = withRebuiltStripe(meta, next, meta.k * g.cellLength(next), checked, (into) => rebuildWholeStripe(ctx, meta, g, next, into), () => undefined);
+      const ahead = withRebuiltStripe(ctx.domains, meta, next, checked, () => rebuildWholeStripe(ctx, meta, g, next), () => undefined);
       ahead.catch(() => undefined); // a failed rebuild is not kept: the read of that stripe tries again and reports it
     }
     await current;
@@ -371,9 +382,10 @@ export async function rebuildRange(
 /**
  * Like rebuildRange, but hands the shards (present and rebuilt; the others null) to `use`,
  * which must copy what it needs before returning: the shards live in a resident stripe
- * (sources unframed straight into it and rebuilt in place, scratch.ts takeResidentStripe)
- * that is released right after. Heap arrays and the copying codec are used when the
- * resident pool is exhausted. Throws like rebuildRange.
+ * (sources unframed straight into it and rebuilt in place, scratch.ts takeResidentStripe;
+ * passed to `use` as well) that is released right after, unless `use` returns true: the
+ * stripe is then its to release. Heap arrays and the copying codec are used when the
+ * resident pool is exhausted (no stripe is passed). Throws like rebuildRange.
  */
 async function withRebuilt(
   ctx: ReadContext,
@@ -385,7 +397,7 @@ async function withRebuilt(
   bad: ReadonlySet<number>,
   all: boolean,
   seed: ReadonlyMap<number, Uint8Array> | undefined,
-  use: (shards: Shard[], cellStart: number) => void
+  use: (shards: Shard[], cellStart: number, stripe: ResidentStripe | undefined) => boolean | void
 ): Promise<void> {
   const n = meta.k + meta.m;
   const candidates: number[] = [];
@@ -398,6 +410,7 @@ async function withRebuilt(
   const cellStart = fr.cellStart;
   const codec = ctx.codec(meta.k, meta.m);
   const stripe = takeResidentStripe(codec, unframedLength(fr.length));
+  let handedOver = false;
   try {
     for (const [i, data] of seed ?? []) {
       if (good === meta.k) break;
@@ -439,9 +452,9 @@ async function withRebuilt(
       for (const i of codec.reconstructResident(stripe, present, { dataOnly: !all })) shards[i] = stripe.shard(i);
     } else if (all) codec.reconstruct(shards);
     else codec.reconstructData(shards);
-    use(shards, cellStart);
+    handedOver = use(shards, cellStart, stripe) === true && stripe !== undefined;
   } finally {
-    stripe?.release();
+    if (!handedOver) stripe?.release();
   }
 }
 
