@@ -3,7 +3,9 @@
  *
  * A logical range maps to pieces of data cells (geometry.ts). Each piece is one positional
  * read of the whole checksum blocks that hold it, on the fragment's domain; every block's
- * CRC32C is checked before a byte is used. A piece whose fragment is missing, unreachable or
+ * CRC32C is checked before a byte is used, unless the caller checks every byte itself and
+ * reads again without that when one fails (ReadContext.endToEnd: the store's reads of object
+ * bodies), in which case damage is found by that second read. A piece whose fragment is missing, unreachable or
  * fails a check is rebuilt: the same block range is read from k other fragments of the
  * stripe (data first, then parity) and the wasm codec reconstructs it — only the blocks the
  * range needs, not the whole stripe. The caller is told (onDegraded) so the key is queued
