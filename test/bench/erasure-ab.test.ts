@@ -4,22 +4,12 @@
  * and the paired ratio, and refuses to run without --base. The figures are not checked (a
  * shared machine). Uses dist/ as built by `npm test`'s pretest.
  */
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../integration/harness.js';
+import { runBenchScript } from './run-script.js';
 
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/erasure-ab.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = (args: string[]) => runBenchScript('erasure-ab.js', args, 120_000);
 
 describe('bench erasure-ab', () => {
   for (const mode of [[], ['--healthy']]) {

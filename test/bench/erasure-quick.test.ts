@@ -6,22 +6,10 @@
  * they are not checked here.
  * Uses dist/ as built by `npm test`'s pretest (run `npm run build:js` first when run alone).
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../integration/harness.js';
+import { runBenchScript } from './run-script.js';
 
-function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist/bench/erasure.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], timeout: 240_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runBench = (args: string[]) => runBenchScript('erasure.js', args, 240_000);
 
 describe('bench:erasure --quick', () => {
   it('measures the fs and (4,2) lanes end to end and checks what it measured', async () => {
