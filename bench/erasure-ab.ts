@@ -25,7 +25,7 @@ import { bigGetsOnce, bigPuts, createBucket } from './erasure-measure.js';
 import { pool } from './http-load.js';
 import { startTarget, type Target } from './http-targets.js';
 import { CLI } from './erasure-lanes.js';
-import { fmt } from './lib/stats.js';
+import { fmt, median } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -48,10 +48,6 @@ interface Side {
   cpuMs: number[];
 }
 
-const median = (a: readonly number[]) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const log = (s: string) => process.stderr.write(`[erasure-ab] ${s}\n`);
 
 async function side(label: string, cli: string, body: Uint8Array): Promise<Side> {

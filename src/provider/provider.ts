@@ -114,6 +114,9 @@ export interface ReadOptions {
   endToEnd?: boolean;
 }
 
+/** The options of a read whose every byte the caller checks itself (ReadOptions.endToEnd). */
+export const END_TO_END: Readonly<ReadOptions> = Object.freeze({ endToEnd: true });
+
 export interface Provider {
   readonly kind: 'fs' | 'memory' | 's3' | string;
   readonly capabilities: ProviderCapabilities;
@@ -188,7 +191,7 @@ export class ProviderError extends Error {
 /** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries.
  * `options` go to the provider's read (ReadOptions); without read they do not apply. */
 export async function getBytes(provider: Provider, key: string, range?: ByteRange, options?: ReadOptions): Promise<Uint8Array> {
-  if (provider.read) return options ? provider.read(key, range, undefined, options) : provider.read(key, range);
+  if (provider.read) return provider.read(key, range, undefined, options);
   const res = await provider.get(key, range ? { range } : undefined);
   const out = new Uint8Array(res.length);
   let off = 0;

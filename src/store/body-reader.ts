@@ -7,8 +7,8 @@
  * checked by their GCM tag instead (authenticated: a tampered or misplaced segment fails, so
  * the CRC would add nothing), and only the segments a range touches are fetched and opened.
  */
-import type { Provider, ReadOptions } from '../provider/provider.js';
-import { getBytes } from '../provider/provider.js';
+import type { Provider } from '../provider/provider.js';
+import { END_TO_END, getBytes } from '../provider/provider.js';
 import { blobError } from './blob-error.js';
 
 export { blobError };
@@ -22,9 +22,6 @@ import type { BodyDecryptor } from './crypto/body-crypto.js';
 import { SEGMENT_TAG_BYTES } from './crypto/segment-cipher.js';
 import { scatterReadChunk, type ScatterProvider } from './chunk-scatter-read.js';
 import { sharedHashPool } from '../checksum/hash-pool.js';
-
-/** Reads whose every byte the reader checks itself (Provider ReadOptions). */
-const END_TO_END: ReadOptions = { endToEnd: true };
 
 /** Inclusive byte range within the object. */
 export interface BodyRange {

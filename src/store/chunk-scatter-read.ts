@@ -22,7 +22,7 @@
  * ({@link GET_HELD_BYTES}): the one being written, the one yielded next, and two being read
  * and checked ahead.
  */
-import { ProviderError, type Provider } from '../provider/provider.js';
+import { END_TO_END, ProviderError, type Provider } from '../provider/provider.js';
 import { checkEntryParts } from '../pack/reader.js';
 import { PackError } from '../pack/errors.js';
 import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
@@ -144,7 +144,7 @@ export async function* scatterReadChunk(provider: ScatterProvider, c: ChunkRef, 
     }
     const remote = hasher;
     try {
-      await provider.readv(c.blob, offsetOf(seg), targets, checked ? undefined : { endToEnd: true });
+      await provider.readv(c.blob, offsetOf(seg), targets, checked ? undefined : END_TO_END);
       const want: number[] = [];
       for (let i = seg, at = 0; i <= last; at += lenOf(i), i++) {
         const h = (i - seg) * ENTRY_HEADER_SIZE;

@@ -182,7 +182,6 @@ async function rebuildWholeStripe(ctx: ReadContext, meta: BlobMeta, g: Geometry,
     const heap = heapCells(meta.k * cl, cl);
     for (let i = 0; i < meta.k; i++) heap.into.set(shards[i]!, i * cl);
     kept = heap.cells;
-    return false;
   });
   return kept!;
 }
