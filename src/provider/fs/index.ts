@@ -36,6 +36,7 @@ import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
 import { walkKeys, type WalkEntry } from './walk.js';
 import { HandleCache } from './handle-cache.js';
+import { preadAt, preadvAt } from './fd-io.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 import { probeDirectWrites } from './direct-write.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
@@ -369,7 +370,7 @@ export class FsProvider implements Provider {
       const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
       let off = 0;
       while (off < length) {
-        const { bytesRead } = await handle.read(out, off, length - off, HEADER_BYTES + start + off);
+        const bytesRead = await preadAt(handle, out, off, length - off, HEADER_BYTES + start + off);
         if (bytesRead === 0) throw cutShort(key);
         off += bytesRead;
       }
@@ -413,7 +414,7 @@ export class FsProvider implements Provider {
       let list = targets.filter((t) => t.length > 0);
       let pos = HEADER_BYTES + start;
       while (list.length > 0) {
-        const { bytesRead } = await handle.readv(list as Uint8Array[], pos);
+        const bytesRead = await preadvAt(handle, list, pos);
         if (bytesRead === 0) throw cutShort(key);
         pos += bytesRead;
         // Drop the targets that are full; the first one left may be partly filled.
