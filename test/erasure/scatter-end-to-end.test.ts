@@ -6,12 +6,13 @@
  * fragment, rebuilds around it and queues the chunk blob for repair. The body comes back
  * byte-exact, with the CRCs on this thread or on a hash worker; with more than m fragments
  * damaged the read fails closed. A packed body (store/body-reader.ts) is read the same way
- * from its pack's copies.
+ * from its pack's copies, or from a log segment's (the commit log's small bodies).
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { getBytes, ProviderError, type ByteRange, type Provider, type ReadOptions } from '../../src/provider/provider.js';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { BLOCK_BYTES, CRC_BYTES, HEADER_BYTES } from '../../src/provider/erasure/geometry.js';
+import { LOG_BLOCK_BYTES, RECORD_HEADER_BYTES } from '../../src/provider/erasure/log-record.js';
 import { concatPack, encodePack } from '../../src/pack/writer.js';
 import { ENTRY_HEADER_SIZE } from '../../src/pack/stream-writer.js';
 import { readBody } from '../../src/store/body-reader.js';
@@ -123,7 +124,9 @@ describe('scatter read of a carrier over erasure', () => {
     expect((err as ProviderError).message).toContain(chunk.blob);
   });
 
-  it('reads a packed body endToEnd, and from a damaged copy once more checked: byte-exact, the pack queued for repair', async () => {
+  // A pack written whole (below the stripe threshold: m + 1 copies of the blob) or appended to
+  // a log segment (m + 1 copies of its records, as the commit log holds small bodies).
+  it.each(['copies', 'log'] as const)('reads a packed body endToEnd, and from a damaged copy once more checked: byte-exact, the pack queued for repair (%s)', async (layout) => {
     // Which domain serves a copy's reads, so the copy the first read takes can be damaged.
     const served: number[] = [];
     const spy = (p: Provider, i: number): Provider =>
@@ -142,7 +145,12 @@ describe('scatter read of a carrier over erasure', () => {
     open.push(r.provider);
     const bodies = [randomBytes(4096, 1), randomBytes(20_000, 2), randomBytes(3000, 3)];
     const pack = encodePack(bodies);
-    await r.provider.put('packs/p1', concatPack(pack)); // below the stripe threshold: m + 1 copies
+    if (layout === 'copies') await r.provider.put('packs/p1', concatPack(pack));
+    else {
+      const log = await r.provider.openLog!('packs/p1', 64 * KiB);
+      await log.append(0, [concatPack(pack)]);
+      await log.close();
+    }
     const at = (i: number) => ({ kind: 'pack' as const, blob: 'packs/p1', offset: pack.entries[i]!.offset, length: bodies[i]!.length, tag: pack.tag, index: i });
     const calls: boolean[] = [];
     const p = recording(r.provider, calls);
@@ -156,7 +164,10 @@ describe('scatter read of a carrier over erasure', () => {
     const d = r.domains[first]!.provider;
     const child = (await d.list({})).items.find((item) => parseChildKey(item.key)?.key === 'packs/p1')!.key;
     const copy = Buffer.from(await getBytes(d, child));
-    copy[HEADER_BYTES + logical + CRC_BYTES * Math.floor(logical / BLOCK_BYTES)] ^= 0x08;
+    // The body byte's place in the copy: after the fragment header and a CRC per block, or after
+    // the log record's header and a CRC per 4 KiB block (one record, at the copy's start).
+    if (layout === 'copies') copy[HEADER_BYTES + logical + CRC_BYTES * Math.floor(logical / BLOCK_BYTES)] ^= 0x08;
+    else copy[RECORD_HEADER_BYTES + logical + CRC_BYTES * Math.floor(logical / LOG_BLOCK_BYTES)] ^= 0x08;
     await d.put(child, copy);
     calls.length = 0;
     served.length = 0;

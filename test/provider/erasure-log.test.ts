@@ -6,12 +6,12 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AppendError } from '../../src/provider/append-log.js';
-import { getBytes, type Provider } from '../../src/provider/provider.js';
+import { END_TO_END, getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { DomainSet } from '../../src/provider/erasure/domains.js';
 import { scanCopy } from '../../src/provider/erasure/log-view.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
-import { encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
+import { dataSpan, dropBlockCrcs, encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
 import { chunkOf, copyName, corrupt, holders, killRig, reopen } from './erasure-log-helpers.js';
@@ -50,6 +50,36 @@ describe('log record format', () => {
     const big = encodeRecord(77, 2, 0, [], 0);
     Buffer.from(big.buffer, big.byteOffset).writeUInt32LE(MAX_RECORD_BYTES + 1, 4);
     expect(parseRecordHeader(big, 0, 77)).toBeUndefined();
+  });
+});
+
+describe('unchecked reads of a record (dataSpan, dropBlockCrcs)', () => {
+  it('give back any data range of a record, block CRCs dropped, and refuse a span of another length', () => {
+    const data = chunkOf(9, 3 * LOG_BLOCK_BYTES + 5);
+    const rec = encodeRecord(77, 2, 0, [data], data.length);
+    // The record at an odd place in its copy, as in a segment after other records.
+    const copy = Buffer.concat([Buffer.alloc(1000, 0xee), rec, Buffer.alloc(50, 0xdd)]);
+    const r = { ...parseRecordHeader(rec, 0, 77)!, phys: 1000 };
+    const B = LOG_BLOCK_BYTES;
+    const edges = [0, 1, B - 1, B, B + 1, 2 * B - 4, 2 * B, 3 * B - 1, 3 * B, data.length - 1];
+    const rand = prng(5);
+    const ranges: [number, number][] = [];
+    for (const from of edges) for (const to of [...edges.map((e) => e + 1), data.length]) if (to > from) ranges.push([from, to]);
+    for (let i = 0; i < 200; i++) {
+      const from = Math.floor(rand() * data.length);
+      ranges.push([from, from + 1 + Math.floor(rand() * (data.length - from))]);
+    }
+    for (const [from, to] of ranges) {
+      const span = dataSpan(r, from, to);
+      const raw = Buffer.from(copy.subarray(span.start, span.start + span.length)); // a copy: it is overwritten
+      expect(Buffer.from(dropBlockCrcs(raw, from, to) ?? []).equals(data.subarray(from, to)), `[${from}, ${to})`).toBe(true);
+      // A read that came back short or long (a truncated copy, a wrong span) is not taken.
+      expect(dropBlockCrcs(copy.slice(span.start, span.start + span.length - 1), from, to)).toBeUndefined();
+      expect(dropBlockCrcs(copy.slice(span.start, span.start + span.length + 1), from, to)).toBeUndefined();
+    }
+    // The span holds no byte of the record's header nor past the data asked for.
+    expect(dataSpan(r, 0, 1)).toEqual({ start: 1000 + 32, length: 1 });
+    expect(dataSpan(r, B - 1, B + 1)).toEqual({ start: 1000 + 32 + B - 1, length: 2 + 4 });
   });
 });
 
@@ -370,6 +400,32 @@ describe('erasure provider openLog', () => {
     await expect(getBytes(again.provider, key, { start: 0, end: end - 1 })).rejects.toMatchObject({ code: 'Io' });
     expect((await again.provider.checkBlob(key, { repair: true })).lost).toBe(true);
     await again.provider.close();
+  });
+
+  it('with endToEnd, reads a range inside one record as its copy holds it, unchecked; the checked read of it fails closed', async () => {
+    const rig = await killRig(2, 1, 3);
+    const key = 'log/000000000014-ff';
+    const log = await rig.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 4);
+    await log.close();
+    // Every copy damaged in record 1, differently from the bytes appended.
+    for (const d of await holders(rig, key)) await corrupt(rig.inner[d]!, key, 1);
+    await rig.provider.close();
+    const { provider: p } = await reopen(rig);
+    const at = (n: number) => Array.from({ length: n }, (_, i) => chunkOf(i).length).reduce((a, b) => a + b, 0);
+    const r1 = { start: at(1) + 10, end: at(2) - 11 }; // inside record 1 (one record per append)
+    const got = Buffer.from(await getBytes(p, key, r1, END_TO_END));
+    const want = bytes.subarray(r1.start, r1.end + 1);
+    expect(got.length).toBe(want.length);
+    // Exactly the damaged byte differs: the bytes as stored, CRCs dropped, none checked.
+    expect([...got].filter((b, i) => b !== want[i]).length).toBe(1);
+    await expect(getBytes(p, key, r1)).rejects.toMatchObject({ code: 'Io' });
+    // Healthy records read exact either way; a range over two records is read checked.
+    const r3 = { start: at(3) + 1, end: end - 1 };
+    expect(Buffer.from(await getBytes(p, key, r3, END_TO_END)).equals(bytes.subarray(r3.start, end))).toBe(true);
+    expect(Buffer.from(await getBytes(p, key, { start: at(3) - 5, end: at(3) + 5 }, END_TO_END)).equals(bytes.subarray(at(3) - 5, at(3) + 6))).toBe(true);
+    await expect(getBytes(p, key, { start: at(2) - 5, end: at(2) + 5 }, END_TO_END)).rejects.toMatchObject({ code: 'Io' });
+    await p.close();
   });
 });
 

@@ -436,7 +436,8 @@ class ErasureProviderImpl implements ErasureProvider {
   }
 
   /** Provider.read; with `endToEnd` (the caller checks the bytes itself) fragment blocks and
-   * copies are not checked (ReadContext.endToEnd); log segments are read checked either way. */
+   * copies are not checked (ReadContext.endToEnd), nor the blocks of a log segment's record
+   * (readLog). */
   async read(key: string, range?: ByteRange, into?: Uint8Array, options: ReadOptions = {}): Promise<Uint8Array> {
     this.#checkOpen();
     checkLogicalKey(key);
@@ -444,7 +445,7 @@ class ErasureProviderImpl implements ErasureProvider {
     if (meta.layout === 'log') {
       const view = await this.#logs.view(meta);
       const r = resolveRange(view.size, range, key);
-      return readLog(this.#logRead, view, r.start, r.length, into);
+      return readLog(this.#logRead, view, r.start, r.length, into, options.endToEnd === true);
     }
     const { start, length } = resolveRange(meta.length!, range, key);
     if (length === 0) return new Uint8Array(0);
@@ -455,8 +456,8 @@ class ErasureProviderImpl implements ErasureProvider {
    * Scatter read (Provider.readv): the bytes of `key` from `start` into `targets`, verified
    * and rebuilt like read() (read.ts readScatter), so a large GET reads into the store's
    * pooled span buffers instead of a fresh buffer per span. With `endToEnd` (the caller checks
-   * the bytes itself) fragment blocks are not checked (ReadContext.endToEnd); log segments are
-   * read checked either way. Throws ProviderError 'NotFound',
+   * the bytes itself) fragment blocks are not checked (ReadContext.endToEnd), nor a log
+   * segment record's blocks (readLog). Throws ProviderError 'NotFound',
    * 'InvalidRange' (the blob ends before the targets are full), 'Io' (unreadable: too few
    * good fragments).
    */
@@ -468,7 +469,7 @@ class ErasureProviderImpl implements ErasureProvider {
     if (meta.layout === 'log') {
       const view = await this.#logs.view(meta);
       checkScatterRange(key, start, sink.length, view.size);
-      if (sink.length > 0) sink.set(await readLog(this.#logRead, view, start, sink.length), 0);
+      if (sink.length > 0) sink.set(await readLog(this.#logRead, view, start, sink.length, undefined, options.endToEnd === true), 0);
       return;
     }
     checkScatterRange(key, start, sink.length, meta.length!);

@@ -137,6 +137,35 @@ export function blockSpan(r: LogRecord, from: number, to: number): { start: numb
   return { start, length, firstBlock, dataStart };
 }
 
+/** Where data bytes [from, to) of `r` (from < to <= r.length) lie in the copy, block CRCs
+ * between them included but no byte outside them: a read whose caller checks the bytes itself
+ * (ReadOptions.endToEnd) reads just this and drops the CRCs (dropBlockCrcs). */
+export function dataSpan(r: LogRecord, from: number, to: number): { start: number; length: number } {
+  const phys = (at: number) => r.phys + RECORD_HEADER_BYTES + at + CRC_BYTES * Math.floor(at / LOG_BLOCK_BYTES);
+  const start = phys(from);
+  return { start, length: phys(to - 1) + 1 - start };
+}
+
+/**
+ * The data bytes [from, to) of a record out of `raw`, the bytes dataSpan(r, from, to) located:
+ * the block CRCs inside it are dropped by moving the data after each one back, in place (raw is
+ * overwritten). Returns a view of `raw`, or undefined when raw is not that span's length.
+ * Checks nothing: for a caller that checks the bytes itself.
+ */
+export function dropBlockCrcs(raw: Uint8Array, from: number, to: number): Uint8Array | undefined {
+  const crcs = Math.floor((to - 1) / LOG_BLOCK_BYTES) - Math.floor(from / LOG_BLOCK_BYTES);
+  if (raw.length !== to - from + CRC_BYTES * crcs) return undefined;
+  // Data runs up to each block end, then its CRC: shift each later run left over the CRCs so far.
+  let src = LOG_BLOCK_BYTES - (from % LOG_BLOCK_BYTES); // raw offset of the first CRC
+  for (let i = 1; i <= crcs; i++) {
+    const runStart = src + CRC_BYTES;
+    const runEnd = Math.min(raw.length, runStart + LOG_BLOCK_BYTES);
+    raw.copyWithin(runStart - i * CRC_BYTES, runStart, runEnd);
+    src = runEnd;
+  }
+  return raw.subarray(0, to - from);
+}
+
 /**
  * Checks the framed blocks `framed` (as blockSpan located them, starting at block
  * `firstBlock`) and copies their data bytes [from, to) (record data offsets; `dataStart` is

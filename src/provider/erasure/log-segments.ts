@@ -116,9 +116,19 @@ export class LogSegments {
   }
 }
 
-/** The bytes [start, start + length) of segment `view`, into `into` when large enough. */
-export async function readLog(ctx: LogViewContext, view: LogView, start: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+/** The bytes [start, start + length) of segment `view`, into `into` when large enough. With
+ * `endToEnd` (ReadOptions: the caller checks the bytes itself, and reads again without it when
+ * they fail) unchecked where LogView.readUnchecked applies (one record, a healthy copy). */
+export async function readLog(ctx: LogViewContext, view: LogView, start: number, length: number, into?: Uint8Array, endToEnd = false): Promise<Uint8Array> {
   if (length < 0) throw new ProviderError('InvalidRange', `${view.key}: negative length`);
+  if (endToEnd) {
+    const got = await view.readUnchecked(ctx, start, length);
+    if (got) {
+      if (!into || into.length < length) return got;
+      into.set(got);
+      return into.subarray(0, length);
+    }
+  }
   const out = into && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
   await view.read(ctx, start, length, out);
   return out;

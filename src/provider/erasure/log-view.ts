@@ -15,12 +15,16 @@
  * windows, and the last record of each copy is verified whole, since only the last append of a
  * copy can have been torn. Every read verifies the CRC of each block it returns; a block that
  * fails is read from the next copy that holds the record, and with none left the read fails
- * with ProviderError 'Io' naming the segment: never wrong bytes.
+ * with ProviderError 'Io' naming the segment: never wrong bytes. The one exception is
+ * readUnchecked, for a caller that checks every byte itself (ReadOptions.endToEnd: the store's
+ * pack entries carry their own CRC32C) and reads again through read when they fail.
  */
 import { getBytes, ProviderError } from '../provider.js';
 import type { DomainSet } from './domains.js';
 import {
   blockSpan,
+  dataSpan,
+  dropBlockCrcs,
   parseRecordHeader,
   RECORD_HEADER_BYTES,
   recordBytes,
@@ -117,6 +121,32 @@ export class LogView {
     }
     if (filled < end) out.fill(0, filled - start, length);
     await Promise.all(reads);
+  }
+
+  /**
+   * The logical bytes [start, start + length) unchecked, for a caller that checks every byte
+   * itself and reads again checked (read) when they fail (ReadOptions.endToEnd): when the range
+   * lies inside one record and a healthy copy holds it, one read of just those bytes from that
+   * copy, block CRCs dropped, not computed (a 4 KiB packed body reads ~4 KiB, where a checked
+   * read reads and checks the two or three 4 KiB blocks it touches, and copies it out of them).
+   * Undefined when that does not apply or the read fails: the caller reads checked then.
+   * Rejects only for an abort.
+   */
+  async readUnchecked(ctx: LogViewContext, start: number, length: number): Promise<Uint8Array | undefined> {
+    const i0 = this.#firstAfter(start);
+    const r = this.records[i0];
+    if (!r || length <= 0 || r.logical > start || start + length > r.logical + r.length) return undefined;
+    const copy = this.copies.find((c) => c.covers > i0);
+    if (!copy || ctx.domains.isFailed(copy.domain)) return undefined;
+    const from = start - r.logical;
+    const span = dataSpan(r, from, from + length);
+    try {
+      const raw = await ctx.domains.readBlob(copy.domain, this.child, (p) => getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 }));
+      return dropBlockCrcs(raw, from, from + length);
+    } catch (err) {
+      if (err instanceof ProviderError && err.code === 'Aborted') throw err;
+      return undefined;
+    }
   }
 
   async #readRecord(ctx: LogViewContext, index: number, from: number, to: number, out: Uint8Array, outOffset: number): Promise<void> {
