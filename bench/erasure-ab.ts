@@ -33,7 +33,7 @@ import { bigGetsOnce, bigPuts, createBucket, fillSmall, smallGets, SMALL_KEYS_PE
 import { pool } from './http-load.js';
 import { startTarget, type Target } from './http-targets.js';
 import { CLI } from './erasure-lanes.js';
-import { fmt, median } from './lib/stats.js';
+import { fmt, median, medianRange } from './lib/stats.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -125,7 +125,6 @@ try {
   }
 }
 const [b, t] = sides as [Side, Side];
-const range = (xs: number[], digits: number) => `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`;
 if (small) {
   const cpuRatios = t.cpuPerGet.map((x, i) => b.cpuPerGet[i]! / x);
   const opsRatios = t.ops.map((x, i) => x / b.ops[i]!);
@@ -135,9 +134,9 @@ if (small) {
       '',
       '| build | GET/s (median, min–max) | server CPU ms per GET (median, min–max) |',
       '| --- | --: | --: |',
-      ...sides.map((s) => `| ${s.label} | ${fmt(median(s.ops))} (${fmt(Math.min(...s.ops))}–${fmt(Math.max(...s.ops))}) | ${median(s.cpuPerGet).toFixed(3)} (${range(s.cpuPerGet, 3)}) |`),
+      ...sides.map((s) => `| ${s.label} | ${medianRange(s.ops)} | ${medianRange(s.cpuPerGet, 3)} |`),
       '',
-      `Per round, base CPU per GET / this build's: median ${median(cpuRatios).toFixed(3)} (${range(cpuRatios, 2)}); this build's GET/s / base's: median ${median(opsRatios).toFixed(3)} (${range(opsRatios, 2)}).`,
+      `Per round, base CPU per GET / this build's: median ${medianRange(cpuRatios, 3)}; this build's GET/s / base's: median ${medianRange(opsRatios, 3)}.`,
       '',
     ].join('\n')
   );
@@ -148,11 +147,11 @@ if (small) {
     [
       `### ${what}: this build against \`${base}\`, ${n} GETs each, alternating`,
       '',
-      '| build | MiB/s (median) | ms per GET (min–max) | server CPU ms per GET (median) |',
+      '| build | MiB/s (median) | ms per GET (median, min–max) | server CPU ms per GET (median) |',
       '| --- | --: | --: | --: |',
-      ...sides.map((s) => `| ${s.label} | ${fmt(SIZE / MIB / (median(s.ms) / 1000))} | ${fmt(median(s.ms))} (${fmt(Math.min(...s.ms))}–${fmt(Math.max(...s.ms))}) | ${fmt(median(s.cpuMs))} |`),
+      ...sides.map((s) => `| ${s.label} | ${fmt(SIZE / MIB / (median(s.ms) / 1000))} | ${medianRange(s.ms)} | ${fmt(median(s.cpuMs))} |`),
       '',
-      `Per round, base time / this build's time: median ${median(ratios).toFixed(3)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}).`,
+      `Per round, base time / this build's time: median ${medianRange(ratios, 3)}.`,
       '',
     ].join('\n')
   );

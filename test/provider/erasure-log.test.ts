@@ -388,30 +388,34 @@ describe('erasure provider openLog', () => {
     await again.provider.close();
   });
 
-  it('fails closed when a record verifies on no copy', async () => {
+  /** A (2,1) log of 4 appends (one record each) whose record 1 is damaged on every copy,
+   * reopened. */
+  async function damagedEverywhere(key: string) {
     const rig = await killRig(2, 1, 3);
-    const key = 'log/000000000013-ee';
     const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { end } = await appendAll(log, 4);
+    const { bytes, end } = await appendAll(log, 4);
     await log.close();
     for (const d of await holders(rig, key)) await corrupt(rig.inner[d]!, key, 1);
     await rig.provider.close();
-    const again = await reopen(rig);
+    return { again: await reopen(rig), bytes, end };
+  }
+
+  it('fails closed when a record verifies on no copy', async () => {
+    const key = 'log/000000000013-ee';
+    const { again, end } = await damagedEverywhere(key);
     await expect(getBytes(again.provider, key, { start: 0, end: end - 1 })).rejects.toMatchObject({ code: 'Io' });
     expect((await again.provider.checkBlob(key, { repair: true })).lost).toBe(true);
     await again.provider.close();
   });
 
   it('with endToEnd, reads a range inside one record as its copy holds it, unchecked; the checked read of it fails closed', async () => {
-    const rig = await killRig(2, 1, 3);
     const key = 'log/000000000014-ff';
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 4);
-    await log.close();
     // Every copy damaged in record 1, differently from the bytes appended.
-    for (const d of await holders(rig, key)) await corrupt(rig.inner[d]!, key, 1);
-    await rig.provider.close();
-    const { provider: p } = await reopen(rig);
+    const {
+      again: { provider: p },
+      bytes,
+      end,
+    } = await damagedEverywhere(key);
     const at = (n: number) => Array.from({ length: n }, (_, i) => chunkOf(i).length).reduce((a, b) => a + b, 0);
     const r1 = { start: at(1) + 10, end: at(2) - 11 }; // inside record 1 (one record per append)
     const got = Buffer.from(await getBytes(p, key, r1, END_TO_END));

@@ -125,6 +125,11 @@ export function parseRecordHeader(bytes: Uint8Array, phys: number, generation: n
   return { phys, logical: hi * 0x100000000 + b.readUInt32LE(8), length, attempt };
 }
 
+/** Copy offset of data byte `at` of `r` (past the header and the CRCs of the blocks before it). */
+function physOf(r: LogRecord, at: number): number {
+  return r.phys + RECORD_HEADER_BYTES + at + CRC_BYTES * Math.floor(at / LOG_BLOCK_BYTES);
+}
+
 /** Where data bytes [from, to) of `r` (offsets in the record's data) lie in the copy: the whole
  * blocks holding them. */
 export function blockSpan(r: LogRecord, from: number, to: number): { start: number; length: number; firstBlock: number; dataStart: number } {
@@ -132,7 +137,7 @@ export function blockSpan(r: LogRecord, from: number, to: number): { start: numb
   const lastBlock = Math.floor((Math.max(to, from + 1) - 1) / LOG_BLOCK_BYTES);
   const dataStart = firstBlock * LOG_BLOCK_BYTES;
   const dataEnd = Math.min(r.length, (lastBlock + 1) * LOG_BLOCK_BYTES);
-  const start = r.phys + RECORD_HEADER_BYTES + firstBlock * (LOG_BLOCK_BYTES + CRC_BYTES);
+  const start = physOf(r, dataStart);
   const length = dataEnd - dataStart + CRC_BYTES * (lastBlock - firstBlock + 1);
   return { start, length, firstBlock, dataStart };
 }
@@ -141,9 +146,8 @@ export function blockSpan(r: LogRecord, from: number, to: number): { start: numb
  * between them included but no byte outside them: a read whose caller checks the bytes itself
  * (ReadOptions.endToEnd) reads just this and drops the CRCs (dropBlockCrcs). */
 export function dataSpan(r: LogRecord, from: number, to: number): { start: number; length: number } {
-  const phys = (at: number) => r.phys + RECORD_HEADER_BYTES + at + CRC_BYTES * Math.floor(at / LOG_BLOCK_BYTES);
-  const start = phys(from);
-  return { start, length: phys(to - 1) + 1 - start };
+  const start = physOf(r, from);
+  return { start, length: physOf(r, to - 1) + 1 - start };
 }
 
 /**

@@ -104,10 +104,11 @@ export class LogView {
   async read(ctx: LogViewContext, start: number, length: number, out: Uint8Array): Promise<void> {
     const end = start + length;
     const i0 = this.#firstAfter(start);
-    const only = this.records[i0];
     // The common case (a packed body): the range lies inside one record.
-    if (only && only.logical <= start && end <= only.logical + only.length)
-      return this.#readRecord(ctx, i0, start - only.logical, end - only.logical, out, 0);
+    if (this.#holds(i0, start, end)) {
+      const at = this.records[i0]!.logical;
+      return this.#readRecord(ctx, i0, start - at, end - at, out, 0);
+    }
     let filled = start;
     const reads: Promise<void>[] = [];
     for (let i = i0; i < this.records.length; i++) {
@@ -134,10 +135,10 @@ export class LogView {
    */
   async readUnchecked(ctx: LogViewContext, start: number, length: number): Promise<Uint8Array | undefined> {
     const i0 = this.#firstAfter(start);
-    const r = this.records[i0];
-    if (!r || length <= 0 || r.logical > start || start + length > r.logical + r.length) return undefined;
-    const copy = this.copies.find((c) => c.covers > i0);
-    if (!copy || ctx.domains.isFailed(copy.domain)) return undefined;
+    if (length <= 0 || !this.#holds(i0, start, start + length)) return undefined;
+    const copy = this.#firstHealthy(ctx, i0);
+    if (!copy) return undefined;
+    const r = this.records[i0]!;
     const from = start - r.logical;
     const span = dataSpan(r, from, from + length);
     try {
@@ -149,13 +150,25 @@ export class LogView {
     }
   }
 
+  /** Whether record `i` holds all of logical [start, end). */
+  #holds(i: number, start: number, end: number): boolean {
+    const r = this.records[i];
+    return r !== undefined && r.logical <= start && end <= r.logical + r.length;
+  }
+
+  /** The first copy holding record `index` by the scan, when its domain is not failed. */
+  #firstHealthy(ctx: LogViewContext, index: number): LogCopyState | undefined {
+    const first = this.copies.find((c) => c.covers > index);
+    return first && !ctx.domains.isFailed(first.domain) ? first : undefined;
+  }
+
   async #readRecord(ctx: LogViewContext, index: number, from: number, to: number, out: Uint8Array, outOffset: number): Promise<void> {
     const r = this.records[index]!;
     const span = blockSpan(r, from, to);
     // Fast path (a small read, a healthy first copy): no candidate list. Any failure falls
     // through to the loop, which tries every copy holding the record, healthy ones first.
-    const first = this.copies.find((c) => c.covers > index);
-    if (first && !ctx.domains.isFailed(first.domain)) {
+    const first = this.#firstHealthy(ctx, index);
+    if (first) {
       try {
         const framed = await ctx.domains.readBlob(first.domain, this.child, (p) =>
           getBytes(p, this.child, { start: span.start, end: span.start + span.length - 1 })
