@@ -58,6 +58,12 @@ export interface PutOptions {
    * change.
    */
   bulk?: boolean;
+  /**
+   * Whom a bulk write is for (an access key; '' for anonymous requests), when the request has
+   * a per-key share (s3/key-share.ts): a provider that admits writes against shared limits
+   * (the erasure set's write gate) lets one owner hold at most its share of them.
+   */
+  owner?: string;
 }
 
 /** Inclusive byte range; `end` past the blob end is clamped. */

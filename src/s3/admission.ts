@@ -65,6 +65,6 @@ export function admitRequest(r: RequestContext, e: Endpoint): void {
   if (adds && repo.state.buckets.has(adds.bucket)) assertHistoryRoom(repo.state, minEntryBytes(adds.key));
   if (e.op === 'PutObject' || e.op === 'UploadPart') {
     const body = declaredBody(r.headers);
-    if (body !== undefined) repo.budget.check(Math.min(body, SEGMENT_SIZE));
+    if (body !== undefined) r.budget.check(Math.min(body, SEGMENT_SIZE));
   }
 }

@@ -32,6 +32,7 @@ import { checkHeaderSection } from './header-limits.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
 import { requestAsOf } from './as-of.js';
+import type { KeyShareTicket } from './key-share.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -67,6 +68,7 @@ function optionsOf(deps: ServerDeps): DepsOptions {
 export async function handleRequest(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
   const r = new RequestContext(incoming, res, deps, newRequestId());
   deps.metrics.inFlight++;
+  let share: KeyShareTicket | undefined;
   try {
     if (deps.internal?.(r)) return;
     checkHeaderSection(incoming.rawHeaders, r.rawTarget);
@@ -103,6 +105,11 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
       hoistQueryHeaders(r.rawTarget, r.auth, r.headers);
     }
     endpoint ??= routeIt();
+    // Counted against its key's share from here (a POST form's signer is in its body: anonymous).
+    if (deps.keyShares) {
+      share = deps.keyShares.enter(r.auth?.accessKeyId ?? null);
+      r.budget = share.budget;
+    }
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;
@@ -120,6 +127,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   } catch (err) {
     sendError(r, err);
   } finally {
+    share?.leave();
     deps.metrics.inFlight--;
     const seconds = (performance.now() - r.started) / 1000;
     const status = r.res.statusCode;

@@ -75,7 +75,7 @@ export function checksumHeaders(
  * without waiting for the socket to close.
  */
 export async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
-  const budget = r.store.repo.budget;
+  const budget = r.budget;
   const len = r.headers['content-length'];
   const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
   const source = readBodySource(r.incoming, {
@@ -130,7 +130,7 @@ function bodyOf(r: RequestContext, allowUnsized: boolean): MaybeSizedBody {
   if (payload.mode === 'streaming-signed' || payload.mode === 'streaming-unsigned-trailer') {
     const opts = awsChunkedOptionsFromHeaders(h, payload);
     // The decoder's working memory is charged to the pending budget like the store's.
-    const budget = r.store.repo.budget;
+    const budget = r.budget;
     const decoder = new AwsChunkedDecoder({ ...opts, reserve: (n) => budget.reserve(n) });
     const out: MaybeSizedBody = {
       body: decoder.decode(counted(r)),

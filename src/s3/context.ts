@@ -5,6 +5,8 @@
 import type { LifecycleRunner } from '../admin/lifecycle.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Store } from '../store/store.js';
+import type { BudgetAccount } from '../store/budget.js';
+import type { KeyShares } from './key-share.js';
 import type { AuthResult } from './auth/index.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
 import type { MasterKey } from '../store/master-key-derive.js';
@@ -30,6 +32,8 @@ export interface ServerDeps {
   metricsToken?: string;
   /** SSE-C keys are accepted over plain HTTP from other hosts too (see s3/sse-transport.ts). */
   sseCOverHttp?: boolean;
+  /** Per-access-key shares of requests in flight and of the pending budget (key-share.ts); none: unshared. */
+  keyShares?: KeyShares;
   /** The server's lifecycle worker: admin runs go through it (admin/lifecycle.ts). */
   lifecycle?: LifecycleRunner;
   /** The history expiry worker (admin POST /expire runs it now). */
@@ -58,6 +62,8 @@ export class RequestContext {
   bytesIn = 0;
   bytesOut = 0;
   errorCode?: string;
+  /** What this request reserves memory from: its identity's share (key-share.ts), else the whole pending budget. */
+  budget: BudgetAccount;
 
   constructor(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps, id: string) {
     this.incoming = incoming;
@@ -75,6 +81,7 @@ export class RequestContext {
     }
     this.headers = h;
     this.baseHeaders = { 'x-amz-request-id': id, 'x-amz-id-2': id, server: 'Strata' };
+    this.budget = deps.store.repo.budget;
   }
 
   #query?: Map<string, string>;

@@ -28,7 +28,7 @@ export async function readBody(r: RequestContext, max: number, opts: { objectChe
   const tooBig = () => new S3Error('MaxMessageLengthExceeded', `Your request was too big (over ${max} bytes).`);
   if (b.size > max) throw tooBig();
   const incomplete = () => new S3Error('IncompleteBody', 'You did not provide the number of bytes specified by the Content-Length HTTP header.');
-  const budget = r.store.repo.budget;
+  const budget = r.budget;
   // Never more than the announced size either: a longer body is IncompleteBody.
   const known = r.headers['content-length'] !== undefined || b.size > 0;
   const buf = new BudgetedBuffer((n) => budget.reserve(n), known ? b.size : max, () => (known ? incomplete() : tooBig()));

@@ -27,6 +27,7 @@ import {
 } from './option-types.js';
 import { listenType, tokenType, type ListenAddress } from './metrics-options.js';
 import { CONNECTION_DEFAULTS } from './connection-guard.js';
+import { DEFAULT_KEY_SHARE_PERCENT } from '../s3/key-share.js';
 import { defineOption, findOption, resolveOptions, type OptionDef } from './options.js';
 import { erasureOption, erasureSetup } from './erasure-option.js';
 import type { ErasureConfig } from '../provider/erasure/types.js';
@@ -94,6 +95,8 @@ export interface ServerConfig {
   configFile?: string;
   /** Most open connections (0: no cap); see connection-guard.ts. */
   maxConnections?: number;
+  /** Share of requests in flight and of the pending budget one access key may hold, percent (s3/key-share.ts). */
+  keyShare?: number;
   /** Time a client has to send a complete header block, ms (0: no deadline). */
   headerTimeoutMs?: number;
   /** Window of the minimum body rate, ms (0: no minimum rate). */
@@ -236,6 +239,16 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     type: integerType({ min: 0, max: 1_000_000 }),
     default: CONNECTION_DEFAULTS.maxConnections,
     help: 'open connections; past it a request gets 503 SlowDown and the connection closes (0: no cap)',
+  }),
+  opt({
+    name: 'key-share',
+    key: 'keyShare',
+    env: 'STRATA_KEY_SHARE',
+    // s3/key-share.ts: a cap per access key (anonymous requests together count as one), so one
+    // client's many slow uploads cannot take what every other key needs; 100: no per-key cap.
+    type: integerType({ min: 1, max: 100 }, '<percent>'),
+    default: DEFAULT_KEY_SHARE_PERCENT,
+    help: 'percent of --max-connections (as requests in flight) and of --pending-budget one access key may hold at once; past it 503 SlowDown (100: no per-key cap)',
   }),
   opt({
     name: 'header-timeout',

@@ -19,6 +19,7 @@ import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
 import { Metrics, family } from './metrics.js';
+import { DEFAULT_KEY_SHARE_PERCENT, KeyShares } from '../s3/key-share.js';
 import { budgetMetrics } from './budget-metrics.js';
 import { DEFAULTS, type ServerConfig } from './config.js';
 import { checkDataLocation, checkErasureDomains } from './data-location.js';
@@ -109,6 +110,7 @@ export async function startServer(
   const listener = await bindListener(config.host, config.port, tls, guard);
   let store: Store;
   const opening = performance.now();
+  const keySharePercent = config.keyShare ?? DEFAULT_KEY_SHARE_PERCENT;
   try {
     store = await openStore(config.data, {
       ...options.store,
@@ -119,7 +121,8 @@ export async function startServer(
       ...(config.maxUploadsPerBucket ? { maxUploadsPerBucket: config.maxUploadsPerBucket } : {}),
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
-      ...(erasure ? { erasure } : {}),
+      // An erasure set's write gate gives one access key the same share (write-gate.ts).
+      ...(erasure ? { erasure: keySharePercent < 100 ? { ...erasure, ownerShare: keySharePercent / 100 } : erasure } : {}),
     });
   } catch (err) {
     await listener.abort();
@@ -159,6 +162,9 @@ export async function startServer(
   if (master.created) log.warn('master key generated', { file: master.masterKey!.source, id: master.masterKey!.id });
   const metrics = new Metrics();
   const repo = store.repo;
+  // What one access key may hold of the connection cap (as requests) and the pending budget.
+  const keyShares = keySharePercent < 100 ? new KeyShares(repo.budget, { percent: keySharePercent, maxConnections: cap.cap }) : undefined;
+  if (keyShares) log.info('key share', { percent: keySharePercent, requests: keyShares.requestCap || 'no cap', bytes: keyShares.budgets.cap });
   // Writes queued for an erasure set's write gate shorten the body-rate window, so stalled
   // uploads let go of the places they hold within seconds. (The pending budget queues no
   // writes, which it refuses at once; only GETs wait for it.)
@@ -204,6 +210,13 @@ export async function startServer(
     ...family('strata_upload_completions_expired_total', 'counter', 'Completion records (kept for Complete retries) dropped.', expiry.stats.completionsDropped),
     ...family('strata_upload_chunks_deleted_total', 'counter', 'Carrier chunks of unreachable multipart parts deleted.', repo.reaper.stats.deleted),
     ...family('strata_upload_chunk_delete_failures_total', 'counter', 'Carrier chunk deletions that failed (chunk leaked).', repo.reaper.stats.failed),
+    ...(keyShares
+      ? [
+          ...family('strata_key_share_identities', 'gauge', 'Access keys (anonymous requests count as one) holding requests or budget bytes now.', keyShares.budgets.identities),
+          ...family('strata_key_share_request_refusals_total', 'counter', 'Requests refused because their access key had its share of requests in flight (503 SlowDown).', keyShares.refusals),
+          ...family('strata_key_share_budget_refusals_total', 'counter', 'Reservations refused because their access key held its share of the pending budget (503 SlowDown).', keyShares.budgets.refusals),
+        ]
+      : []),
     ...family('strata_connections', 'gauge', 'Open client connections (admitted).', guard.open),
     ...family('strata_connections_refused_total', 'counter', 'Connections refused past the connection cap (503 SlowDown).', guard.refused),
     ...family('strata_header_timeouts_total', 'counter', 'Requests cut for an incomplete header block (400 RequestTimeout).', guard.headerTimeouts),
@@ -218,6 +231,7 @@ export async function startServer(
   if (config.baseDomain) deps.baseDomain = config.baseDomain;
   if (config.region) deps.region = config.region;
   if (config.sseCOverHttp) deps.sseCOverHttp = true;
+  if (keyShares) deps.keyShares = keyShares;
   const server = listener.server;
   // Expect: 100-continue is answered by the app once the request is authenticated and
   // authorized (s3/app.ts), so a refused client never sends its body.

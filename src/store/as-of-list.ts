@@ -33,7 +33,7 @@ import { decodeToken, encodeToken, type ListBinding, type ListPosition } from '.
 import { MAX_KEYS, type ListOptions, type ListResult } from './list.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
-import { BudgetHold, RETRY_AFTER_SECONDS } from './budget.js';
+import { BudgetHold, RETRY_AFTER_SECONDS, type BudgetAccount } from './budget.js';
 
 /** Memory one examined key may hold in the page (its entry object, record, key), bytes, besides its key. */
 const AS_OF_KEY_BYTES = 512;
@@ -57,6 +57,8 @@ export interface AsOfListOptions extends ListOptions {
   at: number;
   /** Log entries to read at most (default STEP_BUDGET; tests lower it). */
   stepBudget?: number;
+  /** What the page's entries are charged to while it is built (default the whole pending budget). */
+  budget?: BudgetAccount;
 }
 
 /**
@@ -98,7 +100,7 @@ export async function listObjectsAsOf(repo: Repository, bucket: string, opts: As
   }
 
   const it = mergeSources(b.versions.sources(), from);
-  const hold = new BudgetHold(repo.budget);
+  const hold = new BudgetHold(opts.budget ?? repo.budget);
   const bound = new SeqBound(at);
   let steps = 0;
   let count = 0;

@@ -24,12 +24,26 @@ export const BUDGET_WAIT_MS = 2_000;
 /** At most this many requests wait for room at once; more are refused at once. */
 export const MAX_BUDGET_WAITERS = 256;
 
+/**
+ * What a request reserves from: the whole budget (PendingBudget itself), or the share of it one
+ * access key may hold (BudgetShares below). Same contract as PendingBudget's methods.
+ */
+export interface BudgetAccount {
+  /** The identity whose share this is (an access key; '' anonymous); undefined: the whole budget. */
+  readonly owner?: string;
+  readonly waiting: number;
+  check(bytes: number): void;
+  reserve(bytes: number): () => void;
+  tryReserve(bytes: number, ceiling?: number): (() => void) | undefined;
+  reserveWithin(bytes: number, waitMs: number, signal?: AbortSignal): Promise<() => void>;
+}
+
 interface Waiter {
   readonly bytes: number;
   readonly grant: (release: () => void) => void;
 }
 
-export class PendingBudget {
+export class PendingBudget implements BudgetAccount {
   readonly limit: number;
   #used = 0;
   #peak = 0;
@@ -37,8 +51,12 @@ export class PendingBudget {
   /** Requests waiting for room (reserveWithin), oldest first. */
   readonly #waiters: Waiter[] = [];
 
-  constructor(limitBytes: number) {
+  /** What refusals call this budget. */
+  readonly #what: string;
+
+  constructor(limitBytes: number, what = 'pending budget (bytes held by requests in flight)') {
     this.limit = limitBytes;
+    this.#what = what;
   }
 
   get used(): number {
@@ -146,7 +164,7 @@ export class PendingBudget {
     this.refusals++;
     return new StoreError(
       'SlowDown',
-      `pending budget (bytes held by requests in flight) exhausted${waited}: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
+      `${this.#what} exhausted${waited}: ${this.#used} of ${this.limit} bytes in flight, ${bytes} more requested`,
       { retryAfterSeconds: RETRY_AFTER_SECONDS }
     );
   }
@@ -158,11 +176,11 @@ export class PendingBudget {
  * (the caller ends its page early); `add` throws StoreError 'SlowDown'.
  */
 export class BudgetHold {
-  readonly #budget: PendingBudget;
+  readonly #budget: BudgetAccount;
   readonly #releases: (() => void)[] = [];
   held = 0;
 
-  constructor(budget: PendingBudget) {
+  constructor(budget: BudgetAccount) {
     this.#budget = budget;
   }
 
@@ -187,5 +205,161 @@ export class BudgetHold {
   release(): void {
     for (const r of this.#releases.splice(0)) r();
     this.held = 0;
+  }
+}
+
+/**
+ * Per-access-key shares of a PendingBudget: the requests of one identity (an access key, or all
+ * anonymous requests together) may hold at most `cap` bytes of it at once, so a client holding a
+ * valid key cannot take the whole budget with many slow uploads or large GETs and leave every
+ * other key's requests refused (s3/key-share.ts sets this up per request). Each identity's
+ * share is a PendingBudget of its own, taken before the shared one and with the same rules: a
+ * write past the share is refused at once with StoreError 'SlowDown' (503 + Retry-After); a GET
+ * waits for room in its share (its identity's other requests releasing theirs), then for room
+ * in the whole budget, within the one wait it is allowed.
+ */
+export class BudgetShares {
+  readonly budget: PendingBudget;
+  /** Bytes one identity may hold. */
+  readonly cap: number;
+  readonly #accounts = new Map<string, ShareAccount>();
+  /** Refusals counted by accounts since dropped. */
+  #retiredRefusals = 0;
+
+  constructor(budget: PendingBudget, cap: number) {
+    if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`budget share must be a positive whole number of bytes, not ${cap}`);
+    this.budget = budget;
+    this.cap = Math.min(cap, budget.limit);
+  }
+
+  /** Reservations refused because their identity held its share. */
+  get refusals(): number {
+    let n = this.#retiredRefusals;
+    for (const a of this.#accounts.values()) n += a.share.refusals;
+    return n;
+  }
+
+  /** Identities holding a request or bytes now. */
+  get identities(): number {
+    return this.#accounts.size;
+  }
+
+  /** Bytes `id` holds now. */
+  used(id: string): number {
+    return this.#accounts.get(id)?.share.used ?? 0;
+  }
+
+  /** Requests of `id` in flight now (entered, not left). */
+  requests(id: string): number {
+    return this.#accounts.get(id)?.requests ?? 0;
+  }
+
+  /**
+   * The account of `id` for one request: its reservations count against `id`'s share until
+   * released. Call `leave` when the request ends (reservations it made may outlive it: they
+   * still count until released).
+   */
+  enter(id: string): { account: BudgetAccount; leave: () => void } {
+    let a = this.#accounts.get(id);
+    if (!a) this.#accounts.set(id, (a = new ShareAccount(this, id)));
+    a.requests++;
+    let left = false;
+    const account = a;
+    return {
+      account,
+      leave: () => {
+        if (left) return;
+        left = true;
+        account.requests--;
+        this.forget(account);
+      },
+    };
+  }
+
+  /** Drops `a` once it holds nothing, waits for nothing and serves no request (an identity that
+   * comes back gets a new one). */
+  forget(a: ShareAccount): void {
+    if (a.requests === 0 && a.share.used === 0 && a.share.waiting === 0 && this.#accounts.get(a.id) === a) {
+      this.#accounts.delete(a.id);
+      this.#retiredRefusals += a.share.refusals;
+    }
+  }
+}
+
+/** One identity's account: its share (a PendingBudget of `cap` bytes), then the shared budget. */
+class ShareAccount implements BudgetAccount {
+  readonly #shares: BudgetShares;
+  readonly id: string;
+  readonly owner: string;
+  readonly share: PendingBudget;
+  requests = 0;
+
+  constructor(shares: BudgetShares, id: string) {
+    this.#shares = shares;
+    this.id = id;
+    this.owner = id;
+    const who = id === '' ? 'anonymous requests' : `access key ${id}`;
+    this.share = new PendingBudget(shares.cap, `the share of the pending budget one access key may hold (--key-share), for ${who},`);
+  }
+
+  get waiting(): number {
+    return this.share.waiting + this.#shares.budget.waiting;
+  }
+
+  check(bytes: number): void {
+    this.share.check(bytes);
+    this.#shares.budget.check(bytes);
+  }
+
+  reserve(bytes: number): () => void {
+    const own = this.share.reserve(bytes);
+    try {
+      return this.#both(own, this.#shares.budget.reserve(bytes));
+    } catch (err) {
+      this.#release(own);
+      throw err;
+    }
+  }
+
+  tryReserve(bytes: number, ceiling?: number): (() => void) | undefined {
+    const own = this.share.tryReserve(bytes);
+    if (!own) return undefined;
+    const shared = this.#shares.budget.tryReserve(bytes, ceiling);
+    if (shared) return this.#both(own, shared);
+    this.#release(own);
+    return undefined;
+  }
+
+  async reserveWithin(bytes: number, waitMs: number, signal?: AbortSignal): Promise<() => void> {
+    const deadline = performance.now() + waitMs;
+    let own: () => void;
+    try {
+      own = await this.share.reserveWithin(bytes, waitMs, signal);
+    } catch (err) {
+      this.#shares.forget(this);
+      throw err;
+    }
+    try {
+      return this.#both(own, await this.#shares.budget.reserveWithin(bytes, Math.max(0, deadline - performance.now()), signal));
+    } catch (err) {
+      this.#release(own);
+      throw err;
+    }
+  }
+
+  #release(own: () => void): void {
+    own();
+    this.#shares.forget(this);
+  }
+
+  /** One release for both reservations, which also drops the account once it holds nothing. */
+  #both(own: () => void, shared: () => void): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      shared();
+      this.#release(own);
+    };
   }
 }

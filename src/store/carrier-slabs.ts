@@ -29,7 +29,7 @@ import type { ChunkRef, ChecksumName } from './records.js';
 import { createFastHasher } from '../checksum/native.js';
 import type { Hasher } from '../checksum/hasher.js';
 import { StoreError } from './errors.js';
-import type { ExactReader } from './carrier.js';
+import type { CarrierIo, ExactReader } from './carrier.js';
 import type { BodyDigests, ClaimOptions } from './digest.js';
 import { digestAlgorithms } from './digest.js';
 import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
@@ -176,7 +176,7 @@ export async function writeSlabCarrier(
   reader: ExactReader,
   size: number,
   hashing: SlabHashing,
-  signal?: AbortSignal,
+  io: CarrierIo = {},
   inflight?: InflightTicket
 ): Promise<{ refs: ChunkRef[]; digests: BodyDigests }> {
   const { hasher, local, sealer } = hashing;
@@ -263,6 +263,7 @@ export async function writeSlabCarrier(
   // The first failure of any chunk put ends the body at once (not after the next chunk is
   // framed), and cuts the put still running.
   const cut = new AbortController();
+  const signal = io.signal;
   const putSignal = signal ? AbortSignal.any([signal, cut.signal]) : cut.signal;
   let failNow!: (err: unknown) => void;
   const failed = new Promise<never>((_, reject) => (failNow = reject));
@@ -303,7 +304,7 @@ export async function writeSlabCarrier(
       }
       const index = chunk;
       const put = provider
-        .put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, signal: putSignal })
+        .put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', released, bulk: true, signal: putSignal, ...(io.owner !== undefined ? { owner: io.owner } : {}) })
         .then(() => {
           refs[index] = { blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag };
         });

@@ -8,6 +8,7 @@
  * pulls the next segment only when it has written the previous one (backpressure).
  */
 import type { InflightTicket } from './inflight-blobs.js';
+import type { BudgetAccount } from './budget.js';
 import type { Provider } from '../provider/provider.js';
 import { PackStream } from '../pack/stream-writer.js';
 import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
@@ -117,6 +118,18 @@ function segmentLengths(n: number): number[] {
   return out;
 }
 
+/** How a carrier's blobs are written: the request's abort signal, and whom they are for
+ * (PutOptions.owner: the request's access key, when it has a per-key share). */
+export interface CarrierIo {
+  signal?: AbortSignal;
+  owner?: string;
+}
+
+/** The CarrierIo of a write with options `o`. */
+export function carrierIo(o: { signal?: AbortSignal | undefined; budget?: BudgetAccount | undefined }): CarrierIo {
+  return { ...(o.signal ? { signal: o.signal } : {}), ...(o.budget?.owner !== undefined ? { owner: o.budget.owner } : {}) };
+}
+
 /**
  * Streams exactly `size` bytes of `reader` into chunk blobs and returns their refs, in
  * order. `onData` sees every body byte once (for digests). With `sealer` (an encrypted
@@ -130,7 +143,7 @@ export async function writeCarrier(
   reader: ExactReader,
   size: number,
   onData: (chunk: Uint8Array) => void,
-  signal?: AbortSignal,
+  io: CarrierIo = {},
   sealer?: StreamSealer,
   inflight?: InflightTicket
 ): Promise<ChunkRef[]> {
@@ -164,7 +177,7 @@ export async function writeCarrier(
         }
         yield* pack.finish();
       }
-      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', bulk: true, ...(signal ? { signal } : {}) });
+      await provider.put(key, frames(), { contentLength: pack.size, ifNoneMatch: '*', bulk: true, ...io });
       chunks.push({ blob: key, size: n, segment: SEGMENT_SIZE, tag: pack.tag });
       done += n;
     }

@@ -11,10 +11,11 @@
  * the parts a Complete leaves out) are deleted once the commit that orphans them is durable
  * (carrier-reaper.ts).
  */
+import type { BudgetAccount } from './budget.js';
 import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { BucketState } from './state.js';
-import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, carrierIo, ExactReader, writeCarrier } from './carrier.js';
 import { checkDigests, finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { openSlabHashing, writeSlabCarrier } from './carrier-slabs.js';
 import type { HashPool } from '../checksum/hash-pool.js';
@@ -150,7 +151,7 @@ export async function uploadPart(
   uploadId: string,
   partNumber: number,
   body: AsyncIterable<Uint8Array>,
-  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing; hashPool?: HashPool | null }
+  opts: ClaimOptions & { size: number; signal?: AbortSignal; keys?: KeyRing; hashPool?: HashPool | null; budget?: BudgetAccount }
 ): Promise<PartResult> {
   if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > MAX_PART_NUMBER) {
     throw new StoreError('InvalidArgument', `Part number must be an integer between 1 and ${MAX_PART_NUMBER}, inclusive`, {
@@ -160,7 +161,8 @@ export async function uploadPart(
   if (opts.size > MAX_PART_BYTES) throw new StoreError('EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   // Admission first (synchronously, as PutObject does): nothing is read before it.
   const segment = Math.min(opts.size, SEGMENT_SIZE);
-  const release = repo.budget.reserve(segment);
+  const budget = opts.budget ?? repo.budget;
+  const release = budget.reserve(segment);
   let releaseSealed: (() => void) | undefined;
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
@@ -171,7 +173,7 @@ export async function uploadPart(
     const dataKey = uploadDataKey(rec.encryption, opts.keys);
     const crypt = rec.encryption && dataKey ? partCrypt(rec.encryption, dataKey, opts.size) : undefined;
     // An encrypted part also holds its sealed segment.
-    if (crypt) releaseSealed = repo.budget.reserve(sealedLength(segment));
+    if (crypt) releaseSealed = budget.reserve(sealedLength(segment));
     // A part checksummed with another algorithm than the upload's would lack the one its
     // Complete combines: refused before any byte, as S3 refuses it.
     if (rec.checksumAlgorithm && opts.checksumAlgorithm && opts.checksumAlgorithm !== rec.checksumAlgorithm) {
@@ -190,14 +192,14 @@ export async function uploadPart(
     let hashed: BodyDigests | undefined;
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, carrierIo(opts), inflight);
         chunks = out.refs;
         hashed = out.digests;
       } finally {
         slabs.close();
       }
     } else {
-      chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, crypt?.sealer, inflight);
+      chunks = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), carrierIo(opts), crypt?.sealer, inflight);
     }
     const { digests: d } = hashed ? checkDigests(hashed, claimOpts) : finishDigest(digest, claimOpts);
     const md5 = crypt ? crypt.etagDigest(d.md5) : d.md5;

@@ -17,7 +17,7 @@
  * reclaims the rest), except after an ambiguous commit.
  */
 import type { Repository } from './repository.js';
-import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, carrierIo, ExactReader, writeCarrier } from './carrier.js';
 import { finishDigest, startDigest } from './digest.js';
 import { PACK_MAX_BODY, SEGMENT_SIZE } from './layout.js';
 import { commitPut, MAX_PUT_BYTES, newBodyCrypt, precheck, putObject, type PutOptions, type PutResult } from './objects-write.js';
@@ -80,7 +80,8 @@ export async function putObjectUnsized(
     throw new StoreError('InvalidArgument', `invalid body bounds ${min}..${max}`);
   }
   const headBytes = Math.min(max, PACK_MAX_BODY);
-  let release = repo.budget.reserve(headBytes + (opts.encryption ? sealedLength(SEGMENT_SIZE) : 0));
+  const budget = opts.budget ?? repo.budget;
+  let release = budget.reserve(headBytes + (opts.encryption ? sealedLength(SEGMENT_SIZE) : 0));
   const reader = new ExactReader(body);
   const chunks: ChunkRef[] = [];
   const inflight = repo.inflight.open();
@@ -113,12 +114,12 @@ export async function putObjectUnsized(
         sealer = new StreamSealer(streamKey(crypt.dataKey, id), piece.length, SEGMENT_SIZE);
         streams.push({ id, size: piece.length });
       }
-      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), opts.signal, sealer, inflight);
+      const refs = await writeCarrier(repo.provider, new ExactReader(once(piece)), piece.length, (c) => digest.update(c), carrierIo(opts), sealer, inflight);
       chunks.push(...refs);
       if (piece.length < UNSIZED_PIECE_BYTES && piece !== head) break;
       // The next piece (and a sealed segment in flight) is charged before it is read; the
       // previous one is released.
-      const next = repo.budget.reserve(UNSIZED_PIECE_BYTES + (crypt ? sealedLength(SEGMENT_SIZE) : 0));
+      const next = budget.reserve(UNSIZED_PIECE_BYTES + (crypt ? sealedLength(SEGMENT_SIZE) : 0));
       release();
       release = next;
       piece = await reader.read(UNSIZED_PIECE_BYTES);

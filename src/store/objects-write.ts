@@ -8,10 +8,11 @@
  * Nothing is visible before the commit; a failure at any step leaves no trace except
  * carrier chunks, which are deleted on the way out (best effort; GC reclaims the rest).
  */
+import type { BudgetAccount } from './budget.js';
 import { stageVersion } from './versions-write.js';
 import type { Repository } from './repository.js';
 import type { Tx } from './tx.js';
-import { abandonChunks, ExactReader, writeCarrier } from './carrier.js';
+import { abandonChunks, carrierIo, ExactReader, writeCarrier } from './carrier.js';
 import { checkDigests, finishDigest, startDigest, type BodyDigests, type ClaimOptions } from './digest.js';
 import { openSlabHashing, writeSlabCarrier } from './carrier-slabs.js';
 import { sharedHashPool, type HashPool } from '../checksum/hash-pool.js';
@@ -54,6 +55,9 @@ export interface PutOptions extends ObjectMetadata, ClaimOptions {
    * pool (none if STRATA_HASH_THREADS=0), null to hash on this thread.
    */
   hashPool?: HashPool | null;
+  /** What the body's memory is reserved from (default the whole pending budget; a request's
+   * access-key share: s3/key-share.ts). */
+  budget?: BudgetAccount;
 }
 
 /** The hash pool `o` asks for: its own, none (null), or the shared one. */
@@ -131,7 +135,7 @@ export async function putObject(
   // A carrier's blobs are written before staging: refuse on an upper bound of its log entry
   // first, so a full history budget never leaves chunks behind (staging checks exactly).
   if (!packed) assertHistoryRoom(repo.state, maxEntryBytes(key, opts, Math.ceil(opts.size / CHUNK_SIZE)));
-  const release = repo.budget.reserve(held);
+  const release = (opts.budget ?? repo.budget).reserve(held);
   const reader = new ExactReader(body);
   const inflight = repo.inflight.open();
   let chunks: Location | undefined;
@@ -145,7 +149,7 @@ export async function putObject(
     const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), repo.budget, opts.size, opts, sealer);
     if (slabs) {
       try {
-        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, opts.signal, inflight);
+        const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, carrierIo(opts), inflight);
         chunks = { kind: 'chunks', chunks: out.refs };
         hashed = out.digests;
       } finally {
@@ -157,7 +161,7 @@ export async function putObject(
       if (!(await reader.atEnd())) throw new StoreError('IncompleteBody', `body is longer than the ${opts.size} bytes announced`);
       digest.update(bytes);
     } else {
-      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), opts.signal, sealer, inflight);
+      const refs = await writeCarrier(repo.provider, reader, opts.size, (c) => digest.update(c), carrierIo(opts), sealer, inflight);
       chunks = { kind: 'chunks', chunks: refs };
     }
     const { digests: d, primary } = hashed ? checkDigests(hashed, opts) : finishDigest(digest, opts);

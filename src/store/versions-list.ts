@@ -21,7 +21,7 @@ import { VERSIONING_CONFIG } from './versioning.js';
 import type { ObjectVersion } from './records.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
-import { BudgetHold, RETRY_AFTER_SECONDS } from './budget.js';
+import { BudgetHold, RETRY_AFTER_SECONDS, type BudgetAccount } from './budget.js';
 
 /**
  * What a listed version costs in memory while its page is built, relative to its encoded log
@@ -43,6 +43,8 @@ export interface ListVersionsOptions {
   versionIdMarker?: string;
   /** 0..1000 (larger is clamped). */
   maxKeys?: number;
+  /** What the page's entries are charged to while it is built (default the whole pending budget). */
+  budget?: BudgetAccount;
 }
 
 export interface VersionListEntry {
@@ -114,7 +116,7 @@ export async function listVersions(repo: Repository, bucket: string, opts: ListV
   }
 
   const it = mergeSources(sources, from);
-  const hold = new BudgetHold(repo.budget);
+  const hold = new BudgetHold(opts.budget ?? repo.budget);
   let count = 0;
   let current: { key: string; filter: VisibilityFilter; nullUnknownBefore?: Position } | undefined = resume;
   let last: { key: string; versionId?: string } | undefined;

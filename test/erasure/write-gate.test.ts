@@ -149,7 +149,56 @@ describe('WriteGate', () => {
     expect(g.stats).toMatchObject({ inFlight: 0, waiting: 0, refused: 0 });
   });
 
+  it('holds one owner to its share while other owners pass its waiting writes', async () => {
+    // Share 0.5: an owner may hold 14 of 28 descriptors and 50 of 100 bytes.
+    const g = new WriteGate({ ...LIMITS, maxWaiters: 10, waitMs: 500, ownerShare: 0.5 });
+    const a1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a1', undefined, 'HOG'));
+    const a2 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a2', undefined, 'HOG'));
+    const a3 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a3', undefined, 'HOG'));
+    // Another owner's write arrives after a3 and goes at once: a3 waits for HOG's own writes.
+    const b1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'b1', undefined, 'OTHER'));
+    // A write with no owner (store-internal) is not held by any share.
+    const n1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'n1'));
+    await tick();
+    expect([a1.state, a2.state, a3.state, b1.state, n1.state]).toEqual(['admitted', 'admitted', 'waiting', 'admitted', 'admitted']);
+    expect(g.stats).toMatchObject({ inFlight: 4, waiting: 1, descriptors: 28 });
+    // The gate is full now: OTHER's next write waits for room, not for its share.
+    const b2 = track(g.enter({ descriptors: 7, bytes: 10 }, 'b2', undefined, 'OTHER'));
+    await tick();
+    expect(b2.state).toBe('waiting');
+    // n1 leaves: b2 (in OTHER's share) goes; a3 still waits (HOG holds its share).
+    n1.leave!();
+    await tick();
+    expect([a3.state, b2.state]).toEqual(['waiting', 'admitted']);
+    // One of HOG's writes leaves: the room goes to a3.
+    a1.leave!();
+    await tick();
+    expect(a3.state).toBe('admitted');
+    for (const t of [a2, a3, b1, b2]) t.leave!();
+    expect(g.stats).toMatchObject({ inFlight: 0, descriptors: 0, bytes: 0, waiting: 0 });
+  });
+
+  it('refuses a write its owner\'s share held back after the wait, naming the share; admits an oversized one alone', async () => {
+    const g = new WriteGate({ ...LIMITS, maxWaiters: 10, waitMs: 40, ownerShare: 0.25 });
+    const big = track(g.enter({ descriptors: 20, bytes: 10 }, 'big', undefined, 'HOG')); // more than its share (7), alone: admitted
+    const next = track(g.enter({ descriptors: 1, bytes: 1 }, 'next', undefined, 'HOG'));
+    const other = track(g.enter({ descriptors: 7, bytes: 10 }, 'other', undefined, 'OTHER'));
+    await tick();
+    expect([big.state, next.state, other.state]).toEqual(['admitted', 'waiting', 'admitted']);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(next.state).toBe('refused');
+    expect(next.error).toBeInstanceOf(ProviderError);
+    expect((next.error as ProviderError).code).toBe('Unavailable');
+    expect((next.error as Error).message).toContain('access key HOG already hold their share');
+    expect(g.stats.refused).toBe(1);
+    big.leave!();
+    other.leave!();
+    expect(g.stats).toMatchObject({ inFlight: 0, waiting: 0 });
+  });
+
   it('refuses nonsense limits', () => {
+    expect(() => new WriteGate({ ...LIMITS, ownerShare: 0 })).toThrow(RangeError);
+    expect(() => new WriteGate({ ...LIMITS, ownerShare: 1.5 })).toThrow(RangeError);
     expect(() => new WriteGate({ ...LIMITS, descriptors: 0 })).toThrow(RangeError);
     expect(() => new WriteGate({ ...LIMITS, bytes: Number.NaN })).toThrow(RangeError);
     expect(() => new WriteGate({ ...LIMITS, waitMs: -1 })).toThrow(RangeError);
@@ -168,6 +217,8 @@ describe('the gate limits and costs', () => {
     expect(writeGateLimits(config(10, 4), Infinity).descriptors).toBe(Number.MAX_SAFE_INTEGER);
     expect(writeGateLimits(config(10, 4), 1024).bytes).toBe(ERASURE_DEFAULTS.writeMemory);
     expect(writeGateLimits(config(10, 4, { writeMemory: 8 * MiB }), 1024).bytes).toBe(8 * MiB);
+    expect(writeGateLimits(config(10, 4, { ownerShare: 0.5 }), 1024).ownerShare).toBe(0.5);
+    expect(writeGateLimits(config(10, 4, { ownerShare: 1 }), 1024).ownerShare).toBeUndefined();
   });
 
   it('costs a striped write its k+m files and three framed stripes (plus its stripe when unsized)', () => {
@@ -226,6 +277,30 @@ describe('the erasure provider behind the gate', () => {
     await Promise.all(Array.from({ length: 6 }, (_, i) => provider.put(`meta/${i}`, body(i), { contentLength: 300 * KiB })));
     expect(live.peak).toBeGreaterThan(6);
     expect(provider.writeGate!.peakInFlight).toBe(1);
+    await provider.close();
+  });
+
+  it.each([
+    // At 0.5 HOG runs one write at a time and OTHER goes beside its first: 3 (or all 4) land after.
+    { ownerShare: 0.5, after: [3, 4] },
+    // No share: arrival order, two at a time, OTHER (last) lands last.
+    { ownerShare: undefined, after: [0, 0] },
+  ])('with owner share $ownerShare, another owner\'s write passes what one owner queued: $after of its 4 land after', async ({ ownerShare, after }) => {
+    const { wrap } = slowChildren();
+    // Two striped writes at (4,2) with 64 KiB cells fit 3 MiB; an owner at 0.5 holds one.
+    const { provider } = await makeRig({ k: 4, m: 2, cellSize: 64 * KiB, stripeThreshold: 64 * KiB, writeMemory: 3 * MiB, wrap, ...(ownerShare ? { ownerShare } : {}) });
+    const done: string[] = [];
+    const put = (key: string, owner: string) =>
+      provider.put(key, new Uint8Array(300 * KiB).fill(key.length), { contentLength: 300 * KiB, bulk: true, owner }).then(() => void done.push(key));
+    const hog = Array.from({ length: 4 }, (_, i) => put(`hog/${i}`, 'HOG'));
+    await tick();
+    await Promise.all([...hog, put('other/0', 'OTHER')]);
+    expect(done.filter((k) => k.startsWith('hog/')).length).toBe(4);
+    // How many of HOG's writes landed after OTHER's, which arrived last.
+    const landedAfter = done.length - 1 - done.indexOf('other/0');
+    expect(landedAfter).toBeGreaterThanOrEqual(after[0]!);
+    expect(landedAfter).toBeLessThanOrEqual(after[1]!);
+    expect(provider.writeGate).toMatchObject({ inFlight: 0, waiting: 0, refused: 0 });
     await provider.close();
   });
 

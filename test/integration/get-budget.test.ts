@@ -31,7 +31,8 @@ let s3: S3Client;
 const body = Buffer.from(randomBytes(SIZE, 77));
 
 beforeAll(async () => {
-  s = await startTestServer({ config: { pendingBytes: BUDGET } });
+  // One key may use the whole budget (--key-share 100): these tests are about the budget itself.
+  s = await startTestServer({ config: { pendingBytes: BUDGET, keyShare: 100 } });
   s3 = new S3Client({ endpoint: s.url, region: REGION, forcePathStyle: true, credentials: CREDS, maxAttempts: 1 });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
   await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'big', Body: body }));

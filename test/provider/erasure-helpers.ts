@@ -58,6 +58,7 @@ export async function makeRig(
     degradedWrites: options.degradedWrites ?? false,
     domainTimeoutMs: options.domainTimeoutMs ?? 5_000,
     ...(options.writeMemory !== undefined ? { writeMemory: options.writeMemory } : {}),
+    ...(options.ownerShare !== undefined ? { ownerShare: options.ownerShare } : {}),
   };
   return { provider: await createErasureProvider({ config, domains }), domains, dirs };
 }

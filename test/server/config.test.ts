@@ -57,6 +57,7 @@ describe('resolveConfig', () => {
       scrubRate: 64 * 2 ** 20,
       expiryInterval: 3_600_000,
       maxConnections: 1024,
+      keyShare: 50,
       headerTimeoutMs: 20_000,
       bodyTimeoutMs: 20_000,
       bodyMinBytes: 16 * 1024,

@@ -349,7 +349,7 @@ class ErasureProviderImpl implements ErasureProvider {
     const cost = this.#replicated(key, length) ? replicatedCost(config, length!) : stripedCost(config, length !== undefined);
     let leave: (() => void) | undefined;
     try {
-      leave = await this.#gate.enter(cost, key, options.signal);
+      leave = await this.#gate.enter(cost, key, options.signal, options.owner);
       this.#checkOpen(); // closed while this write waited
       return await this.#writeAdmitted(key, generation, body, length, options);
     } catch (err) {

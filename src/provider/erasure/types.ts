@@ -65,6 +65,10 @@ export interface ErasureConfig {
   /** Bytes of stripe buffers the writes of object bodies in flight may hold together; one that
    * does not fit waits for room (write-gate.ts); ERASURE_DEFAULTS.writeMemory when absent. */
   writeMemory?: number;
+  /** Share of the write gate's descriptors and bytes the bulk writes of one owner
+   * (PutOptions.owner: an access key) may hold at once, 0-1 (s3/key-share.ts); absent or 1: no
+   * per-owner cap. Set by the server from --key-share, not by the config file. */
+  ownerShare?: number;
 }
 
 /** State of one fragment (striped) or replica (replicated) found by a check. */

@@ -15,6 +15,13 @@
  * ahead of a large one, so neither starves), up to `waitMs`; then it is refused with
  * ProviderError 'Unavailable' (S3 503, which clients retry), having read nothing. A write
  * costlier than the whole gate is admitted when it is alone.
+ *
+ * With an owner share (`ownerShare` < 1: the server's --key-share, s3/key-share.ts), the writes
+ * of one owner (PutOptions.owner, an access key) hold at most that share of the descriptors and
+ * of the bytes: one client's many stalled uploads cannot take every place. A write past its
+ * owner's share waits, for its owner's own writes to finish, without holding up the writes of
+ * other owners queued behind it (arrival order still holds among writes that may go); one that
+ * costs more than the share is admitted when its owner has nothing in flight.
  */
 import { ProviderError } from '../provider.js';
 import { ERASURE_DEFAULTS } from './config.js';
@@ -37,6 +44,8 @@ export interface WriteGateLimits {
   waitMs: number;
   /** Writes that may wait at once; more are refused at once. */
   maxWaiters: number;
+  /** Share of `descriptors` and `bytes` one owner's writes may hold, 0-1; absent or 1: no per-owner cap. */
+  ownerShare?: number;
 }
 
 /** Running figures, exported as metrics. */
@@ -56,6 +65,7 @@ export interface WriteGateStats {
 
 interface Waiter {
   cost: WriteCost;
+  owner: string | undefined;
   grant(): void;
   /** Leaves the queue rejected (the gate closed). */
   drop(): void;
@@ -70,12 +80,20 @@ export class WriteGate {
   #descriptors = 0;
   #bytes = 0;
   #closed = false;
+  /** What each owner's writes in flight hold (owners with a write in flight only). */
+  readonly #owners = new Map<string, WriteCost>();
+  /** One owner's cap (ownerShare of the limits), or undefined: no per-owner cap. */
+  readonly #ownerCap: WriteCost | undefined;
 
   constructor(limits: WriteGateLimits) {
     for (const [name, v] of Object.entries(limits)) {
-      if (!(v >= 0) || (name !== 'waitMs' && name !== 'maxWaiters' && !(v >= 1))) throw new RangeError(`WriteGate: ${name} ${v}`);
+      if (name === 'ownerShare') {
+        if (!(v > 0 && v <= 1)) throw new RangeError(`WriteGate: ownerShare ${v}`);
+      } else if (!(v >= 0) || (name !== 'waitMs' && name !== 'maxWaiters' && !(v >= 1))) throw new RangeError(`WriteGate: ${name} ${v}`);
     }
     this.limits = limits;
+    const share = limits.ownerShare ?? 1;
+    this.#ownerCap = share < 1 ? { descriptors: Math.max(1, Math.floor(limits.descriptors * share)), bytes: Math.max(1, Math.floor(limits.bytes * share)) } : undefined;
   }
 
   get stats(): WriteGateStats {
@@ -93,13 +111,14 @@ export class WriteGate {
    * Resolves, once `cost` fits (clamped to the gate's size, so any write fits an idle gate),
    * to the function that gives it back (idempotent). Rejects with ProviderError 'Unavailable'
    * naming `what` when the wait runs out or too many are waiting, and with ProviderError
-   * 'Aborted' (not counted as refused) when `signal` aborts first.
+   * 'Aborted' (not counted as refused) when `signal` aborts first. `owner`: whose share the
+   * write counts against (module note); undefined: none.
    */
-  enter(cost: WriteCost, what: string, signal?: AbortSignal): Promise<() => void> {
+  enter(cost: WriteCost, what: string, signal?: AbortSignal, owner?: string): Promise<() => void> {
     if (this.#closed) return Promise.reject(closedError(what));
     const c = { descriptors: Math.min(cost.descriptors, this.limits.descriptors), bytes: Math.min(cost.bytes, this.limits.bytes) };
-    if (this.#waiters.length === 0 && this.#fits(c)) return Promise.resolve(this.#take(c));
-    if (this.#waiters.length >= this.limits.maxWaiters || this.limits.waitMs <= 0) return Promise.reject(this.#refusal(what));
+    if (this.#fits(c) && this.#ownerFits(owner, c) && this.#nothingAhead()) return Promise.resolve(this.#take(c, owner));
+    if (this.#waiters.length >= this.limits.maxWaiters || this.limits.waitMs <= 0) return Promise.reject(this.#refusal(what, owner, c));
     if (signal?.aborted) return Promise.reject(new ProviderError('Aborted', `${what}: aborted`, { cause: signal.reason }));
     return new Promise((resolve, reject) => {
       const leave = (err: ProviderError) => {
@@ -114,14 +133,15 @@ export class WriteGate {
       const onAbort = () => leave(new ProviderError('Aborted', `${what}: aborted`, { cause: signal!.reason }));
       const waiter: Waiter = {
         cost: c,
+        owner,
         grant: () => {
           clearTimeout(timer);
           signal?.removeEventListener('abort', onAbort);
-          resolve(this.#take(c));
+          resolve(this.#take(c, owner));
         },
         drop: () => leave(closedError(what)),
       };
-      const timer = setTimeout(() => leave(this.#refusal(what)), this.limits.waitMs);
+      const timer = setTimeout(() => leave(this.#refusal(what, owner, c)), this.limits.waitMs);
       timer.unref?.();
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiters.push(waiter);
@@ -139,11 +159,29 @@ export class WriteGate {
     return this.#descriptors + c.descriptors <= this.limits.descriptors && this.#bytes + c.bytes <= this.limits.bytes;
   }
 
-  #take(c: WriteCost): () => void {
+  /** Whether `owner`'s writes may take `c` more: within its share, or it has nothing in flight. */
+  #ownerFits(owner: string | undefined, c: WriteCost): boolean {
+    const cap = this.#ownerCap;
+    if (cap === undefined || owner === undefined) return true;
+    const held = this.#owners.get(owner);
+    return held === undefined || (held.descriptors + c.descriptors <= cap.descriptors && held.bytes + c.bytes <= cap.bytes);
+  }
+
+  /** No waiter may go before a new write: every one waiting is held back by its owner's share. */
+  #nothingAhead(): boolean {
+    return this.#waiters.every((w) => !this.#ownerFits(w.owner, w.cost));
+  }
+
+  #take(c: WriteCost, owner: string | undefined): () => void {
     this.#inFlight++;
     this.#peak = Math.max(this.#peak, this.#inFlight);
     this.#descriptors += c.descriptors;
     this.#bytes += c.bytes;
+    const counted = this.#ownerCap !== undefined && owner !== undefined;
+    if (counted) {
+      const held = this.#owners.get(owner) ?? { descriptors: 0, bytes: 0 };
+      this.#owners.set(owner, { descriptors: held.descriptors + c.descriptors, bytes: held.bytes + c.bytes });
+    }
     let done = false;
     return () => {
       if (done) return;
@@ -151,19 +189,46 @@ export class WriteGate {
       this.#inFlight--;
       this.#descriptors -= c.descriptors;
       this.#bytes -= c.bytes;
+      if (counted) {
+        const held = this.#owners.get(owner)!;
+        const left = { descriptors: held.descriptors - c.descriptors, bytes: held.bytes - c.bytes };
+        if (left.descriptors <= 0 && left.bytes <= 0) this.#owners.delete(owner);
+        else this.#owners.set(owner, left);
+      }
       this.#admit();
     };
   }
 
-  /** Grants waiters in order while the oldest fits. */
+  /** Grants waiters in arrival order while each fits the gate, passing over those their owner's
+   * share holds back (they do not hold up other owners' writes); stops at the first that does
+   * not fit the gate, so a small write never jumps ahead of a large one. */
   #admit(): void {
     if (this.#closed) return;
-    while (this.#waiters.length > 0 && this.#fits(this.#waiters[0]!.cost)) this.#waiters.shift()!.grant();
+    for (let i = 0; i < this.#waiters.length; ) {
+      const w = this.#waiters[i]!;
+      if (!this.#ownerFits(w.owner, w.cost)) {
+        i++;
+        continue;
+      }
+      if (!this.#fits(w.cost)) return;
+      this.#waiters.splice(i, 1);
+      w.grant();
+    }
   }
 
-  #refusal(what: string): ProviderError {
+  #refusal(what: string, owner?: string, c?: WriteCost): ProviderError {
     this.#refused++;
     const s = this.stats;
+    const cap = this.#ownerCap;
+    if (cap !== undefined && owner !== undefined && c !== undefined && !this.#ownerFits(owner, c)) {
+      const held = this.#owners.get(owner)!;
+      const who = owner === '' ? 'anonymous requests' : `access key ${owner}`;
+      return new ProviderError(
+        'Unavailable',
+        `${what}: ${who} already hold their share of the writes in flight (--key-share: ${held.descriptors} of ${cap.descriptors} descriptors and ` +
+          `${Math.ceil(held.bytes / 1048576)} of ${Math.ceil(cap.bytes / 1048576)} MiB); retry later`
+      );
+    }
     return new ProviderError(
       'Unavailable',
       `${what}: too many writes in flight (${s.inFlight} holding ${s.descriptors} of ${this.limits.descriptors} descriptors and ` +
@@ -196,6 +261,7 @@ export function writeGateLimits(config: ErasureConfig, openFiles: number): Write
     bytes: config.writeMemory ?? ERASURE_DEFAULTS.writeMemory,
     waitMs: WRITE_WAIT_MS,
     maxWaiters: MAX_WRITE_WAITERS,
+    ...(config.ownerShare !== undefined && config.ownerShare < 1 ? { ownerShare: config.ownerShare } : {}),
   };
 }
 

@@ -32,7 +32,7 @@ function listed(e: ListEntry, owner: ((access: ObjectAccess | undefined) => Owne
 
 /** The listing of the bucket now, or as of the time the request asks for (s3/as-of.ts). */
 function list(r: RequestContext, bucket: string, opts: ListOptions): Promise<ListResult> {
-  return r.asOf === undefined ? r.store.listObjects(bucket, opts) : r.store.listObjectsAsOf(bucket, { ...opts, at: r.asOf });
+  return r.asOf === undefined ? r.store.listObjects(bucket, opts) : r.store.listObjectsAsOf(bucket, { ...opts, at: r.asOf, budget: r.budget });
 }
 
 export async function handleListObjects(r: RequestContext, e: Op<'ListObjects'>): Promise<void> {

@@ -65,7 +65,7 @@ export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): 
     throw new S3Error('InvalidRequest', 'Content-MD5 OR x-amz-checksum- HTTP header is required for Put Part requests with Object Lock parameters');
   }
   const body = requestBody(r);
-  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, { ...body, keys });
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, { ...body, keys, budget: r.budget });
   const headers: Record<string, string> = { etag: `"${res.etag}"`, ...encryptionHeaders(res.mode, customer) };
   // Echo the client's algorithm (SDK v3 lib-storage then lists it in Complete).
   const alg = body.checksumAlgorithm;
@@ -99,7 +99,7 @@ export async function handleUploadPartCopy(r: RequestContext, e: Op<'UploadPartC
     throw new S3Error('InvalidRange');
   }
   const size = g.range ? g.range.end - g.range.start + 1 : g.version.size;
-  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size, keys: dest.keys });
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, g.body, { size, keys: dest.keys, budget: r.budget });
   const checksums: ChecksumValues = {};
   for (const n of CHECKSUM_NAMES) if (res.values[n]) checksums[n] = b64(res.values[n]!);
   sendXml(r, 200, renderCopyPartResult({ etag: res.etag, lastModified: new Date(), checksums }), {

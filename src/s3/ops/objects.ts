@@ -68,12 +68,12 @@ export async function putFromHeaders(
   if (body.checksumAlgorithm) claims.checksumAlgorithm = body.checksumAlgorithm;
   const cond = writeConditions(h);
   if (body.size === undefined) {
-    const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds };
+    const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds, budget: r.budget };
     if (enc.request) opts.encryption = enc.request;
     if (cond) opts.conditions = cond;
     return { result: await r.store.putObjectUnsized(bucket, key, body.body, opts), enc };
   }
-  const opts: PutOptions = { ...meta, ...claims, size: body.size };
+  const opts: PutOptions = { ...meta, ...claims, size: body.size, budget: r.budget };
   if (enc.request) opts.encryption = enc.request;
   if (cond) opts.conditions = cond;
   return { result: await r.store.putObject(bucket, key, body.body, opts), enc };
@@ -157,7 +157,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
 async function holdBodyBytes(r: RequestContext, bytes: number): Promise<() => void> {
   if (bytes <= 0) return () => undefined;
   const want = Math.min(bytes, GET_HELD_BYTES);
-  const budget = r.store.repo.budget;
+  const budget = r.budget;
   // Straight in when it fits and nobody waits; behind the waiters otherwise (no overtaking).
   let release = budget.waiting === 0 ? budget.tryReserve(want) : undefined;
   if (release === undefined) {

@@ -59,6 +59,7 @@ export async function handleListObjectVersions(r: RequestContext, e: Op<'ListObj
     ...(p.keyMarker ? { keyMarker: p.keyMarker } : {}),
     ...(p.versionIdMarker ? { versionIdMarker: p.versionIdMarker } : {}),
     maxKeys: p.maxKeys,
+    budget: r.budget,
   });
   const owner = objectOwners(r, e.bucket);
   const listed = (key: string, versionId: string, isLatest: boolean, v: ObjectVersion): ListedVersion => {

@@ -145,7 +145,7 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
     throw new S3Error('PreconditionFailed', undefined, { Condition: 'Bucket POST must be of the enclosure-type multipart/form-data' });
   }
   // What the fields may hold is charged before a byte of them is read.
-  const release = r.store.repo.budget.reserve(FORM_LIMITS.maxPreDataBytes);
+  const release = r.budget.reserve(FORM_LIMITS.maxPreDataBytes);
   const form = new FormDataReader(counted(r), boundary, FORM_LIMITS);
   try {
     const { fields, file } = await readFields(form);
