@@ -5,7 +5,7 @@
  *   POST /_strata/admin/v1/gc   {dryRun?: boolean, grace?: "1h", cleanBelow?: 0.6}
  *        -> 200 {dryRun, grace, graceMs, examinedBlobs, examinedBytes, unreachableBlobs,
  *                unreachableBytes, freedBlobs, freedBytes, pendingBlobs, cleanedPacks,
- *                movedBytes, errors, liveBlobs, anchorSeq, ms}
+ *                deferredPacks, movedBytes, errors, liveBlobs, anchorSeq, ms}
  *
  * Options travel in the (signed) body: admin requests carry no query string (router.ts). A
  * dry run reads only and reports exactly what a pass would free now; a real pass checkpoints

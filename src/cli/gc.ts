@@ -54,6 +54,7 @@ function summary(r: AdminGcResult, where: string): string {
     `${r.dryRun ? 'would free ' : 'freed      '}  ${r.freedBlobs} blobs, ${r.freedBytes} bytes (${mib(r.freedBytes)})`,
     `kept         ${r.pendingBlobs} unreachable blobs for a later pass (inside the grace)`,
     `cleaned      ${r.cleanedPacks} packs, ${mib(r.movedBytes)} of live bodies moved`,
+    ...(r.deferredPacks ? [`deferred     ${r.deferredPacks} sparse packs to a later pass (their referrers would not fit this one)`] : []),
     ...(r.errors ? [`errors       ${r.errors} (left for a later pass)`] : []),
     `took         ${secs.toFixed(1)} s`,
   ].join('\n');

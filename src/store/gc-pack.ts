@@ -53,9 +53,13 @@ import { blobError } from './body-reader.js';
 
 /** Bytes of live bodies moved per pass at most: bounds the pass's time. */
 export const MAX_MOVE_BYTES = 256 * 1024 * 1024;
-/** Live entries moved per pass at most: bounds the referrer list (about 150 B per referrer; two
- * per entry, and two more per fork that names it). */
+/** Live entries moved per pass at most: bounds the copying (and, with few forks, the referrers). */
 export const MAX_MOVE_ENTRIES = 100_000;
+/** Referrers a pass gathers at most (about 150 B each): an entry has two (namespace and version
+ * log) and two more per fork, or per copy, that names it, so entries alone do not bound them.
+ * Past it, findReferrers lets go of the packs chosen last (the least sparse) until the pass fits;
+ * a later pass takes them. */
+export const MAX_MOVE_REFS = 200_000;
 /** Body bytes per new pack: as a commit blob's (BATCH_MAX_BYTES), held in memory while built. */
 export const CLEAN_PACK_BYTES = 16 * 1024 * 1024;
 /** Entries per new pack at most, as a commit blob's (BATCH_MAX_OPS). */
@@ -68,6 +72,8 @@ export type CleanProgress = (p: { phase: 'clean'; packs: number; packsDone: numb
 export interface CleanReport {
   /** Packs all of whose live entries found were moved (they are unreachable now). */
   cleanedPacks: number;
+  /** Packs chosen but left for a later pass: their referrers would have passed MAX_MOVE_REFS. */
+  deferredPacks: number;
   /** Body bytes copied into new packs and re-pointed there. */
   movedBytes: number;
   /** Referrers re-pointed (namespace and version log entries). */
@@ -187,15 +193,42 @@ async function choose(repo: Repository, mark: MarkResult, cleanBelow: number): P
   return out;
 }
 
-/** Every referrer of an entry of the packs in `chosen`, from `repo`'s committed state. */
-async function findReferrers(repo: Repository, chosen: ReadonlySet<string>): Promise<Map<string, { loc: PackLoc; refs: Ref[] }>> {
+/**
+ * Every referrer of an entry of the packs in `chosen` (in the order they were chosen), from
+ * `repo`'s committed state, at most `maxRefs` of them: when the referrers gathered pass it, the
+ * pack chosen last is dropped from `chosen` with what was gathered for it, until they fit again
+ * (even the first pack, if it alone has more). Every pack left in `chosen` has all its referrers.
+ * Returns them and how many packs were dropped.
+ */
+async function findReferrers(repo: Repository, chosen: Set<string>, maxRefs: number): Promise<{ found: Map<string, { loc: PackLoc; refs: Ref[] }>; dropped: number }> {
   const found = new Map<string, { loc: PackLoc; refs: Ref[] }>();
+  /** Ids in `found` of each chosen pack's entries, and their referrers in all. */
+  const byBlob = new Map<string, string[]>();
+  let refs = 0;
+  let dropped = 0;
+  const order = [...chosen];
   const note = (loc: Location, ref: Ref) => {
     if (loc.kind !== 'pack' || !chosen.has(loc.blob)) return;
     const id = locId(loc.blob, loc.offset);
     let f = found.get(id);
-    if (!f) found.set(id, (f = { loc, refs: [] }));
-    if (!f.refs.some((r) => r.bucket === ref.bucket && r.log === ref.log && r.key === ref.key)) f.refs.push(ref);
+    if (!f) {
+      found.set(id, (f = { loc, refs: [] }));
+      const ids = byBlob.get(loc.blob);
+      if (ids) ids.push(id);
+      else byBlob.set(loc.blob, [id]);
+    }
+    if (f.refs.some((r) => r.bucket === ref.bucket && r.log === ref.log && r.key === ref.key)) return;
+    f.refs.push(ref);
+    for (refs++; refs > maxRefs && order.length > 0; ) {
+      const last = order.pop()!;
+      chosen.delete(last);
+      dropped++;
+      for (const i of byBlob.get(last) ?? []) {
+        refs -= found.get(i)!.refs.length;
+        found.delete(i);
+      }
+      byBlob.delete(last);
+    }
   };
   for (const b of [...repo.state.buckets.values()]) {
     await walkMerged(b.sources(), `bucket ${b.name} index`, (key, value) => {
@@ -208,7 +241,7 @@ async function findReferrers(repo: Repository, chosen: ReadonlySet<string>): Pro
       if (e.record) note(e.record.location, { bucket: b.name, log: true, key });
     });
   }
-  return found;
+  return { found, dropped };
 }
 
 
@@ -353,11 +386,18 @@ async function repointSlice(tx: Tx, slice: readonly RefMove[], byBucket: Map<str
  * re-pointed in index order (repoint). Throws what walking the index throws; read, write and
  * commit failures are counted in `errors` and leave the entries where they were.
  */
-export async function cleanPacks(repo: Repository, mark: MarkResult, opts: { cleanBelow: number; onProgress?: CleanProgress }): Promise<CleanReport> {
-  const report: CleanReport = { cleanedPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
+export async function cleanPacks(
+  repo: Repository,
+  mark: MarkResult,
+  opts: { cleanBelow: number; onProgress?: CleanProgress; /** Tests lower it; default MAX_MOVE_REFS. */ maxRefs?: number }
+): Promise<CleanReport> {
+  const report: CleanReport = { cleanedPacks: 0, deferredPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
   const chosen = await choose(repo, mark, opts.cleanBelow);
   if (chosen.size === 0) return report;
-  const found = [...(await findReferrers(repo, chosen)).values()];
+  const referrers = await findReferrers(repo, chosen, opts.maxRefs ?? MAX_MOVE_REFS);
+  report.deferredPacks = referrers.dropped;
+  if (referrers.dropped > 0) repo.log('gc.clean_deferred', { packs: referrers.dropped, kept: chosen.size, maxRefs: opts.maxRefs ?? MAX_MOVE_REFS });
+  const found = [...referrers.found.values()];
   // Source pack by source pack, in offset order: a new pack takes whole source packs where it
   // can, and neighbouring entries of one source are read together (gc-pack-read.ts).
   found.sort((a, b) => (a.loc.blob < b.loc.blob ? -1 : a.loc.blob > b.loc.blob ? 1 : a.loc.offset - b.loc.offset));

@@ -46,6 +46,8 @@ export interface GcOptions {
   /** Write a checkpoint first, so that the chain's superseded bodies become collectable. */
   checkpoint?: boolean;
   onProgress?: GcProgress;
+  /** Referrers one pass's cleaning gathers at most (default MAX_MOVE_REFS; tests lower it). */
+  maxMoveRefs?: number;
 }
 
 export interface GcReport {
@@ -56,6 +58,9 @@ export interface GcReport {
   freedBlobs: number;
   freedBytes: number;
   cleanedPacks: number;
+  /** Sparse packs left for a later pass: cleaning them too would have gathered more than
+   * MAX_MOVE_REFS referrers (gc-pack.ts). */
+  deferredPacks: number;
   movedBytes: number;
   ms: number;
   /** Unreachable blobs kept for a later pass (grace, too young, or a failed delete). */
@@ -71,6 +76,8 @@ export interface GcReport {
   /** Pack cleaning's provider reads of source packs and its re-pointing commits. */
   cleanRequests?: number;
   cleanCommits?: number;
+  /** Referrers (namespace and version log entries) pack cleaning re-pointed. */
+  cleanRepointed?: number;
 }
 
 /** Totals over every pass of one repository (the server's strata_gc_* metrics). */
@@ -126,6 +133,7 @@ const fromSweep = (s: SweepReport, dryRun: boolean, started: number, liveBlobs: 
   freedBlobs: s.freedBlobs,
   freedBytes: s.freedBytes,
   cleanedPacks: 0,
+  deferredPacks: 0,
   movedBytes: 0,
   ms: Math.round(performance.now() - started),
   pendingBlobs: s.pendingBlobs,
@@ -177,7 +185,7 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       };
       let mark = await markNow();
       phaseMs.mark = lap();
-      const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }) : undefined;
+      const cleaned = !dryRun && cleanBelow > 0 ? await cleanPacks(repo, mark, { cleanBelow, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}), ...(opts.maxMoveRefs !== undefined ? { maxRefs: opts.maxMoveRefs } : {}) }) : undefined;
       phaseMs.clean = lap();
       if (cleaned && cleaned.cleanedPacks > 0) {
         // The packs just emptied are unreachable once a root covers the re-pointing commits:
@@ -200,10 +208,12 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       report.phaseMs = phaseMs;
       if (cleaned) {
         report.cleanedPacks = cleaned.cleanedPacks;
+        report.deferredPacks = cleaned.deferredPacks;
         report.movedBytes = cleaned.movedBytes;
         report.errors += cleaned.errors;
         report.cleanRequests = cleaned.requests;
         report.cleanCommits = cleaned.commits;
+        report.cleanRepointed = cleaned.repointed;
       }
       report.ms = Math.round(performance.now() - started);
       s.passes++;
