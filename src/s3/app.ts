@@ -32,7 +32,6 @@ import { checkHeaderSection } from './header-limits.js';
 import { handleAdmin, isAdminRequest } from '../admin/router.js';
 import { continueIfExpected } from './expect-continue.js';
 import { requestAsOf } from './as-of.js';
-import type { KeyShareTicket } from './key-share.js';
 
 const ID_PREFIX = randomBytes(4).toString('hex').toUpperCase();
 let counter = 0;
@@ -68,7 +67,6 @@ function optionsOf(deps: ServerDeps): DepsOptions {
 export async function handleRequest(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps): Promise<void> {
   const r = new RequestContext(incoming, res, deps, newRequestId());
   deps.metrics.inFlight++;
-  let share: KeyShareTicket | undefined;
   try {
     if (deps.internal?.(r)) return;
     checkHeaderSection(incoming.rawHeaders, r.rawTarget);
@@ -105,15 +103,13 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
       hoistQueryHeaders(r.rawTarget, r.auth, r.headers);
     }
     endpoint ??= routeIt();
-    // Counted against its key's share from here (a POST form's signer is in its body: anonymous).
-    if (deps.keyShares) {
-      share = deps.keyShares.enter(r.auth?.accessKeyId ?? null);
-      r.budget = share.budget;
-    }
     r.op = endpoint.op;
     if ('bucket' in endpoint) r.bucket = endpoint.bucket;
     if ('key' in endpoint) r.key = endpoint.key;
     applyCors(r, r.bucket);
+    // Counted against its key's share from here (a POST form is anonymous until its handler
+    // reads the signer from the form, then its signer's).
+    r.enterKeyShare(r.auth?.accessKeyId ?? null);
     if (endpoint.op !== 'PostObject') await authorizeEndpoint(r, endpoint, r.auth!.accessKeyId);
     r.asOf = requestAsOf(r, endpoint);
     checkSseHeaders(r, endpoint);
@@ -127,7 +123,7 @@ export async function handleRequest(incoming: IncomingMessage, res: ServerRespon
   } catch (err) {
     sendError(r, err);
   } finally {
-    share?.leave();
+    r.leaveKeyShare();
     deps.metrics.inFlight--;
     const seconds = (performance.now() - r.started) / 1000;
     const status = r.res.statusCode;

@@ -75,12 +75,12 @@ export function checksumHeaders(
  * without waiting for the socket to close.
  */
 export async function* counted(r: RequestContext): AsyncGenerator<Uint8Array> {
-  const budget = r.budget;
   const len = r.headers['content-length'];
   const expected = len !== undefined && /^\d{1,15}$/.test(len.trim()) ? Number(len) : undefined;
   const source = readBodySource(r.incoming, {
     ...(expected !== undefined ? { expectedBytes: expected } : {}),
-    reserve: (n) => budget.reserve(n),
+    // r.budget when the reader grows: a POST form moves to its signer's share once read.
+    reserve: (n) => r.budget.reserve(n),
     signal: bodyCut(r.incoming),
     cutError: () => new S3Error('RequestTimeout', `The request body arrived too slowly (${r.bytesIn} bytes received); the connection is closed.`),
     closedError: (cause) => new S3Error('IncompleteBody', `The connection closed after ${r.bytesIn} bytes of the request body (${String(cause)}).`),

@@ -6,7 +6,7 @@ import type { LifecycleRunner } from '../admin/lifecycle.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Store } from '../store/store.js';
 import type { BudgetAccount } from '../store/budget.js';
-import type { KeyShares } from './key-share.js';
+import type { KeyShares, KeyShareTicket } from './key-share.js';
 import type { AuthResult } from './auth/index.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
 import type { MasterKey } from '../store/master-key-derive.js';
@@ -64,6 +64,8 @@ export class RequestContext {
   errorCode?: string;
   /** What this request reserves memory from: its identity's share (key-share.ts), else the whole pending budget. */
   budget: BudgetAccount;
+  /** The share this request counts against (enterKeyShare), if the server shares out. */
+  #share: KeyShareTicket | undefined;
 
   constructor(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps, id: string) {
     this.incoming = incoming;
@@ -82,6 +84,28 @@ export class RequestContext {
     this.headers = h;
     this.baseHeaders = { 'x-amz-request-id': id, 'x-amz-id-2': id, server: 'Strata' };
     this.budget = deps.store.repo.budget;
+  }
+
+  /**
+   * Counts this request against `accessKeyId`'s share (null: anonymous; key-share.ts) from now
+   * on, `budget` included, and lets go of the identity it counted against before (a POST form
+   * is anonymous until its signer is read from the form). Throws StoreError 'SlowDown' when the
+   * identity has its whole share of requests in flight. Does nothing without shares.
+   */
+  enterKeyShare(accessKeyId: string | null): void {
+    const shares = this.deps.keyShares;
+    if (!shares) return;
+    const ticket = shares.enter(accessKeyId);
+    this.#share?.leave();
+    this.#share = ticket;
+    this.budget = ticket.budget;
+  }
+
+  /** The request ended: it no longer counts against its identity's requests (its reservations
+   * do until released). */
+  leaveKeyShare(): void {
+    this.#share?.leave();
+    this.#share = undefined;
   }
 
   #query?: Map<string, string>;

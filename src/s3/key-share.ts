@@ -15,7 +15,9 @@
  *
  * so one key's many slow uploads or large GETs leave room for every other key. Anonymous
  * requests (public buckets, CORS-free probes) count as one identity together, and so do POST
- * Object form uploads until their form is read (their signer is in the body). The admin API
+ * Object form uploads until their form is read (their signer is in the body: from then on
+ * they count against the signer, RequestContext.enterKeyShare). Presigned URLs count against
+ * the key that signed them. The budget share is at least MIN_KEY_SHARE_BYTES. The admin API
  * and /health and /metrics are not counted. At 100% nothing is shared out (one key may take
  * everything, as before); the default, 50%, still lets a single client use half of everything
  * alone while leaving the rest to the others.
@@ -25,9 +27,16 @@
  */
 import { BudgetShares, RETRY_AFTER_SECONDS, type BudgetAccount, type PendingBudget } from '../store/budget.js';
 import { StoreError } from '../store/errors.js';
+import { GET_HELD_BYTES } from '../store/chunk-scatter-read.js';
 
 /** Default share of each limit one identity may hold, percent. */
 export const DEFAULT_KEY_SHARE_PERCENT = 50;
+
+/** Fewest bytes of the pending budget an identity's share holds (unless the whole budget is
+ * smaller): its largest single reservations must fit, or they would be refused every time —
+ * a large GET's read-ahead (GET_HELD_BYTES, 4 MiB) beside an encrypted 512 KiB body, held
+ * twice, and its body reader. */
+export const MIN_KEY_SHARE_BYTES = 2 * GET_HELD_BYTES;
 
 export interface KeyShareLimits {
   /** Share of each limit one identity may hold, 1-100. */
@@ -55,7 +64,7 @@ export class KeyShares {
     if (!Number.isInteger(percent) || percent < 1 || percent > 100) throw new RangeError(`key share must be 1-100 percent, not ${percent}`);
     this.percent = percent;
     this.requestCap = maxConnections > 0 ? Math.max(1, Math.ceil((maxConnections * percent) / 100)) : 0;
-    this.budgets = new BudgetShares(budget, Math.max(1, Math.floor((budget.limit * percent) / 100)));
+    this.budgets = new BudgetShares(budget, Math.max(MIN_KEY_SHARE_BYTES, Math.floor((budget.limit * percent) / 100)));
   }
 
   /**

@@ -169,7 +169,7 @@ export async function startServer(
   // uploads let go of the places they hold within seconds. (The pending budget queues no
   // writes, which it refuses at once; only GETs wait for it.)
   const provider = repo.provider;
-  if (isErasureProvider(provider) && provider.writeGate !== undefined) guard.pressure = () => provider.writeGate!.waiting > 0;
+  if (isErasureProvider(provider) && provider.writeGate !== undefined) guard.pressure = () => provider.writeGate!.waitingForRoom > 0;
   const uploadExpiry = config.uploadExpiry ?? DEFAULT_UPLOAD_EXPIRY_MS;
   const expiry = new UploadExpiryWorker(store, log, {
     maxAgeMs: uploadExpiry,
@@ -199,7 +199,12 @@ export async function startServer(
     ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),
     ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
     ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),
-    ...family('strata_admission_refusals_total', 'counter', 'Requests refused by admission control (SlowDown): writes, and GETs whose body does not fit the pending budget.', repo.budget.refusals),
+    ...family(
+      'strata_admission_refusals_total',
+      'counter',
+      'Requests refused by admission control (SlowDown): writes, and GETs whose body does not fit the pending budget, or their access key\'s share of it or of requests in flight.',
+      repo.budget.refusals + (keyShares ? keyShares.refusals + keyShares.budgets.refusals : 0)
+    ),
     ...budgetMetrics(repo),
     ...family('strata_overlay_bytes', 'gauge', 'Index overlay bytes (flushed at checkpoints).', repo.state.overlayBytes()),
     ...family('strata_buckets', 'gauge', 'Buckets.', repo.state.buckets.size),

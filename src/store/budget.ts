@@ -34,7 +34,7 @@ export interface BudgetAccount {
   readonly waiting: number;
   check(bytes: number): void;
   reserve(bytes: number): () => void;
-  tryReserve(bytes: number, ceiling?: number): (() => void) | undefined;
+  tryReserve(bytes: number, upTo?: number): (() => void) | undefined;
   reserveWithin(bytes: number, waitMs: number, signal?: AbortSignal): Promise<() => void>;
 }
 
@@ -132,13 +132,13 @@ export class PendingBudget implements BudgetAccount {
   }
 
   /**
-   * Reserves `bytes` if the use stays within `ceiling` bytes (default: the limit) and
+   * Reserves `bytes` if the use stays within `upTo` (a share, 0-1; default 1) of the limit and
    * returns their release; undefined (nothing reserved, no refusal counted) if not. For
    * optional memory a write can do without (worker hashing's slabs: store/carrier-slabs.ts),
-   * which a ceiling below the limit keeps from crowding out the writes that need it.
+   * which a share below 1 keeps from crowding out the writes that need it.
    */
-  tryReserve(bytes: number, ceiling = this.limit): (() => void) | undefined {
-    return this.#used + bytes > Math.min(ceiling, this.limit) ? undefined : this.#take(bytes);
+  tryReserve(bytes: number, upTo = 1): (() => void) | undefined {
+    return this.#used + bytes > this.limit * Math.min(1, upTo) ? undefined : this.#take(bytes);
   }
 
   #take(bytes: number): () => void {
@@ -321,10 +321,12 @@ class ShareAccount implements BudgetAccount {
     }
   }
 
-  tryReserve(bytes: number, ceiling?: number): (() => void) | undefined {
-    const own = this.share.tryReserve(bytes);
+  tryReserve(bytes: number, upTo?: number): (() => void) | undefined {
+    // The same share of the identity's share as of the whole: optional memory never crowds out
+    // the identity's own writes either.
+    const own = this.share.tryReserve(bytes, upTo);
     if (!own) return undefined;
-    const shared = this.#shares.budget.tryReserve(bytes, ceiling);
+    const shared = this.#shares.budget.tryReserve(bytes, upTo);
     if (shared) return this.#both(own, shared);
     this.#release(own);
     return undefined;

@@ -33,7 +33,7 @@ import type { CarrierIo, ExactReader } from './carrier.js';
 import type { BodyDigests, ClaimOptions } from './digest.js';
 import { digestAlgorithms } from './digest.js';
 import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/hash-pool.js';
-import type { PendingBudget } from './budget.js';
+import type { BudgetAccount } from './budget.js';
 import type { StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
 
@@ -121,17 +121,19 @@ export interface SlabHashing {
  * is full, or the budget cannot spare {@link SLAB_WORKING_BYTES} (less the one segment the
  * caller reserved at admission) within {@link SLAB_BUDGET_SHARE} of its limit now (the caller then
  * writes the body as before, hashing in place within its own smaller reservation). With
+ * `budget` is what the request reserves from: the pending budget, or its access key's share
+ * of it (store/budget.ts BudgetShares), whose own SLAB_BUDGET_SHARE then applies too. With
  * `sealer` (an encrypted body) the reservation also covers the sealed segments
  * ({@link SEALED_SLAB_WORKING_BYTES}), and every digest runs on the worker: the main thread
  * seals and frames the segments instead. Never throws.
  */
-export function openSlabHashing(pool: HashPool | undefined, budget: PendingBudget, size: number, o: ClaimOptions, sealer?: StreamSealer): SlabHashing | undefined {
+export function openSlabHashing(pool: HashPool | undefined, budget: BudgetAccount, size: number, o: ClaimOptions, sealer?: StreamSealer): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   // The caller already holds one segment for the body (carrier admission): the rest, if
   // the budget stays at most half used (short of it the body is hashed in place: not a
   // refusal, and the other half stays for writes that cannot do without).
   const working = sealer ? SEALED_SLAB_WORKING_BYTES : SLAB_WORKING_BYTES;
-  const release = budget.tryReserve(working - SEGMENT_SIZE, budget.limit * SLAB_BUDGET_SHARE);
+  const release = budget.tryReserve(working - SEGMENT_SIZE, SLAB_BUDGET_SHARE);
   if (!release) return undefined;
   const local = new Map<ChecksumName, Hasher>();
   if (!sealer) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));

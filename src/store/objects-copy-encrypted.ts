@@ -8,6 +8,7 @@
  * A copy that keeps the encryption (plain -> plain, SSE-S3 -> SSE-S3, SSE-C -> SSE-C with
  * the same key) stays metadata-only (objects-misc.ts): the new version shares the body.
  */
+import type { BudgetAccount } from './budget.js';
 import type { Repository } from './repository.js';
 import { readBody } from './body-reader.js';
 import { putObject, type ObjectMetadata } from './objects-write.js';
@@ -38,7 +39,7 @@ export async function copyWithReencryption(
   decrypt: BodyDecryptor | undefined,
   dst: { bucket: string; key: string },
   meta: ObjectMetadata,
-  opts: { encryption?: EncryptionRequest; conditions?: WriteConditions; checksumAlgorithm?: ChecksumName }
+  opts: { encryption?: EncryptionRequest; conditions?: WriteConditions; checksumAlgorithm?: ChecksumName; budget?: BudgetAccount }
 ): Promise<ObjectVersion> {
   const body = readBody(repo.provider, source.location, source.size, undefined, repo.bodies, decrypt);
   const primary = opts.checksumAlgorithm ?? source.checksums?.primary;
@@ -48,6 +49,7 @@ export async function copyWithReencryption(
     ...(primary && primary !== 'crc64nvme' ? { checksumAlgorithm: primary } : {}),
     ...(opts.conditions ? { conditions: opts.conditions } : {}),
     ...(opts.encryption ? { encryption: opts.encryption } : {}),
+    ...(opts.budget ? { budget: opts.budget } : {}),
   });
   return res.version;
 }

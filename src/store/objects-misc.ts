@@ -2,6 +2,7 @@
  * @module DeleteObject, DeleteObjects, CopyObject and object tagging: all metadata-only,
  * except a copy that changes the body's encryption (objects-copy-encrypted.ts).
  */
+import type { BudgetAccount } from './budget.js';
 import type { Repository } from './repository.js';
 import { currentVersion, makeVersion } from './objects-write.js';
 import { bodyDecryptor, liveVersion } from './objects-read.js';
@@ -147,6 +148,9 @@ export interface CopyOptions {
   checksumAlgorithm?: ChecksumName;
   /** The copy's Object Lock (never the source's: S3 gives a copy the request's, or the bucket default). */
   lock?: LockRequest;
+  /** What a copy that rewrites the body reserves memory from (default the whole pending budget;
+   * a request's access-key share: s3/key-share.ts), and whose bulk writes they are. */
+  budget?: BudgetAccount;
 }
 
 /**

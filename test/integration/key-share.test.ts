@@ -7,18 +7,21 @@
  *     flight is answered 503 SlowDown + Retry-After at once (its four stalled uploads stay
  *     open), while the other key's PUT and GET succeed; once one stalled upload goes away the
  *     hostile key is served again; /metrics counts the refusal;
- *   - the pending budget: with `--pending-budget 1MiB`, stalled 200 KiB uploads of the hostile
- *     key are admitted only while they hold at most its 512 KiB share at 50% (each holds its
- *     body's 200 KiB and its body reader's memory), and the other key's 200 KiB PUT
- *     then lands byte-exact; at `--key-share 100` (no share) the same attack takes the whole
+ *   - the pending budget: with `--pending-budget 16MiB`, stalled 500 KiB uploads of the
+ *     hostile key are admitted only while they hold at most its 8 MiB share at 50% (each holds
+ *     its body's 500 KiB and its body reader's memory), and the other key's 500 KiB PUT
+ *     then lands byte-exact, and so does its POST Object form upload while the hostile key's
+ *     own form is refused at its share (a form counts against its signer once read); at
+ *     `--key-share 100` (no share) the same attack takes the whole
  *     budget and the other key's PUT is refused with 503 SlowDown — so the share, not luck,
  *     is what keeps it served.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { ACCESS_KEY, REGION, SECRET_KEY, startTestServer, type TestServer } from './harness.js';
-import { errorCode, requestHead, signV4 } from './wire.js';
+import { errorCode, requestHead, signV4, type RawResponse } from './wire.js';
 import { hold, metrics, until, type HeldRequest } from './support/bounds.js';
+import { formBody, postForm, sigV4Fields } from './support/post-form.js';
 import type { ServerConfig } from '../../src/server/config.js';
 
 const HOSTILE = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
@@ -51,15 +54,20 @@ async function call(creds: typeof HOSTILE, method: string, path: string, body?: 
 
 /**
  * Opens a PUT of `length` bytes signed by `creds`, sends its head and 16 bytes of its body,
- * and stalls. Resolves to the held request and, if the server answered within 1 s (a refusal
- * comes at once; an admitted upload waits for its body), that answer.
+ * and stalls. Resolves to the held request and the server's answer if it refused it, or
+ * undefined once the upload holds its reservation (the pending bytes grew: it waits for its
+ * body), whichever comes first.
  */
 async function stalledPut(creds: typeof HOSTILE, key: string, length: number): Promise<{ h: HeldRequest; answer: { status: number; body: string } | undefined }> {
+  const before = (await metrics(s!.url)).strata_pending_bytes ?? 0;
   const w = signV4({ method: 'PUT', path: `/${BUCKET}/${key}`, headers: { 'content-length': String(length) }, payloadHash: 'UNSIGNED-PAYLOAD', host: new URL(s!.url).host, credentials: creds, region: REGION });
   const h = await hold(s!.port, [requestHead(w), Buffer.alloc(16, 7)]);
   held.push(h);
-  const answer = await Promise.race([h.response, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]);
-  return { h, answer: answer ? { status: answer.status, body: Buffer.from(answer.body).toString('utf8') } : undefined };
+  let refused: RawResponse | undefined;
+  void h.response.then((r) => (refused = r));
+  const admitted = () => metrics(s!.url).then((m) => (m.strata_pending_bytes ?? 0) >= before + length);
+  expect(await until(async () => refused !== undefined || (await admitted()), 10_000)).toBe(true);
+  return { h, answer: refused ? { status: refused.status, body: Buffer.from(refused.body).toString('utf8') } : undefined };
 }
 
 describe('--key-share', () => {
@@ -88,11 +96,12 @@ describe('--key-share', () => {
     { share: 50, otherServed: true },
     { share: 100, otherServed: false },
   ])('at $share%, one key stalling uploads leaves the budget to the other: $otherServed', async ({ share, otherServed }) => {
-    await start({ pendingBytes: 1024 * KIB, keyShare: share, maxConnections: 64 });
-    const size = 200 * KIB;
+    // 16 MiB: a share of 50% is 8 MiB, the smallest share there is (MIN_KEY_SHARE_BYTES).
+    await start({ pendingBytes: 16 * 1024 * KIB, keyShare: share, maxConnections: 256 });
+    const size = 500 * KIB;
     let admitted = 0;
     let refusal: string | undefined;
-    for (let i = 0; i < 8 && refusal === undefined; i++) {
+    for (let i = 0; i < 40 && refusal === undefined; i++) {
       const { answer } = await stalledPut(HOSTILE, `big-${i}`, size);
       if (answer === undefined) admitted++;
       else {
@@ -102,22 +111,34 @@ describe('--key-share', () => {
     }
     expect(errorCode(refusal ?? '')).toBe('SlowDown');
     expect(admitted).toBeGreaterThanOrEqual(1);
-    // What the stalled uploads hold: each its 200 KiB body's reservation and its body reader's.
+    // What the stalled uploads hold: each its 500 KiB body's reservation and its body reader's.
     const hostileHolds = (await metrics(s!.url)).strata_pending_bytes!;
     const body = new Uint8Array(size).map((_, i) => (i * 31) & 0xff);
     const put = await call(OTHER, 'PUT', `/${BUCKET}/other`, body);
     if (otherServed) {
-      // The hostile key stopped at its share (512 KiB).
-      expect(hostileHolds).toBeGreaterThan(0);
-      expect(hostileHolds).toBeLessThanOrEqual(512 * KIB);
+      // The hostile key stopped at its share (8 MiB).
+      expect(admitted).toBeGreaterThan(2);
+      expect(hostileHolds).toBeLessThanOrEqual(8 * 1024 * KIB);
       expect(refusal).toContain('--key-share');
       expect(put.status).toBe(200);
       const got = await call(OTHER, 'GET', `/${BUCKET}/other`);
       expect(Buffer.compare(got.bytes, body)).toBe(0);
       expect((await metrics(s!.url)).strata_key_share_budget_refusals_total).toBeGreaterThanOrEqual(1);
+      // A POST Object form counts against its signer once read, not as anonymous: the hostile
+      // key's form is refused at its share, the other key's lands.
+      // 700 KiB: past a packed body, so it needs more than the little room left in the share.
+      const file = new Uint8Array(700 * KIB).map((_, i) => (i * 17) & 0xff);
+      const form = (creds: typeof HOSTILE, key: string) =>
+        formBody({ key, ...sigV4Fields([{ bucket: BUCKET }, ['starts-with', '$key', '']], { accessKey: creds.accessKeyId, secret: creds.secretAccessKey }) }, { data: file });
+      const hostileForm = await postForm(`${s!.url}/${BUCKET}`, form(HOSTILE, 'form-hostile'));
+      expect(hostileForm.status).toBe(503);
+      expect(hostileForm.text).toContain(`access key ${HOSTILE.accessKeyId}`);
+      expect((await postForm(`${s!.url}/${BUCKET}`, form(OTHER, 'form-other'))).status).toBe(204);
+      const formGot = await call(OTHER, 'GET', `/${BUCKET}/form-other`);
+      expect(Buffer.compare(formGot.bytes, file)).toBe(0);
     } else {
       // No share: the hostile key took the whole budget, and the other key is refused.
-      expect(hostileHolds).toBeGreaterThan(512 * KIB);
+      expect(hostileHolds).toBeGreaterThan(8 * 1024 * KIB);
       expect(refusal).toContain('pending budget (bytes held by requests in flight) exhausted');
       expect(put.status).toBe(503);
       expect(errorCode(put.text)).toBe('SlowDown');

@@ -18,9 +18,10 @@ import type { Provider, PutOptions } from '../../src/provider/provider.js';
 import { Store } from '../../src/store/store.js';
 import { BudgetShares, PendingBudget } from '../../src/store/budget.js';
 import { randomBytes } from '../support/random.js';
-import { stream } from './helpers.js';
+import { collect, stream } from './helpers.js';
+import { expectBytes } from '../support/bytes.js';
 import { StoreError } from '../../src/store/errors.js';
-import { KeyShares } from '../../src/s3/key-share.js';
+import { KeyShares, MIN_KEY_SHARE_BYTES } from '../../src/s3/key-share.js';
 
 const KIB = 1024;
 
@@ -154,6 +155,9 @@ describe('KeyShares', () => {
     const k = new KeyShares(new PendingBudget(64 * KIB * KIB), { percent: 50, maxConnections: 1024 });
     expect(k.requestCap).toBe(512);
     expect(k.budgets.cap).toBe(32 * KIB * KIB);
+    // Never below the largest single reservations (MIN_KEY_SHARE_BYTES), nor above the budget.
+    expect(new KeyShares(new PendingBudget(64 * KIB * KIB), { percent: 5, maxConnections: 1024 }).budgets.cap).toBe(MIN_KEY_SHARE_BYTES);
+    expect(new KeyShares(new PendingBudget(4 * KIB * KIB), { percent: 50, maxConnections: 1024 }).budgets.cap).toBe(4 * KIB * KIB);
     expect(new KeyShares(new PendingBudget(1000), { percent: 33, maxConnections: 10 }).requestCap).toBe(4); // rounded up
     expect(new KeyShares(new PendingBudget(1000), { percent: 1, maxConnections: 0 }).requestCap).toBe(0); // no connection cap, no request cap
     for (const bad of [0, 101, 12.5, Number.NaN]) expect(() => new KeyShares(new PendingBudget(1000), { percent: bad, maxConnections: 10 })).toThrow(RangeError);
@@ -176,6 +180,25 @@ describe('KeyShares', () => {
     expect(k.budgets.used('A')).toBe(100);
     r();
     for (const t of [a[1]!, again, ...anon]) t.leave();
+  });
+});
+
+describe('a copy that rewrites the body', () => {
+  it('reserves from the request\'s share', async () => {
+    const store = await Store.open(await createMemoryProvider(), {});
+    await store.createBucket('copies');
+    const body = randomBytes(100 * KIB, 5);
+    await store.putObject('copies', 'src', stream(body), { size: body.length });
+    const shares = new BudgetShares(store.repo.budget, 64 * KIB);
+    const t = shares.enter('K');
+    // SHA-256 is not what the source carries: the body is read and written again.
+    const refused = await store.copyObject({ bucket: 'copies', key: 'src' }, { bucket: 'copies', key: 'dst' }, { checksumAlgorithm: 'sha256', budget: t.account }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'SlowDown' });
+    expect((refused as Error).message).toContain('access key K');
+    t.leave();
+    await store.copyObject({ bucket: 'copies', key: 'src' }, { bucket: 'copies', key: 'dst' }, { checksumAlgorithm: 'sha256' });
+    expectBytes(await collect((await store.getObject('copies', 'dst')).body), body, 'copy');
+    await store.close();
   });
 });
 

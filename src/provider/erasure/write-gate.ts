@@ -54,6 +54,9 @@ export interface WriteGateStats {
   inFlight: number;
   /** Writes waiting for one. */
   waiting: number;
+  /** Of those, the ones waiting for room in the gate, not only for their owner's own writes to
+   * finish (what makes the server cut stalled bodies sooner: server.ts pressure). */
+  waitingForRoom: number;
   /** Writes refused (waited too long, or too many waiting). */
   refused: number;
   /** Most writes in flight at once. */
@@ -100,6 +103,7 @@ export class WriteGate {
     return {
       inFlight: this.#inFlight,
       waiting: this.#waiters.length,
+      waitingForRoom: this.#waiters.filter((w) => !this.#heldBack(w)).length,
       refused: this.#refused,
       peakInFlight: this.#peak,
       descriptors: this.#descriptors,
@@ -117,7 +121,7 @@ export class WriteGate {
   enter(cost: WriteCost, what: string, signal?: AbortSignal, owner?: string): Promise<() => void> {
     if (this.#closed) return Promise.reject(closedError(what));
     const c = { descriptors: Math.min(cost.descriptors, this.limits.descriptors), bytes: Math.min(cost.bytes, this.limits.bytes) };
-    if (this.#fits(c) && this.#ownerFits(owner, c) && this.#nothingAhead()) return Promise.resolve(this.#take(c, owner));
+    if (this.#fits(c) && this.#ownerFits(owner, c) && this.#nothingAhead(owner)) return Promise.resolve(this.#take(c, owner));
     if (this.#waiters.length >= this.limits.maxWaiters || this.limits.waitMs <= 0) return Promise.reject(this.#refusal(what, owner, c));
     if (signal?.aborted) return Promise.reject(new ProviderError('Aborted', `${what}: aborted`, { cause: signal.reason }));
     return new Promise((resolve, reject) => {
@@ -167,9 +171,15 @@ export class WriteGate {
     return held === undefined || (held.descriptors + c.descriptors <= cap.descriptors && held.bytes + c.bytes <= cap.bytes);
   }
 
-  /** No waiter may go before a new write: every one waiting is held back by its owner's share. */
-  #nothingAhead(): boolean {
-    return this.#waiters.every((w) => !this.#ownerFits(w.owner, w.cost));
+  /** Whether `w` waits only for its owner's own writes (its share is full). */
+  #heldBack(w: Waiter): boolean {
+    return !this.#ownerFits(w.owner, w.cost);
+  }
+
+  /** No waiter may go before a new write of `owner`: every one waiting is held back by its
+   * owner's share, and none of them is `owner`'s (an owner's writes keep their order). */
+  #nothingAhead(owner: string | undefined): boolean {
+    return this.#waiters.every((w) => this.#heldBack(w) && (owner === undefined || w.owner !== owner));
   }
 
   #take(c: WriteCost, owner: string | undefined): () => void {
@@ -200,13 +210,16 @@ export class WriteGate {
   }
 
   /** Grants waiters in arrival order while each fits the gate, passing over those their owner's
-   * share holds back (they do not hold up other owners' writes); stops at the first that does
-   * not fit the gate, so a small write never jumps ahead of a large one. */
+   * share holds back and every later one of the same owner (they do not hold up other owners'
+   * writes, and an owner's small writes do not pass its large one); stops at the first that
+   * does not fit the gate, so a small write never jumps ahead of a large one. */
   #admit(): void {
     if (this.#closed) return;
+    const passed = new Set<string>();
     for (let i = 0; i < this.#waiters.length; ) {
       const w = this.#waiters[i]!;
-      if (!this.#ownerFits(w.owner, w.cost)) {
+      if (w.owner !== undefined && (passed.has(w.owner) || this.#heldBack(w))) {
+        passed.add(w.owner);
         i++;
         continue;
       }

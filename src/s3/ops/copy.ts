@@ -56,6 +56,7 @@ export async function handleCopyObject(r: RequestContext, e: Op<'CopyObject'>): 
   opts.sourceKeys = readKeys(r, COPY_SOURCE_CUSTOMER_PREFIX).keys;
   if (enc.request) opts.encryption = enc.request;
   opts.encryptionExplicit = enc.explicit;
+  opts.budget = r.budget;
   const v = await r.store.copyObject(e.source, { bucket: e.bucket, key: e.key }, opts);
   const { checksums, checksumType } = versionChecksums(v);
   const out: Parameters<typeof renderCopyObjectResult>[0] = { etag: etagOf(v), lastModified: new Date(v.lastModified), checksums };

@@ -152,6 +152,8 @@ export async function handlePostObject(r: RequestContext, e: Op<'PostObject'>): 
     const signer = verifyFormSignature(fields, (id) => r.deps.secrets.get(id), r.deps.region);
     if (signer.kind === 'signed') {
       r.auth = { accessKeyId: signer.accessKeyId, region: r.deps.region ?? 'us-east-1', signatureVersion: signer.signatureVersion, form: 'post-form', payload: { mode: 'unsigned' } };
+      // From here the upload counts against its signer's share, no longer the anonymous one.
+      r.enterKeyShare(signer.accessKeyId);
     }
     const key = objectKey(fields, file);
     r.key = key;
