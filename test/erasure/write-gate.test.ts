@@ -155,21 +155,24 @@ describe('WriteGate', () => {
     const a1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a1', undefined, 'HOG'));
     const a2 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a2', undefined, 'HOG'));
     const a3 = track(g.enter({ descriptors: 7, bytes: 10 }, 'a3', undefined, 'HOG'));
+    await tick();
+    // a3 waits for its owner's writes only, with room in the gate: no pressure on other uploads.
+    expect(g.stats).toMatchObject({ inFlight: 2, waiting: 1, waitingForRoom: 0 });
     // Another owner's write arrives after a3 and goes at once: a3 waits for HOG's own writes.
     const b1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'b1', undefined, 'OTHER'));
     // A write with no owner (store-internal) is not held by any share.
     const n1 = track(g.enter({ descriptors: 7, bytes: 10 }, 'n1'));
     await tick();
     expect([a1.state, a2.state, a3.state, b1.state, n1.state]).toEqual(['admitted', 'admitted', 'waiting', 'admitted', 'admitted']);
-    // a3 waits for its owner's writes only: not room the gate lacks (no pressure on other uploads).
-    expect(g.stats).toMatchObject({ inFlight: 4, waiting: 1, waitingForRoom: 0, descriptors: 28 });
+    // The gate is full now: a3 would not fit it either.
+    expect(g.stats).toMatchObject({ inFlight: 4, waiting: 1, waitingForRoom: 1, descriptors: 28 });
     // HOG's later small write keeps its place behind HOG's waiting one.
     const a4 = track(g.enter({ descriptors: 1, bytes: 1 }, 'a4', undefined, 'HOG'));
     // The gate is full now: OTHER's next write waits for room, not for its share.
     const b2 = track(g.enter({ descriptors: 7, bytes: 10 }, 'b2', undefined, 'OTHER'));
     await tick();
     expect(b2.state).toBe('waiting');
-    expect(g.stats).toMatchObject({ waiting: 3, waitingForRoom: 1 });
+    expect(g.stats).toMatchObject({ waiting: 3, waitingForRoom: 3 });
     // n1 leaves: b2 (in OTHER's share) goes; a3 still waits (HOG holds its share).
     n1.leave!();
     await tick();

@@ -54,8 +54,9 @@ export interface WriteGateStats {
   inFlight: number;
   /** Writes waiting for one. */
   waiting: number;
-  /** Of those, the ones waiting for room in the gate, not only for their owner's own writes to
-   * finish (what makes the server cut stalled bodies sooner: server.ts pressure). */
+  /** Of those, the ones the gate has no room for now (what makes the server cut stalled bodies
+   * sooner: server.ts pressure); not those that would fit but wait for their owner's own
+   * writes to finish (a key at its share does not shorten everyone's window). */
   waitingForRoom: number;
   /** Writes refused (waited too long, or too many waiting). */
   refused: number;
@@ -103,7 +104,7 @@ export class WriteGate {
     return {
       inFlight: this.#inFlight,
       waiting: this.#waiters.length,
-      waitingForRoom: this.#waiters.filter((w) => !this.#heldBack(w)).length,
+      waitingForRoom: this.#waiters.filter((w) => !this.#fits(w.cost)).length,
       refused: this.#refused,
       peakInFlight: this.#peak,
       descriptors: this.#descriptors,
