@@ -105,7 +105,9 @@ export function progressText(p: ScrubProgress): string {
   const eta = p.etaMs !== undefined ? `, ETA ${duration(p.etaMs)}` : '';
   const damage = p.damagedBlobs || p.lostCount ? `; damaged ${p.damagedBlobs}, lost ${p.lostCount}` : '';
   const repaired = p.repairedFragments ? `, ${p.repairedFragments} fragments repaired` : '';
-  return `${p.blobs}/${p.totalBlobs} blobs, ${mib(p.bytes)}/${mib(p.totalBytes)} at ${mib(p.bytesPerSec)}/s${eta}${damage}${repaired}`;
+  // An estimated size is the last full pass's (no count listing): marked with ~.
+  const about = p.estimated ? '~' : '';
+  return `${p.blobs}/${about}${p.totalBlobs} blobs, ${mib(p.bytes)}/${about}${mib(p.totalBytes)} at ${mib(p.bytesPerSec)}/s${eta}${damage}${repaired}`;
 }
 
 function bar(p: ScrubProgress): string {

@@ -33,6 +33,9 @@ describe('strata scrub output', () => {
     expect(s).toContain('(run with --repair)');
     const line = progressText({ phase: 'scrub', blobs: 5, bytes: 5 * 2 ** 20, totalBlobs: 10, totalBytes: 10 * 2 ** 20, bytesPerSec: 2 ** 20, etaMs: 5000, damagedBlobs: 1, repairedFragments: 0, lostCount: 0 });
     expect(line).toBe('5/10 blobs, 5.0 MiB/10.0 MiB at 1.0 MiB/s, ETA 5s; damaged 1, lost 0');
+    // Sized from the last pass, not counted: marked as an estimate.
+    const about = progressText({ phase: 'scrub', blobs: 5, bytes: 5 * 2 ** 20, totalBlobs: 10, totalBytes: 10 * 2 ** 20, estimated: true, bytesPerSec: 2 ** 20, damagedBlobs: 0, repairedFragments: 0, lostCount: 0 });
+    expect(about).toBe('5/~10 blobs, 5.0 MiB/~10.0 MiB at 1.0 MiB/s');
   });
 
   it('a missing-only repair says so and counts what it did not read as unchecked, apart from verified', () => {

@@ -15,7 +15,12 @@ export class FakeErasure implements ErasureProvider {
   put: Provider['put'] = (k, b, o) => this.blobs.put(k, b, o);
   get: Provider['get'] = (k, o) => this.blobs.get(k, o);
   head: Provider['head'] = (k) => this.blobs.head(k);
-  list: Provider['list'] = (o) => this.blobs.list(o);
+  /** list() calls so far (the scrub's count listing and its walk: this fake has no census). */
+  listCalls = 0;
+  list: Provider['list'] = (o) => {
+    this.listCalls++;
+    return this.blobs.list(o);
+  };
   delete: Provider['delete'] = (k) => this.blobs.delete(k);
   close: Provider['close'] = () => this.blobs.close();
   readonly k = 4;

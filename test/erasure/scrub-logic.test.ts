@@ -84,6 +84,28 @@ describe('scrub accounting', () => {
     expect(last).toMatchObject({ phase: 'scrub', blobs: 30, bytes: 30_000, totalBlobs: 30, totalBytes: 30_000 });
     expect(seen.some((x) => x.phase === 'count')).toBe(true);
     expect(seen.filter((x) => x.phase === 'scrub').map((x) => x.blobs)).toEqual([...Array(31).keys()].slice(1).concat([30]));
+    expect(seen.some((x) => x.estimated)).toBe(false);
+  });
+
+  it('sizes a later pass from the last one, without a count listing, and never reports less than it checked', async () => {
+    const p = await fakeWith(30, 1000);
+    // The first pass (a missing-only repair: it goes through every blob too) counts, then walks.
+    await runScrub(p, { repair: true, missingOnly: true });
+    expect(p.listCalls).toBe(2);
+    // 5 more blobs since: the estimate is short, and the totals follow what was checked.
+    for (let i = 30; i < 35; i++) await p.put(`b/${String(i).padStart(5, '0')}`, new Uint8Array(1000));
+    const seen: ScrubProgress[] = [];
+    const r = await runScrub(p, { onProgress: (x) => seen.push(x) });
+    expect(r.blobs).toBe(35);
+    expect(p.listCalls).toBe(3); // its walk only: no count listing
+    expect(seen.some((x) => x.phase === 'count')).toBe(false);
+    expect(seen[0]).toMatchObject({ phase: 'scrub', estimated: true, totalBlobs: 30, totalBytes: 30_000 });
+    expect(seen.at(-1)).toMatchObject({ blobs: 35, totalBlobs: 35, totalBytes: 35_000, estimated: true });
+    for (const x of seen) expect(x.totalBlobs).toBeGreaterThanOrEqual(x.blobs);
+    // The next one is sized from this one.
+    const again: ScrubProgress[] = [];
+    await runScrub(p, { onProgress: (x) => again.push(x) });
+    expect(again[0]).toMatchObject({ estimated: true, totalBlobs: 35 });
   });
 });
 

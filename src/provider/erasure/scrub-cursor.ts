@@ -14,6 +14,9 @@ import { getBytes, ProviderError, type Provider } from '../provider.js';
 export const MAINTENANCE_PREFIX = 'maintenance/';
 export const SCRUB_CURSOR_KEY = `${MAINTENANCE_PREFIX}scrub-cursor`;
 export const SCRUB_LAST_KEY = `${MAINTENANCE_PREFIX}scrub-last`;
+/** What the last pass that went through every blob found (blobs, bytes): the next pass's size,
+ * so it need not list every domain once more just to size its progress bar. */
+export const SCRUB_SIZE_KEY = `${MAINTENANCE_PREFIX}scrub-size`;
 /** Largest cursor blob read back, bytes: the totals plus at most MAX_LISTED_KEYS keys of at most
  * 1 KiB each fit well under it; anything longer is not ours. */
 const MAX_STATE_BYTES = 4 * 1024 * 1024;
@@ -172,6 +175,25 @@ export async function loadLastPass(provider: Provider): Promise<{ completedAt: n
     // not ours: as if absent
   }
   return undefined;
+}
+
+/** The size the last pass over every blob found, or undefined (none yet, or not ours). Never
+ * throws for a missing or malformed blob; throws other provider errors. */
+export async function loadPassSize(provider: Provider): Promise<{ blobs: number; bytes: number } | undefined> {
+  const bytes = await readSmall(provider, SCRUB_SIZE_KEY);
+  if (!bytes) return undefined;
+  try {
+    const v = JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
+    if (isObj(v) && v.v === VERSION && isCount(v.blobs) && isCount(v.bytes)) return { blobs: v.blobs, bytes: v.bytes };
+  } catch {
+    // not ours: as if absent
+  }
+  return undefined;
+}
+
+/** Records the size a pass over every blob found. Throws what provider.put throws. */
+export async function savePassSize(provider: Provider, size: { blobs: number; bytes: number }): Promise<void> {
+  await provider.put(SCRUB_SIZE_KEY, Buffer.from(JSON.stringify({ v: VERSION, blobs: size.blobs, bytes: size.bytes }), 'utf8'));
 }
 
 /** Records that a pass completed now. Throws what provider.put throws. */
