@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runScrub, SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, type ScrubProgress } from '../../src/provider/erasure/scrub.js';
-import { loadCursor, parseCursor, saveCursor, emptyTotals, loadLastPass } from '../../src/provider/erasure/scrub-cursor.js';
+import { loadCursor, parseCursor, saveCursor, emptyTotals, loadLastPass, loadPassSize, SCRUB_SIZE_KEY } from '../../src/provider/erasure/scrub-cursor.js';
 import { ByteRateLimiter, type RateClock } from '../../src/provider/erasure/scrub-rate.js';
 import { ProviderError } from '../../src/provider/provider.js';
 import { fakeWith } from './scrub-fake.js';
@@ -193,6 +193,23 @@ describe('scrub cursor and resume', () => {
     expect(await loadCursor(p)).toBeUndefined();
     await p.put(SCRUB_LAST_KEY, Buffer.from('garbage'));
     expect(await loadLastPass(p)).toBeUndefined();
+  });
+
+  it('ignores a malformed, oversized or hostile recorded size and counts instead', async () => {
+    const p = await fakeWith(5);
+    for (const b of ['not json', '{"v":1,"blobs":-5,"bytes":10}', '{"v":1,"blobs":1e400,"bytes":1}', '{"v":2,"blobs":5,"bytes":500}', '{"v":1,"blobs":"5","bytes":500}', 'null']) {
+      await p.put(SCRUB_SIZE_KEY, Buffer.from(b));
+      expect(await loadPassSize(p), b).toBeUndefined();
+    }
+    await p.put(SCRUB_SIZE_KEY, new Uint8Array(5 * 1024 * 1024));
+    expect(await loadPassSize(p)).toBeUndefined();
+    const seen: ScrubProgress[] = [];
+    const r = await runScrub(p, { onProgress: (x) => seen.push(x) });
+    expect(r.blobs).toBe(5);
+    expect(seen.some((x) => x.phase === 'count')).toBe(true);
+    expect(seen.at(-1)).toMatchObject({ totalBlobs: 5, totalBytes: 500 });
+    // The pass recorded a good size over the bad one.
+    expect(await loadPassSize(p)).toEqual({ blobs: 5, bytes: 500 });
   });
 });
 
