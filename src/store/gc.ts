@@ -89,6 +89,8 @@ export interface GcStats {
   freedBlobs: number;
   freedBytes: number;
   cleanedPacks: number;
+  /** Sparse packs passes left for a later one (GcReport.deferredPacks). */
+  deferredPacks: number;
   movedBytes: number;
   errors: number;
   lastPassMs: number;
@@ -101,7 +103,7 @@ const locks = new WeakMap<object, Promise<unknown>>();
 /** The running totals of `repo`'s GC passes (zeros before the first). */
 export function gcStats(repo: Repository): GcStats {
   let s = stats.get(repo);
-  if (!s) stats.set(repo, (s = { passes: 0, failedPasses: 0, examinedBlobs: 0, examinedBytes: 0, freedBlobs: 0, freedBytes: 0, cleanedPacks: 0, movedBytes: 0, errors: 0, lastPassMs: 0, running: false }));
+  if (!s) stats.set(repo, (s = { passes: 0, failedPasses: 0, examinedBlobs: 0, examinedBytes: 0, freedBlobs: 0, freedBytes: 0, cleanedPacks: 0, deferredPacks: 0, movedBytes: 0, errors: 0, lastPassMs: 0, running: false }));
   return s;
 }
 
@@ -222,6 +224,7 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
       s.freedBlobs += report.freedBlobs;
       s.freedBytes += report.freedBytes;
       s.cleanedPacks += report.cleanedPacks;
+      s.deferredPacks += report.deferredPacks;
       s.movedBytes += report.movedBytes;
       s.errors += report.errors;
       s.lastPassMs = report.ms;

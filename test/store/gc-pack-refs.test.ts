@@ -13,7 +13,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Store } from '../../src/store/store.js';
-import { runGc } from '../../src/store/gc.js';
+import { gcStats, runGc } from '../../src/store/gc.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { randomBytes } from '../support/random.js';
 import { expectBytes } from '../support/bytes.js';
@@ -69,6 +69,8 @@ describe('pack cleaning bounded by referrers', () => {
       // live body: 24 bodies in 5 buckets, namespace and version log.
       for (const pass of passes) expect(pass.cleanRepointed ?? 0).toBeLessThanOrEqual(100);
       expect(passes.reduce((n, pass) => n + (pass.cleanRepointed ?? 0), 0)).toBe(24 * 5 * 2);
+      // The server's strata_gc_deferred_packs_total counts them over the passes.
+      expect(gcStats(store.repo).deferredPacks).toBe(passes.reduce((n, pass) => n + pass.deferredPacks, 0));
       const last = await runGc(store.repo, { graceMs: 0, cleanBelow: 0.5, maxMoveRefs: 100 });
       expect(last.cleanedPacks + last.deferredPacks).toBe(0);
       await expectAll(store, model, 'after');
