@@ -66,6 +66,11 @@ export interface PutOptions {
   owner?: string;
 }
 
+/** How messages name an owner (PutOptions.owner): its access key, or anonymous requests. */
+export function ownerText(owner: string): string {
+  return owner === '' ? 'anonymous requests' : `access key ${owner}`;
+}
+
 /** Inclusive byte range; `end` past the blob end is clamped. */
 export interface ByteRange {
   start: number;

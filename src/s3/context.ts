@@ -5,8 +5,8 @@
 import type { LifecycleRunner } from '../admin/lifecycle.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Store } from '../store/store.js';
-import type { BudgetAccount } from '../store/budget.js';
-import type { KeyShares, KeyShareTicket } from './key-share.js';
+import type { BudgetAccount, ShareTicket } from '../store/budget.js';
+import type { KeyShares } from './key-share.js';
 import type { AuthResult } from './auth/index.js';
 import type { KeyRegistry } from '../store/keys-registry.js';
 import type { MasterKey } from '../store/master-key-derive.js';
@@ -65,7 +65,7 @@ export class RequestContext {
   /** What this request reserves memory from: its identity's share (key-share.ts), else the whole pending budget. */
   budget: BudgetAccount;
   /** The share this request counts against (enterKeyShare), if the server shares out. */
-  #share: KeyShareTicket | undefined;
+  #share: ShareTicket | undefined;
 
   constructor(incoming: IncomingMessage, res: ServerResponse, deps: ServerDeps, id: string) {
     this.incoming = incoming;
@@ -98,7 +98,7 @@ export class RequestContext {
     const ticket = shares.enter(accessKeyId);
     this.#share?.leave();
     this.#share = ticket;
-    this.budget = ticket.budget;
+    this.budget = ticket.account;
   }
 
   /** The request ended: it no longer counts against its identity's requests (its reservations

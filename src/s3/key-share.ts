@@ -25,7 +25,7 @@
  * The shares are caps, not reservations: two keys at 50% can still fill the server between
  * them. They bound what one misbehaving client does to the others.
  */
-import { BudgetShares, RETRY_AFTER_SECONDS, type BudgetAccount, type PendingBudget } from '../store/budget.js';
+import { BudgetShares, ownerText, RETRY_AFTER_SECONDS, type PendingBudget, type ShareTicket } from '../store/budget.js';
 import { StoreError } from '../store/errors.js';
 import { GET_HELD_BYTES } from '../store/chunk-scatter-read.js';
 
@@ -43,12 +43,6 @@ export interface KeyShareLimits {
   percent: number;
   /** The server's connection cap (0: none, so no request cap either). */
   maxConnections: number;
-}
-
-/** What one request holds of its identity's share; `leave` when the request ends. */
-export interface KeyShareTicket {
-  budget: BudgetAccount;
-  leave(): void;
 }
 
 export class KeyShares {
@@ -72,16 +66,14 @@ export class KeyShares {
    * Throws StoreError 'SlowDown' (503, Retry-After) when the identity has its whole share of
    * requests in flight.
    */
-  enter(accessKeyId: string | null): KeyShareTicket {
+  enter(accessKeyId: string | null): ShareTicket {
     const id = accessKeyId ?? '';
     if (this.requestCap > 0 && this.budgets.requests(id) >= this.requestCap) {
       this.refusals++;
-      const who = id === '' ? 'anonymous requests' : `access key ${id}`;
-      throw new StoreError('SlowDown', `${who} already have ${this.requestCap} requests in flight, their share of the server's ${this.percent}% (--key-share)`, {
+      throw new StoreError('SlowDown', `${ownerText(id)} already have ${this.requestCap} requests in flight, their share of the server's ${this.percent}% (--key-share)`, {
         retryAfterSeconds: RETRY_AFTER_SECONDS,
       });
     }
-    const { account, leave } = this.budgets.enter(id);
-    return { budget: account, leave };
+    return this.budgets.enter(id);
   }
 }

@@ -111,6 +111,8 @@ export async function startServer(
   let store: Store;
   const opening = performance.now();
   const keySharePercent = config.keyShare ?? DEFAULT_KEY_SHARE_PERCENT;
+  // At 100% nothing is shared out: no per-key caps at all.
+  const sharing = keySharePercent < 100;
   try {
     store = await openStore(config.data, {
       ...options.store,
@@ -122,7 +124,7 @@ export async function startServer(
       ...(config.retention !== undefined ? { retentionMs: config.retention } : {}),
       log: (event, fields) => log.info(event, fields),
       // An erasure set's write gate gives one access key the same share (write-gate.ts).
-      ...(erasure ? { erasure: keySharePercent < 100 ? { ...erasure, ownerShare: keySharePercent / 100 } : erasure } : {}),
+      ...(erasure ? { erasure: sharing ? { ...erasure, ownerShare: keySharePercent / 100 } : erasure } : {}),
     });
   } catch (err) {
     await listener.abort();
@@ -163,7 +165,7 @@ export async function startServer(
   const metrics = new Metrics();
   const repo = store.repo;
   // What one access key may hold of the connection cap (as requests) and the pending budget.
-  const keyShares = keySharePercent < 100 ? new KeyShares(repo.budget, { percent: keySharePercent, maxConnections: cap.cap }) : undefined;
+  const keyShares = sharing ? new KeyShares(repo.budget, { percent: keySharePercent, maxConnections: cap.cap }) : undefined;
   if (keyShares) log.info('key share', { percent: keySharePercent, requests: keyShares.requestCap || 'no cap', bytes: keyShares.budgets.cap });
   // Writes queued for an erasure set's write gate shorten the body-rate window, so stalled
   // uploads let go of the places they hold within seconds. (The pending budget queues no

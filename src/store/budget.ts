@@ -14,6 +14,10 @@
  * records, until committed). Expiry and GC reserve their own buffers (expiry.ts, gc*.ts).
  */
 import { StoreError } from './errors.js';
+import { ownerText } from '../provider/provider.js';
+
+// The S3 layer names identities as the store and the providers do, without importing providers.
+export { ownerText };
 
 /** What a refused writer is told to wait, seconds: short, as SDK v3 caps its own wait at
  * its backoff + 5 s and botocore ignores the hint anyway. */
@@ -208,6 +212,12 @@ export class BudgetHold {
   }
 }
 
+/** One request's hold on its identity's share (BudgetShares.enter); `leave` when it ends. */
+export interface ShareTicket {
+  account: BudgetAccount;
+  leave(): void;
+}
+
 /**
  * Per-access-key shares of a PendingBudget: the requests of one identity (an access key, or all
  * anonymous requests together) may hold at most `cap` bytes of it at once, so a client holding a
@@ -259,7 +269,7 @@ export class BudgetShares {
    * released. Call `leave` when the request ends (reservations it made may outlive it: they
    * still count until released).
    */
-  enter(id: string): { account: BudgetAccount; leave: () => void } {
+  enter(id: string): ShareTicket {
     let a = this.#accounts.get(id);
     if (!a) this.#accounts.set(id, (a = new ShareAccount(this, id)));
     a.requests++;
@@ -279,8 +289,8 @@ export class BudgetShares {
   /** Drops `a` once it holds nothing, waits for nothing and serves no request (an identity that
    * comes back gets a new one). */
   forget(a: ShareAccount): void {
-    if (a.requests === 0 && a.share.used === 0 && a.share.waiting === 0 && this.#accounts.get(a.id) === a) {
-      this.#accounts.delete(a.id);
+    if (a.requests === 0 && a.share.used === 0 && a.share.waiting === 0 && this.#accounts.get(a.owner) === a) {
+      this.#accounts.delete(a.owner);
       this.#retiredRefusals += a.share.refusals;
     }
   }
@@ -289,17 +299,14 @@ export class BudgetShares {
 /** One identity's account: its share (a PendingBudget of `cap` bytes), then the shared budget. */
 class ShareAccount implements BudgetAccount {
   readonly #shares: BudgetShares;
-  readonly id: string;
   readonly owner: string;
   readonly share: PendingBudget;
   requests = 0;
 
-  constructor(shares: BudgetShares, id: string) {
+  constructor(shares: BudgetShares, owner: string) {
     this.#shares = shares;
-    this.id = id;
-    this.owner = id;
-    const who = id === '' ? 'anonymous requests' : `access key ${id}`;
-    this.share = new PendingBudget(shares.cap, `the share of the pending budget one access key may hold (--key-share), for ${who},`);
+    this.owner = owner;
+    this.share = new PendingBudget(shares.cap, `the share of the pending budget one access key may hold (--key-share), for ${ownerText(owner)},`);
   }
 
   get waiting(): number {

@@ -394,9 +394,10 @@ export async function cleanPacks(
   const report: CleanReport = { cleanedPacks: 0, deferredPacks: 0, movedBytes: 0, repointed: 0, errors: 0, requests: 0, commits: 0, repointedByBucket: new Map() };
   const chosen = await choose(repo, mark, opts.cleanBelow);
   if (chosen.size === 0) return report;
-  const referrers = await findReferrers(repo, chosen, opts.maxRefs ?? MAX_MOVE_REFS);
+  const maxRefs = opts.maxRefs ?? MAX_MOVE_REFS;
+  const referrers = await findReferrers(repo, chosen, maxRefs);
   report.deferredPacks = referrers.dropped;
-  if (referrers.dropped > 0) repo.log('gc.clean_deferred', { packs: referrers.dropped, kept: chosen.size, maxRefs: opts.maxRefs ?? MAX_MOVE_REFS });
+  if (referrers.dropped > 0) repo.log('gc.clean_deferred', { packs: referrers.dropped, kept: chosen.size, maxRefs });
   const found = [...referrers.found.values()];
   // Source pack by source pack, in offset order: a new pack takes whole source packs where it
   // can, and neighbouring entries of one source are read together (gc-pack-read.ts).

@@ -176,7 +176,7 @@ describe('KeyShares', () => {
     a[0]!.leave();
     const again = k.enter('A');
     // The ticket's budget is the identity's share.
-    const r = again.budget.reserve(100);
+    const r = again.account.reserve(100);
     expect(k.budgets.used('A')).toBe(100);
     r();
     for (const t of [a[1]!, again, ...anon]) t.leave();

@@ -23,7 +23,7 @@
  * other owners queued behind it (arrival order still holds among writes that may go); one that
  * costs more than the share is admitted when its owner has nothing in flight.
  */
-import { ProviderError } from '../provider.js';
+import { ownerText, ProviderError } from '../provider.js';
 import { ERASURE_DEFAULTS } from './config.js';
 import { framedLength } from './geometry.js';
 import type { ErasureConfig } from './types.js';
@@ -215,7 +215,7 @@ export class WriteGate {
    * writes, and an owner's small writes do not pass its large one); stops at the first that
    * does not fit the gate, so a small write never jumps ahead of a large one. */
   #admit(): void {
-    if (this.#closed) return;
+    if (this.#closed || this.#waiters.length === 0) return;
     const passed = new Set<string>();
     for (let i = 0; i < this.#waiters.length; ) {
       const w = this.#waiters[i]!;
@@ -236,10 +236,9 @@ export class WriteGate {
     const cap = this.#ownerCap;
     if (cap !== undefined && owner !== undefined && c !== undefined && !this.#ownerFits(owner, c)) {
       const held = this.#owners.get(owner)!;
-      const who = owner === '' ? 'anonymous requests' : `access key ${owner}`;
       return new ProviderError(
         'Unavailable',
-        `${what}: ${who} already hold their share of the writes in flight (--key-share: ${held.descriptors} of ${cap.descriptors} descriptors and ` +
+        `${what}: ${ownerText(owner)} already hold their share of the writes in flight (--key-share: ${held.descriptors} of ${cap.descriptors} descriptors and ` +
           `${Math.ceil(held.bytes / 1048576)} of ${Math.ceil(cap.bytes / 1048576)} MiB); retry later`
       );
     }
