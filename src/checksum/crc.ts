@@ -2,6 +2,7 @@
  * @module CRCs as numbers, with zlib-style chaining: crc32(B, crc32(A)) === crc32(A || B).
  * CRC32 and CRC32C are unsigned 32-bit numbers, CRC64NVME an unsigned 64-bit bigint.
  */
+import { acceleratedCrc32c } from './accelerator.js';
 import {
   checkCrc32Value,
   checkCrc64Value,
@@ -18,8 +19,13 @@ export function crc32(data: Uint8Array, crc = 0, options?: ChecksumOptions): num
   return kernelFor(options).crc32(checkData(data), checkCrc32Value('crc32', crc));
 }
 
-/** CRC32C (Castagnoli) of `data`, continuing from `crc`; as {@link crc32}. */
+/**
+ * CRC32C (Castagnoli) of `data`, continuing from `crc`; as {@link crc32}. Without a flavor it
+ * runs the installed faster CRC32C when there is one (./accelerator.js).
+ */
 export function crc32c(data: Uint8Array, crc = 0, options?: ChecksumOptions): number {
+  const fast = options?.flavor === undefined ? acceleratedCrc32c() : undefined;
+  if (fast) return fast(checkData(data), checkCrc32Value('crc32c', crc));
   return kernelFor(options).crc32c(checkData(data), checkCrc32Value('crc32c', crc));
 }
 

@@ -4,6 +4,7 @@
  * returned, and no offset read from the blob is trusted before it is bounds-checked.
  */
 import { packKernel } from '../wasm/pack.js';
+import { crc32cOf } from '../checksum/accelerator.js';
 import type { Flavor } from '../wasm/loader.js';
 import { PackError, throwIfBad } from './errors.js';
 import { ENTRY_HEADER_SIZE, PACK_HEADER_SIZE, TRAILER_SIZE, FOOTER_ROW_SIZE, tagOf, type PackEntryRef } from './writer.js';
@@ -50,7 +51,7 @@ export function readEntry(bytes: Uint8Array, expect: EntryExpectation): Uint8Arr
     throw new PackError('ERR_PACK_TRUNCATED', `entry ${h.index}: ${bytes.length - ENTRY_HEADER_SIZE} of ${h.length} body bytes`);
   }
   const body = bytes.subarray(ENTRY_HEADER_SIZE, ENTRY_HEADER_SIZE + h.length);
-  if (!expect.authenticated && kernel.crc32c(body) !== h.crc) {
+  if (!expect.authenticated && crc32cOf(kernel, body, expect.flavor) !== h.crc) {
     throw new PackError('ERR_PACK_CHECKSUM', `entry ${h.index}: body checksum mismatch (corrupted bytes)`);
   }
   return body;
@@ -78,7 +79,7 @@ export function checkEntryParts(header: Uint8Array, body: Uint8Array, expect: En
   if (body.length !== h.length) {
     throw new PackError('ERR_PACK_TRUNCATED', `entry ${h.index}: ${body.length} of ${h.length} body bytes`);
   }
-  if (!expect.authenticated && kernel.crc32c(body) !== h.crc) {
+  if (!expect.authenticated && crc32cOf(kernel, body, expect.flavor) !== h.crc) {
     throw new PackError('ERR_PACK_CHECKSUM', `entry ${h.index}: body checksum mismatch (corrupted bytes)`);
   }
   return h.crc;
@@ -114,7 +115,7 @@ export function decodePack(blob: Uint8Array, flavor?: Flavor): DecodedPack {
     const bytes = blob.subarray(row.offset, row.offset + ENTRY_HEADER_SIZE + row.length);
     const body = readEntry(bytes, { tag, index, length: row.length, flavor });
     const crc = row.crc;
-    if (kernel.crc32c(body) !== crc) throw new PackError('ERR_PACK_MISMATCH', `entry ${index}: footer CRC differs from header`);
+    if (crc32cOf(kernel, body, flavor) !== crc) throw new PackError('ERR_PACK_MISMATCH', `entry ${index}: footer CRC differs from header`);
     return { index, offset: row.offset, length: row.length, crc, body };
   });
   return { id: head.id, tag, entries };

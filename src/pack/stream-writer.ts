@@ -6,6 +6,7 @@
  */
 import { packKernel, type FooterRow, type PackKernel } from '../wasm/pack.js';
 import type { Flavor } from '../wasm/loader.js';
+import { crc32cOf } from '../checksum/accelerator.js';
 import { PackError } from './errors.js';
 import { randomIdBytes } from './random-pool.js';
 
@@ -36,6 +37,7 @@ export class PackStream {
   readonly rows: FooterRow[] = [];
   readonly #lengths: readonly number[];
   readonly #kernel: PackKernel;
+  readonly #flavor: Flavor | undefined;
   #headerCrc = -1;
   #at = PACK_HEADER_SIZE;
 
@@ -45,6 +47,7 @@ export class PackStream {
    */
   constructor(lengths: readonly number[], options: { id?: Uint8Array; flavor?: Flavor } = {}) {
     this.#kernel = packKernel(options.flavor);
+    this.#flavor = options.flavor;
     if (lengths.length === 0 || lengths.length > this.#kernel.maxEntries) {
       throw new PackError('ERR_PACK_TOO_LARGE', `a pack holds 1..${this.#kernel.maxEntries} entries, got ${lengths.length}`);
     }
@@ -79,7 +82,7 @@ export class PackStream {
     if (body.length !== this.#lengths[index]) {
       throw new PackError('ERR_PACK_MISMATCH', `entry ${index} is ${body.length} bytes, ${this.#lengths[index]} announced`);
     }
-    const crc = this.#kernel.crc32c(body);
+    const crc = crc32cOf(this.#kernel, body, this.#flavor);
     this.rows.push({ offset: this.#at, length: body.length, crc });
     this.#at += ENTRY_HEADER_SIZE + body.length;
     const head = this.#kernel.entryHeader(this.tag, index, body.length, crc);

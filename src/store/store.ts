@@ -5,6 +5,9 @@
  * Errors are StoreError with stable codes (errors.ts); nothing here knows HTTP. Provider
  * errors are wrapped in StoreErrors at this boundary (boundary.ts, applied below the class).
  */
+// Node-only: installs the hardware CRC32C (when it loads and checks out) for every flavorless
+// CRC32C of the store: pack entries, index runs, stored segments.
+import '../checksum/native-crc32c.js';
 import type { Provider } from '../provider/provider.js';
 import { Repository, type RepositoryOptions } from './repository.js';
 import * as buckets from './buckets.js';

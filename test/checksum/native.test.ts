@@ -2,17 +2,18 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { CHECKSUM_ALGORITHMS, checksum, createHasher } from '../../src/checksum/index.js';
 import { FAST_IMPLEMENTATIONS, createFastHasher } from '../../src/checksum/native.js';
+import { nativeCrc32cUnavailable } from '../../src/checksum/native-crc32c.js';
 import { availableFlavors } from '../../src/wasm/loader.js';
 import { prng, randInt, randomBytes } from '../support/random.js';
 
 const FLAVORS = availableFlavors('checksum') as ('simd' | 'scalar')[];
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-it('uses OpenSSL for SHA-256 and SHA-1 (SHA-NI), wasm for MD5, CRC32C and CRC64NVME', () => {
+it('uses OpenSSL for SHA-256 and SHA-1 (SHA-NI), the native CRC32C, wasm for MD5 and CRC64NVME', () => {
   expect(FAST_IMPLEMENTATIONS.sha256).toBe('node:crypto');
   expect(FAST_IMPLEMENTATIONS.sha1).toBe('node:crypto');
   expect(FAST_IMPLEMENTATIONS.md5).toBe('wasm');
-  expect(FAST_IMPLEMENTATIONS.crc32c).toBe('wasm');
+  expect(FAST_IMPLEMENTATIONS.crc32c).toBe(nativeCrc32cUnavailable === undefined ? 'native' : 'wasm');
   expect(FAST_IMPLEMENTATIONS.crc64nvme).toBe('wasm');
   expect(['node:zlib', 'wasm']).toContain(FAST_IMPLEMENTATIONS.crc32);
 });

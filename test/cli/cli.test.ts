@@ -283,6 +283,25 @@ describe('serve', () => {
     removeDataDir(data);
   });
 
+  it('says in its listening line which CRC32C it runs; STRATA_NATIVE_CRC32C=0 keeps the wasm kernel, and both store the same bytes', async () => {
+    const body = Array.from({ length: 30_000 }, (_, i) => `${i % 997},`).join('');
+    for (const [env, expected] of [[{}, process.platform === 'linux' ? 'native' : undefined], [{ STRATA_NATIVE_CRC32C: '0' }, 'wasm']] as const) {
+      const data = mkdtempSync(join(scratch, 'data-'));
+      const s = await serve(['--port', '0', '--data', data], env);
+      const line = JSON.parse(s.out().split('\n').find((l) => l.includes('"msg":"listening"'))!) as { crc32c: string };
+      if (expected) expect(line.crc32c).toBe(expected);
+      else expect(['native', 'wasm']).toContain(line.crc32c);
+      expect((await s3(s.url, 'PUT', '/bkt')).status).toBe(200);
+      expect((await s3(s.url, 'PUT', '/bkt/k', body)).status).toBe(200);
+      const got = await s3(s.url, 'GET', '/bkt/k');
+      expect(got.status).toBe(200);
+      expect(await got.text()).toBe(body);
+      s.child.kill('SIGTERM');
+      expect(await exited(s.child)).toBe(0);
+      removeDataDir(data);
+    }
+  });
+
   it('exits at once on a second signal', async () => {
     const data = mkdtempSync(join(scratch, 'data-'));
     const s = await serve(['--port', '0', '--data', data, '--shutdown-timeout', '60s']);

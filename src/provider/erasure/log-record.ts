@@ -19,7 +19,7 @@
  *
  * Parsers treat input as hostile: every field is range-checked.
  */
-import { checksumKernel, type ChecksumKernel } from '../../wasm/checksum.js';
+import { fastCrc32c } from '../../checksum/native-crc32c.js';
 
 export const RECORD_HEADER_BYTES = 32;
 /** Bytes of data per checksummed block: 4 KiB keeps a small body's read (a 4 KiB object in
@@ -32,9 +32,8 @@ const CRC_BYTES = 4;
 export const MAX_RECORD_BYTES = 128 * 1024 * 1024;
 const MAGIC = 0x524c4553; // 'SELR' read as u32 LE
 
-let kernel: ChecksumKernel | undefined;
 function crc(bytes: Uint8Array): number {
-  return (kernel ??= checksumKernel()).crc32c(bytes, 0);
+  return fastCrc32c(bytes, 0);
 }
 
 /** Mixes the segment generation, attempt and block number into 32 bits (a binding, not a hash
