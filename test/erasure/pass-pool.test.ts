@@ -117,6 +117,27 @@ describe('stripe pass pool', () => {
     expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(4)))).toBe(0);
   });
 
+  it('inline, group by group (header only in the first, trailer only in the last): the bytes and folds of one group', () => {
+    const codec = createEncoder(K, M);
+    const whole = processGroup(job(frags, g, body.length, [0, 2, 3, 5], [1, 4]), codec);
+    let folds = [0, 0];
+    const parts: Uint8Array[][] = [[], []];
+    for (let s = 0; s < g.stripes; s++) {
+      const from = s === 0 ? 0 : g.sectionOffset(s);
+      const to = s === g.stripes - 1 ? g.fragmentSize : g.sectionOffset(s + 1);
+      const r = processGroup({
+        ...job(frags, g, body.length, [], [1, 4]),
+        s0: s, s1: s + 1, first: s === 0, last: s === g.stripes - 1, folds,
+        sources: [0, 2, 3, 5].map((i) => ({ index: i, bytes: frags[i]!.slice(from, to) })),
+      }, codec);
+      expect(r.failed).toEqual([]);
+      folds = r.folds;
+      r.outputs.forEach((o, j) => parts[j]!.push(o));
+    }
+    expect(folds).toEqual(whole.folds);
+    parts.forEach((p, j) => expect(Buffer.compare(Buffer.concat(p), Buffer.from(whole.outputs[j]!))).toBe(0));
+  });
+
   it('on a worker thread: the same bytes and folds as inline', async () => {
     const pool = await built();
     const codec = createEncoder(K, M);

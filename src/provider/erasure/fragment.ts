@@ -19,7 +19,7 @@
  * agree with the fragment's name is refused with FragmentError.
  */
 import { createHash } from 'node:crypto';
-import { checksumKernel, type ChecksumKernel } from '../../wasm/checksum.js';
+import { fastCrc32c } from '../../checksum/native-crc32c.js';
 import { BLOCK_BYTES, CRC_BYTES, framedLength, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import type { Layout } from './child-key.js';
 
@@ -31,13 +31,11 @@ const VERSION = 1;
 export const MAX_CELL_BYTES = 64 * 1024 * 1024;
 const UNKNOWN = 0xffffffff;
 
-/** The checksum kernel, resolved on first use: crc32c() resolves the default flavor on every
- * call (an environment read and a few lookups), which cost ~40 % of a 16 KiB block's CRC. */
-let kernel: ChecksumKernel | undefined;
-
-/** CRC32C of bytes of ours (a block, a header, a trailer): no validation needed. */
+/** CRC32C of bytes of ours (a block, a header, a trailer): no validation needed. The native
+ * CRC32C when it loaded, else the wasm kernel resolved once (crc32c() resolves the default
+ * flavor on every call, which cost ~40 % of a 16 KiB block's CRC). */
 function blockCrc(block: Uint8Array): number {
-  return (kernel ??= checksumKernel()).crc32c(block, 0);
+  return fastCrc32c(block, 0);
 }
 
 /** A fragment (or a part of one) that fails its format or checksum checks. */
@@ -237,11 +235,12 @@ export function sealFramed(framed: Uint8Array, generation: number, index: number
  * length: framed.length minus the CRCs). `firstBlock` is the fragment-wide number of the
  * first block. Throws FragmentError naming the first block whose CRC does not match. With
  * `check` false the CRCs are not computed (a reader whose caller checks every byte itself:
- * ReadContext.endToEnd); the framing is still walked and dropped.
+ * ReadContext.endToEnd); the framing is still walked and dropped. With `out` null the blocks
+ * are only checked, where they are (nothing is copied).
  */
 export function unframe(
   framed: Uint8Array,
-  out: Uint8Array,
+  out: Uint8Array | null,
   generation: number,
   index: number,
   firstBlock: number,
@@ -256,7 +255,7 @@ export function unframe(
     const block = framed.subarray(i, i + n);
     if (check && ((blockCrc(block) ^ bind(generation, index, b)) >>> 0) !== v.getUint32(i + n, true))
       throw new FragmentError(`block ${b} of fragment ${index} fails its CRC32C`);
-    out.set(block, o);
+    out?.set(block, o);
     o += n;
     i += n + CRC_BYTES;
   }

@@ -9,7 +9,7 @@
  */
 import { ProviderError, getBytes } from '../provider.js';
 import { FragmentSink } from './sink.js';
-import { encodeHeader, encodeTrailer, frameCell, keyHash, parseHeader, parseTrailer, unframe, unframedLength } from './fragment.js';
+import { encodeHeader, encodeTrailer, frameCell, keyHash, parseHeader, parseTrailer, unframe } from './fragment.js';
 import { BLOCK_BYTES, framedLength, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import { nameOf, type BlobMeta } from './lookup.js';
 import { geometryOf, rebuildRange, type ReadContext } from './read.js';
@@ -130,7 +130,7 @@ export function verifyFragment(meta: BlobMeta, index: number, bytes: Uint8Array)
   for (let s = 0; s < g.stripes; s++) {
     const off = g.sectionOffset(s);
     const n = framedLength(g.cellLength(s));
-    unframe(bytes.subarray(off, off + n), new Uint8Array(unframedLength(n)), meta.generation, index, g.firstBlock(s));
+    unframe(bytes.subarray(off, off + n), null, meta.generation, index, g.firstBlock(s));
   }
   const t = parseTrailer(bytes.subarray(g.trailerOffset));
   if (t.length !== g.length || t.blockCount !== g.blockCount)

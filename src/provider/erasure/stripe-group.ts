@@ -1,7 +1,16 @@
 /**
  * @module The CPU half of a stripe pass (stripe-pass.ts), for one group of stripes: check each
  * source fragment's framed bytes (header on the first group, every block's CRC32C, trailer on
- * the last), unframe them, rebuild the target fragments' cells with the codec and frame them.
+ * the last), rebuild the target fragments' cells with the codec and frame them.
+ *
+ * Every fragment of a blob frames its group the same way (same header, block and trailer
+ * offsets), so with a rebuild the sources' framed bytes go as they are into a stripe resident
+ * in the codec's wasm memory (read there by a worker, or copied once), are checked in place,
+ * and the codec runs over the whole framed range: a target's bytes at its CRC words come out
+ * as the same combination of the sources' CRC words, and are then overwritten with the
+ * target's own (sealFramed). Nothing is unframed, and a target is copied out once. Without a
+ * resident stripe (a check only, or the resident budget spent) sources are unframed into
+ * per-index scratch and the copying codec rebuilds from there.
  *
  * Bytes in, bytes out, so that it runs either inline or in a worker thread (pass-pool.ts)
  * while the caller's thread goes on reading the next group; the one I/O is a job's `files`,
@@ -12,7 +21,7 @@
 import type { ReedSolomon, Shard } from '../../codec/reed-solomon.js';
 import type { ResidentStripe } from '../../codec/resident-stripe.js';
 import { takeResidentStripe } from './scratch.js';
-import { FragmentError, frameCell, parseHeader, parseTrailer, unframe } from './fragment.js';
+import { FragmentError, frameCell, parseHeader, parseTrailer, sealFramed, unframe } from './fragment.js';
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import { readBlobRangeSync } from '../fs/blob-file.js';
 import { ProviderError, type ProviderErrorCode } from '../provider.js';
@@ -68,13 +77,12 @@ export interface GroupResult {
 export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const g = new Geometry(job.k, job.cellSize, job.length);
   const per = job.s1 - job.s0;
-  const unread = job.files ? readFiles(job, job.files) : [];
-  // With targets, sources are unframed straight into a stripe resident in the codec's wasm
-  // memory and rebuilt there in place (no copy of k shards into the codec per span); without
-  // one (a check only, or the resident budget spent) into per-index scratch.
-  const stripe = job.targets.length > 0 && per > 0 ? takeResidentStripe(codec, per * job.cellSize) : undefined;
+  const length = groupLength(job, g);
+  const stripe = job.targets.length > 0 && per > 0 ? takeResidentStripe(codec, length) : undefined;
   try {
-    const result = runGroup(job, codec, g, per, stripe);
+    if (stripe) return runFramed(job, codec, g, stripe, length);
+    const unread = job.files ? readFiles(job, job.files) : [];
+    const result = runGroup(job, codec, g, per);
     if (unread.length) result.failed.unshift(...unread);
     return result;
   } finally {
@@ -82,14 +90,72 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   }
 }
 
-function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, stripe: ResidentStripe | undefined): GroupResult {
+/** Bytes of the group in every fragment: its framed cells, with the header on the first group
+ * and the trailer on the last. */
+function groupLength(job: GroupJob, g: Geometry): number {
+  let n = (job.first ? HEADER_BYTES : 0) + (job.last ? TRAILER_BYTES : 0);
+  for (let s = job.s0; s < job.s1; s++) n += framedLength(g.cellLength(s));
+  return n;
+}
+
+/** When every target is a data fragment only the missing data slots are computed: a pass that
+ * read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody asked
+ * for, and computing them would cost a codec row each. */
+function dataOnly(job: GroupJob): boolean {
+  return job.targets.every((i) => i < job.k);
+}
+
+/** The rebuild over framed bytes resident in `stripe` (see the module note): `length` bytes per
+ * source, copied in here, or read there from `job.files` and each checked right after its read
+ * (while its bytes are still in the core's cache). */
+function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: ResidentStripe, length: number): GroupResult {
+  const bad: GroupResult['failed'] = [];
+  const present: boolean[] = new Array(job.k + job.m).fill(false);
+  let good = 0;
+  const admit = (src: { index: number; bytes: Uint8Array }) => {
+    const into = stripe.shard(src.index);
+    try {
+      if (src.bytes.buffer !== into.buffer || src.bytes.byteOffset !== into.byteOffset) {
+        if (src.bytes.length !== length) throw new FragmentError(`${job.key}: fragment ${src.index} group is ${src.bytes.length} bytes, expected ${length}`);
+        into.set(src.bytes);
+      }
+      checkGroup(job, g, src.index, into.subarray(0, src.bytes.length), null);
+      present[src.index] = true;
+      good++;
+    } catch (err) {
+      bad.push({ index: src.index, message: (err as Error)?.message ?? String(err) });
+    }
+  };
+  job.sources.forEach(admit);
+  const unread = job.files ? readFiles(job, job.files, (i, n) => (n === length ? stripe.shard(i) : undefined), admit) : [];
+  const failed = [...unread, ...bad];
+  const folds = [...job.folds];
+  if (good < job.k) return { failed, outputs: [], folds, good };
+  const from = job.first ? HEADER_BYTES : 0;
+  const to = length - (job.last ? TRAILER_BYTES : 0);
+  codec.reconstructResident(stripe, present, { offset: from, length: to - from, dataOnly: dataOnly(job) });
+  const outputs = job.targets.map((i, j) => {
+    const out = outputArray(job, to - from);
+    out.set(stripe.shard(i).subarray(from, to));
+    for (let s = job.s0, at = 0; s < job.s1; s++) {
+      const fl = framedLength(g.cellLength(s));
+      folds[j] = sealFramed(out.subarray(at, at + fl), job.generation, i, g.firstBlock(s), folds[j]!);
+      at += fl;
+    }
+    return out;
+  });
+  return { failed, outputs, folds, good };
+}
+
+/** The rebuild without a resident stripe: sources unframed into per-index scratch, the copying
+ * codec (or a check only, without targets). */
+function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number): GroupResult {
   const failed: GroupResult['failed'] = [];
   const cells = new Map<number, Uint8Array>();
   for (const src of job.sources) {
-    // Unframed cells live only while this (synchronous) call runs: the resident stripe, or
-    // per-index scratch reused from group to group (a fresh array per source and group cost
-    // page faults and GC).
-    const into = stripe ? stripe.shard(src.index) : reused(SOURCE_SCRATCH, src.index, Math.max(1, per) * job.cellSize);
+    // Unframed cells live only while this (synchronous) call runs, in per-index scratch reused
+    // from group to group (a fresh array per source and group cost page faults and GC).
+    const into = reused(SOURCE_SCRATCH, src.index, Math.max(1, per) * job.cellSize);
     try {
       checkGroup(job, g, src.index, src.bytes, into);
       cells.set(src.index, into);
@@ -101,10 +167,7 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
   const outputs: Uint8Array[] = [];
   if (job.targets.length === 0 || per === 0 || cells.size < job.k) return { failed, outputs, folds, good: cells.size };
   const n = job.k + job.m;
-  // When every target is a data fragment only the missing data slots are computed: a pass
-  // that read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody
-  // asked for, and computing them would cost a codec row each.
-  const dataOnly = job.targets.every((i) => i < job.k);
+  const only = dataOnly(job);
   // Each target's framed cells go to one array, span after span.
   const outLength = spans(g, job.s0, job.s1).reduce((n, [a, b]) => n + (b - a) * framedLength(g.cellLength(a)), 0);
   const outs = job.targets.map(() => outputArray(job, outLength));
@@ -114,20 +177,14 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
     const off = (a - job.s0) * job.cellSize;
     const len = (b - a) * cl;
     const shards: Shard[] = new Array(n).fill(null);
-    if (stripe) {
-      const present = Array.from({ length: n }, (_, i) => cells.has(i));
-      codec.reconstructResident(stripe, present, { offset: off, length: len, dataOnly });
-      for (const i of job.targets) shards[i] = stripe.shard(i).subarray(off, off + len);
-    } else {
-      // Every verified source is given: the codec takes k of them and computes only the empty
-      // slots (the targets, and fragments missing or failed). Rebuilt slots land in this
-      // thread's scratch (framed into fresh buffers below): fresh arrays per group cost about
-      // as much in page faults as the arithmetic.
-      for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
-      const into = shards.map((sh, i) => (sh ? null : reused(SCRATCH, i, len)));
-      if (dataOnly) codec.reconstructData(shards, { into });
-      else codec.reconstruct(shards, { into });
-    }
+    // Every verified source is given: the codec takes k of them and computes only the empty
+    // slots (the targets, and fragments missing or failed). Rebuilt slots land in this
+    // thread's scratch (framed into fresh buffers below): fresh arrays per group cost about
+    // as much in page faults as the arithmetic.
+    for (const [i, c] of cells) shards[i] = c.subarray(off, off + len);
+    const into = shards.map((sh, i) => (sh ? null : reused(SCRATCH, i, len)));
+    if (only) codec.reconstructData(shards, { into });
+    else codec.reconstruct(shards, { into });
     const fl = framedLength(cl);
     job.targets.forEach((i, j) => {
       const out = outs[j]!.subarray(at, at + (b - a) * fl);
@@ -143,18 +200,27 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, s
 }
 
 /**
- * Reads `files` into this thread's per-index read scratch and adds them to `job.sources` (views
- * of the scratch: they live until the next job on this thread). Returns the sources whose file
- * could not be read whole, with the error's code; a short one is a FragmentError's message
- * (no code), as a short ranged read is in stripe-pass.ts.
+ * Reads `files` into this thread's per-index read scratch (or where `into` says, when it gives
+ * an array) and adds them to `job.sources` (views of the scratch: they live until the next job
+ * on this thread), calling `onRead` with each right after its read. Returns the sources whose
+ * file could not be read whole, with the error's code; a short one is a FragmentError's
+ * message (no code), as a short ranged read is in stripe-pass.ts.
  */
-function readFiles(job: GroupJob, files: NonNullable<GroupJob['files']>): GroupResult['failed'] {
+function readFiles(
+  job: GroupJob,
+  files: NonNullable<GroupJob['files']>,
+  into?: (index: number, length: number) => Uint8Array | undefined,
+  onRead?: (source: { index: number; bytes: Uint8Array }) => void
+): GroupResult['failed'] {
   const failed: GroupResult['failed'] = [];
   for (const f of files) {
     try {
-      const bytes = readBlobRangeSync(f.path, f.start, f.length, reused(READ_SCRATCH, f.index, f.length));
+      const bytes = readBlobRangeSync(f.path, f.start, f.length, into?.(f.index, f.length) ?? reused(READ_SCRATCH, f.index, f.length));
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
-      else job.sources.push({ index: f.index, bytes });
+      else {
+        job.sources.push({ index: f.index, bytes });
+        onRead?.({ index: f.index, bytes });
+      }
     } catch (err) {
       failed.push({
         index: f.index,
@@ -206,8 +272,6 @@ function spans(g: Geometry, s0: number, s1: number): [number, number][] {
   return [[s0, s1]];
 }
 
-/** Checks one source's group bytes and unframes its cells into `into` (stripe s at
- * (s - s0) * cellSize). Throws FragmentError. */
 /**
  * Checks fragment `index`'s header bytes (HEADER_BYTES long) against the blob `job` describes:
  * layout, index, generation, k, m, cell size, length and key hash. Throws FragmentError. (A
@@ -221,7 +285,9 @@ export function checkHeader(job: Pick<GroupJob, 'key' | 'k' | 'm' | 'cellSize' |
   if (!h.keyHash.every((b, j) => b === job.keyHash[j])) throw new FragmentError(`${job.key}: fragment ${index} belongs to another key`);
 }
 
-function checkGroup(job: GroupJob, g: Geometry, index: number, bytes: Uint8Array, into: Uint8Array): void {
+/** Checks one source's group bytes and unframes its cells into `into` (stripe s at
+ * (s - s0) * cellSize), or with `into` null checks them where they are. Throws FragmentError. */
+function checkGroup(job: GroupJob, g: Geometry, index: number, bytes: Uint8Array, into: Uint8Array | null): void {
   let o = 0;
   if (job.first) {
     checkHeader(job, index, bytes);
@@ -231,7 +297,7 @@ function checkGroup(job: GroupJob, g: Geometry, index: number, bytes: Uint8Array
     const cl = g.cellLength(s);
     const fl = framedLength(cl);
     const at = (s - job.s0) * job.cellSize;
-    unframe(bytes.subarray(o, o + fl), into.subarray(at, at + cl), job.generation, index, g.firstBlock(s));
+    unframe(bytes.subarray(o, o + fl), into && into.subarray(at, at + cl), job.generation, index, g.firstBlock(s));
     o += fl;
   }
   if (job.last) {
