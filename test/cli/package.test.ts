@@ -183,8 +183,14 @@ describe('npm package', () => {
     const installed = readdirSync(join(app, 'node_modules')).flatMap((d) =>
       d.startsWith('@') ? readdirSync(join(app, 'node_modules', d)).map((s) => `${d}/${s}`) : [d]
     );
+    // Plus the optional platform packages of a runtime dependency that match this machine
+    // (@node-rs/crc32's prebuilt binary: os, cpu and libc as its lockfile entry says).
+    const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime);
+    const platform = Object.entries(runtime as Record<string, { optional?: boolean; os?: string[]; cpu?: string[]; libc?: string[] }>)
+      .filter(([, v]) => v.optional && (!v.os || v.os.includes(process.platform)) && (!v.cpu || v.cpu.includes(process.arch)) && (!v.libc || v.libc.includes(glibc ? 'glibc' : 'musl')))
+      .map(([k]) => k.replace(/^node_modules\//, ''));
     expect(installed.filter((d) => d !== '.bin' && d !== '.package-lock.json').sort()).toEqual(
-      [pkg.name, ...Object.keys(pkg.dependencies)].sort()
+      [pkg.name, ...Object.keys(pkg.dependencies), ...platform].sort()
     );
 
     const bin = join(app, 'node_modules', '.bin', 'strata');
