@@ -218,12 +218,19 @@ async function main(): Promise<void> {
       await lane.stop();
       mt.scrub = await lane.scrub(false);
       log(`${name}: scrub ${fmt(mt.scrub.report.bytes / MIB)} MiB in ${fmt(mt.scrub.wallSeconds, 1)} s`);
-      const wipedBytes = lane.wipeDomains([1]);
       // What an operator runs after replacing the disk: rebuild what is missing, reading k
-      // verified fragments per blob; the full scrub below then verifies every fragment.
-      const repaired = await lane.scrub(true, true);
-      mt.repairOne = { ...repaired, wipedBytes, restoredBytes: treeBytes(lane.domainDir(1)) };
-      log(`${name}: repair of one domain (${fmt(wipedBytes / MIB)} MiB) in ${fmt(repaired.wallSeconds, 1)} s`);
+      // verified fragments per blob; the full scrub below then verifies every fragment. The
+      // same domain is wiped and repaired RUNS times (a single run swung 101-171 MiB/s between
+      // runs of one build on this machine); the target row takes the median run.
+      mt.repairOneRuns = [];
+      for (let run = 0; run < RUNS; run++) {
+        const wipedBytes = lane.wipeDomains([1]);
+        const repaired = await lane.scrub(true, true);
+        mt.repairOneRuns.push({ ...repaired, wipedBytes });
+        log(`${name}: repair of one domain (${fmt(wipedBytes / MIB)} MiB) in ${fmt(repaired.wallSeconds, 1)} s (run ${run + 1} of ${RUNS})`);
+      }
+      const byWall = [...mt.repairOneRuns].sort((a, b) => a.wallSeconds - b.wallSeconds);
+      mt.repairOne = { ...byWall[Math.floor((byWall.length - 1) / 2)]!, restoredBytes: treeBytes(lane.domainDir(1)) };
       const verified = await lane.verify();
       mt.verifyCode = verified.code;
       if (verified.code !== 0) log(`${name}: strata verify exit ${verified.code}: ${verified.stdout.slice(-1000)} ${verified.stderr.slice(-1000)}`);
@@ -252,7 +259,7 @@ async function main(): Promise<void> {
       BIG_LABEL +
       ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
-      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, about one 8 MiB blob a second while the next GETs run). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io off`: fragments are written through the page cache, so reads soon after (and scrub and repair of what fits in memory) are served from it. Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, about one 8 MiB blob a second while the next GETs run). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; the median of ' + String(RUNS) + ' runs, the same domain wiped again before each; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io off`: fragments are written through the page cache, so reads soon after (and scrub and repair of what fits in memory) are served from it. Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
     only.length ? `\n**Partial run (\`--only=${only.join(',')}\`): the target rows of what it left out say "not run".**` : '',
     '',
