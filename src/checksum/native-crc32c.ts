@@ -6,8 +6,11 @@
  * erasure cells, log records, the stored segments of large bodies.
  *
  * The native function is taken only when it loads and agrees with the wasm kernel on a set of
- * inputs (lengths 0 to 4 KiB + 7, unaligned views, chained calls); otherwise the wasm kernel
- * stays. `STRATA_NATIVE_CRC32C=0` keeps the wasm kernel (for A/B runs and the fallback tests).
+ * inputs (lengths 0 to 300 KiB + 3, past the sizes where a CRC implementation switches to its
+ * multi-stream path, as the 256 KiB segments and 1 MiB spans take; unaligned views, chained
+ * calls); otherwise the wasm kernel stays. `STRATA_NATIVE_CRC32C=0` keeps the wasm kernel (for
+ * A/B runs and the fallback tests), and so does STRATA_WASM_FLAVOR (a run that forces a wasm
+ * flavor is there to exercise that flavor's kernels).
  */
 import { createRequire } from 'node:module';
 import { checksumKernel } from '../wasm/checksum.js';
@@ -21,6 +24,10 @@ function load(): Crc32cFn | undefined {
     nativeCrc32cUnavailable = 'disabled by STRATA_NATIVE_CRC32C=0';
     return undefined;
   }
+  if (process.env.STRATA_WASM_FLAVOR) {
+    nativeCrc32cUnavailable = `STRATA_WASM_FLAVOR=${process.env.STRATA_WASM_FLAVOR} forces the wasm kernels`;
+    return undefined;
+  }
   let native: (input: Uint8Array, initialState?: number) => number;
   try {
     native = (createRequire(import.meta.url)('@node-rs/crc32') as { crc32c: typeof native }).crc32c;
@@ -31,9 +38,9 @@ function load(): Crc32cFn | undefined {
   }
   const fn: Crc32cFn = (data, crc) => native(data, crc) >>> 0;
   const wasm = checksumKernel();
-  const probe = new Uint8Array(4096 + 16);
+  const probe = new Uint8Array(300 * 1024 + 16);
   for (let i = 0; i < probe.length; i++) probe[i] = (i * 2654435761) >>> 24;
-  for (const n of [0, 1, 3, 15, 16, 17, 63, 64, 255, 1024, 4096 + 7]) {
+  for (const n of [0, 1, 3, 15, 16, 17, 63, 64, 255, 1024, 4096 + 7, 24 * 1024 + 1, 64 * 1024 + 7, 300 * 1024 + 3]) {
     for (const off of [0, 1, 7]) {
       const v = probe.subarray(off, off + n);
       const half = n >> 1;

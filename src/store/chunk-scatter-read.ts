@@ -40,7 +40,8 @@ export const SPAN_BODY_BYTES = 1024 * 1024;
 export const SPAN_POOL_BUFFERS = 16;
 /**
  * Spans read and checked ahead of the one being sent: two, so that the next span's read
- * (thread pool) overlaps the CRCs of the one before it (hash worker) instead of following them.
+ * (thread pool) overlaps the CRCs of the one before it (here, or on a hash worker with the wasm
+ * CRC32C) instead of following them.
  */
 export const READ_AHEAD_SPANS = 2;
 /**

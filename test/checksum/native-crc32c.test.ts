@@ -12,11 +12,16 @@ import { prng, randInt, randomBytes } from '../support/random.js';
 
 const FLAVORS = availableFlavors('checksum') as ('simd' | 'scalar')[];
 const installed = acceleratedCrc32c();
+/** The suite may run with the wasm kernels forced (the fallback's own run): then none is installed. */
+const forcedWasm = process.env.STRATA_NATIVE_CRC32C === '0' || Boolean(process.env.STRATA_WASM_FLAVOR);
 afterEach(() => installCrc32c(installed, installed ? 'native' : 'wasm'));
 
 describe('the native CRC32C (@node-rs/crc32)', () => {
-  it('is installed where the package ships a binary (x64 and arm64 Linux)', () => {
-    if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {
+  it('is installed where the package ships a binary (x64 and arm64 Linux), unless the wasm kernels are forced', () => {
+    if (forcedWasm) {
+      expect(nativeCrc32cUnavailable).toMatch(/STRATA_NATIVE_CRC32C=0|STRATA_WASM_FLAVOR/);
+      expect(crc32cImplementation()).toBe('wasm');
+    } else if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch)) {
       expect(nativeCrc32cUnavailable).toBeUndefined();
       expect(crc32cImplementation()).toBe('native');
       expect(acceleratedCrc32c()).toBe(fastCrc32c);
@@ -70,7 +75,7 @@ describe('the native CRC32C (@node-rs/crc32)', () => {
     expect(readEntryAt(blob, pack.entries[1]!.offset, FLAVORS[0])).toEqual(bodies[1]);
   });
 
-  it('STRATA_NATIVE_CRC32C=0 keeps the wasm kernel, with the same results', () => {
+  it('STRATA_NATIVE_CRC32C=0 or a forced STRATA_WASM_FLAVOR keeps the wasm kernel, with the same results', () => {
     const url = new URL('../../dist/src/checksum/native.js', import.meta.url);
     const script = `
       const n = await import(${JSON.stringify(url.href)});
@@ -82,6 +87,8 @@ describe('the native CRC32C (@node-rs/crc32)', () => {
       JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env }, cwd: fileURLToPath(new URL('../..', import.meta.url)) }).toString());
     const off = run({ STRATA_NATIVE_CRC32C: '0' });
     expect(off).toEqual({ fast: 'wasm', impl: 'wasm', crc: 0xe3069283, digest: 'e3069283' });
+    expect(run({ STRATA_NATIVE_CRC32C: '', STRATA_WASM_FLAVOR: 'scalar' })).toEqual({ fast: 'wasm', impl: 'wasm', crc: 0xe3069283, digest: 'e3069283' });
+    if (forcedWasm) return;
     const on = run({});
     expect(on.crc).toBe(0xe3069283);
     expect(on.digest).toBe('e3069283');

@@ -285,6 +285,7 @@ describe('serve', () => {
 
   it('says in its listening line which CRC32C it runs; STRATA_NATIVE_CRC32C=0 keeps the wasm kernel, and both store the same bytes', async () => {
     const body = Array.from({ length: 30_000 }, (_, i) => `${i % 997},`).join('');
+    // serve() passes no environment of this process on (PATH and credentials only).
     for (const [env, expected] of [[{}, process.platform === 'linux' ? 'native' : undefined], [{ STRATA_NATIVE_CRC32C: '0' }, 'wasm']] as const) {
       const data = mkdtempSync(join(scratch, 'data-'));
       const s = await serve(['--port', '0', '--data', data], env);

@@ -117,6 +117,18 @@ describe('stripe pass pool', () => {
     expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(4)))).toBe(0);
   });
 
+  it('inline: a source given twice counts once (too few sources is a result, not a throw)', () => {
+    const codec = createEncoder(K, M);
+    const twice = job(frags, g, body.length, [0, 2, 3, 3], [1]);
+    const r = processGroup(twice, codec);
+    expect(r.good).toBe(3);
+    expect(r.outputs).toEqual([]);
+    const enough = job(frags, g, body.length, [0, 2, 2, 3, 5], [1]);
+    const r2 = processGroup(enough, codec);
+    expect(r2.good).toBe(4);
+    expect(Buffer.compare(Buffer.from(r2.outputs[0]!), Buffer.from(sections(1)))).toBe(0);
+  });
+
   it('inline, group by group (header only in the first, trailer only in the last): the bytes and folds of one group', () => {
     const codec = createEncoder(K, M);
     const whole = processGroup(job(frags, g, body.length, [0, 2, 3, 5], [1, 4]), codec);

@@ -113,6 +113,7 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
   const present: boolean[] = new Array(job.k + job.m).fill(false);
   let good = 0;
   const admit = (src: { index: number; bytes: Uint8Array }) => {
+    if (present[src.index]) return; // a source given twice counts once (as the heap path's map does)
     const into = stripe.shard(src.index);
     try {
       if (src.bytes.buffer !== into.buffer || src.bytes.byteOffset !== into.byteOffset) {
@@ -152,20 +153,22 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
 function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number): GroupResult {
   const failed: GroupResult['failed'] = [];
   const cells = new Map<number, Uint8Array>();
+  const rebuild = job.targets.length > 0 && per > 0;
   for (const src of job.sources) {
     // Unframed cells live only while this (synchronous) call runs, in per-index scratch reused
-    // from group to group (a fresh array per source and group cost page faults and GC).
-    const into = reused(SOURCE_SCRATCH, src.index, Math.max(1, per) * job.cellSize);
+    // from group to group (a fresh array per source and group cost page faults and GC); a
+    // check only (no targets) checks the bytes where they are.
+    const into = rebuild ? reused(SOURCE_SCRATCH, src.index, Math.max(1, per) * job.cellSize) : null;
     try {
       checkGroup(job, g, src.index, src.bytes, into);
-      cells.set(src.index, into);
+      cells.set(src.index, into ?? src.bytes);
     } catch (err) {
       failed.push({ index: src.index, message: (err as Error)?.message ?? String(err) });
     }
   }
   const folds = [...job.folds];
   const outputs: Uint8Array[] = [];
-  if (job.targets.length === 0 || per === 0 || cells.size < job.k) return { failed, outputs, folds, good: cells.size };
+  if (!rebuild || cells.size < job.k) return { failed, outputs, folds, good: cells.size };
   const n = job.k + job.m;
   const only = dataOnly(job);
   // Each target's framed cells go to one array, span after span.
@@ -239,7 +242,6 @@ function readFiles(
  * or one stripe's framed cell at least). */
 const READ_SCRATCH: Uint8Array[] = [];
 
-
 /** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so
  * one thread never has two groups using it at once). At most one group's cells per index:
  * PASS_BYTES / 3 in all (stripe-pass.ts). */
@@ -254,7 +256,6 @@ function reused(pool: Uint8Array[], index: number, len: number): Uint8Array {
 
 /** Per fragment index, the reused buffer a source's unframed cells go to (same bound). */
 const SOURCE_SCRATCH: Uint8Array[] = [];
-
 
 /** `length` bytes for a target's output: the first of `job.spare` large enough (taken out of
  * it), else a fresh array. Starts at offset 0 of its buffer, so that it can be transferred. */
