@@ -18,6 +18,7 @@ import { HasherFinishedError } from './errors.js';
 import { createHasher, type Hasher } from './hasher.js';
 import { checkAlgorithm, checkData } from './validate.js';
 import { fastCrc32c, nativeCrc32cUnavailable } from './native-crc32c.js';
+import type { Crc32cFn } from './accelerator.js';
 
 /** Which implementation {@link createFastHasher} uses per algorithm, on this Node. */
 export type FastImplementation = 'node:crypto' | 'node:zlib' | 'native' | 'wasm';
@@ -83,9 +84,9 @@ class CryptoHasher extends OnceHasher {
 /** A CRC32 or CRC32C hasher over a chaining function (zlib's CRC32, the native CRC32C). */
 class ChainedCrcHasher extends OnceHasher {
   readonly algorithm: 'crc32' | 'crc32c';
-  #fn: (data: Uint8Array, crc: number) => number;
+  #fn: Crc32cFn;
   #crc = 0;
-  constructor(algorithm: 'crc32' | 'crc32c', fn: (data: Uint8Array, crc: number) => number) {
+  constructor(algorithm: 'crc32' | 'crc32c', fn: Crc32cFn) {
     super();
     this.algorithm = algorithm;
     this.#fn = fn;

@@ -78,11 +78,12 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const g = new Geometry(job.k, job.cellSize, job.length);
   const per = job.s1 - job.s0;
   const length = groupLength(job, g);
-  const stripe = job.targets.length > 0 && per > 0 ? takeResidentStripe(codec, length) : undefined;
+  const rebuild = job.targets.length > 0 && per > 0;
+  const stripe = rebuild ? takeResidentStripe(codec, length) : undefined;
   try {
     if (stripe) return runFramed(job, codec, g, stripe, length);
     const unread = job.files ? readFiles(job, job.files) : [];
-    const result = runGroup(job, codec, g, per);
+    const result = runGroup(job, codec, g, per, rebuild);
     if (unread.length) result.failed.unshift(...unread);
     return result;
   } finally {
@@ -149,11 +150,10 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
 }
 
 /** The rebuild without a resident stripe: sources unframed into per-index scratch, the copying
- * codec (or a check only, without targets). */
-function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number): GroupResult {
+ * codec; or with `rebuild` false (no targets, or no stripes) a check only. */
+function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, rebuild: boolean): GroupResult {
   const failed: GroupResult['failed'] = [];
   const cells = new Map<number, Uint8Array>();
-  const rebuild = job.targets.length > 0 && per > 0;
   for (const src of job.sources) {
     // Unframed cells live only while this (synchronous) call runs, in per-index scratch reused
     // from group to group (a fresh array per source and group cost page faults and GC); a
