@@ -12,6 +12,10 @@ export default defineConfig({
     // One Ceph cluster per run, shared by the test/ceph files, stopped at the end (started
     // lazily by the first of them: test/support/ceph-shared.ts).
     globalSetup: ['./test/support/ceph-global-setup.ts'],
+    // Every test process turns on relaxed SIMD as the `strata` command does (src/wasm/relaxed-simd.ts),
+    // so the kernels the product runs by default are the ones the suite runs by default; tests
+    // that name a flavor (simd, scalar) still get that one.
+    setupFiles: ['./test/support/relaxed-simd-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // The second reporter ends the run with the suites skipped for a missing client and the

@@ -6,6 +6,9 @@
  * Flags: --quick (short runs, for smoke tests), --no-write (print only), --rs-targets (only
  * the RS configuration the targets are set at, RS(10,4) with 1 MiB shards; implies --no-write).
  */
+// First, as in the `strata` command: relaxed SIMD on where this Node's V8 needs the flag, so
+// the flavor judged below is the one the server runs (src/wasm/relaxed-simd.ts).
+import { relaxedSimdState } from '../src/wasm/relaxed-simd.js';
 import { measureRs, renderRs } from './codec-rs.js';
 import { renderRsTargets } from './codec-rs-targets.js';
 import { runChecksumBench } from './codec-checksum.js';
@@ -37,8 +40,12 @@ const body = [
   '',
   machineLine(['assemblyscript', 'hash-wasm']),
   '',
-  `Kernel flavors available in this runtime: ${availableFlavors('gf256').join(', ')} ` +
-    '(relaxed SIMD needs --experimental-wasm-relaxed-simd on Node 20; the plain SIMD build is the default).',
+  `Kernel flavors available in this runtime: ${availableFlavors('gf256').join(', ')}; the default, which the targets judge and the server runs: ${strata}. ` +
+    (relaxedSimdState === 'flag'
+      ? "Relaxed SIMD is behind --experimental-wasm-relaxed-simd in this Node's V8, which this benchmark, like the `strata` command, turns on at start (src/wasm/relaxed-simd.ts); the plain SIMD build is what runs where relaxed SIMD is refused (a library user's Node 20 without the flag), and its rows are below."
+      : relaxedSimdState === 'off'
+        ? 'STRATA_RELAXED_SIMD=0: relaxed SIMD was left off.'
+        : "Relaxed SIMD is on by default in this runtime's V8."),
   quick ? '\n**Quick run: short samples, not for publication.**' : '',
   '',
   rs,

@@ -12,6 +12,8 @@
  * Every verb answers --help and --version without doing anything else. Exit codes: 0 success,
  * 1 failure, 2 bad command line or configuration (nothing was touched).
  */
+// First: before any module below compiles WebAssembly (relaxed-simd.ts).
+import '../wasm/relaxed-simd.js';
 import { parseArgs, type ArgSpec } from './args.js';
 import { mainHelp, verbHelp } from './help.js';
 import { VERBS } from './verbs.js';

@@ -25,6 +25,21 @@ describe('renderRsTargets', () => {
     expect(md).toMatch(/copying API: encode against ISA-L sse \(no target; for reference\) \| 1,000 \/ 4,000 MB\/s = 0\.25x \| —/);
   });
 
+  it('judges the relaxed build when that is the default, and shows the plain SIMD build for reference', () => {
+    const measured: RsMeasurement = {
+      results: [
+        row('simd-resident', 'encode', [2000]),
+        row('relaxed-resident', 'encode', [3200]),
+        row('relaxed-resident', 'reconstruct', [3000]),
+        row('isal-sse', 'encode', [4000]),
+      ],
+    };
+    const md = renderRsTargets(measured, 'relaxed');
+    expect(md).toMatch(/Strata relaxed resident API: encode >= 0\.75x ISA-L sse \| 3,200 \/ 4,000 MB\/s = 0\.80x \| PASS/);
+    expect(md).toMatch(/Strata simd resident API \(the build where relaxed SIMD is refused\): encode against ISA-L sse \(no target; for reference\) \| 2,000 \/ 4,000 MB\/s = 0\.50x \| —/);
+    expect(renderRsTargets(measured, 'simd')).not.toMatch(/the build where relaxed SIMD is refused/);
+  });
+
   it('says MISS below the ratio and when the resident or ISA-L row is missing', () => {
     const slow: RsMeasurement = {
       results: [row('simd-resident', 'encode', [2900]), row('simd-resident', 'reconstruct', [2000]), row('isal-sse', 'encode', [4000])],
