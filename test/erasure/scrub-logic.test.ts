@@ -4,7 +4,7 @@
  * rate limit, and hostile cursor blobs. The real provider is tested in scrub-real*.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { runScrub, SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, type ScrubProgress } from '../../src/provider/erasure/scrub.js';
+import { ETA_AFTER_MS, runScrub, SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, type ScrubProgress } from '../../src/provider/erasure/scrub.js';
 import { loadCursor, parseCursor, saveCursor, emptyTotals, loadLastPass, loadPassSize, SCRUB_SIZE_KEY } from '../../src/provider/erasure/scrub-cursor.js';
 import { ByteRateLimiter, type RateClock } from '../../src/provider/erasure/scrub-rate.js';
 import { ProviderError } from '../../src/provider/provider.js';
@@ -85,6 +85,26 @@ describe('scrub accounting', () => {
     expect(seen.some((x) => x.phase === 'count')).toBe(true);
     expect(seen.filter((x) => x.phase === 'scrub').map((x) => x.blobs)).toEqual([...Array(31).keys()].slice(1).concat([30]));
     expect(seen.some((x) => x.estimated)).toBe(false);
+  });
+
+  it('gives an ETA only once the rate was measured over ETA_AFTER_MS, never from the first blobs', async () => {
+    const p = await fakeWith(30, 1000);
+    const clock = fakeClock();
+    const seen: { at: number; x: ScrubProgress }[] = [];
+    // Each report moves the clock on 150 ms: the first reports come before ETA_AFTER_MS.
+    await runScrub(p, { clock, onProgress: (x) => { seen.push({ at: clock.t, x }); clock.t += 150; } });
+    const scrub = seen.filter((s) => s.x.phase === 'scrub');
+    const began = seen[0]!.at;
+    const early = scrub.filter((s) => s.at - began < ETA_AFTER_MS);
+    const late = scrub.filter((s) => s.at - began >= ETA_AFTER_MS + 150);
+    expect(early.length).toBeGreaterThan(3);
+    expect(late.length).toBeGreaterThan(3);
+    for (const s of early) expect(s.x.etaMs).toBeUndefined();
+    for (const s of late) {
+      if (s.x.bytes < s.x.totalBytes) expect(s.x.etaMs).toBeGreaterThan(0);
+      // What is left at the measured rate.
+      expect(s.x.etaMs).toBe(Math.round(((s.x.totalBytes - s.x.bytes) / s.x.bytesPerSec) * 1000));
+    }
   });
 
   it('sizes a later pass from the last one, without a count listing, and never reports less than it checked', async () => {

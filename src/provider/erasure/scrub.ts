@@ -43,6 +43,9 @@ import {
   type ScrubTotals,
 } from './scrub-cursor.js';
 
+
+/** Pass time before progress reports an ETA (the rate before it is the first blobs' alone). */
+export const ETA_AFTER_MS = 2000;
 export { SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, MAX_LISTED_KEYS, type ScrubTotals } from './scrub-cursor.js';
 
 /** Blobs checked at once: enough to keep k+m domains busy with small blobs, few enough that a
@@ -288,7 +291,9 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       totalBytes,
       ...(estimated ? { estimated } : {}),
       bytesPerSec,
-      ...(bytesPerSec > 0 ? { etaMs: Math.round((left / bytesPerSec) * 1000) } : {}),
+      // A rate from the first blobs (a few KiB in a few ms) says nothing of the rest: an ETA of
+      // hundreds of hours on the first line. Only a rate measured over ETA_AFTER_MS gives one.
+      ...(bytesPerSec > 0 && clock.now() - began >= ETA_AFTER_MS ? { etaMs: Math.round((left / bytesPerSec) * 1000) } : {}),
       damagedBlobs: totals.damagedBlobs,
       repairedFragments: totals.repairedFragments,
       lostCount: totals.lostCount,
