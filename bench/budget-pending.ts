@@ -9,6 +9,8 @@
  * `--quick` makes the multipart upload 320 MiB (5 parts). The data directory (default a fresh
  * one under the OS temp directory) is removed at the end.
  */
+// First, as in the `strata` command: the Reed-Solomon build the server runs (src/wasm/relaxed-simd.ts).
+import '../src/wasm/relaxed-simd.js';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

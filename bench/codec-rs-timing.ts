@@ -4,8 +4,19 @@
  * the scheduler as much as the code; the CPU time the process was given does not count the
  * time it sat descheduled. ISA-L's harness uses the same clock (CLOCK_PROCESS_CPUTIME_ID),
  * so ratios compare like with like. Node's process CPU time also counts its helper threads
- * (GC), which can only make Strata's rows look slower, never faster.
+ * (GC), which can only make Strata's rows look slower, never faster: so each row starts from a
+ * collected heap ({@link settleHeap}; `npm run bench:codec` runs node with --expose-gc), and the
+ * row that allocates (reconstruct-alloc) runs after the others of its flavor. Without that, the
+ * resident rows of 1 MiB shards ran right after hundreds of MiB of the allocating row's garbage
+ * and were charged for freeing it on V8's background threads: RS(10,4) resident encode read
+ * ~6,000 MB/s in full runs against ~8,000 when measured alone.
  */
+
+/** A full garbage collection when node runs with --expose-gc (otherwise nothing), so a row is
+ * not charged for collecting what the rows before it left behind. */
+export function settleHeap(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
 
 /** Milliseconds of CPU time (user + system) this process has used. */
 export function cpuMs(): number {
@@ -18,6 +29,7 @@ export function cpuMs(): number {
  * `runs` times after one discarded warm-up run; returns `unitsPerOp` per CPU-second per run.
  */
 export function cpuRates(op: () => void, unitsPerOp: number, runs: number, minMs: number): number[] {
+  settleHeap();
   const out: number[] = [];
   for (let r = -1; r < runs; r++) {
     let n = 0;

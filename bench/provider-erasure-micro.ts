@@ -6,6 +6,8 @@
  *
  *   node dist/bench/provider-erasure-micro.js [cellKiB=256] [rounds=3]
  */
+// First, as in the `strata` command: the Reed-Solomon build the server runs (src/wasm/relaxed-simd.ts).
+import '../src/wasm/relaxed-simd.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -14,6 +14,8 @@
  * bench/RESULTS.md (`--no-write`: print only; `--quick`: fewer samples, not for publication).
  * Without the Ceph packages, the RGW column is left out and the reason printed.
  */
+// First, as in the `strata` command: the Reed-Solomon build the server runs (src/wasm/relaxed-simd.ts).
+import '../src/wasm/relaxed-simd.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

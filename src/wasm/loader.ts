@@ -4,10 +4,12 @@
  * Compiles each module of `wasm-build/` once per flavor, at import (top-level await),
  * and hands out instances. Flavors:
  *
- *   simd     the default wherever `WebAssembly.validate` accepts it (Node 20, browsers)
+ *   relaxed  SIMD plus relaxed-SIMD (only gf256 has one); the default when validate accepts
+ *            it: Node 21+, Chromium 114+, and Node 20 behind --experimental-wasm-relaxed-simd,
+ *            which the `strata` command sets at start (relaxed-simd.ts)
+ *   simd     the default wherever `WebAssembly.validate` accepts SIMD but not relaxed SIMD
+ *            (a library on Node 20, older browsers)
  *   scalar   the same kernels without SIMD; the fallback, and the twin every test runs
- *   relaxed  SIMD plus relaxed-SIMD (only gf256 has one); chosen only when validate accepts
- *            it, which Node 20 does only behind --experimental-wasm-relaxed-simd
  *
  * Nothing here touches wasm memory: the typed boundaries next to this file
  * (gf256.ts, checksum.ts, pack.ts) own their instance's memory.

@@ -9,16 +9,18 @@
  * saturating add before every `pshufb`; `i8x16.relaxed_swizzle` leaves out-of-range indices
  * to the hardware, which is a bare `pshufb`. The GF(256) kernels only ever look up nibbles
  * (0..15), so both give the same bytes, and the relaxed build is the same arithmetic with
- * one instruction fewer per lookup: RS(10,4) encode of 1 MiB shards ran 1.6x as fast on the
- * AMD EPYC host of 2026-12-05 (6,414 against 3,997 MB/s, resident API).
+ * one instruction fewer per lookup: RS(10,4) encode of 1 MiB shards ran 1.3-1.6x as fast on the
+ * AMD EPYC host of 2026-12-05 (resident API, bench:codec: 6,064 against 4,528 MB/s in a full
+ * run, 6,414 against 3,997 in a run of that configuration alone).
  *
  * V8 shipped relaxed SIMD on by default in 11.4; Node 20 carries 11.3, where
  * `--experimental-wasm-relaxed-simd` enables it. The flag is set at run time, before any
  * module is compiled, and only where the V8 version needs it: V8 drops a shipped feature's
  * flag some releases later (Node 20 already refuses `--experimental-wasm-simd` as a bad
  * option), so it must never be on a command line or shebang. `STRATA_RELAXED_SIMD=0` leaves
- * the flag unset (on Node 20 the plain SIMD build then runs: A/B runs); `STRATA_WASM_FLAVOR=simd`
- * picks the plain SIMD build in any runtime, through the loader.
+ * the flag unset (on Node 20 the plain SIMD build then runs: A/B runs of the Reed-Solomon build
+ * alone); `STRATA_WASM_FLAVOR=simd` picks the plain SIMD build in any runtime, through the loader,
+ * but also keeps the CRC32C on the wasm kernel (native-crc32c.ts), so it is no clean A/B.
  */
 import { setFlagsFromString } from 'node:v8';
 
@@ -37,15 +39,27 @@ export function needsRelaxedSimdFlag(v8Version: string): boolean {
 }
 
 /** What {@link enableRelaxedSimd} did: set the flag, found relaxed SIMD on by default in this
- * V8, or was told not to. */
-export type RelaxedSimdState = 'flag' | 'default' | 'off';
+ * V8, was told not to, or could not (a runtime that is not V8, or whose setFlagsFromString
+ * throws: its own wasm engine decides, and the loader takes whatever it validates). */
+export type RelaxedSimdState = 'flag' | 'default' | 'off' | 'unavailable';
 
 /** Sets {@link RELAXED_SIMD_FLAG} when this V8 needs it and the environment does not say
- * `STRATA_RELAXED_SIMD=0`. Idempotent. */
-export function enableRelaxedSimd(env: NodeJS.ProcessEnv = process.env, v8Version = process.versions.v8): RelaxedSimdState {
+ * `STRATA_RELAXED_SIMD=0`. Never throws (a command must start whatever the runtime).
+ * Idempotent. */
+export function enableRelaxedSimd(
+  env: NodeJS.ProcessEnv = process.env,
+  v8Version = process.versions.v8,
+  runtime: Readonly<Record<string, string | undefined>> = process.versions
+): RelaxedSimdState {
   if (env.STRATA_RELAXED_SIMD === '0') return 'off';
-  if (!needsRelaxedSimdFlag(v8Version)) return 'default';
-  setFlagsFromString(RELAXED_SIMD_FLAG);
+  // Bun reports a V8 version but runs JavaScriptCore, and its setFlagsFromString throws.
+  if (runtime['bun'] !== undefined) return 'unavailable';
+  if (!needsRelaxedSimdFlag(v8Version ?? '')) return 'default';
+  try {
+    setFlagsFromString(RELAXED_SIMD_FLAG);
+  } catch {
+    return 'unavailable';
+  }
   return 'flag';
 }
 

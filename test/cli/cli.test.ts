@@ -310,7 +310,8 @@ describe('serve', () => {
     const root = mkdtempSync(join(scratch, 'ec-'));
     const args = ['--port', '0', '--data', `${root}/disk{1...6}`, '--erasure', '4+2'];
     // 3 MiB bodies: above the 1 MiB stripe threshold, so cut into (4,2) stripes by the codec.
-    const bodies = [0, 1].map((n) => Array.from({ length: 400_000 }, (_, i) => `${(i * 7 + n) % 1009},`).join('').slice(0, 3 << 20));
+    const bodies = [0, 1].map((n) => Array.from({ length: 900_000 }, (_, i) => `${(i * 7 + n) % 1009},`).join('').slice(0, 3 << 20));
+    for (const b of bodies) expect(b.length).toBe(3 << 20);
     for (const [n, env, expected] of [[0, {}, 'relaxed'], [1, { STRATA_RELAXED_SIMD: '0' }, needsFlag ? 'simd' : 'relaxed']] as const) {
       const s = await serve(args, env);
       const line = JSON.parse(s.out().split('\n').find((l) => l.includes('"msg":"listening"'))!) as { gf256: string };
@@ -326,8 +327,11 @@ describe('serve', () => {
       rmSync(join(root, d), { recursive: true, force: true });
       mkdirSync(join(root, d));
     }
-    const s = await serve(args);
+    const s = await serve([...args, '--metrics-token', METRICS_TOKEN]);
     for (const m of [0, 1]) expect(await (await s3(s.url, 'GET', `/ecb/k${m}`)).text()).toBe(bodies[m]);
+    // The reads were rebuilt from parity (not served from surviving data fragments alone).
+    const metrics = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
+    expect(Number(/^strata_erasure_degraded_reads_total(?:\{\})? (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(2);
     s.child.kill('SIGTERM');
     expect(await exited(s.child)).toBe(0);
     rmSync(root, { recursive: true, force: true });

@@ -76,7 +76,7 @@ describe('scrub accounting', () => {
     expect(Math.abs(last!.completedAt - Date.now())).toBeLessThan(10_000);
   });
 
-  it('reports progress with totals and an ETA', async () => {
+  it('reports progress with totals', async () => {
     const p = await fakeWith(30, 1000);
     const seen: ScrubProgress[] = [];
     await runScrub(p, { onProgress: (x) => seen.push(x) });

@@ -43,7 +43,6 @@ import {
   type ScrubTotals,
 } from './scrub-cursor.js';
 
-
 /** Pass time before progress reports an ETA (the rate before it is the first blobs' alone). */
 export const ETA_AFTER_MS = 2000;
 export { SCRUB_CURSOR_KEY, SCRUB_LAST_KEY, MAX_LISTED_KEYS, type ScrubTotals } from './scrub-cursor.js';
@@ -78,7 +77,7 @@ export interface ScrubProgress {
   estimated?: boolean;
   /** Logical bytes per second checked by this run (not counting a resumed part). */
   bytesPerSec: number;
-  /** Estimated ms to the end at the current rate, once there is a rate. */
+  /** Estimated ms to the end at the current rate, once the rate was measured over ETA_AFTER_MS. */
   etaMs?: number;
   damagedBlobs: number;
   repairedFragments: number;
