@@ -30,7 +30,8 @@ export function renderRsTargets(measured: RsMeasurement, strata: Flavor): string
   const rec = pick(results, resident, 'reconstruct', K, M, SHARD);
   const sse = pick(results, 'isal-sse', 'encode', K, M, SHARD);
   const rows: string[][] = [];
-  const label = `RS(${K},${M}) ${SHARD >> 20} MiB shards, Strata ${strata} resident API`;
+  const shape = `RS(${K},${M}) ${SHARD >> 20} MiB shards`;
+  const label = `${shape}, Strata ${strata} resident API`;
   const ratio = (a: number[], b: number[]) => `${fmt(median(a))} / ${fmt(median(b))} MB/s = ${fmt(median(a) / median(b), 2)}x`;
   if (enc && sse) {
     const r = median(enc.mbps) / median(sse.mbps);
@@ -47,9 +48,9 @@ export function renderRsTargets(measured: RsMeasurement, strata: Flavor): string
   if (strata !== 'simd') {
     // Where the runtime refuses relaxed SIMD (Node 20 without the flag), the plain SIMD build runs.
     const plain = pick(results, 'simd-resident', 'encode', K, M, SHARD);
-    if (plain && sse) rows.push([`RS(${K},${M}) ${SHARD >> 20} MiB shards, Strata simd resident API (the build where relaxed SIMD is refused): encode against ISA-L sse (no target; for reference)`, ratio(plain.mbps, sse.mbps), '—']);
+    if (plain && sse) rows.push([`${shape}, Strata simd resident API (the build where relaxed SIMD is refused): encode against ISA-L sse (no target; for reference)`, ratio(plain.mbps, sse.mbps), '—']);
   }
-  const copying = `RS(${K},${M}) ${SHARD >> 20} MiB shards, Strata ${strata} copying API`;
+  const copying = `${shape}, Strata ${strata} copying API`;
   const cenc = pick(results, strata, 'encode', K, M, SHARD);
   const crec = pick(results, strata, 'reconstruct', K, M, SHARD);
   const alloc = pick(results, strata, 'reconstruct-alloc', K, M, SHARD);

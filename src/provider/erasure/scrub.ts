@@ -274,7 +274,8 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
   let estimated = false;
   const progress = (phase: ScrubProgress['phase'], totalBlobs: number, totalBytes: number) => {
     if (!options.onProgress) return;
-    const secs = Math.max(clock.now() - began, 1) / 1000;
+    const elapsedMs = clock.now() - began;
+    const secs = Math.max(elapsedMs, 1) / 1000;
     const bytesPerSec = (totals.bytes - resumedBytes) / secs;
     // An estimate may be short: never report less than what was checked.
     if (estimated) {
@@ -292,7 +293,7 @@ async function scrubPass(provider: ErasureProvider, options: ScrubOptions, concu
       bytesPerSec,
       // A rate from the first blobs (a few KiB in a few ms) says nothing of the rest: an ETA of
       // hundreds of hours on the first line. Only a rate measured over ETA_AFTER_MS gives one.
-      ...(bytesPerSec > 0 && clock.now() - began >= ETA_AFTER_MS ? { etaMs: Math.round((left / bytesPerSec) * 1000) } : {}),
+      ...(bytesPerSec > 0 && elapsedMs >= ETA_AFTER_MS ? { etaMs: Math.round((left / bytesPerSec) * 1000) } : {}),
       damagedBlobs: totals.damagedBlobs,
       repairedFragments: totals.repairedFragments,
       lostCount: totals.lostCount,
