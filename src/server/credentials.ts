@@ -7,11 +7,12 @@
  * repository generates an admin pair, stores it next to the data (mode 0600) and prints it
  * once; later starts ensure that pair.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Credentials } from './config.js';
 import { generateKeyId, generateSecret, type KeyRegistry } from '../store/keys-registry.js';
 import { checkKeyId, checkKeyName, checkSecret } from '../store/keys-record.js';
+import { createFileDurably } from './durable-file.js';
 
 export const CREDENTIALS_FILE = 'strata-credentials.json';
 
@@ -86,7 +87,7 @@ export async function bootstrapKeys(registry: KeyRegistry, given: Credentials[] 
   if (haveKeys) return { list: [], created: false, warnings };
   const pair: Credentials = { accessKeyId: generateKeyId(), secretAccessKey: generateSecret() };
   mkdirSync(localDir, { recursive: true });
-  writeFileSync(file, `${JSON.stringify(pair, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  createFileDurably(file, `${JSON.stringify(pair, null, 2)}\n`, 0o600);
   await registry.create({ id: pair.accessKeyId, secret: pair.secretAccessKey, admin: true });
   return { list: [pair], created: true, warnings };
 }

@@ -16,8 +16,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { MasterKey } from '../store/master-key-derive.js';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { createFileDurably } from './durable-file.js';
 
 /** Master key length: AES-256 / HMAC-SHA256 strength. */
 export const MASTER_KEY_BYTES = 32;
@@ -86,6 +87,6 @@ export function loadMasterKey(src: MasterKeySources): { masterKey?: MasterKey; c
     return { masterKey: { key, id: fingerprint(key), source: file }, created: false };
   }
   const key = randomBytes(MASTER_KEY_BYTES);
-  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  createFileDurably(file, `${key.toString('hex')}\n`, 0o600);
   return { masterKey: { key, id: fingerprint(key), source: file }, created: true };
 }

@@ -23,6 +23,7 @@ import { bootstrapKeys, CREDENTIALS_FILE } from '../../src/server/credentials.js
 import { resolveConfig } from '../../src/server/config.js';
 import { parseListen } from '../../src/server/metrics-options.js';
 import { bearerToken, tokenMatches } from '../../src/server/internal-endpoints.js';
+import { recordSyncs } from '../support/sync-recorder.js';
 
 const sealer = createSealer({ key: Buffer.alloc(32, 3), id: 'boot', source: 'test' });
 const cleanups: (() => void)[] = [];
@@ -80,6 +81,28 @@ describe('bootstrapKeys', () => {
     const second = await bootstrapKeys(reg, undefined, dir);
     expect(second).toEqual({ list: [file], created: false, warnings: [] });
     expect(reg.list()).toHaveLength(1);
+  });
+
+  it('makes the generated credentials file durable (its bytes, then its directory entry) before the key is stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-boot-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const reg = await registry();
+    const rec = await recordSyncs();
+    let keysWhenSynced: number[] = [];
+    const realCreate = reg.create.bind(reg);
+    reg.create = async (...args: Parameters<KeyRegistry['create']>) => {
+      keysWhenSynced = [rec.synced.length];
+      return realCreate(...args);
+    };
+    try {
+      const first = await bootstrapKeys(reg, undefined, dir);
+      expect(first.created).toBe(true);
+      // Both syncs happened before the key was committed (the memory provider syncs nothing).
+      expect(rec.synced).toEqual([join(dir, CREDENTIALS_FILE), dir]);
+      expect(keysWhenSynced).toEqual([2]);
+    } finally {
+      rec.restore();
+    }
   });
 
   it('never brings back a deleted key, configured or generated (regression: a restart re-created it, admin)', async () => {

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultMasterKeyFile, deriveKey, loadMasterKey, parseMasterKey } from '../../src/server/master-key.js';
+import { recordSyncs } from '../support/sync-recorder.js';
 
 const HEX = 'ab'.repeat(32);
 
@@ -58,5 +60,52 @@ describe('master key', () => {
     expect(deriveKey(masterKey!, 'strata/keys/seal/v1').equals(a)).toBe(true);
     expect(deriveKey(masterKey!, 'strata/sse-s3/v1').equals(a)).toBe(false);
     expect(a.equals(masterKey!.key)).toBe(false);
+  });
+});
+
+describe('master key file durability', () => {
+  it('a generated key file is fsynced, and then its directory, before the key is handed out', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'strata-mk-'));
+    const rec = await recordSyncs();
+    try {
+      const data = join(parent, 'data');
+      const made = loadMasterKey({ dataDir: data });
+      expect(made.created).toBe(true);
+      const file = made.masterKey!.source;
+      // The key's bytes first, then its entry in the directory beside the data.
+      expect(rec.synced).toEqual([file, parent]);
+      rec.synced.length = 0;
+      loadMasterKey({ dataDir: data }); // read, not created: nothing to sync
+      expect(rec.synced).toEqual([]);
+    } finally {
+      rec.restore();
+      rmSync(parent, { recursive: true, force: true });
+    }
+  });
+
+  it('a key file that cannot be made durable is not left behind torn', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'strata-mk-'));
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const realFsync = fs.fsyncSync;
+    fs.fsyncSync = () => {
+      throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    };
+    syncBuiltinESMExports();
+    try {
+      const data = join(parent, 'data');
+      expect(() => loadMasterKey({ dataDir: data })).toThrow(/EIO/);
+      expect(existsSync(defaultMasterKeyFile(data))).toBe(false);
+    } finally {
+      fs.fsyncSync = realFsync;
+      syncBuiltinESMExports();
+      rmSync(parent, { recursive: true, force: true });
+    }
+    // With the disk healthy again the next start creates the key as usual.
+    const again = mkdtempSync(join(tmpdir(), 'strata-mk-'));
+    try {
+      expect(loadMasterKey({ dataDir: join(again, 'data') }).created).toBe(true);
+    } finally {
+      rmSync(again, { recursive: true, force: true });
+    }
   });
 });

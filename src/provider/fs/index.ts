@@ -7,8 +7,9 @@
  *   <dir>/LOCK     the repository's exclusive lock, when taken (directory-lock.ts)
  *
  * A put streams into a temp file, fsyncs it, then — holding the key lock — checks
- * its precondition, renames the file into place and fsyncs the directory; only then
- * does it resolve. Readers open the file once and stream from that descriptor, so a
+ * its precondition, renames the file into place and fsyncs the directory, and the parent
+ * of every directory it had to create (a new directory's entry lives in its parent); only
+ * then does it resolve. Readers open the file once and stream from that descriptor, so a
  * concurrent replacement never mixes two versions.
  */
 import { mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -97,6 +98,16 @@ async function fsyncDir(path: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** The directories `mkdir(dir, { recursive: true })` created when it returned `first`: `dir`
+ * and its ancestors up to `first`. Pure. */
+function createdChain(first: string, dir: string): string[] {
+  const chain: string[] = [];
+  for (let c = resolve(dir); ; c = dirname(c)) {
+    chain.push(c);
+    if (c === resolve(first) || dirname(c) === c) return chain;
   }
 }
 
@@ -227,7 +238,12 @@ export class FsProvider implements Provider {
   /** Creates the layout and removes dead writers' temp files. Called by createFsProvider. */
   async init(): Promise<void> {
     try {
-      for (const d of [this.#blobs, this.#tmp, this.#locks]) await mkdir(d, { recursive: true });
+      for (const d of [this.#blobs, this.#tmp, this.#locks]) {
+        const first = await mkdir(d, { recursive: true });
+        // A new repository's directories (and a --data path created with them): each one's
+        // entry in its parent made durable before any blob is published under it.
+        if (first !== undefined) for (const c of createdChain(first, d)) await fsyncDir(dirname(c));
+      }
       await cleanTempDir(this.#tmp);
       await cleanLockDir(this.#locks);
       this.#direct = this.#wantDirect && (await probeDirectWrites(this.#tmp));
@@ -279,8 +295,10 @@ export class FsProvider implements Provider {
       tempPath = temp.path;
       const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
-      // Entries of directories this put created live in their parents: make them durable too.
-      for (const d of created) await this.#fsyncDir(dirname(d));
+      // The entry of every directory this put created lives in its parent: make those durable
+      // too (the leaf directory's own entry included; its contents were synced under the lock).
+      // Independent entries, so the syncs run together.
+      await Promise.all(created.map((d) => this.#fsyncDir(dirname(d))));
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath) await unlink(tempPath).catch(() => {});
@@ -323,7 +341,7 @@ export class FsProvider implements Provider {
         }
       }
       await this.#fsyncDir(leafDir);
-      return created.filter((d) => d !== leafDir);
+      return created;
     });
   }
 
