@@ -13,6 +13,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
+import { makeDirectory } from '../../src/provider/fs/directory-lock.js';
+import { ProviderError } from '../../src/provider/provider.js';
 import { keyPath } from '../../src/provider/fs/key-path.js';
 import { getBytes } from '../../src/provider/provider.js';
 import { tempDir } from '../store/helpers.js';
@@ -90,14 +92,107 @@ describe.each([false, true])('fs provider directory entries (exclusive: %s)', (e
         expect(existsSync(d)).toBe(true);
         expect(rec!.synced).toContain(dirname(d));
       }
-      // An existing repository creates nothing: no directory of it is synced at open.
+      // An existing repository creates nothing: its open syncs the data directory and its
+      // entry once (a previous process may have died before syncing them), nothing above.
       await p.close();
       rec!.synced.length = 0;
       const again = await createFsProvider({ dir: repo, exclusive });
       await again.close();
-      expect(rec!.synced.filter((s) => s === repo || s.startsWith(`${t.dir}/a`))).toEqual([]);
+      expect(rec!.synced.filter((s) => s.startsWith(t.dir)).sort()).toEqual([repo, join(t.dir, 'a', 'b')].sort());
     } finally {
       await p.close().catch(() => undefined);
     }
+  });
+});
+
+describe('fs provider directory entries under concurrency, restarts and failures', () => {
+  it('a put into a directory another put is creating answers only after that directory\'s entry is durable', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const keyA = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.A';
+    const keyB = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.B';
+    const [d1, d2] = dirsOf(t.dir, keyA);
+    const events: string[] = [];
+    let slowed = false;
+    rec!.restore();
+    // The first sync of d1 (d2's entry) takes 300 ms: the disk is slow to write it.
+    rec = await recordSyncs(async (path) => {
+      if (path === d1 && !slowed) {
+        slowed = true;
+        await new Promise((r) => setTimeout(r, 300));
+        events.push('d1 synced');
+      }
+    });
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      const a = p.put(keyA, [Buffer.from('a')]).then(() => events.push('A answered'));
+      // B starts once A's blob is in place (its directories exist), while d1's sync is slow.
+      while (!existsSync(join(d2!, keyPath(Buffer.from(keyA)).leaf))) await new Promise((r) => setTimeout(r, 2));
+      await p.put(keyB, [Buffer.from('b')]);
+      events.push('B answered');
+      await a;
+      expect(slowed).toBe(true);
+      expect(events.indexOf('d1 synced')).toBeGreaterThanOrEqual(0);
+      expect(events.indexOf('d1 synced')).toBeLessThan(events.indexOf('B answered'));
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a restarted provider syncs the entries of directories it finds, once, on its first put under them', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+    const [d1, d2] = dirsOf(t.dir, key);
+    const first = await createFsProvider({ dir: t.dir, exclusive: true });
+    await first.put(key, [Buffer.from('one')]);
+    await first.close();
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      rec!.synced.length = 0;
+      await p.put(`${key.slice(0, 32)}second12`, [Buffer.from('two')]);
+      expect(rec!.synced).toEqual(expect.arrayContaining([d2, d1, join(t.dir, 'blobs')]));
+      rec!.synced.length = 0;
+      await p.put(`${key.slice(0, 32)}third123`, [Buffer.from('three')]);
+      expect(rec!.synced).toContain(d2);
+      expect(rec!.synced).not.toContain(d1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a directory sync that fails after a blob was published stops the provider: no call answers from bytes that may not be durable', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+    const [d1] = dirsOf(t.dir, key);
+    rec!.restore();
+    rec = await recordSyncs((path) => {
+      if (path === d1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    });
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      await expect(p.put(key, [Buffer.from('one')])).rejects.toThrow(/EIO/);
+      // The blob is in place and its bytes are in the page cache, but nothing reads them back.
+      const stopped = /stopped after a failed directory sync .*EIO/;
+      await expect(getBytes(p, key)).rejects.toThrow(stopped);
+      await expect(p.head(key)).rejects.toThrow(stopped);
+      await expect(p.put('other', [Buffer.from('x')])).rejects.toSatisfy((e: unknown) => e instanceof ProviderError && e.code === 'Io' && stopped.test(e.message));
+      await expect(p.list({})).rejects.toThrow(stopped);
+    } finally {
+      await p.close().catch(() => undefined);
+    }
+  });
+
+  it('the directory lock\'s makeDirectory syncs the entry of every directory it creates', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const deep = join(t.dir, 'x', 'y', 'data');
+    rec!.synced.length = 0;
+    await makeDirectory(deep);
+    expect(rec!.synced).toEqual([t.dir, join(t.dir, 'x'), join(t.dir, 'x', 'y')]);
+    rec!.synced.length = 0;
+    await makeDirectory(deep); // exists: nothing to sync
+    expect(rec!.synced).toEqual([]);
   });
 });

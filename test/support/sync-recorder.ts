@@ -18,7 +18,9 @@ export interface SyncRecorder {
   restore(): void;
 }
 
-export async function recordSyncs(): Promise<SyncRecorder> {
+/** `before` runs ahead of each recorded sync of a handle opened through node:fs/promises, with
+ * its path: a test may delay it (a slow disk) or throw (a failed sync). */
+export async function recordSyncs(before?: (path: string) => Promise<void> | void): Promise<SyncRecorder> {
   const fsp = require('node:fs/promises') as typeof import('node:fs/promises');
   const fs = require('node:fs') as typeof import('node:fs');
   const orig = { openSync: fs.openSync, fsyncSync: fs.fsyncSync, fdatasyncSync: fs.fdatasyncSync };
@@ -38,9 +40,12 @@ export async function recordSyncs(): Promise<SyncRecorder> {
     return h;
   };
   fsp.open = patchedOpen as typeof fsp.open;
-  proto.sync = function (this: object) {
+  proto.sync = async function (this: object) {
     const p = paths.get(this);
-    if (p !== undefined) synced.push(p);
+    if (p !== undefined) {
+      synced.push(p);
+      await before?.(p);
+    }
     return origSync.call(this);
   };
   proto.datasync = function (this: object) {

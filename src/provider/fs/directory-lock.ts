@@ -10,6 +10,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ProviderError } from '../provider.js';
+import { syncDirectory } from './fd-io.js';
 import {
   breakStaleLock,
   isStale,
@@ -32,7 +33,9 @@ function errno(err: unknown): string | undefined {
 /**
  * Creates `dir` and its missing parents, one mkdir(2) each, without retrying: Node's
  * `mkdir(recursive)` loops forever where mkdir answers ENOENT under an existing parent
- * (e.g. `/proc/x`: issue 8 §7). Throws the fs error (ENOTDIR naming the file in the way).
+ * (e.g. `/proc/x`: issue 8 §7). Each one's entry is synced in its parent before the next is
+ * made, so a repository created here does not vanish with a power loss. Throws the fs error
+ * (ENOTDIR naming the file in the way).
  */
 export async function makeDirectory(dir: string): Promise<void> {
   const missing: string[] = [];
@@ -57,6 +60,8 @@ export async function makeDirectory(dir: string): Promise<void> {
     } catch (err) {
       if (errno(err) !== 'EEXIST' || !(await stat(d)).isDirectory()) throw err;
     }
+    // Its entry lives in its parent: durable before anything is created under it.
+    await syncDirectory(dirname(d));
   }
 }
 

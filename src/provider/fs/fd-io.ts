@@ -15,7 +15,7 @@
  * on the FileHandle methods (a commit's append costs a disk flush, beside which this is noise).
  */
 import { read, readv } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 
 /** pread(2) of up to `length` bytes at `position` into `buffer` from `offset`; resolves with
  * the bytes read (0 at the end of the file). */
@@ -30,4 +30,14 @@ export function preadvAt(handle: FileHandle, buffers: readonly Uint8Array[], pos
   return new Promise((resolve, reject) => {
     readv(handle.fd, buffers as Uint8Array[], position, (err, n) => (err ? reject(err) : resolve(n)));
   });
+}
+
+/** fsync(2) of the directory `path` through a handle of its own (opened read-only, closed after). */
+export async function syncDirectory(path: string): Promise<void> {
+  const handle = await open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

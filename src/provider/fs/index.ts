@@ -37,7 +37,7 @@ import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
 import { walkKeys, type WalkEntry } from './walk.js';
 import { HandleCache } from './handle-cache.js';
-import { preadAt, preadvAt } from './fd-io.js';
+import { preadAt, preadvAt, syncDirectory } from './fd-io.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 import { probeDirectWrites } from './direct-write.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
@@ -92,14 +92,7 @@ function ioError(what: string, err: unknown): ProviderError {
   );
 }
 
-async function fsyncDir(path: string): Promise<void> {
-  const handle = await open(path, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
+const fsyncDir = syncDirectory;
 
 /** The directories `mkdir(dir, { recursive: true })` created when it returned `first`: `dir`
  * and its ancestors up to `first`. Pure. */
@@ -214,6 +207,16 @@ export class FsProvider implements Provider {
   readonly #handles: HandleCache;
   readonly #maxDirHandles: number;
   #closed = false;
+  /** Directories under blobs/ whose entry in their parent this provider made durable (or found
+   * already synced by one of its puts): a put under them syncs only its own directory. */
+  readonly #durableDirs = new Set<string>();
+  /** Syncs of a directory's entry in flight, by directory: a put under a directory another put
+   * just created waits for that sync instead of answering before it. */
+  readonly #dirSyncs = new Map<string, Promise<void>>();
+  /** Set when a directory sync failed after a rename had published a blob: what this provider
+   * wrote may not be durable while its bytes still read back from the page cache, so every
+   * later call fails (a caller that read a failed put back could otherwise take it as done). */
+  #syncFailed: Error | undefined;
   /** Large blobs are written with O_DIRECT (set by init when asked for and the probe passes). */
   #direct = false;
   readonly #wantDirect: boolean;
@@ -238,12 +241,20 @@ export class FsProvider implements Provider {
   /** Creates the layout and removes dead writers' temp files. Called by createFsProvider. */
   async init(): Promise<void> {
     try {
+      let first: string | undefined;
       for (const d of [this.#blobs, this.#tmp, this.#locks]) {
-        const first = await mkdir(d, { recursive: true });
-        // A new repository's directories (and a --data path created with them): each one's
-        // entry in its parent made durable before any blob is published under it.
-        if (first !== undefined) for (const c of createdChain(first, d)) await fsyncDir(dirname(c));
+        const made = await mkdir(d, { recursive: true });
+        if (made !== undefined && (first === undefined || made.length < first.length)) first = made;
       }
+      // Once per open, before any blob is published under them: the entries of blobs/, tmp/
+      // and locks/, the data directory's own entry in its parent (a previous process may have
+      // created it and died before syncing), and those of ancestors created for it here.
+      await fsyncDir(this.dir);
+      for (const c of first !== undefined ? createdChain(first, this.dir) : []) await fsyncDir(dirname(c));
+      await fsyncDir(dirname(this.dir)).catch((err: unknown) => {
+        // A parent this process may not open for reading existed before it (it did not create it).
+        if (errno(err) !== 'EACCES' && errno(err) !== 'EPERM') throw err;
+      });
       await cleanTempDir(this.#tmp);
       await cleanLockDir(this.#locks);
       this.#direct = this.#wantDirect && (await probeDirectWrites(this.#tmp));
@@ -268,6 +279,45 @@ export class FsProvider implements Provider {
 
   #checkOpen(): void {
     if (this.#closed) throw new ProviderError('Io', `${this.dir}: provider is closed`);
+    if (this.#syncFailed)
+      throw new ProviderError('Io', `${this.dir}: stopped after a failed directory sync (${this.#syncFailed.message}): what it wrote may not be durable; check the disk and restart`);
+  }
+
+  /** Records a sync that failed after a rename published a blob (see #syncFailed); returns it. */
+  #fence(err: unknown): unknown {
+    this.#syncFailed ??= err instanceof Error ? err : new Error(String(err));
+    return err;
+  }
+
+  /**
+   * Makes the entry of each directory of `dirs` below blobs/ (dirs[0], synced at open) durable
+   * in its parent, unless this provider already did. Concurrent callers share one sync per
+   * directory; a failed sync is not remembered as done, and fences the provider.
+   */
+  async #entriesDurable(dirs: readonly string[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (let i = 1; i < dirs.length; i++) {
+      const d = dirs[i]!;
+      if (this.#durableDirs.has(d)) continue;
+      let sync = this.#dirSyncs.get(d);
+      if (!sync) {
+        const started: Promise<void> = this.#fsyncDir(dirs[i - 1]!).then(
+          () => {
+            this.#durableDirs.add(d);
+          },
+          (err: unknown) => {
+            throw this.#fence(err);
+          }
+        );
+        sync = started.finally(() => {
+          if (this.#dirSyncs.get(d) === sync) this.#dirSyncs.delete(d);
+        });
+        sync.catch(() => undefined); // awaited by every put that needs it
+        this.#dirSyncs.set(d, sync);
+      }
+      waits.push(sync);
+    }
+    if (waits.length) await Promise.all(waits);
   }
 
   async put(key: string, body: BlobBody, options: PutOptions = {}): Promise<BlobInfo> {
@@ -293,12 +343,12 @@ export class FsProvider implements Provider {
     try {
       const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released, this.#direct && options.bulk === true);
       tempPath = temp.path;
-      const created = await this.#publish(loc, temp.path, temp.etag, key, options);
+      await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
-      // The entry of every directory this put created lives in its parent: make those durable
-      // too (the leaf directory's own entry included; its contents were synced under the lock).
-      // Independent entries, so the syncs run together.
-      await Promise.all(created.map((d) => this.#fsyncDir(dirname(d))));
+      // The entry of every directory under blobs/ lives in its parent: each one this provider
+      // has not made durable yet (created by this put, by a concurrent one, or by an earlier
+      // process) is synced there too before the put answers.
+      await this.#entriesDurable(loc.dirs);
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath) await unlink(tempPath).catch(() => {});
@@ -306,16 +356,15 @@ export class FsProvider implements Provider {
     }
   }
 
-  /** Check + rename + directory fsync under the key lock; returns the directories created. */
+  /** Check + mkdir + rename + fsync of the blob's directory, under the key lock. */
   async #publish(
     loc: Location,
     tempPath: string,
     etag: string,
     key: string,
     options: PutOptions
-  ): Promise<string[]> {
+  ): Promise<void> {
     const leafDir = loc.dirs[loc.dirs.length - 1];
-    const created: string[] = [];
     return this.#withKey(loc, async (stillHeld) => {
       if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
         checkPrecondition(key, this.#etags.get(loc.file) ?? (await currentEtag(loc.file)), options);
@@ -323,8 +372,7 @@ export class FsProvider implements Provider {
       throwIfAborted(options.signal, key); // the last moment a put can still leave nothing behind
       for (let attempt = 1; ; attempt++) {
         if (!this.#knownDirs.has(leafDir) || attempt > 1) {
-          const first = await mkdir(leafDir, { recursive: true });
-          if (first !== undefined) created.push(...loc.dirs.slice(loc.dirs.indexOf(first)));
+          await mkdir(leafDir, { recursive: true });
           if (this.#exclusive) this.#knownDirs.add(leafDir);
         }
         if (!(await stillHeld()))
@@ -340,8 +388,10 @@ export class FsProvider implements Provider {
           if (errno(err) !== 'ENOENT' || attempt >= RENAME_ATTEMPTS) throw err;
         }
       }
-      await this.#fsyncDir(leafDir);
-      return created;
+      // The blob is published: a failed sync now leaves it readable but maybe not durable.
+      await this.#fsyncDir(leafDir).catch((err: unknown) => {
+        throw this.#fence(err);
+      });
     });
   }
 
@@ -575,6 +625,7 @@ export class FsProvider implements Provider {
     for (let i = dirs.length - 1; i > 0; i--) {
       try {
         this.#knownDirs.delete(dirs[i]);
+        this.#durableDirs.delete(dirs[i]!);
         const h = this.#dirHandles.get(dirs[i]!);
         if (h) {
           this.#dirHandles.delete(dirs[i]!);
