@@ -191,11 +191,19 @@ export type ProviderErrorCode =
 export class ProviderError extends Error {
   readonly code: ProviderErrorCode;
   readonly retryable: boolean;
-  constructor(code: ProviderErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  /**
+   * A failed put whose write may still complete afterwards: a part of it was left running past
+   * a timeout (an erasure copy on a domain that did not answer in time). Reading the key back
+   * now does not tell whether it will land, so a caller resolving an ambiguous failure by
+   * reading back (the anchor's compare-and-swap) must treat its outcome as unknown.
+   */
+  readonly mayLand: boolean;
+  constructor(code: ProviderErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean; mayLand?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ProviderError';
     this.code = code;
     this.retryable = options?.retryable ?? (code === 'Unavailable');
+    this.mayLand = options?.mayLand ?? false;
   }
 }
 

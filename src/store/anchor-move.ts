@@ -56,7 +56,8 @@ export class AnchorMover {
    * Compare-and-swaps the anchor to `target` with time `time`. An ambiguous failure is
    * resolved by reading the anchor back: exactly the anchor we wrote means it landed; the
    * anchor we last knew (same etag, sequence, head and root) means it did not (StoreError
-   * 'Io', nothing changed); anything else fences (StoreError 'Unsafe'). A checkpoint keeps
+   * 'Io', nothing changed); anything else fences (StoreError 'Unsafe'), and so does a failure
+   * whose write may still land later (ProviderError.mayLand), which no read-back settles. A checkpoint keeps
    * sequence and head, so only the whole anchor — root included — tells its write apart from
    * the old one. Call it inside serial().
    */
@@ -73,6 +74,11 @@ export class AnchorMover {
     } catch (err) {
       if (err instanceof ProviderError && err.code === 'PreconditionFailed') {
         throw this.#fence.fence(`the anchor was moved by another writer (expected etag ${this.#etag})`, err);
+      }
+      if (err instanceof ProviderError && err.mayLand) {
+        // A copy of this anchor may still land after any read-back: "did not move" now could
+        // turn into "moved" after commits were acknowledged on the old one.
+        throw this.#fence.fence('the anchor update failed while a copy of it may still land: its outcome cannot be read back', err);
       }
       let current;
       try {

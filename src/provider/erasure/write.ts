@@ -16,6 +16,7 @@
  * ProviderError 'Unavailable' saying how many domains were healthy.
  */
 import { ProviderError } from '../provider.js';
+import { DomainTimeout } from './domains.js';
 import { ByteSource } from './byte-source.js';
 import { encodeHeader, encodeTrailer, frameCell, keyHash, sealFramed } from './fragment.js';
 import { readFramedStripe } from './framed-stripe.js';
@@ -56,15 +57,16 @@ function placeUpTo(ctx: WriteContext, key: string, count: number, min: number, e
   throw lastErr;
 }
 
-function unavailable(key: string, need: number, what: string, ctx: WriteContext, cause?: unknown): ProviderError {
+function unavailable(key: string, need: number, what: string, ctx: WriteContext, cause?: unknown, mayLand = false): ProviderError {
   const failed = [...ctx.domains.failedIds()];
   return new ProviderError(
     'Unavailable',
     `${key}: cannot write: ${what} (needs ${need} healthy eligible domains` +
       `${failed.length ? `; failed: ${failed.join(', ')}` : ''}` +
       `${ctx.config.degradedWrites ? '' : '; degradedWrites is off'})` +
+      (mayLand ? '; a copy left running past the domain timeout may still land' : '') +
       (cause ? `: ${(cause as Error)?.message ?? cause}` : ''),
-    { cause }
+    { cause, mayLand }
   );
 }
 
@@ -263,6 +265,7 @@ export async function writeReplicated(
   meta.fragmentBytes = copy.length;
   const tried = new Set<string>();
   let lastErr: unknown;
+  let mayLand = false;
   while (meta.copies.length < want) {
     let targets: string[];
     try {
@@ -285,16 +288,21 @@ export async function writeReplicated(
     );
     results.forEach((r, i) => {
       if (r.status === 'fulfilled') meta.copies.push(targets[i]!);
-      else lastErr = r.reason;
+      else {
+        lastErr = r.reason;
+        // The child's put was not answered in time and is still running: it may land later,
+        // where discard() below cannot reach it.
+        if (r.reason instanceof DomainTimeout) mayLand = true;
+      }
     });
     if (signal?.aborted) break;
   }
   if (signal?.aborted) {
     await discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
-    throw new ProviderError('Aborted', `${key}: aborted`, { cause: signal.reason });
+    throw new ProviderError('Aborted', `${key}: aborted`, { cause: signal.reason, mayLand });
   }
   if (meta.copies.length === want) return { meta, degraded: false };
   if (meta.copies.length >= 1 && ctx.config.degradedWrites) return { meta, degraded: true };
   await discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
-  throw unavailable(key, want, `only ${meta.copies.length} of ${want} copies were stored`, ctx, lastErr);
+  throw unavailable(key, want, `only ${meta.copies.length} of ${want} copies were stored`, ctx, lastErr, mayLand);
 }

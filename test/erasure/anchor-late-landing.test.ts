@@ -1,0 +1,132 @@
+/**
+ * An anchor write that fails while a copy of it is still running on a domain past the domain
+ * timeout may land after the failure was reported. Reading the anchor back at once then says
+ * "did not move", which could later turn into "moved": with the commit log, a failed segment
+ * roll followed by acknowledged commits in the old segment, then the late anchor landing and a
+ * crash, would drop those commits at recovery. So such a failure (ProviderError.mayLand) fences
+ * the repository instead of being resolved by the read-back, and nothing is acknowledged on an
+ * anchor whose outcome is unknown.
+ *
+ * Here two of three domains answer anchor puts only after the timeout (their copies land
+ * late); the repository runs with commit blobs, so every commit moves the anchor.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ProviderError, type Provider } from '../../src/provider/provider.js';
+import { ANCHOR_KEY } from '../../src/store/layout.js';
+import { Store } from '../../src/store/store.js';
+import { verifyRepository } from '../../src/store/verify.js';
+import { collect, stream } from '../store/helpers.js';
+import { makeRig, type Rig } from './fault-setup.js';
+
+const TIMEOUT_MS = 200;
+const LATE_MS = 700;
+const B = 'late';
+const text = (s: string) => new TextEncoder().encode(s);
+
+/** Wraps `inner`: while `late`, puts of the anchor's copies answer LATE_MS later (and land);
+ * every other call goes straight to `inner`. */
+function lateAnchor(inner: Provider): Provider & { late: boolean; landed: number } {
+  const state = { late: false, landed: 0 };
+  const put: Provider['put'] = async (key, body, options) => {
+    if (state.late && key.startsWith(`${ANCHOR_KEY}!`)) {
+      await new Promise((r) => setTimeout(r, LATE_MS));
+      const info = await inner.put(key, body, { ...options, signal: undefined });
+      state.landed++;
+      return info;
+    }
+    return inner.put(key, body, options);
+  };
+  return new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'put') return put;
+      if (prop === 'late' || prop === 'landed') return state[prop];
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+    set(_target, prop, value) {
+      if (prop === 'late') state.late = value as boolean;
+      else if (prop === 'landed') state.landed = value as number;
+      else return false;
+      return true;
+    },
+  }) as Provider & { late: boolean; landed: number };
+}
+
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) {
+    await r.close().catch(() => undefined);
+    r.cleanup();
+  }
+});
+
+describe('an anchor copy that may still land', () => {
+  it('the erasure put says so (mayLand), and the repository fences instead of reading the anchor back', async () => {
+    const wrapped: ReturnType<typeof lateAnchor>[] = [];
+    const r = await makeRig({
+      k: 2,
+      m: 1,
+      n: 3,
+      domainTimeoutMs: TIMEOUT_MS,
+      wrap: (_i, p) => {
+        const w = lateAnchor(p);
+        wrapped.push(w);
+        return w;
+      },
+    });
+    rigs.push(r);
+    const store = await Store.open(r.provider, { commitLog: false });
+    await store.createBucket(B);
+    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+    await put('a', 'one');
+
+    // Two of the three domains now take longer than the timeout: a copy needs 2 domains.
+    wrapped[1]!.late = wrapped[2]!.late = true;
+    const failed = await put('b', 'two').then(
+      () => undefined,
+      (e: unknown) => e
+    );
+    expect(failed).toMatchObject({ code: 'Unsafe' });
+    const cause = (failed as Error).cause;
+    expect(cause).toBeInstanceOf(ProviderError);
+    expect((cause as ProviderError).mayLand).toBe(true);
+    expect((cause as ProviderError).message).toMatch(/may still land/);
+
+    // The late copies land; the fenced repository acknowledges nothing on top of them.
+    const deadline = Date.now() + 5000;
+    while (wrapped[1]!.landed + wrapped[2]!.landed < 2 && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+    expect(wrapped[1]!.landed + wrapped[2]!.landed).toBe(2);
+    wrapped[1]!.late = wrapped[2]!.late = false;
+    await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
+    await store.close();
+
+    // Reopened: a consistent repository, with what was acknowledged; the failed write may or
+    // may not be there (its anchor landed late), and nothing after it was acknowledged.
+    await r.close();
+    const again = await Store.open(await r.reopen(), { commitLog: false });
+    try {
+      const report = await verifyRepository(r.provider);
+      expect(report.problems).toEqual([]);
+      expect(report.ok).toBe(true);
+      expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');
+      await expect(again.getObject(B, 'c')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('a put that failed without leaving a copy running does not say mayLand', async () => {
+    const r = await makeRig({ k: 2, m: 1, n: 3, domainTimeoutMs: TIMEOUT_MS });
+    rigs.push(r);
+    // Two domains gone (their directories made unwritable by closing the children).
+    await r.children[1]!.close();
+    await r.children[2]!.close();
+    const err = await r.provider.put('small', [text('x')]).then(
+      () => undefined,
+      (e: unknown) => e
+    );
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as ProviderError).code).toBe('Unavailable');
+    expect((err as ProviderError).mayLand).toBe(false);
+  });
+});
