@@ -184,6 +184,32 @@ describe('fs provider directory entries under concurrency, restarts and failures
     }
   });
 
+  it('remembers at most rememberedDirs directories: a forgotten one is synced (and made) again, never trusted blindly', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const p = await createFsProvider({ dir: t.dir, exclusive: true, rememberedDirs: 4 });
+    try {
+      // 41-byte keys differing in their second 16 bytes: each blob has a leaf directory of its own.
+      const keyOf = (i: number) => `chunks/0000a1b2c-${String(i).padStart(15, '0')}!s.meta.1`;
+      const leafOf = (i: number) => dirsOf(t.dir, keyOf(i))[1]!;
+      const d1 = dirsOf(t.dir, keyOf(0))[0]!;
+      await p.put(keyOf(0), [Buffer.from('b0')]);
+      // Remembered: a second blob in the first leaf needs no sync of its parent.
+      rec!.synced.length = 0;
+      await p.put(`${keyOf(0).slice(0, 32)}again123`, [Buffer.from('b0 again')]);
+      expect(rec!.synced).not.toContain(d1);
+      for (let i = 1; i <= 8; i++) await p.put(keyOf(i), [Buffer.from(`b${i}`)]);
+      // Eight newer directories later the first one is forgotten: its entry is synced again.
+      rec!.synced.length = 0;
+      await p.put(`${keyOf(0).slice(0, 32)}third123`, [Buffer.from('b0 third')]);
+      expect(rec!.synced).toEqual(expect.arrayContaining([leafOf(0), d1]));
+      for (let i = 0; i <= 8; i++) expect(Buffer.from(await getBytes(p, keyOf(i))).toString()).toBe(`b${i}`);
+    } finally {
+      await p.close();
+    }
+    await expect(createFsProvider({ dir: t.dir, rememberedDirs: 0 })).rejects.toThrow(/rememberedDirs/);
+  });
+
   it('the directory lock\'s makeDirectory syncs the entry of every directory it creates', async () => {
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;

@@ -69,6 +69,9 @@ export interface FsProviderOptions {
   /** Exclusive mode: how long a read waits for a free blob handle when all are in use before it
    * fails 'Unavailable' (EMFILE under it), ms; default handle-cache.ts HANDLE_WAIT_MS. */
   handleWaitMs?: number;
+  /** Directories remembered as existing and as synced in their parent, each (default
+   * MAX_REMEMBERED_DIRS): older ones are forgotten, and cost a mkdir or a sync again. */
+  rememberedDirs?: number;
 }
 
 /** Read-stream chunk size: 64 KiB, as Node's own fs streams. */
@@ -93,6 +96,25 @@ function ioError(what: string, err: unknown): ProviderError {
 }
 
 const fsyncDir = syncDirectory;
+
+/**
+ * Most directories the fs provider remembers per set (#knownDirs: exist; #durableDirs: entry
+ * synced). Every erasure fragment of a chunk sits in directories of its own, so without a cap
+ * these sets grow with the number of blobs written for the life of the process (two strings per
+ * fragment per domain). Forgetting is safe: a forgotten directory costs one mkdir or one sync
+ * of its parent again on its next put.
+ */
+export const MAX_REMEMBERED_DIRS = 16_384;
+
+/** Adds `value` to `set`, first dropping the oldest entries (insertion order) past `max`. */
+function addBounded(set: Set<string>, value: string, max: number): void {
+  if (set.has(value)) return;
+  if (set.size >= max) {
+    const it = set.values();
+    for (let drop = set.size - max + 1; drop > 0; drop--) set.delete(it.next().value as string);
+  }
+  set.add(value);
+}
 
 /** The directories `mkdir(dir, { recursive: true })` created when it returned `first`: `dir`
  * and its ancestors up to `first`. Pure. */
@@ -206,6 +228,7 @@ export class FsProvider implements Provider {
   /** Exclusive mode: open handles for positional reads (see handle-cache.ts). */
   readonly #handles: HandleCache;
   readonly #maxDirHandles: number;
+  readonly #maxRemembered: number;
   #closed = false;
   /** Directories under blobs/ whose entry in their parent this provider made durable (or found
    * already synced by one of its puts): a put under them syncs only its own directory. */
@@ -221,10 +244,12 @@ export class FsProvider implements Provider {
   #direct = false;
   readonly #wantDirect: boolean;
 
-  constructor(dir: string, exclusive = false, directWrites = false, handles: Pick<FsProviderOptions, 'blobHandles' | 'dirHandles' | 'handleWaitMs'> = {}) {
+  constructor(dir: string, exclusive = false, directWrites = false, handles: Pick<FsProviderOptions, 'blobHandles' | 'dirHandles' | 'handleWaitMs' | 'rememberedDirs'> = {}) {
     this.#handles = new HandleCache(handles.blobHandles, handles.handleWaitMs);
     this.#maxDirHandles = handles.dirHandles ?? MAX_DIR_HANDLES;
     if (!Number.isInteger(this.#maxDirHandles) || this.#maxDirHandles < 1) throw new RangeError(`fs provider: dirHandles ${this.#maxDirHandles}`);
+    this.#maxRemembered = handles.rememberedDirs ?? MAX_REMEMBERED_DIRS;
+    if (!Number.isInteger(this.#maxRemembered) || this.#maxRemembered < 1) throw new RangeError(`fs provider: rememberedDirs ${this.#maxRemembered}`);
     this.#exclusive = exclusive;
     this.#wantDirect = directWrites;
     this.dir = resolve(dir);
@@ -303,7 +328,7 @@ export class FsProvider implements Provider {
       if (!sync) {
         const started: Promise<void> = this.#fsyncDir(dirs[i - 1]!).then(
           () => {
-            this.#durableDirs.add(d);
+            addBounded(this.#durableDirs, d, this.#maxRemembered);
           },
           (err: unknown) => {
             throw this.#fence(err);
@@ -373,7 +398,7 @@ export class FsProvider implements Provider {
       for (let attempt = 1; ; attempt++) {
         if (!this.#knownDirs.has(leafDir) || attempt > 1) {
           await mkdir(leafDir, { recursive: true });
-          if (this.#exclusive) this.#knownDirs.add(leafDir);
+          if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
         }
         if (!(await stillHeld()))
           throw new ProviderError('Unavailable', `${key}: key lock was taken over`);
