@@ -210,6 +210,67 @@ describe('fs provider directory entries under concurrency, restarts and failures
     await expect(createFsProvider({ dir: t.dir, rememberedDirs: 0 })).rejects.toThrow(/rememberedDirs/);
   });
 
+  it('opening a new repository in an existing empty directory syncs nothing above that directory\'s parent', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const repo = join(t.dir, 'empty');
+    await makeDirectory(repo);
+    rec!.synced.length = 0;
+    const p = await createFsProvider({ dir: repo, exclusive: true });
+    await p.close();
+    // blobs/, tmp/, locks/ were made: their entries (repo) and repo's own (t.dir); nothing higher.
+    expect(rec!.synced).toEqual(expect.arrayContaining([repo, t.dir]));
+    expect(rec!.synced.filter((d) => !d.startsWith(t.dir))).toEqual([]);
+  });
+
+  it('a directory gone before its entry was synced (a delete pruned it) neither fails the put nor stops the provider', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+    const [d1] = dirsOf(t.dir, key);
+    let once = false;
+    rec!.restore();
+    rec = await recordSyncs((path) => {
+      if (path === d1 && !once) {
+        once = true;
+        throw Object.assign(new Error(`ENOENT: no such file or directory, open '${d1}'`), { code: 'ENOENT' });
+      }
+    });
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      await p.put(key, [Buffer.from('one')]);
+      expect(once).toBe(true);
+      await p.put('other', [Buffer.from('two')]);
+      expect(Buffer.from(await getBytes(p, key)).toString()).toBe('one');
+      // Not remembered as synced: the next put under it syncs d1 again.
+      rec!.synced.length = 0;
+      await p.put(`${key.slice(0, 32)}second12`, [Buffer.from('three')]);
+      expect(rec!.synced).toContain(d1);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('shared mode: directories another process pruned and this put made again are synced again', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+    const [d1, d2] = dirsOf(t.dir, key);
+    const a = await createFsProvider({ dir: t.dir });
+    const b = await createFsProvider({ dir: t.dir });
+    try {
+      await a.put(key, [Buffer.from('one')]);
+      await b.delete(key); // prunes d2 and d1
+      expect(existsSync(d1!)).toBe(false);
+      rec!.synced.length = 0;
+      await a.put(key, [Buffer.from('again')]);
+      expect(rec!.synced).toEqual(expect.arrayContaining([d2, d1, join(t.dir, 'blobs')]));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('the directory lock\'s makeDirectory syncs the entry of every directory it creates', async () => {
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;

@@ -60,8 +60,11 @@ export async function makeDirectory(dir: string): Promise<void> {
     } catch (err) {
       if (errno(err) !== 'EEXIST' || !(await stat(d)).isDirectory()) throw err;
     }
-    // Its entry lives in its parent: durable before anything is created under it.
-    await syncDirectory(dirname(d));
+    // Its entry lives in its parent: durable before anything is created under it. (A parent
+    // that existed before may not be open to reading: then its owner's sync is what there is.)
+    await syncDirectory(dirname(d)).catch((err: unknown) => {
+      if (errno(err) !== 'EACCES' && errno(err) !== 'EPERM') throw err;
+    });
   }
 }
 

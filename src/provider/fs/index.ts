@@ -13,7 +13,7 @@
  * concurrent replacement never mixes two versions.
  */
 import { mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { Readable, addAbortSignal } from 'node:stream';
 import { discardBody, throwIfAborted } from '../body.js';
 import { keyBytes, listLimit } from '../key.js';
@@ -119,11 +119,21 @@ function addBounded(set: Set<string>, value: string, max: number): void {
 /** The directories `mkdir(dir, { recursive: true })` created when it returned `first`: `dir`
  * and its ancestors up to `first`. Pure. */
 function createdChain(first: string, dir: string): string[] {
+  const top = resolve(first);
   const chain: string[] = [];
-  for (let c = resolve(dir); ; c = dirname(c)) {
+  let c = resolve(dir);
+  if (c !== top && !c.startsWith(top.endsWith(sep) ? top : top + sep)) return chain; // `first` is not `dir` or above it
+  for (; ; c = dirname(c)) {
     chain.push(c);
-    if (c === resolve(first) || dirname(c) === c) return chain;
+    if (c === top || dirname(c) === c) return chain;
   }
+}
+
+/** Errors of a directory sync that say nothing about what the disk holds: the directory is gone
+ * (a concurrent delete pruned it), no descriptor was left, or it may not be opened. */
+function isOpenError(err: unknown): boolean {
+  const code = errno(err);
+  return code === 'ENOENT' || code === 'EMFILE' || code === 'ENFILE' || code === 'EACCES' || code === 'EPERM' || code === 'ENOTDIR';
 }
 
 /** Opens a blob file; undefined if the key has no blob. */
@@ -275,11 +285,12 @@ export class FsProvider implements Provider {
       // and locks/, the data directory's own entry in its parent (a previous process may have
       // created it and died before syncing), and those of ancestors created for it here.
       await fsyncDir(this.dir);
-      for (const c of first !== undefined ? createdChain(first, this.dir) : []) await fsyncDir(dirname(c));
-      await fsyncDir(dirname(this.dir)).catch((err: unknown) => {
-        // A parent this process may not open for reading existed before it (it did not create it).
+      // A parent this process may not open for reading existed before it (it did not create it).
+      const tolerant = (err: unknown) => {
         if (errno(err) !== 'EACCES' && errno(err) !== 'EPERM') throw err;
-      });
+      };
+      for (const c of first !== undefined ? createdChain(first, this.dir) : []) await fsyncDir(dirname(c)).catch(tolerant);
+      await fsyncDir(dirname(this.dir)).catch(tolerant);
       await cleanTempDir(this.#tmp);
       await cleanLockDir(this.#locks);
       this.#direct = this.#wantDirect && (await probeDirectWrites(this.#tmp));
@@ -319,19 +330,24 @@ export class FsProvider implements Provider {
    * in its parent, unless this provider already did. Concurrent callers share one sync per
    * directory; a failed sync is not remembered as done, and fences the provider.
    */
-  async #entriesDurable(dirs: readonly string[]): Promise<void> {
+  async #entriesDurable(dirs: readonly string[], created: ReadonlySet<string>): Promise<void> {
     const waits: Promise<void>[] = [];
     for (let i = 1; i < dirs.length; i++) {
       const d = dirs[i]!;
-      if (this.#durableDirs.has(d)) continue;
-      let sync = this.#dirSyncs.get(d);
+      // A directory this put's mkdir made is synced whatever is remembered of it: it may have
+      // been pruned and made again since (by this process or, in shared mode, another).
+      const fresh = created.has(d);
+      if (!fresh && this.#durableDirs.has(d)) continue;
+      let sync = fresh ? undefined : this.#dirSyncs.get(d);
       if (!sync) {
         const started: Promise<void> = this.#fsyncDir(dirs[i - 1]!).then(
           () => {
             addBounded(this.#durableDirs, d, this.#maxRemembered);
           },
           (err: unknown) => {
-            throw this.#fence(err);
+            // Gone since (a delete pruned it): nothing of it to make durable, and not remembered.
+            if (errno(err) === 'ENOENT') return;
+            throw isOpenError(err) ? err : this.#fence(err);
           }
         );
         sync = started.finally(() => {
@@ -368,12 +384,12 @@ export class FsProvider implements Provider {
     try {
       const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released, this.#direct && options.bulk === true);
       tempPath = temp.path;
-      await this.#publish(loc, temp.path, temp.etag, key, options);
+      const created = await this.#publish(loc, temp.path, temp.etag, key, options);
       tempPath = undefined; // renamed into place
       // The entry of every directory under blobs/ lives in its parent: each one this provider
       // has not made durable yet (created by this put, by a concurrent one, or by an earlier
       // process) is synced there too before the put answers.
-      await this.#entriesDurable(loc.dirs);
+      await this.#entriesDurable(loc.dirs, created);
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath) await unlink(tempPath).catch(() => {});
@@ -381,15 +397,17 @@ export class FsProvider implements Provider {
     }
   }
 
-  /** Check + mkdir + rename + fsync of the blob's directory, under the key lock. */
+  /** Check + mkdir + rename + fsync of the blob's directory, under the key lock; returns the
+   * directories its mkdir created. */
   async #publish(
     loc: Location,
     tempPath: string,
     etag: string,
     key: string,
     options: PutOptions
-  ): Promise<void> {
+  ): Promise<Set<string>> {
     const leafDir = loc.dirs[loc.dirs.length - 1];
+    const created = new Set<string>();
     return this.#withKey(loc, async (stillHeld) => {
       if (options.ifNoneMatch === '*' || options.ifMatch !== undefined) {
         checkPrecondition(key, this.#etags.get(loc.file) ?? (await currentEtag(loc.file)), options);
@@ -397,7 +415,8 @@ export class FsProvider implements Provider {
       throwIfAborted(options.signal, key); // the last moment a put can still leave nothing behind
       for (let attempt = 1; ; attempt++) {
         if (!this.#knownDirs.has(leafDir) || attempt > 1) {
-          await mkdir(leafDir, { recursive: true });
+          const first = await mkdir(leafDir, { recursive: true });
+          if (first !== undefined) for (const d of createdChain(first, leafDir!)) created.add(d);
           if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
         }
         if (!(await stillHeld()))
@@ -415,8 +434,9 @@ export class FsProvider implements Provider {
       }
       // The blob is published: a failed sync now leaves it readable but maybe not durable.
       await this.#fsyncDir(leafDir).catch((err: unknown) => {
-        throw this.#fence(err);
+        throw isOpenError(err) ? err : this.#fence(err);
       });
+      return created;
     });
   }
 
