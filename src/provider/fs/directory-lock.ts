@@ -10,7 +10,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ProviderError } from '../provider.js';
-import { syncDirectory } from './fd-io.js';
+import { syncDirectoryIfReadable } from './fd-io.js';
 import {
   breakStaleLock,
   isStale,
@@ -62,9 +62,7 @@ export async function makeDirectory(dir: string): Promise<void> {
     }
     // Its entry lives in its parent: durable before anything is created under it. (A parent
     // that existed before may not be open to reading: then its owner's sync is what there is.)
-    await syncDirectory(dirname(d)).catch((err: unknown) => {
-      if (errno(err) !== 'EACCES' && errno(err) !== 'EPERM') throw err;
-    });
+    await syncDirectoryIfReadable(dirname(d));
   }
 }
 

@@ -41,3 +41,12 @@ export async function syncDirectory(path: string): Promise<void> {
     await handle.close();
   }
 }
+
+/** syncDirectory of a directory that existed before this process and may refuse to be opened
+ * for reading (EACCES, EPERM): then its owner's syncs are what there is, and nothing is thrown. */
+export async function syncDirectoryIfReadable(path: string): Promise<void> {
+  await syncDirectory(path).catch((err: unknown) => {
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (code !== 'EACCES' && code !== 'EPERM') throw err;
+  });
+}

@@ -37,7 +37,7 @@ import { withKeyLock } from './key-lock.js';
 import { cleanLockDir } from './lock-file.js';
 import { walkKeys, type WalkEntry } from './walk.js';
 import { HandleCache } from './handle-cache.js';
-import { preadAt, preadvAt, syncDirectory } from './fd-io.js';
+import { preadAt, preadvAt, syncDirectory, syncDirectoryIfReadable } from './fd-io.js';
 import { cleanTempDir, writeTempBlob } from './write-temp.js';
 import { probeDirectWrites } from './direct-write.js';
 import { checkSegmentSize, openSegmentFile } from './log-segment.js';
@@ -94,8 +94,6 @@ function ioError(what: string, err: unknown): ProviderError {
     { cause: err }
   );
 }
-
-const fsyncDir = syncDirectory;
 
 /**
  * Most directories the fs provider remembers per set (#knownDirs: exist; #durableDirs: entry
@@ -284,13 +282,9 @@ export class FsProvider implements Provider {
       // Once per open, before any blob is published under them: the entries of blobs/, tmp/
       // and locks/, the data directory's own entry in its parent (a previous process may have
       // created it and died before syncing), and those of ancestors created for it here.
-      await fsyncDir(this.dir);
-      // A parent this process may not open for reading existed before it (it did not create it).
-      const tolerant = (err: unknown) => {
-        if (errno(err) !== 'EACCES' && errno(err) !== 'EPERM') throw err;
-      };
-      for (const c of first !== undefined ? createdChain(first, this.dir) : []) await fsyncDir(dirname(c)).catch(tolerant);
-      await fsyncDir(dirname(this.dir)).catch(tolerant);
+      await syncDirectory(this.dir);
+      for (const c of first !== undefined ? createdChain(first, this.dir) : []) await syncDirectoryIfReadable(dirname(c));
+      await syncDirectoryIfReadable(dirname(this.dir));
       await cleanTempDir(this.#tmp);
       await cleanLockDir(this.#locks);
       this.#direct = this.#wantDirect && (await probeDirectWrites(this.#tmp));
@@ -416,7 +410,10 @@ export class FsProvider implements Provider {
       for (let attempt = 1; ; attempt++) {
         if (!this.#knownDirs.has(leafDir) || attempt > 1) {
           const first = await mkdir(leafDir, { recursive: true });
-          if (first !== undefined) for (const d of createdChain(first, leafDir!)) created.add(d);
+          if (first !== undefined) {
+            const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
+            for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir!)) created.add(d);
+          }
           if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
         }
         if (!(await stillHeld()))
@@ -692,7 +689,7 @@ export class FsProvider implements Provider {
    * showed), so a PUT never fails because a GC deleted blobs beside it.
    */
   async #fsyncDir(path: string): Promise<void> {
-    if (!this.#exclusive) return fsyncDir(path);
+    if (!this.#exclusive) return syncDirectory(path);
     const h = await this.#dirHandle(path);
     try {
       return await h.sync();
@@ -700,7 +697,7 @@ export class FsProvider implements Provider {
       if (errno(err) !== 'EBADF') throw err;
       if (this.#dirHandles.get(path) === h) this.#dirHandles.delete(path);
     }
-    return fsyncDir(path);
+    return syncDirectory(path);
   }
 
   /** The cached directory handle of `path`, opened (and cached, evicting the oldest) if none. */
