@@ -192,10 +192,12 @@ export class ProviderError extends Error {
   readonly code: ProviderErrorCode;
   readonly retryable: boolean;
   /**
-   * A failed put whose write may still complete afterwards: a part of it was left running past
-   * a timeout (an erasure copy on a domain that did not answer in time). Reading the key back
-   * now does not tell whether it will land, so a caller resolving an ambiguous failure by
-   * reading back (the anchor's compare-and-swap) must treat its outcome as unknown.
+   * A failed write that may still take effect afterwards, whatever happens in between: a part
+   * of it was left running past a timeout (an erasure copy on a domain that did not answer in
+   * time), or an unconditional request to an S3 backend may have reached it without being
+   * answered (s3/client.ts). Reading the key back now does not tell whether it will land, so a
+   * caller resolving an ambiguous failure by reading back (the anchor's compare-and-swap) must
+   * treat its outcome as unknown. Wrappers keep it in their cause: see {@link mayStillLand}.
    */
   readonly mayLand: boolean;
   constructor(code: ProviderErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean; mayLand?: boolean }) {
@@ -205,6 +207,14 @@ export class ProviderError extends Error {
     this.retryable = options?.retryable ?? (code === 'Unavailable');
     this.mayLand = options?.mayLand ?? false;
   }
+}
+
+/** True if `err` or an error in its cause chain is a ProviderError marked mayLand. */
+export function mayStillLand(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 16; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof ProviderError && e.mayLand) return true;
+  }
+  return false;
 }
 
 /** Reads a blob (or a range of it) fully into memory. For small blobs: runs, commits, pack entries.

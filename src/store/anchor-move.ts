@@ -6,7 +6,7 @@
  * etag written or read last); an ambiguous failure is resolved by reading the anchor back.
  */
 import type { Provider } from '../provider/provider.js';
-import { ProviderError } from '../provider/provider.js';
+import { mayStillLand, ProviderError } from '../provider/provider.js';
 import { ANCHOR_KEY } from './layout.js';
 import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor, type AnchorLog } from './anchor.js';
 import type { RecordRef } from './commit.js';
@@ -75,7 +75,7 @@ export class AnchorMover {
       if (err instanceof ProviderError && err.code === 'PreconditionFailed') {
         throw this.#fence.fence(`the anchor was moved by another writer (expected etag ${this.#etag})`, err);
       }
-      if (err instanceof ProviderError && err.mayLand) {
+      if (mayStillLand(err)) {
         // A copy of this anchor may still land after any read-back: "did not move" now could
         // turn into "moved" after commits were acknowledged on the old one.
         throw this.#fence.fence('the anchor update failed while a copy of it may still land: its outcome cannot be read back', err);

@@ -116,6 +116,46 @@ describe('an anchor copy that may still land', () => {
     }
   });
 
+  it('a child that says its failed put may still be applied (an S3 domain left unanswered) counts the same', async () => {
+    // Domain 1 answers its anchor copies with 'Io' (the domain call wraps it), domain 2 with
+    // 'Unavailable' (passed through): both marked mayLand, as the s3 provider marks them.
+    const unanswered = (code: 'Io' | 'Unavailable') => (inner: Provider): Provider =>
+      new Proxy(inner, {
+        get(target, prop) {
+          if (prop === 'put')
+            return async (key: string, body: Parameters<Provider['put']>[1], options: Parameters<Provider['put']>[2]) => {
+              if (key.startsWith(`${ANCHOR_KEY}!`) && armed) throw new ProviderError(code, `PUT ${key}: ECONNRESET`, { mayLand: true });
+              return target.put(key, body, options);
+            };
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    let armed = false;
+    const r = await makeRig({
+      k: 2,
+      m: 1,
+      n: 3,
+      domainTimeoutMs: TIMEOUT_MS,
+      wrap: (i, p) => (i === 1 ? unanswered('Io')(p) : i === 2 ? unanswered('Unavailable')(p) : p),
+    });
+    rigs.push(r);
+    const store = await Store.open(r.provider, { commitLog: false });
+    await store.createBucket(B);
+    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+    await put('a', 'one');
+    armed = true;
+    const failed = await put('b', 'two').then(
+      () => undefined,
+      (e: unknown) => e
+    );
+    expect(failed).toMatchObject({ code: 'Unsafe' });
+    const cause = (failed as Error).cause as ProviderError;
+    expect(cause).toBeInstanceOf(ProviderError);
+    expect(cause.mayLand).toBe(true);
+    await store.close();
+  });
+
   it('a put that failed without leaving a copy running does not say mayLand', async () => {
     const r = await makeRig({ k: 2, m: 1, n: 3, domainTimeoutMs: TIMEOUT_MS });
     rigs.push(r);

@@ -2,12 +2,13 @@
  * A tiny HTTP server on 127.0.0.1 standing in front of s3rver for the s3 provider's
  * wire tests: it records every request (to re-verify signatures independently) and
  * misbehaves on demand before proxying: answers 503 SlowDown / 500 / 429, resets the
- * connection, or never answers.
+ * connection, never answers, or takes the whole request, resets the connection and sends it
+ * on to the server later (`late`: a write that is applied after its client gave up on it).
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
-export type Fault = 'slowdown' | 'internal' | 'throttle' | 'reset' | 'reset-after-body' | 'hang';
+export type Fault = 'slowdown' | 'internal' | 'throttle' | 'reset' | 'reset-after-body' | 'hang' | 'late';
 
 export interface RecordedRequest {
   method: string;
@@ -22,6 +23,13 @@ export interface FlakyProxy {
   requests: RecordedRequest[];
   /** Faults to apply to the next requests, in order; then requests are proxied. */
   faults: Fault[];
+  /** Consulted before `faults`: a fault for this request, if any (e.g. by path). */
+  rule?: (method: string, url: string) => Fault | undefined;
+  /** How long a `late` request waits before it is sent on, ms. */
+  lateMs: number;
+  /** `late` requests the server has answered (applied or not), and those still to be sent. */
+  landed: number;
+  pendingLate: number;
   close(): Promise<void>;
 }
 
@@ -34,12 +42,38 @@ const ERROR_XML: Record<string, [number, string]> = {
 export async function startFlakyProxy(upstream: string): Promise<FlakyProxy> {
   const target = new URL(upstream);
   const sockets = new Set<Socket>();
-  const state: FlakyProxy = { endpoint: '', requests: [], faults: [], close: async () => {} };
+  const state: FlakyProxy = { endpoint: '', requests: [], faults: [], lateMs: 1000, landed: 0, pendingLate: 0, close: async () => {} };
+  const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer((req, res) => {
-    const fault = state.faults.shift();
+    const fault = state.rule?.(req.method!, req.url!) ?? state.faults.shift();
     state.requests.push({ method: req.method!, url: req.url!, headers: req.headers, fault });
     if (fault === 'reset') return void req.socket.destroy();
     if (fault === 'hang') return;
+    if (fault === 'late') {
+      const chunks: Buffer[] = [];
+      state.pendingLate++;
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        req.socket.destroy();
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          const up = httpRequest(
+            { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+            (upRes) => {
+              upRes.resume();
+              upRes.on('end', () => {
+                state.pendingLate--;
+                state.landed++;
+              });
+            }
+          );
+          up.on('error', () => state.pendingLate--);
+          up.end(Buffer.concat(chunks));
+        }, state.lateMs);
+        timers.add(timer);
+      });
+      return;
+    }
     if (fault === 'reset-after-body') {
       req.on('end', () => req.socket.destroy());
       return void req.resume();
@@ -75,6 +109,7 @@ export async function startFlakyProxy(upstream: string): Promise<FlakyProxy> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   state.close = async () => {
+    for (const t of timers) clearTimeout(t);
     for (const s of sockets) s.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };

@@ -11,7 +11,7 @@
  * that fails with a media error (isMediaError: EIO...) is judged first (blobReadFailed): while
  * the domain answers a probe, the error is that blob's damage, and the domain stays in service.
  */
-import { ProviderError, type Provider } from '../provider.js';
+import { mayStillLand, ProviderError, type Provider } from '../provider.js';
 import type { Domain, DomainHealth } from './types.js';
 
 /** How long a failed domain is skipped by writes (and tried last by reads), ms, after its
@@ -181,6 +181,7 @@ export class DomainSet {
       if (err instanceof ProviderError && err.code === 'Unavailable') throw err;
       throw new ProviderError('Unavailable', `domain ${id}: ${what} failed: ${(err as Error)?.message ?? err}`, {
         cause: err,
+        mayLand: mayStillLand(err),
       });
     } finally {
       clearTimeout(timer);

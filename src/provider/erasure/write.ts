@@ -15,7 +15,7 @@
  * fragments (one copy); otherwise what was written is deleted and the put fails with
  * ProviderError 'Unavailable' saying how many domains were healthy.
  */
-import { ProviderError } from '../provider.js';
+import { mayStillLand, ProviderError } from '../provider.js';
 import { DomainTimeout } from './domains.js';
 import { ByteSource } from './byte-source.js';
 import { encodeHeader, encodeTrailer, frameCell, keyHash, sealFramed } from './fragment.js';
@@ -290,9 +290,10 @@ export async function writeReplicated(
       if (r.status === 'fulfilled') meta.copies.push(targets[i]!);
       else {
         lastErr = r.reason;
-        // The child's put was not answered in time and is still running: it may land later,
-        // where discard() below cannot reach it.
-        if (r.reason instanceof DomainTimeout) mayLand = true;
+        // The child's put was not answered in time and is still running, or the child says
+        // its write may still be applied (an S3 request that went unanswered): it may land
+        // later, where discard() below cannot reach it.
+        if (r.reason instanceof DomainTimeout || mayStillLand(r.reason)) mayLand = true;
       }
     });
     if (signal?.aborted) break;

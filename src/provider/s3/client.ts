@@ -87,6 +87,9 @@ export interface S3Response {
   body: Readable;
   /** Parsed `<Error>` of an answer with status >= 300 (code may be absent, e.g. HEAD). */
   error?: { code?: string; message?: string };
+  /** An error answer to a retry whose earlier attempt went unanswered: that attempt may still
+   * be applied (ProviderError.mayLand; errorFromResponse carries it). */
+  mayLand?: true;
 }
 
 /** The value of a single-valued response header. */
@@ -116,6 +119,18 @@ function describe(err: unknown): string {
   return `${e?.code ?? e?.cause?.code ?? 'error'}: ${e?.message ?? String(err)}`;
 }
 
+/**
+ * True for a request that changes something without a precondition the server checks when it
+ * applies it (If-Match, If-None-Match): applied late, such a write takes effect whatever
+ * happened in between. A guarded one applied late takes effect only if nothing changed since
+ * it was sent, which the next guarded write to the same key detects.
+ */
+export function unguardedWrite(req: Pick<S3Request, 'method' | 'headers'>): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  const h = req.headers ?? {};
+  return !('if-match' in h) && !('if-none-match' in h);
+}
+
 export class S3Client {
   readonly #pool: Pool;
   readonly #host: string;
@@ -141,26 +156,36 @@ export class S3Client {
    * answers with the body unread, other answers with `error` filled in. Throws
    * ProviderError: 'Aborted' (signal), 'Unavailable' (retry budget spent on transient
    * failures), 'Io' (other transport failures), or a body's own error
-   * (LengthMismatch, Io) from a stream body.
+   * (LengthMismatch, Io) from a stream body. Such an error is marked `mayLand` when the
+   * request changes something unconditionally (see {@link unguardedWrite}) and an attempt
+   * of it may have reached the server without being answered (any transport failure but
+   * those that prove it was never sent): the server may still apply it, after this error
+   * and after whatever the caller does next.
    */
   async request(req: S3Request): Promise<S3Response> {
     const what = `${req.method} ${req.path}`;
     let streamTouched = false;
+    // An attempt may have reached the server and not been answered: the write may be applied
+    // later, so every error from here on says so (mayLand).
+    let unanswered = false;
+    const late = (): { mayLand?: true } => (unanswered && unguardedWrite(req) ? { mayLand: true } : {});
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted)
-        throw new ProviderError('Aborted', `${what}: aborted`, { cause: req.signal.reason });
+        throw new ProviderError('Aborted', `${what}: aborted`, { cause: req.signal.reason, ...late() });
       let retryReason: string;
       let retryAfter: string | undefined;
       let lastError: ProviderError;
       try {
         const res = await this.#send(req, () => (streamTouched = true));
         if (res.status < 300) return res;
+        if (unanswered && unguardedWrite(req)) res.mayLand = true;
         if (!isRetryableStatus(res.status, res.error?.code)) return res;
         retryReason = `HTTP ${res.status} ${res.error?.code ?? ''}`.trim();
         retryAfter = header(res, 'retry-after');
         lastError = new ProviderError(
           'Unavailable',
-          `${what}: ${retryReason} ${res.error?.message ?? ''}`.trim()
+          `${what}: ${retryReason} ${res.error?.message ?? ''}`.trim(),
+          late()
         );
         const allowed =
           !streamTouched &&
@@ -169,12 +194,16 @@ export class S3Client {
         if (!allowed) throw lastError;
       } catch (err) {
         if (err instanceof ProviderError) throw err;
+        // Whatever failed here, the request may have reached the server unless the error
+        // proves it was never sent.
+        const notSent = isNotSentError(err);
+        if (!notSent) unanswered = true;
         if (
           req.signal?.aborted ||
           (err as Error)?.name === 'AbortError' ||
           (err as { code?: string })?.code === 'UND_ERR_ABORTED'
         ) {
-          throw new ProviderError('Aborted', `${what}: aborted`, { cause: err });
+          throw new ProviderError('Aborted', `${what}: aborted`, { cause: err, ...late() });
         }
         const cause = (err as { cause?: unknown })?.cause;
         if (cause instanceof ProviderError) throw cause;
@@ -182,10 +211,10 @@ export class S3Client {
           throw new ProviderError('Io', `${what}: ${describe(err)}`, {
             cause: err,
             retryable: false,
+            ...late(),
           });
         retryReason = describe(err);
-        lastError = new ProviderError('Unavailable', `${what}: ${retryReason}`, { cause: err });
-        const notSent = isNotSentError(err);
+        lastError = new ProviderError('Unavailable', `${what}: ${retryReason}`, { cause: err, ...late() });
         const allowed =
           !streamTouched && (req.retry === 'always' || (req.retry === 'not-applied' && notSent));
         if (!allowed) throw lastError;
@@ -194,7 +223,7 @@ export class S3Client {
         throw new ProviderError(
           'Unavailable',
           `${lastError.message} (gave up after ${attempt} attempts)`,
-          { cause: lastError.cause }
+          { cause: lastError.cause, ...late() }
         );
       }
       const delayMs = backoffDelay(this.#retry, attempt, retryAfter);
@@ -208,7 +237,7 @@ export class S3Client {
       try {
         await sleep(delayMs, undefined, { signal: req.signal });
       } catch (err) {
-        throw new ProviderError('Aborted', `${what}: aborted`, { cause: err });
+        throw new ProviderError('Aborted', `${what}: aborted`, { cause: err, ...late() });
       }
     }
   }

@@ -38,5 +38,5 @@ export function errorFromResponse(res: S3Response, what: string): ProviderError 
   const code = res.error?.code;
   const mapped = code === 'NoSuchBucket' ? 'Io' : (code && CODE_MAP[code]) || byStatus(res.status);
   const detail = [code, res.error?.message].filter(Boolean).join(': ');
-  return new ProviderError(mapped, `${what}: HTTP ${res.status}${detail ? ` ${detail}` : ''}`);
+  return new ProviderError(mapped, `${what}: HTTP ${res.status}${detail ? ` ${detail}` : ''}`, res.mayLand ? { mayLand: true } : undefined);
 }

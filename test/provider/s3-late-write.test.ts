@@ -1,0 +1,159 @@
+/**
+ * An unconditional write to an S3 backend that reached it and went unanswered (the connection
+ * dropped after the body went out, a timeout) may still be applied by the server afterwards,
+ * after the client gave up and after whatever it wrote next. The s3 provider says so
+ * (ProviderError.mayLand), and a repository whose anchor write fails that way fences instead of
+ * trusting a read-back: on a backend without conditional writes (singleWriter) a late anchor
+ * would otherwise overwrite the newer anchor of a commit acknowledged after it, and that commit
+ * would be gone at the next open.
+ *
+ * The backend is s3rver behind the fault proxy; its `late` fault takes a whole request, drops
+ * the connection, and sends the request on to s3rver later.
+ */
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ProviderError } from '../../src/provider/provider.js';
+import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
+import { ANCHOR_KEY } from '../../src/store/layout.js';
+import { Store } from '../../src/store/store.js';
+import { verifyRepository } from '../../src/store/verify.js';
+import { collect, stream } from '../store/helpers.js';
+import { startFlakyProxy, type FlakyProxy } from './flaky-proxy.js';
+import { S3RVER_BUCKET, S3RVER_CREDENTIALS, startS3rver, type RunningS3rver } from './s3rver.js';
+
+let server: RunningS3rver;
+let proxy: FlakyProxy;
+const opened: S3Provider[] = [];
+let prefixes = 0;
+
+beforeAll(async () => {
+  server = await startS3rver();
+  proxy = await startFlakyProxy(server.endpoint);
+});
+afterAll(async () => {
+  await proxy?.close();
+  await server?.stop();
+});
+beforeEach(() => {
+  proxy.requests.length = 0;
+  proxy.faults.length = 0;
+  proxy.rule = undefined;
+});
+afterEach(async () => {
+  for (const p of opened.splice(0)) await p.close().catch(() => {});
+});
+
+async function provider(endpoint: string, prefix: string, attempts = 2): Promise<S3Provider> {
+  const p = await createS3Provider({
+    endpoint,
+    bucket: S3RVER_BUCKET,
+    prefix,
+    ...S3RVER_CREDENTIALS,
+    retry: { attempts, baseDelayMs: 20, maxDelayMs: 100 },
+  });
+  opened.push(p);
+  return p;
+}
+
+async function failure(p: Promise<unknown>): Promise<ProviderError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e
+  );
+  expect(err).toBeInstanceOf(ProviderError);
+  return err as ProviderError;
+}
+
+const text = (s: string) => new TextEncoder().encode(s);
+
+describe('the s3 provider marks a write that may still be applied (mayLand)', () => {
+  it('an unconditional put or delete that reached the server unanswered, on every attempt or on an earlier one', async () => {
+    const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
+    proxy.faults.push('reset-after-body', 'reset-after-body');
+    const put = await failure(p.put('a', [text('one')]));
+    expect(put.code).toBe('Unavailable');
+    expect(put.mayLand).toBe(true);
+
+    // The retry was answered (500), but the first attempt may still be applied.
+    proxy.faults.push('reset-after-body', 'internal');
+    expect((await failure(p.put('a', [text('one')]))).mayLand).toBe(true);
+
+    proxy.faults.push('reset-after-body', 'reset-after-body');
+    const del = await failure(p.delete('a'));
+    expect(del.mayLand).toBe(true);
+    expect(proxy.requests.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'DELETE', 'DELETE']);
+  });
+
+  it('not a write that was answered every time, a guarded write, a read, or a request never sent', async () => {
+    const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
+    proxy.faults.push('internal', 'internal');
+    const answered = await failure(p.put('a', [text('one')]));
+    expect(answered.code).toBe('Unavailable');
+    expect(answered.mayLand).toBe(false);
+
+    // If-None-Match: applied late, it takes effect only where nothing was written since.
+    proxy.faults.push('reset-after-body');
+    const guarded = await failure(p.put('b', [text('two')], { ifNoneMatch: '*' }));
+    expect(guarded.message).toMatch(/outcome unknown/);
+    expect(guarded.mayLand).toBe(false);
+
+    await p.put('c', [text('three')]);
+    proxy.faults.push('reset', 'reset');
+    const read = await failure(p.get('c'));
+    expect(read.code).toBe('Unavailable');
+    expect(read.mayLand).toBe(false);
+
+    // Nothing listens there: the connection is refused, so the request never left.
+    const closed = await startFlakyProxy(server.endpoint);
+    const endpoint = closed.endpoint;
+    await closed.close();
+    const refused = await failure((await provider(endpoint, `late-${prefixes++}/`)).put('d', [text('four')]));
+    expect(refused.message).toMatch(/ECONNREFUSED/);
+    expect(refused.mayLand).toBe(false);
+  });
+});
+
+describe('a repository on a backend without conditional writes (singleWriter)', () => {
+  it('fences on an anchor write that may land late, so a commit acknowledged after it is never overwritten', async () => {
+    const prefix = `late-${prefixes++}/`;
+    const p = await provider(proxy.endpoint, prefix);
+    expect(p.capabilities.conditionalWrites).toBe(false);
+    const store = await Store.open(p, { singleWriter: true });
+    const B = 'late';
+    await store.createBucket(B);
+    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+    await put('a', 'one');
+
+    // Every anchor PUT now reaches s3rver only 1.5 s after its connection was dropped: both
+    // attempts of the next commit fail unanswered, and both land after the failure.
+    proxy.lateMs = 1500;
+    const landedBefore = proxy.landed;
+    proxy.rule = (method, url) => (method === 'PUT' && url.split('?')[0]!.endsWith(`/${prefix}${ANCHOR_KEY}`) ? 'late' : undefined);
+    const failed = await put('b', 'two').then(
+      () => undefined,
+      (e: unknown) => e
+    );
+    proxy.rule = undefined;
+    expect(failed).toMatchObject({ code: 'Unsafe' });
+    expect((failed as Error).message).toMatch(/may still land/);
+    // Fenced: nothing is acknowledged that a late anchor could overwrite.
+    await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
+
+    const deadline = Date.now() + 20_000;
+    while ((proxy.landed - landedBefore < 2 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(proxy.landed - landedBefore).toBe(2);
+    await store.close();
+
+    // Reopened straight on s3rver after the late anchors landed: consistent, with what was
+    // acknowledged; the failed write may be there (its anchor landed), nothing after it is.
+    const direct = await provider(server.endpoint, prefix);
+    const report = await verifyRepository(direct);
+    expect(report.problems).toEqual([]);
+    const again = await Store.open(direct, { singleWriter: true });
+    try {
+      expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');
+      await expect(again.getObject(B, 'c')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    } finally {
+      await again.close();
+    }
+  });
+});
