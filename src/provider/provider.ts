@@ -64,6 +64,14 @@ export interface PutOptions {
    * (the erasure set's write gate) lets one owner hold at most its share of them.
    */
   owner?: string;
+  /**
+   * The put replaces what `key` holds without a compare, and later puts will replace it again
+   * (the anchor of a repository whose provider has no conditional writes): an earlier attempt
+   * applied after a later put would bring old content back. A provider whose attempts may be
+   * applied late (s3: a request received and never answered) retries such a put only while no
+   * attempt may have been received, and otherwise fails it marked mayLand.
+   */
+  replaces?: boolean;
 }
 
 /** How messages name an owner (PutOptions.owner): its access key, or anonymous requests. */

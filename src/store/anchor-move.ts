@@ -68,7 +68,7 @@ export class AnchorMover {
     if (log) anchor.log = { key: log.key, offset: log.offset };
     const conditional = this.#provider.capabilities.conditionalWrites;
     try {
-      const info = await this.#provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#etag } : {});
+      const info = await this.#provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#etag } : { replaces: true });
       this.#landed(info.etag, target);
       return;
     } catch (err) {

@@ -17,6 +17,7 @@ import { ANCHOR_KEY } from '../../src/store/layout.js';
 import { Store } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { collect, stream } from '../store/helpers.js';
+import { readAll } from './helpers.js';
 import { startFlakyProxy, type FlakyProxy } from './flaky-proxy.js';
 import { S3RVER_BUCKET, S3RVER_CREDENTIALS, startS3rver, type RunningS3rver } from './s3rver.js';
 
@@ -83,6 +84,23 @@ describe('the s3 provider marks a write that may still be applied (mayLand)', ()
     expect(proxy.requests.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'DELETE', 'DELETE']);
   });
 
+  it('a replace (PutOptions.replaces) is not retried once an attempt may have been received, only when it surely was not', async () => {
+    const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
+    proxy.faults.push('reset-after-body');
+    const err = await failure(p.put('anchor', [text('one')], { replaces: true }));
+    expect(err.mayLand).toBe(true);
+    expect(proxy.requests).toHaveLength(1);
+    // Throttled: not applied, so retried.
+    proxy.faults.push('slowdown');
+    await p.put('anchor', [text('two')], { replaces: true });
+    expect(proxy.requests).toHaveLength(3);
+    // Without `replaces` the same fault is retried (the blob's bytes are the same either way).
+    proxy.faults.push('reset-after-body');
+    await p.put('blob', [text('three')]);
+    expect(proxy.requests).toHaveLength(5);
+    expect((await readAll(p, 'anchor')).toString()).toBe('two');
+  });
+
   it('not a write that was answered every time, a guarded write, a read, or a request never sent', async () => {
     const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
     proxy.faults.push('internal', 'internal');
@@ -123,8 +141,9 @@ describe('a repository on a backend without conditional writes (singleWriter)', 
     const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
     await put('a', 'one');
 
-    // Every anchor PUT now reaches s3rver only 1.5 s after its connection was dropped: both
-    // attempts of the next commit fail unanswered, and both land after the failure.
+    // Every anchor PUT now reaches s3rver only 1.5 s after its connection was dropped: the
+    // next commit's anchor PUT fails unanswered (a replace is not retried then, see the next
+    // test), and lands after the failure.
     proxy.lateMs = 1500;
     const landedBefore = proxy.landed;
     proxy.rule = (method, url) => (method === 'PUT' && url.split('?')[0]!.endsWith(`/${prefix}${ANCHOR_KEY}`) ? 'late' : undefined);
@@ -139,8 +158,8 @@ describe('a repository on a backend without conditional writes (singleWriter)', 
     await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
 
     const deadline = Date.now() + 20_000;
-    while ((proxy.landed - landedBefore < 2 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(proxy.landed - landedBefore).toBe(2);
+    while ((proxy.landed - landedBefore < 1 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(proxy.landed - landedBefore).toBe(1);
     await store.close();
 
     // Reopened straight on s3rver after the late anchors landed: consistent, with what was
@@ -148,6 +167,42 @@ describe('a repository on a backend without conditional writes (singleWriter)', 
     const direct = await provider(server.endpoint, prefix);
     const report = await verifyRepository(direct);
     expect(report.problems).toEqual([]);
+    const again = await Store.open(direct, { singleWriter: true });
+    try {
+      expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');
+      await expect(again.getObject(B, 'c')).rejects.toMatchObject({ code: 'NoSuchKey' });
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('fences when an anchor attempt went unanswered even if its retry would succeed: that attempt could land after the next anchor', async () => {
+    const prefix = `late-${prefixes++}/`;
+    const p = await provider(proxy.endpoint, prefix);
+    const store = await Store.open(p, { singleWriter: true });
+    const B = 'retry';
+    await store.createBucket(B);
+    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+    await put('a', 'one');
+
+    // Only the next anchor PUT is delayed: a retry of it would go through at once.
+    proxy.lateMs = 1500;
+    const landedBefore = proxy.landed;
+    let armed = true;
+    proxy.rule = (method, url) => {
+      if (!armed || method !== 'PUT' || !url.split('?')[0]!.endsWith(`/${prefix}${ANCHOR_KEY}`)) return undefined;
+      armed = false;
+      return 'late';
+    };
+    await expect(put('b', 'two')).rejects.toMatchObject({ code: 'Unsafe' });
+    await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
+    const deadline = Date.now() + 20_000;
+    while ((proxy.landed - landedBefore < 1 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(proxy.landed - landedBefore).toBe(1);
+    await store.close();
+
+    const direct = await provider(server.endpoint, prefix);
+    expect((await verifyRepository(direct)).problems).toEqual([]);
     const again = await Store.open(direct, { singleWriter: true });
     try {
       expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');

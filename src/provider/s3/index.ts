@@ -338,7 +338,10 @@ export class S3Provider implements Provider {
         body: request,
         payloadHash,
         signal: options.signal,
-        retry: conditional ? 'not-applied' : 'always',
+        // A replace without a compare is retried only while no attempt may have been received:
+        // a retry that succeeds would leave an unanswered attempt free to land after the next
+        // replace (PutOptions.replaces); failing instead reports it (mayLand).
+        retry: conditional || options.replaces ? 'not-applied' : 'always',
       });
     } catch (err) {
       if (conditional && err instanceof ProviderError && err.code === 'Unavailable')
