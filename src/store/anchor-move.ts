@@ -97,7 +97,10 @@ export class AnchorMover {
         sameRef(known.head, was.head) && sameRef(known.root, was.root) && known.root.seq === was.root.seq &&
         known.log?.key === was.log?.key && known.log?.offset === was.log?.offset
       ) {
-        throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err });
+        // Not moved yet: a backend still holding the request may apply it later (a guarded
+        // write lands only while the anchor stays where it was, and the next move then finds
+        // out), so what this commit names must not be deleted as garbage.
+        throw new StoreError('Io', `anchor update to ${seq} failed; the anchor did not move`, { cause: err, mayCommit: true });
       }
       throw this.#fence.fence('the anchor is in an unexpected state after a failed update', err);
     }

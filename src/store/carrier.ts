@@ -195,11 +195,13 @@ export async function writeCarrier(
 /**
  * Cleans up after a write that failed once its chunks were written: stops reading the
  * body, and deletes the chunks (best effort) unless the failure was an ambiguous commit
- * ('Unsafe': the anchor may name the commit, so the chunks may be live). Every other
- * failure is definite, so the chunks are garbage. Never throws.
+ * ('Unsafe': the anchor may name the commit, so the chunks may be live) or one that may yet
+ * commit (StoreError.mayCommit: an anchor move read back as not moved that the backend may
+ * still apply); those are left to GC. Every other failure is definite, so the chunks are
+ * garbage. Never throws.
  */
 export async function abandonChunks(provider: Provider, reader: ExactReader, chunks: readonly ChunkRef[], err: unknown): Promise<void> {
   await reader.cancel().catch(() => undefined);
-  if (isStoreError(err, 'Unsafe')) return;
+  if (isStoreError(err, 'Unsafe') || (err instanceof StoreError && err.mayCommit)) return;
   await Promise.all(chunks.map((c) => provider.delete(c.blob).catch(() => undefined)));
 }

@@ -67,17 +67,25 @@ export class StoreError extends Error {
   readonly retryAfterSeconds?: number;
   /** Extra facts for the wire error (e.g. the object size for InvalidRange). */
   readonly detail?: Record<string, string | number>;
+  /**
+   * The operation failed, but what it wrote may yet be committed: its anchor move failed with
+   * an unknown outcome and read back as not moved, and the backend may still apply it (a
+   * guarded S3 write, which lands only if nothing moved the anchor since). What it wrote must
+   * be left to GC, not deleted at once (carrier.ts abandonChunks).
+   */
+  readonly mayCommit?: true;
 
   constructor(
     code: StoreErrorCode,
     message: string,
-    options?: { cause?: unknown; retryAfterSeconds?: number; detail?: Record<string, string | number> }
+    options?: { cause?: unknown; retryAfterSeconds?: number; detail?: Record<string, string | number>; mayCommit?: boolean }
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'StoreError';
     this.code = code;
     if (options?.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
     if (options?.detail) this.detail = options.detail;
+    if (options?.mayCommit) this.mayCommit = true;
   }
 }
 

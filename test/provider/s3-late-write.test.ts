@@ -7,8 +7,13 @@
  * would otherwise overwrite the newer anchor of a commit acknowledged after it, and that commit
  * would be gone at the next open.
  *
- * The backend is s3rver behind the fault proxy; its `late` fault takes a whole request, drops
- * the connection, and sends the request on to s3rver later.
+ * A guarded (If-Match) anchor write applied late takes effect only if the anchor did not move
+ * in between; the next compare-and-swap then fences. What the late commit names must still be
+ * there: the put's chunks are left to GC instead of being deleted as the failure's garbage.
+ *
+ * The backend is s3rver (no conditional writes) or a second Strata server (conditional writes)
+ * behind the fault proxy; its `late` fault takes a whole request, drops the connection, and
+ * sends the request on to the backend later.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ProviderError } from '../../src/provider/provider.js';
@@ -19,6 +24,9 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { collect, stream } from '../store/helpers.js';
 import { readAll } from './helpers.js';
 import { startFlakyProxy, type FlakyProxy } from './flaky-proxy.js';
+import { ACCESS_KEY, SECRET_KEY, startTestServer } from '../integration/harness.js';
+import { signRequest } from '../../src/sigv4/sign.js';
+import { randomBytes } from 'node:crypto';
 import { S3RVER_BUCKET, S3RVER_CREDENTIALS, startS3rver, type RunningS3rver } from './s3rver.js';
 
 let server: RunningS3rver;
@@ -209,6 +217,74 @@ describe('a repository on a backend without conditional writes (singleWriter)', 
       await expect(again.getObject(B, 'c')).rejects.toMatchObject({ code: 'NoSuchKey' });
     } finally {
       await again.close();
+    }
+  });
+});
+
+describe('a repository on a backend with conditional writes (a second Strata server)', () => {
+  it('keeps the chunks of a put whose guarded anchor write read back as not moved and then landed', async () => {
+    const backend = await startTestServer();
+    const front = await startFlakyProxy(backend.url);
+    try {
+      const host = new URL(backend.url).host;
+      const signed = signRequest(
+        { method: 'PUT', path: '/repo', headers: { host } },
+        { credentials: { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY }, region: 'us-east-1', service: 's3' }
+      );
+      expect((await fetch(`${backend.url}/repo`, { method: 'PUT', headers: { ...signed.headers } })).status).toBe(200);
+      const open = async (endpoint: string) => {
+        const p = await createS3Provider({
+          endpoint,
+          bucket: 'repo',
+          prefix: 'r/',
+          accessKeyId: ACCESS_KEY,
+          secretAccessKey: SECRET_KEY,
+          conditionalWrites: 'probe',
+          retry: { attempts: 2, baseDelayMs: 20, maxDelayMs: 100 },
+        });
+        opened.push(p);
+        return p;
+      };
+      const p = await open(front.endpoint);
+      expect(p.capabilities.conditionalWrites).toBe(true);
+      const store = await Store.open(p);
+      const B = 'guarded';
+      await store.createBucket(B);
+      // Above the packing threshold, so the body goes to chunk blobs of its own.
+      const big = randomBytes(1024 * 1024 + 17);
+      const putBig = () => store.putObject(B, 'big', stream(big), { size: big.length });
+      await store.putObject(B, 'a', stream(text('one')), { size: 3 });
+
+      front.lateMs = 1500;
+      let armed = true;
+      front.rule = (method, url) => {
+        if (!armed || method !== 'PUT' || !url.split('?')[0]!.endsWith(`/r/${ANCHOR_KEY}`)) return undefined;
+        armed = false;
+        return 'late';
+      };
+      // The conditional PUT is not retried (outcome unknown); the read-back finds the anchor
+      // where it was: 'Io', the anchor did not move.
+      await expect(putBig()).rejects.toMatchObject({ code: 'Io', mayCommit: true });
+      const deadline = Date.now() + 20_000;
+      while ((front.landed < 1 || front.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(front.landed).toBe(1);
+      // The late write took effect (If-Match still held): the next move finds the anchor moved.
+      await expect(store.putObject(B, 'c', stream(text('three')), { size: 5 })).rejects.toMatchObject({ code: 'Unsafe' });
+      await store.close();
+
+      // Reopened straight on the backend: the late commit is there, with every chunk it names.
+      const direct = await open(backend.url);
+      expect((await verifyRepository(direct)).problems).toEqual([]);
+      const again = await Store.open(direct);
+      try {
+        expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');
+        expect(Buffer.from(await collect((await again.getObject(B, 'big')).body)).equals(big)).toBe(true);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await front.close();
+      await backend.stop();
     }
   });
 });
