@@ -75,21 +75,26 @@ async function failure(p: Promise<unknown>): Promise<ProviderError> {
 const text = (s: string) => new TextEncoder().encode(s);
 
 describe('the s3 provider marks a write that may still be applied (mayLand)', () => {
-  it('an unconditional put or delete that reached the server unanswered, on every attempt or on an earlier one', async () => {
+  it('an unconditional put or delete that reached the server unanswered or answered with a server error, on any attempt', async () => {
     const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
     proxy.faults.push('reset-after-body', 'reset-after-body');
     const put = await failure(p.put('a', [text('one')]));
     expect(put.code).toBe('Unavailable');
     expect(put.mayLand).toBe(true);
 
-    // The retry was answered (500), but the first attempt may still be applied.
-    proxy.faults.push('reset-after-body', 'internal');
+    // The retry was answered (503 SlowDown: not applied), but the first attempt may still be.
+    proxy.faults.push('reset-after-body', 'slowdown');
+    expect((await failure(p.put('a', [text('one')]))).mayLand).toBe(true);
+
+    // A 500 does not say the write was not applied, nor that it will not be (a gateway's 504
+    // may come while its backend still works on the request).
+    proxy.faults.push('internal', 'internal');
     expect((await failure(p.put('a', [text('one')]))).mayLand).toBe(true);
 
     proxy.faults.push('reset-after-body', 'reset-after-body');
     const del = await failure(p.delete('a'));
     expect(del.mayLand).toBe(true);
-    expect(proxy.requests.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'DELETE', 'DELETE']);
+    expect(proxy.requests.map((r) => r.method)).toEqual(['PUT', 'PUT', 'PUT', 'PUT', 'PUT', 'PUT', 'DELETE', 'DELETE']);
   });
 
   it('a replace (PutOptions.replaces) is not retried once an attempt may have been received, only when it surely was not', async () => {
@@ -109,9 +114,9 @@ describe('the s3 provider marks a write that may still be applied (mayLand)', ()
     expect((await readAll(p, 'anchor')).toString()).toBe('two');
   });
 
-  it('not a write that was answered every time, a guarded write, a read, or a request never sent', async () => {
+  it('not a write refused as throttled every time, a guarded write, a read, or a request never sent', async () => {
     const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
-    proxy.faults.push('internal', 'internal');
+    proxy.faults.push('slowdown', 'throttle');
     const answered = await failure(p.put('a', [text('one')]));
     expect(answered.code).toBe('Unavailable');
     expect(answered.mayLand).toBe(false);

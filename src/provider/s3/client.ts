@@ -87,8 +87,9 @@ export interface S3Response {
   body: Readable;
   /** Parsed `<Error>` of an answer with status >= 300 (code may be absent, e.g. HEAD). */
   error?: { code?: string; message?: string };
-  /** An error answer to a retry whose earlier attempt went unanswered: that attempt may still
-   * be applied (ProviderError.mayLand; errorFromResponse carries it). */
+  /** An error answer to an unguarded write of which an attempt may still be pending at the
+   * server (this one, a server error, or an earlier one): it may yet be applied
+   * (ProviderError.mayLand; errorFromResponse carries it). */
   mayLand?: true;
 }
 
@@ -158,17 +159,19 @@ export class S3Client {
    * failures), 'Io' (other transport failures), or a body's own error
    * (LengthMismatch, Io) from a stream body. Such an error is marked `mayLand` when the
    * request changes something unconditionally (see {@link unguardedWrite}) and an attempt
-   * of it may have reached the server without being answered (any transport failure but
-   * those that prove it was never sent): the server may still apply it, after this error
-   * and after whatever the caller does next.
+   * of it may still be pending at the server: it reached it without being answered (any
+   * transport failure but those that prove it was never sent), or it was answered with a
+   * server error other than throttling (a 504 from a gateway whose backend still works on
+   * it, a 500 S3 documents as applied or not). The server may still apply it, after this
+   * error and after whatever the caller does next.
    */
   async request(req: S3Request): Promise<S3Response> {
     const what = `${req.method} ${req.path}`;
     let streamTouched = false;
-    // An attempt may have reached the server and not been answered: the write may be applied
-    // later, so every error from here on says so (mayLand).
-    let unanswered = false;
-    const late = (): { mayLand?: true } => (unanswered && unguardedWrite(req) ? { mayLand: true } : {});
+    // An attempt may still be pending at the server (unanswered, or answered with a server
+    // error): the write may be applied later, so every error from here on says so (mayLand).
+    let pending = false;
+    const late = (): { mayLand?: true } => (pending && unguardedWrite(req) ? { mayLand: true } : {});
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted)
         throw new ProviderError('Aborted', `${what}: aborted`, { cause: req.signal.reason, ...late() });
@@ -178,7 +181,11 @@ export class S3Client {
       try {
         const res = await this.#send(req, () => (streamTouched = true));
         if (res.status < 300) return res;
-        if (unanswered && unguardedWrite(req)) res.mayLand = true;
+        // A server error other than throttling does not say the request was not applied, nor
+        // that it will not be: a gateway that timed out (502, 504) may still have the backend
+        // working on it, and S3 documents 500 InternalError as "may or may not have been applied".
+        if (res.status >= 500 && !isNotAppliedStatus(res.status, res.error?.code)) pending = true;
+        if (pending && unguardedWrite(req)) res.mayLand = true;
         if (!isRetryableStatus(res.status, res.error?.code)) return res;
         retryReason = `HTTP ${res.status} ${res.error?.code ?? ''}`.trim();
         retryAfter = header(res, 'retry-after');
@@ -197,7 +204,7 @@ export class S3Client {
         // Whatever failed here, the request may have reached the server unless the error
         // proves it was never sent.
         const notSent = isNotSentError(err);
-        if (!notSent) unanswered = true;
+        if (!notSent) pending = true;
         if (
           req.signal?.aborted ||
           (err as Error)?.name === 'AbortError' ||
