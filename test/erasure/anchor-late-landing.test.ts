@@ -156,6 +156,54 @@ describe('an anchor copy that may still land', () => {
     await store.close();
   });
 
+  it('a failed anchor write whose stored copy cannot be removed fences; one that removes it reads back as not moved', async () => {
+    // Domain 0 stores its anchor copies; domains 1 and 2 refuse theirs (one copy of the two
+    // needed). With `stuck`, domain 0 also fails to delete anchor copies: the copy stays, and a
+    // later open would take it for the newest anchor.
+    let armed = false;
+    let stuck = false;
+    const fault = (i: number) => (inner: Provider): Provider =>
+      new Proxy(inner, {
+        get(target, prop) {
+          if (prop === 'put')
+            return async (key: string, body: Parameters<Provider['put']>[1], options: Parameters<Provider['put']>[2]) => {
+              if (armed && i > 0 && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `PUT ${key}: EIO`);
+              return target.put(key, body, options);
+            };
+          if (prop === 'delete')
+            return async (key: string) => {
+              if (stuck && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `DELETE ${key}: EIO`);
+              return target.delete(key);
+            };
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    for (const removable of [true, false]) {
+      armed = stuck = false;
+      const r = await makeRig({ k: 2, m: 1, n: 3, domainTimeoutMs: TIMEOUT_MS, wrap: (i, p) => fault(i)(p) });
+      rigs.push(r);
+      const store = await Store.open(r.provider, { commitLog: false });
+      await store.createBucket(B);
+      const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+      await put('a', 'one');
+      armed = true;
+      stuck = !removable;
+      const failed = await put('b', 'two').then(
+        () => undefined,
+        (e: unknown) => e
+      );
+      if (removable) {
+        expect(failed, 'removed: the anchor did not move').toMatchObject({ code: 'Io' });
+        expect(String(failed)).toMatch(/did not move/);
+      } else {
+        expect(failed, 'left in place: fenced').toMatchObject({ code: 'Unsafe' });
+        expect(((failed as Error).cause as ProviderError).mayLand).toBe(true);
+      }
+      await store.close();
+    }
+  });
+
   it('a put that failed without leaving a copy running does not say mayLand', async () => {
     const r = await makeRig({ k: 2, m: 1, n: 3, domainTimeoutMs: TIMEOUT_MS });
     rigs.push(r);

@@ -172,7 +172,14 @@ describe('fs provider directory entries under concurrency, restarts and failures
     });
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
     try {
-      await expect(p.put(key, [Buffer.from('one')])).rejects.toThrow(/EIO/);
+      // A put that fails before its rename leaves nothing: not marked.
+      const early = await p.put('early', [Buffer.from('abc')], { contentLength: 4 }).then(() => undefined, (e: unknown) => e);
+      expect(early).toMatchObject({ code: 'LengthMismatch', mayLand: false });
+      const failed = await p.put(key, [Buffer.from('one')]).then(() => undefined, (e: unknown) => e);
+      expect(String(failed)).toMatch(/EIO/);
+      // Published before the sync failed: the error says the blob may be there (mayLand), so a
+      // caller that reads back to settle a failure (an erasure anchor copy) does not trust it.
+      expect(failed).toMatchObject({ mayLand: true });
       // The blob is in place and its bytes are in the page cache, but nothing reads them back.
       const stopped = /stopped after a failed directory sync .*EIO/;
       await expect(getBytes(p, key)).rejects.toThrow(stopped);

@@ -64,16 +64,17 @@ function unavailable(key: string, need: number, what: string, ctx: WriteContext,
     `${key}: cannot write: ${what} (needs ${need} healthy eligible domains` +
       `${failed.length ? `; failed: ${failed.join(', ')}` : ''}` +
       `${ctx.config.degradedWrites ? '' : '; degradedWrites is off'})` +
-      (mayLand ? '; a copy left running past the domain timeout may still land' : '') +
+      (mayLand ? '; a copy may still land (left running past the domain timeout, or not removed)' : '') +
       (cause ? `: ${(cause as Error)?.message ?? cause}` : ''),
     { cause, mayLand }
   );
 }
 
 /** Deletes what a failed write left (best effort: a failed domain keeps its leftover until
- * the next delete or check of the key finds it). */
-async function discard(ctx: WriteContext, items: { domain: string; child: string }[]): Promise<void> {
-  await Promise.allSettled(items.map((i) => ctx.domains.call(i.domain, `delete ${i.child}`, (p) => p.delete(i.child))));
+ * the next delete or check of the key finds it). Resolves false if a delete failed. */
+async function discard(ctx: WriteContext, items: { domain: string; child: string }[]): Promise<boolean> {
+  const results = await Promise.allSettled(items.map((i) => ctx.domains.call(i.domain, `delete ${i.child}`, (p) => p.delete(i.child))));
+  return results.every((r) => r.status === 'fulfilled');
 }
 
 /**
@@ -298,12 +299,22 @@ export async function writeReplicated(
     });
     if (signal?.aborted) break;
   }
+  // A failed write removes its copies: those stored, whose removal must succeed (a copy left
+  // may be read as the newest one later, whatever a read-back says now: the failure then says
+  // so, mayLand), and, best effort, those a child may have left in place although its put
+  // failed (an fs child whose directory sync failed after the rename marks its error mayLand).
+  const leftovers = async (): Promise<void> => {
+    const stored = discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
+    const tries = discard(ctx, [...tried].filter((d) => !meta.copies.includes(d)).map((d) => ({ domain: d, child })));
+    if (!(await stored)) mayLand = true;
+    await tries;
+  };
   if (signal?.aborted) {
-    await discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
+    await leftovers();
     throw new ProviderError('Aborted', `${key}: aborted`, { cause: signal.reason, mayLand });
   }
   if (meta.copies.length === want) return { meta, degraded: false };
   if (meta.copies.length >= 1 && ctx.config.degradedWrites) return { meta, degraded: true };
-  await discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
+  await leftovers();
   throw unavailable(key, want, `only ${meta.copies.length} of ${want} copies were stored`, ctx, lastErr, mayLand);
 }

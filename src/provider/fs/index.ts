@@ -84,14 +84,15 @@ function errno(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException)?.code;
 }
 
-function ioError(what: string, err: unknown): ProviderError {
-  if (err instanceof ProviderError) return err;
+function ioError(what: string, err: unknown, mayLand = false): ProviderError {
+  if (err instanceof ProviderError)
+    return mayLand && !err.mayLand ? new ProviderError(err.code, err.message, { cause: err, retryable: err.retryable, mayLand }) : err;
   const code = errno(err);
   const retryable = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
   return new ProviderError(
     retryable ? 'Unavailable' : 'Io',
     `${what}: ${(err as Error)?.message ?? err}`,
-    { cause: err }
+    { cause: err, mayLand }
   );
 }
 
@@ -375,10 +376,14 @@ export class FsProvider implements Provider {
       throw ioError(`${key}: put`, err);
     }
     let tempPath: string | undefined; // set while a temp file exists that is ours to remove
+    // Once the rename published the blob, a failure (a directory sync) leaves it in place and
+    // readable, maybe not durable: the error says so (mayLand), so that a caller resolving the
+    // failure by reading back (an erasure anchor copy) does not take it for "not written".
+    const state = { published: false };
     try {
       const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released, this.#direct && options.bulk === true);
       tempPath = temp.path;
-      const created = await this.#publish(loc, temp.path, temp.etag, key, options);
+      const created = await this.#publish(loc, temp.path, temp.etag, key, options, state);
       tempPath = undefined; // renamed into place
       // The entry of every directory under blobs/ lives in its parent: each one this provider
       // has not made durable yet (created by this put, by a concurrent one, or by an earlier
@@ -386,8 +391,8 @@ export class FsProvider implements Provider {
       await this.#entriesDurable(loc.dirs, created);
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
-      if (tempPath) await unlink(tempPath).catch(() => {});
-      throw ioError(`${key}: put`, err);
+      if (tempPath && !state.published) await unlink(tempPath).catch(() => {});
+      throw ioError(`${key}: put`, err, state.published);
     }
   }
 
@@ -398,7 +403,8 @@ export class FsProvider implements Provider {
     tempPath: string,
     etag: string,
     key: string,
-    options: PutOptions
+    options: PutOptions,
+    state: { published: boolean }
   ): Promise<Set<string>> {
     const leafDir = loc.dirs[loc.dirs.length - 1];
     const created = new Set<string>();
@@ -422,6 +428,7 @@ export class FsProvider implements Provider {
           this.#handles.evict(loc.file);
           this.#etags.delete(loc.file);
           await rename(tempPath, loc.file);
+          state.published = true;
           if (this.#exclusive) this.#etags.set(loc.file, etag);
           break;
         } catch (err) {
