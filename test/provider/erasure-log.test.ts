@@ -5,7 +5,7 @@
  * and no openLog when a domain cannot append.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AppendError } from '../../src/provider/append-log.js';
+import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import { END_TO_END, getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { DomainSet } from '../../src/provider/erasure/domains.js';
@@ -204,6 +204,54 @@ describe('erasure provider openLog', () => {
       expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: want.length - 1 })).equals(want), `copy on d${d + 1}`).toBe(true);
       await solo.provider.close();
     }
+  });
+
+  it('gives up a copy whose domain hangs, its close included, within the domain timeout, and replaces it', async () => {
+    let hung = -1;
+    const never = () => new Promise<never>(() => undefined);
+    const inner: Provider[] = [];
+    const made = await makeRig({
+      kind: 'fs',
+      k: 4,
+      m: 2,
+      domainTimeoutMs: 300,
+      wrap: (p, i) =>
+        (inner[i] = p) &&
+        new Proxy(p, {
+          get(t, prop, r) {
+            const v = Reflect.get(t, prop, r) as unknown;
+            if (prop !== 'openLog' || typeof v !== 'function') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+            return async (...args: unknown[]) => {
+              const log = await (v as (...a: unknown[]) => Promise<AppendLog>).apply(t, args);
+              return {
+                key: log.key,
+                preallocated: log.preallocated,
+                append: (o: number, c: readonly Uint8Array[]) => (hung === i ? never() : log.append(o, c)),
+                close: () => (hung === i ? never() : log.close()),
+              };
+            };
+          },
+        }),
+    });
+    const rig = { ...made, inner } as never;
+    const p = made.provider;
+    const key = 'log/000000000009-hh';
+    const log = await p.openLog!(key, 128 * KiB);
+    const first = await appendAll(log, 5);
+    const before = await holders(rig, key);
+    hung = before[0]!;
+    const t0 = Date.now();
+    const second = await Promise.race([
+      appendAll(log, 5, 5, first.end),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('appends hung on the dropped copy')), 20_000)),
+    ]);
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    const want = Buffer.concat([first.bytes, second.bytes]);
+    expect(Buffer.from(await getBytes(p, key, { start: 0, end: want.length - 1 })).equals(want)).toBe(true);
+    const after = (await holders(rig, key)).filter((d) => d !== hung);
+    expect(after.length).toBe(3);
+    hung = -1;
+    await log.close();
   });
 
   it('fails with AppendError sync (the repository fences) when no domain can replace a lost copy', async () => {

@@ -111,8 +111,11 @@ function stageOf(err: unknown): 'write' | 'sync' {
   return 'sync';
 }
 
+/** Closes and deletes a copy given up on. Its close waits for its pending write, which on a
+ * hung disk never ends: it is bounded by the domain timeout like every other call there (a
+ * write that lands afterwards lands in a copy being deleted, which nothing reads). */
 async function dropCopy(domains: DomainSet, copy: LiveCopy, child: string): Promise<void> {
-  await copy.log.close().catch(() => undefined);
+  await domains.call(copy.domain, `close ${child}`, () => copy.log.close()).catch(() => undefined);
   await domains.call(copy.domain, `delete ${child}`, (p) => p.delete(child)).catch(() => undefined);
 }
 
