@@ -88,6 +88,13 @@ export interface ByteRange {
 export interface GetOptions {
   range?: ByteRange;
   signal?: AbortSignal;
+  /**
+   * The caller needs the newest write of a key replaced in place (the anchor): a provider that
+   * cannot be sure what it found is the newest fails with 'Unavailable' instead of answering
+   * an older write (erasure: more than m domains did not answer, and the newest write's copies
+   * may all be on them).
+   */
+  newest?: boolean;
 }
 
 export interface GetResult {

@@ -99,7 +99,8 @@ async function initialise(provider: Provider, now: number, writer: string): Prom
 export async function readAnchor(provider: Provider): Promise<{ anchor: Anchor; etag: string } | undefined> {
   let res;
   try {
-    res = await provider.get(ANCHOR_KEY);
+    // The newest anchor or none: a provider unsure which of its copies is newest refuses.
+    res = await provider.get(ANCHOR_KEY, { newest: true });
   } catch (err) {
     if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
     throw err;

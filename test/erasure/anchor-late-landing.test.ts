@@ -219,3 +219,71 @@ describe('an anchor copy that may still land', () => {
     expect((err as ProviderError).mayLand).toBe(false);
   });
 });
+
+describe('reading the anchor with more than m domains silent', () => {
+  it('refuses to open rather than take an older anchor copy for the newest', async () => {
+    // Domains in `dead` answer nothing (as after a crash that took them down).
+    const dead = new Set<number>();
+    const r = await makeRig({
+      k: 2,
+      m: 1,
+      n: 4,
+      domainTimeoutMs: TIMEOUT_MS,
+      wrap: (i, p) =>
+        new Proxy(p, {
+          get(target, prop) {
+            const v = Reflect.get(target, prop, target) as unknown;
+            if (typeof v !== 'function' || prop === 'close') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            return (...args: unknown[]) =>
+              dead.has(i) ? Promise.reject(new ProviderError('Unavailable', `d${i + 1} is down`)) : (v as (...a: unknown[]) => unknown).apply(target, args);
+          },
+        }),
+    });
+    rigs.push(r);
+    const anchorCopies = async () => {
+      const out: { domain: number; key: string; bytes: Uint8Array }[] = [];
+      for (const [i, c] of r.children.entries()) {
+        for (const e of (await c.list({ prefix: `${ANCHOR_KEY}!` })).items) {
+          const parts: Uint8Array[] = [];
+          for await (const b of (await c.get(e.key)).body as AsyncIterable<Uint8Array>) parts.push(b);
+          out.push({ domain: i, key: e.key, bytes: Buffer.concat(parts) });
+        }
+      }
+      return out;
+    };
+    const store = await Store.open(r.provider, { commitLog: false });
+    await store.createBucket(B);
+    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+    await put('a', 'one');
+    const old = (await anchorCopies())[0]!;
+    await put('b', 'two');
+    await store.close();
+    const current = await anchorCopies();
+    expect(current.map((c) => c.key)).not.toContain(old.key);
+    // An older anchor copy survives on a domain the newer one never went to (its removal failed
+    // while that domain was down, and the newer write was placed elsewhere).
+    const holders = new Set(current.map((c) => c.domain));
+    const spare = [0, 1, 2, 3].find((i) => !holders.has(i))!;
+    await r.children[spare]!.put(old.key, [old.bytes]);
+    await r.close();
+
+    // Both holders of the newest anchor down: more than m = 1 domains silent.
+    for (const h of holders) dead.add(h);
+    const cold = await r.reopen();
+    await expect(cold.get(ANCHOR_KEY, { newest: true })).rejects.toMatchObject({ code: 'Unavailable' });
+    // Without `newest` the older copy answers: what opening on it would have served.
+    await expect(cold.get(ANCHOR_KEY)).resolves.toBeDefined();
+    await expect(Store.open(cold, { commitLog: false })).rejects.toMatchObject({ code: 'Unavailable' });
+    await cold.close();
+
+    // One holder back (m = 1 silent): the newest anchor is found, and with it every put.
+    dead.delete([...holders][0]!);
+    const back = await r.reopen();
+    const again = await Store.open(back, { commitLog: false });
+    try {
+      expect(Buffer.from(await collect((await again.getObject(B, 'b')).body)).toString()).toBe('two');
+    } finally {
+      await again.close();
+    }
+  });
+});

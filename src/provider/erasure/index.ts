@@ -245,7 +245,7 @@ class ErasureProviderImpl implements ErasureProvider {
    * holds a fragment (and at most m did not answer), 'Unavailable' when more than m did not
    * answer, 'Io' when fragments exist but too few to read (the blob is lost: fail closed).
    */
-  async #meta(key: string, fresh = false): Promise<BlobMeta> {
+  async #meta(key: string, fresh = false, newest = false): Promise<BlobMeta> {
     const cached = fresh ? undefined : this.#cache.get(key);
     if (cached) {
       this.#remember(cached);
@@ -276,6 +276,14 @@ class ErasureProviderImpl implements ErasureProvider {
       throw new ProviderError('NotFound', `${key}: no such blob`);
     }
     const meta = found.meta;
+    // A key replaced in place (GetOptions.newest) has m + 1 copies of its newest write: with
+    // more than m domains silent they may all be there, and what answered may be older.
+    if (newest && meta.layout !== 'striped' && found.unreachable.length > this.m)
+      throw new ProviderError(
+        'Unavailable',
+        `${key}: ${found.unreachable.length} domains did not answer (${found.unreachable.join(', ')}), more than m = ${this.m}: ` +
+          'the newest write may be on them alone'
+      );
     if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
     if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);
     if (meta.layout !== 'striped' && meta.copies.length < this.m + 1) this.#queueRepair(key);
@@ -421,7 +429,9 @@ class ErasureProviderImpl implements ErasureProvider {
     this.#checkOpen();
     checkLogicalKey(key);
     throwIfAborted(options.signal, key);
-    const meta = await this.#meta(key);
+    // `newest` looks the key up afresh: a cached description may come from an earlier lookup
+    // as blind as the one it would replace, or miss a copy a failed write left.
+    const meta = await this.#meta(key, options.newest === true, options.newest === true);
     if (meta.layout === 'log') {
       const { view, info } = await this.#logView(meta);
       const r = resolveRange(view.size, options.range, key);
