@@ -15,6 +15,7 @@ import type { BlockCache } from './index/block-cache.js';
 import { rootKey } from './layout.js';
 import { encodeRoot, type RootRecord } from './root.js';
 import { writeRecordBlob } from './records-io.js';
+import { ticketed, type InflightBlobs } from './inflight-blobs.js';
 import type { RepoState } from './state.js';
 import { abandonCheckpoint, buildCheckpoint, builtRuns, freezeCheckpoint, installCheckpoint, type CheckpointPlan } from './checkpoint.js';
 import { rootHistory } from './history-budget.js';
@@ -39,6 +40,8 @@ const CHECKPOINT_RETRY_MS = [10, 1000] as const;
 /** What a checkpoint runner works on: the repository's parts, shared with the commit loop. */
 export interface CheckpointHost {
   provider: Provider;
+  /** Blobs being written and not yet named (GC keeps them): the runs and root until installed. */
+  inflight: InflightBlobs;
   state: RepoState;
   cache: BlockCache;
   tip: ChainTip;
@@ -168,9 +171,13 @@ export class CheckpointRunner {
    */
   async #complete(plan: CheckpointPlan, record: RootRecord, started: number): Promise<void> {
     const h = this.#h;
+    // Its runs and root are named only once the anchor moves and memory installs them: until
+    // then GC must keep them, however long the build takes against the grace.
+    const ticket = h.inflight.open();
+    const provider = ticketed(h.provider, ticket);
     try {
       await buildCheckpoint(plan, {
-        provider: h.provider,
+        provider,
         cache: h.cache,
         maxRuns: h.opts.maxRuns,
         // Taken by this checkpoint: a request made while it builds waits for the next one.
@@ -186,7 +193,7 @@ export class CheckpointRunner {
         b.versionRuns = builtRuns(plan, p.versions).map((r) => r.meta);
       });
       const built = performance.now();
-      const ref = await writeRecordBlob(h.provider, rootKey(plan.seq), encodeRoot(record));
+      const ref = await writeRecordBlob(provider, rootKey(plan.seq), encodeRoot(record));
       const root = { ...ref, seq: plan.seq };
       let head = plan.seq;
       await h.anchor.serial(async () => {
@@ -202,6 +209,8 @@ export class CheckpointRunner {
     } catch (err) {
       abandonCheckpoint(plan);
       throw err;
+    } finally {
+      ticket.close();
     }
   }
 }

@@ -32,6 +32,7 @@ import { requireBucketState } from './versions-read.js';
 import { SeqBound } from './past-scan.js';
 import { newId } from './layout.js';
 import { runMetaKey } from './run-meta-key.js';
+import type { Provider } from '../provider/provider.js';
 import { StoreError } from './errors.js';
 import { blobError } from './body-reader.js';
 import { logEntryBytes } from './history-budget.js';
@@ -135,14 +136,16 @@ async function* indexOf(log: RunHandle, count: { keys: number }): AsyncGenerator
  * `at` (ms) under a new bucket id, and returns them. Writes blobs only, changes no state.
  * Throws StoreError 'NoSuchBucket', 'InvalidArgument' (a time outside the source's history
  * window: before it existed, too old, in the future), and what reading or writing runs throws.
+ * The runs are written through `provider` (the caller's ticketed one: GC keeps them until the
+ * commit that names them is applied).
  */
-export async function prepareForkAt(repo: Repository, source: string, at: number): Promise<PreparedForkAt> {
+export async function prepareForkAt(repo: Repository, source: string, at: number, provider: Provider = repo.provider): Promise<PreparedForkAt> {
   const b = requireBucketState(repo, source);
   checkReadableTime(repo, b, at, 'fork time');
   const id = newId(8);
   const count = { versions: 0, keys: 0, bytes: 0 };
-  const log = await writeVersionsRun(repo.provider, id, visibleAt(b, at, count), repo.cache);
-  const index = log ? await writeIndexRun(repo.provider, id, indexOf(log, count), repo.cache) : undefined;
+  const log = await writeVersionsRun(provider, id, visibleAt(b, at, count), repo.cache);
+  const index = log ? await writeIndexRun(provider, id, indexOf(log, count), repo.cache) : undefined;
   return { id, source, at, runs: index ? [index] : [], versionRuns: log ? [log] : [], keys: count.keys, versions: count.versions, historyBytes: count.bytes };
 }
 

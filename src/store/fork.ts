@@ -25,7 +25,8 @@ import { StoreError } from './errors.js';
 import { checkBucketName } from './validate.js';
 import { newId } from './layout.js';
 import { OWNER_CONFIG, ownerIn, stageOwner } from './keys.js';
-import { prepareForkAt, stageForkAt } from './fork-at-time.js';
+import { prepareForkAt, stageForkAt, type PreparedForkAt } from './fork-at-time.js';
+import { ticketed } from './inflight-blobs.js';
 import { LIFECYCLE_CONFIG } from './lifecycle-config.js';
 
 /**
@@ -74,8 +75,17 @@ export interface ForkResult {
 export async function forkBucket(repo: Repository, source: string, name: string, opts: ForkOptions = {}): Promise<ForkResult> {
   checkBucketName(name);
   if (name === source) throw new StoreError('InvalidRequest', `A bucket cannot be forked into itself (${name})`, { detail: { BucketName: name } });
-  // A past state is written before the commit (unless the name is taken: the commit says so).
-  const prepared = opts.at !== undefined && !repo.state.buckets.has(name) ? await prepareForkAt(repo, source, opts.at) : undefined;
+  // A past state is written before the commit (unless the name is taken: the commit says so),
+  // its runs kept from GC until that commit is applied (inflight-blobs.ts).
+  const ticket = repo.inflight.open();
+  try {
+    return await forkIn(repo, source, name, opts, opts.at !== undefined && !repo.state.buckets.has(name) ? await prepareForkAt(repo, source, opts.at, ticketed(repo.provider, ticket)) : undefined);
+  } finally {
+    ticket.close();
+  }
+}
+
+async function forkIn(repo: Repository, source: string, name: string, opts: ForkOptions, prepared: PreparedForkAt | undefined): Promise<ForkResult> {
   return repo.run(
     async (tx) => {
       const src = tx.bucket(source);

@@ -200,9 +200,10 @@ export async function runGc(repo: Repository, opts: GcOptions = {}): Promise<GcR
         mark = await markNow();
         phaseMs.remark = lap();
       }
-      // Runs this process already reads but no durable root names yet (a checkpoint between its
-      // flushes and its root, which can take long on a large repository; a fork at a time being
-      // staged) are kept too: extra roots for the sweep, never a reason to keep less.
+      // Runs this process already reads but no durable root names yet (installed by a checkpoint
+      // whose root is not durable, a fork at a time being staged) are kept too: extra roots for
+      // the sweep, never a reason to keep less. Runs and roots still being written (a
+      // checkpoint building, a fork preparing its past state) are in repo.inflight.
       for (const key of runsInMemory(repo)) mark.live.add(key);
       const swept = await sweep(repo.provider, mark, { dryRun, graceMs, now: () => repo.now(), markStarted, protect: (key) => repo.inflight.protects(key, markStarted), ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
       phaseMs.sweep = lap();

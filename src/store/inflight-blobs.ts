@@ -14,6 +14,7 @@
  * the same repository is covered by the grace period (GC does not run beside other writers
  * today; the repository is single-writer through its directory lock or anchor fencing).
  */
+import type { BlobBody, Provider, PutOptions } from '../provider/provider.js';
 
 /** How long a closed ticket's blobs stay protected, ms: longer than any mark and sweep. */
 const KEEP_CLOSED_MS = 6 * 3_600_000;
@@ -80,4 +81,24 @@ export class InflightBlobs {
       this.#closed.delete(k);
     }
   }
+}
+
+/**
+ * `provider` with every key it puts registered on `ticket` before the put starts: for writers
+ * whose blobs are named only once they finish (a checkpoint's runs and root, a fork's past
+ * state), so that GC keeps what they wrote meanwhile, whatever the grace.
+ */
+export function ticketed(provider: Provider, ticket: InflightTicket): Provider {
+  return new Proxy(provider, {
+    get(target, prop) {
+      if (prop === 'put') {
+        return (key: string, body: BlobBody, options?: PutOptions) => {
+          ticket.add(key);
+          return target.put(key, body, options);
+        };
+      }
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }

@@ -82,6 +82,7 @@ export class Repository {
     const shared = { provider, state: this.state, tip: this.#tip, anchor: mover, fence: this.#fence, stats: this.stats, now };
     this.#checkpoints = new CheckpointRunner({
       ...shared,
+      inflight: this.inflight,
       cache: this.cache,
       repositoryId: config.repositoryId,
       opts,

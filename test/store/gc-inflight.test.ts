@@ -12,6 +12,11 @@ import { verifyRepository } from '../../src/store/verify.js';
 import { randomBytes } from '../support/random.js';
 import { open } from './fork-support.js';
 import type { Provider } from '../../src/provider/provider.js';
+import { createFsProvider } from '../../src/provider/fs/index.js';
+import { Store } from '../../src/store/store.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 async function chunkKeys(provider: Provider): Promise<string[]> {
   const out: string[] = [];
@@ -100,5 +105,84 @@ describe.each(['memory', 'fs'] as const)('gc beside writes in flight on %s', (ki
     expect(v.problems).toEqual([]);
     expect(store.repo.inflight.openBlobs).toBe(0);
     await store.close();
+  }, 60_000);
+});
+
+describe('gc beside a checkpoint and a fork still writing, at grace 0', () => {
+  it("keeps a checkpoint's runs until its root names them, and a past-time fork's runs until its commit", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gc-inflight-'));
+    try {
+      const fs = await createFsProvider({ dir });
+      // While `hold` is set, the put it matches waits for `release` (and says so on `held`).
+      let hold: ((key: string) => boolean) | undefined;
+      let release!: () => void;
+      let held!: () => void;
+      const gated = new Proxy(fs, {
+        get(target, prop) {
+          if (prop === 'put')
+            return async (key: string, body: Parameters<Provider['put']>[1], options: Parameters<Provider['put']>[2]) => {
+              if (hold?.(key)) {
+                hold = undefined;
+                held();
+                await new Promise<void>((r) => (release = r));
+              }
+              return target.put(key, body, options);
+            };
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      }) as Provider;
+      const arm = (match: (key: string) => boolean) => {
+        const reached = new Promise<void>((r) => (held = r));
+        hold = match;
+        return reached;
+      };
+      const store = await Store.open(gated, { commitLog: false, checkpointEvery: 1_000_000 });
+      await store.createBucket('bkt');
+      const bodies = new Map<string, Uint8Array>();
+      for (let i = 0; i < 40; i++) {
+        const b = randomBytes(100 + i, 100 + i);
+        bodies.set(`k${i}`, b);
+        await store.putObject('bkt', `k${i}`, (async function* () { yield b; })(), { size: b.length });
+      }
+      const t0 = Date.now();
+      await new Promise((r) => setTimeout(r, 20));
+
+      // The checkpoint has written its runs; its root waits. GC runs in between.
+      const rootHeld = arm((key) => key.startsWith('roots/'));
+      const checkpoint = store.checkpoint();
+      await rootHeld;
+      const runsBefore = (await fs.list({ prefix: 'runs/' })).items.map((i) => i.key);
+      expect(runsBefore.length).toBeGreaterThan(0);
+      await runGc(store.repo, { graceMs: 0, cleanBelow: 0 });
+      for (const k of runsBefore) expect(await fs.head(k), k).toBeDefined();
+      release();
+      await checkpoint;
+
+      // A fork as of a past time: its versions run is written, its index run waits.
+      let runs = 0;
+      const runHeld = arm((key) => key.startsWith('runs/') && ++runs === 2);
+      const fork = store.forkBucket('bkt', 'past', { at: t0 });
+      await runHeld;
+      const forkRuns = (await fs.list({ prefix: 'runs/' })).items.map((i) => i.key).filter((k) => !runsBefore.includes(k));
+      expect(forkRuns.length).toBeGreaterThan(0);
+      await runGc(store.repo, { graceMs: 0, cleanBelow: 0 });
+      for (const k of forkRuns) expect(await fs.head(k), k).toBeDefined();
+      release();
+      await fork;
+
+      await runGc(store.repo, { graceMs: 0, cleanBelow: 0 });
+      expect((await verifyRepository(fs)).problems).toEqual([]);
+      await store.close();
+      const again = await Store.open(await createFsProvider({ dir }), { commitLog: false });
+      try {
+        for (const bucket of ['bkt', 'past'])
+          for (const [k, b] of bodies) expect((await collect((await again.getObject(bucket, k)).body)).equals(Buffer.from(b)), `${bucket}/${k}`).toBe(true);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 });
