@@ -53,6 +53,27 @@ function lateAnchor(inner: Provider): Provider & { late: boolean; landed: number
   }) as Provider & { late: boolean; landed: number };
 }
 
+/** `inner` with the methods in `over` replaced, every other one bound to it. */
+function overriding(inner: Provider, over: Partial<Pick<Provider, 'put' | 'delete'>>): Provider {
+  return new Proxy(inner, {
+    get(target, prop) {
+      const own = (over as Record<PropertyKey, unknown>)[prop];
+      if (own) return own;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+/** A store on `r` (commit blobs: every commit moves the anchor) with bucket B holding a = one. */
+async function openWithA(r: Rig): Promise<{ store: Store; put: (key: string, body: string) => Promise<unknown> }> {
+  const store = await Store.open(r.provider, { commitLog: false });
+  await store.createBucket(B);
+  const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
+  await put('a', 'one');
+  return { store, put };
+}
+
 const rigs: Rig[] = [];
 afterEach(async () => {
   for (const r of rigs.splice(0)) {
@@ -76,10 +97,7 @@ describe('an anchor copy that may still land', () => {
       },
     });
     rigs.push(r);
-    const store = await Store.open(r.provider, { commitLog: false });
-    await store.createBucket(B);
-    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
-    await put('a', 'one');
+    const { store, put } = await openWithA(r);
 
     // Two of the three domains now take longer than the timeout: a copy needs 2 domains.
     wrapped[1]!.late = wrapped[2]!.late = true;
@@ -120,15 +138,10 @@ describe('an anchor copy that may still land', () => {
     // Domain 1 answers its anchor copies with 'Io' (the domain call wraps it), domain 2 with
     // 'Unavailable' (passed through): both marked mayLand, as the s3 provider marks them.
     const unanswered = (code: 'Io' | 'Unavailable') => (inner: Provider): Provider =>
-      new Proxy(inner, {
-        get(target, prop) {
-          if (prop === 'put')
-            return async (key: string, body: Parameters<Provider['put']>[1], options: Parameters<Provider['put']>[2]) => {
-              if (key.startsWith(`${ANCHOR_KEY}!`) && armed) throw new ProviderError(code, `PUT ${key}: ECONNRESET`, { mayLand: true });
-              return target.put(key, body, options);
-            };
-          const v = Reflect.get(target, prop, target) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      overriding(inner, {
+        put: async (key, body, options) => {
+          if (key.startsWith(`${ANCHOR_KEY}!`) && armed) throw new ProviderError(code, `PUT ${key}: ECONNRESET`, { mayLand: true });
+          return inner.put(key, body, options);
         },
       });
     let armed = false;
@@ -140,10 +153,7 @@ describe('an anchor copy that may still land', () => {
       wrap: (i, p) => (i === 1 ? unanswered('Io')(p) : i === 2 ? unanswered('Unavailable')(p) : p),
     });
     rigs.push(r);
-    const store = await Store.open(r.provider, { commitLog: false });
-    await store.createBucket(B);
-    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
-    await put('a', 'one');
+    const { store, put } = await openWithA(r);
     armed = true;
     const failed = await put('b', 'two').then(
       () => undefined,
@@ -163,30 +173,21 @@ describe('an anchor copy that may still land', () => {
     let armed = false;
     let stuck = false;
     const fault = (i: number) => (inner: Provider): Provider =>
-      new Proxy(inner, {
-        get(target, prop) {
-          if (prop === 'put')
-            return async (key: string, body: Parameters<Provider['put']>[1], options: Parameters<Provider['put']>[2]) => {
-              if (armed && i > 0 && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `PUT ${key}: EIO`);
-              return target.put(key, body, options);
-            };
-          if (prop === 'delete')
-            return async (key: string) => {
-              if (stuck && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `DELETE ${key}: EIO`);
-              return target.delete(key);
-            };
-          const v = Reflect.get(target, prop, target) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      overriding(inner, {
+        put: async (key, body, options) => {
+          if (armed && i > 0 && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `PUT ${key}: EIO`);
+          return inner.put(key, body, options);
+        },
+        delete: async (key) => {
+          if (stuck && key.startsWith(`${ANCHOR_KEY}!`)) throw new ProviderError('Io', `DELETE ${key}: EIO`);
+          return inner.delete(key);
         },
       });
     for (const removable of [true, false]) {
       armed = stuck = false;
       const r = await makeRig({ k: 2, m: 1, n: 3, domainTimeoutMs: TIMEOUT_MS, wrap: (i, p) => fault(i)(p) });
       rigs.push(r);
-      const store = await Store.open(r.provider, { commitLog: false });
-      await store.createBucket(B);
-      const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
-      await put('a', 'one');
+      const { store, put } = await openWithA(r);
       armed = true;
       stuck = !removable;
       const failed = await put('b', 'two').then(
@@ -251,10 +252,7 @@ describe('reading the anchor with more than m domains silent', () => {
       }
       return out;
     };
-    const store = await Store.open(r.provider, { commitLog: false });
-    await store.createBucket(B);
-    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
-    await put('a', 'one');
+    const { store, put } = await openWithA(r);
     const old = (await anchorCopies())[0]!;
     await put('b', 'two');
     await store.close();

@@ -74,6 +74,23 @@ async function failure(p: Promise<unknown>): Promise<ProviderError> {
 
 const text = (s: string) => new TextEncoder().encode(s);
 
+/** Makes the next PUT whose path ends with `suffix` late (proxied after its connection drops), once. */
+function lateOnce(px: FlakyProxy, suffix: string): void {
+  let armed = true;
+  px.rule = (method, url) => {
+    if (!armed || method !== 'PUT' || !url.split('?')[0]!.endsWith(suffix)) return undefined;
+    armed = false;
+    return 'late';
+  };
+}
+
+/** Waits until `px` has sent on `n` late requests in all and none is pending. */
+async function landed(px: FlakyProxy, n: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((px.landed < n || px.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  expect(px.landed).toBe(n);
+}
+
 describe('the s3 provider marks a write that may still be applied (mayLand)', () => {
   it('an unconditional put or delete that reached the server unanswered or answered with a server error, on any attempt', async () => {
     const p = await provider(proxy.endpoint, `late-${prefixes++}/`);
@@ -144,52 +161,10 @@ describe('the s3 provider marks a write that may still be applied (mayLand)', ()
 });
 
 describe('a repository on a backend without conditional writes (singleWriter)', () => {
-  it('fences on an anchor write that may land late, so a commit acknowledged after it is never overwritten', async () => {
-    const prefix = `late-${prefixes++}/`;
-    const p = await provider(proxy.endpoint, prefix);
-    expect(p.capabilities.conditionalWrites).toBe(false);
-    const store = await Store.open(p, { singleWriter: true });
-    const B = 'late';
-    await store.createBucket(B);
-    const put = (key: string, body: string) => store.putObject(B, key, stream(text(body)), { size: text(body).length });
-    await put('a', 'one');
-
-    // Every anchor PUT now reaches s3rver only 1.5 s after its connection was dropped: the
-    // next commit's anchor PUT fails unanswered (a replace is not retried then, see the next
-    // test), and lands after the failure.
-    proxy.lateMs = 1500;
-    const landedBefore = proxy.landed;
-    proxy.rule = (method, url) => (method === 'PUT' && url.split('?')[0]!.endsWith(`/${prefix}${ANCHOR_KEY}`) ? 'late' : undefined);
-    const failed = await put('b', 'two').then(
-      () => undefined,
-      (e: unknown) => e
-    );
-    proxy.rule = undefined;
-    expect(failed).toMatchObject({ code: 'Unsafe' });
-    expect((failed as Error).message).toMatch(/may still land/);
-    // Fenced: nothing is acknowledged that a late anchor could overwrite.
-    await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
-
-    const deadline = Date.now() + 20_000;
-    while ((proxy.landed - landedBefore < 1 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(proxy.landed - landedBefore).toBe(1);
-    await store.close();
-
-    // Reopened straight on s3rver after the late anchors landed: consistent, with what was
-    // acknowledged; the failed write may be there (its anchor landed), nothing after it is.
-    const direct = await provider(server.endpoint, prefix);
-    const report = await verifyRepository(direct);
-    expect(report.problems).toEqual([]);
-    const again = await Store.open(direct, { singleWriter: true });
-    try {
-      expect(Buffer.from(await collect((await again.getObject(B, 'a')).body)).toString()).toBe('one');
-      await expect(again.getObject(B, 'c')).rejects.toMatchObject({ code: 'NoSuchKey' });
-    } finally {
-      await again.close();
-    }
-  });
-
-  it('fences when an anchor attempt went unanswered even if its retry would succeed: that attempt could land after the next anchor', async () => {
+  // Before the mark (mayLand), the read-back said "did not move" and the next put was
+  // acknowledged, then lost when the late anchor landed; before `replaces`, the retry succeeded
+  // and the same happened one put later.
+  it('fences on an anchor write that may land late, even one whose retry would succeed, so nothing acknowledged after it is overwritten', async () => {
     const prefix = `late-${prefixes++}/`;
     const p = await provider(proxy.endpoint, prefix);
     const store = await Store.open(p, { singleWriter: true });
@@ -201,19 +176,20 @@ describe('a repository on a backend without conditional writes (singleWriter)', 
     // Only the next anchor PUT is delayed: a retry of it would go through at once.
     proxy.lateMs = 1500;
     const landedBefore = proxy.landed;
-    let armed = true;
-    proxy.rule = (method, url) => {
-      if (!armed || method !== 'PUT' || !url.split('?')[0]!.endsWith(`/${prefix}${ANCHOR_KEY}`)) return undefined;
-      armed = false;
-      return 'late';
-    };
-    await expect(put('b', 'two')).rejects.toMatchObject({ code: 'Unsafe' });
+    lateOnce(proxy, `/${prefix}${ANCHOR_KEY}`);
+    const failed = await put('b', 'two').then(
+      () => undefined,
+      (e: unknown) => e
+    );
+    expect(failed).toMatchObject({ code: 'Unsafe' });
+    expect((failed as Error).message).toMatch(/may still land/);
+    // Fenced: nothing is acknowledged that the late anchor could overwrite.
     await expect(put('c', 'three')).rejects.toMatchObject({ code: 'Unsafe' });
-    const deadline = Date.now() + 20_000;
-    while ((proxy.landed - landedBefore < 1 || proxy.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    expect(proxy.landed - landedBefore).toBe(1);
+    await landed(proxy, landedBefore + 1);
     await store.close();
 
+    // Reopened straight on s3rver after the late anchor landed: consistent, with what was
+    // acknowledged; the failed write may be there (its anchor landed), nothing after it is.
     const direct = await provider(server.endpoint, prefix);
     expect((await verifyRepository(direct)).problems).toEqual([]);
     const again = await Store.open(direct, { singleWriter: true });
@@ -261,18 +237,11 @@ describe('a repository on a backend with conditional writes (a second Strata ser
       await store.putObject(B, 'a', stream(text('one')), { size: 3 });
 
       front.lateMs = 1500;
-      let armed = true;
-      front.rule = (method, url) => {
-        if (!armed || method !== 'PUT' || !url.split('?')[0]!.endsWith(`/r/${ANCHOR_KEY}`)) return undefined;
-        armed = false;
-        return 'late';
-      };
+      lateOnce(front, `/r/${ANCHOR_KEY}`);
       // The conditional PUT is not retried (outcome unknown); the read-back finds the anchor
       // where it was: 'Io', the anchor did not move.
       await expect(putBig()).rejects.toMatchObject({ code: 'Io', mayCommit: true });
-      const deadline = Date.now() + 20_000;
-      while ((front.landed < 1 || front.pendingLate > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(front.landed).toBe(1);
+      await landed(front, 1);
       // The late write took effect (If-Match still held): the next move finds the anchor moved.
       await expect(store.putObject(B, 'c', stream(text('three')), { size: 5 })).rejects.toMatchObject({ code: 'Unsafe' });
       await store.close();
