@@ -13,6 +13,7 @@ import type { RecordRef } from './commit.js';
 import { readAnchor } from './recovery.js';
 import { StoreError } from './errors.js';
 import type { Fence } from './fencing.js';
+import type { InflightTicket } from './inflight-blobs.js';
 
 /** What an anchor names: the newest commit (sequence, head), the newest root, and with a
  * commit log the position after the head's frame. */
@@ -32,6 +33,8 @@ export class AnchorMover {
   #known: AnchorTarget;
   /** The anchor moves, in order: commits and checkpoints take turns (serial). */
   #turn: Promise<unknown> = Promise.resolve();
+  /** Tickets of writes that may yet be committed (closeTicket), closed at the next move. */
+  #held: InflightTicket[] = [];
 
   constructor(provider: Provider, fence: Fence, writer: string, loaded: Anchor, etag: string) {
     this.#provider = provider;
@@ -82,7 +85,7 @@ export class AnchorMover {
       }
       let current;
       try {
-        current = await readAnchor(this.#provider);
+        current = await readAnchor(this.#provider, false);
       } catch (readErr) {
         throw this.#fence.fence(`anchor update failed and its state cannot be read back: ${String(readErr)}`, err);
       }
@@ -106,8 +109,21 @@ export class AnchorMover {
     }
   }
 
+  /**
+   * Ends the GC protection of a write's blobs (inflight-blobs.ts): now, or, when `err` says the
+   * write may yet be committed (StoreError.mayCommit: its anchor move read back as not moved
+   * and may still land), once the anchor moves again. A late guarded move can land only until
+   * then: after it, the old etag no longer matches; and if it landed first, that move fails and
+   * fences, and the tickets stay held.
+   */
+  closeTicket(ticket: InflightTicket, err: unknown): void {
+    if (err instanceof StoreError && err.mayCommit) this.#held.push(ticket);
+    else ticket.close();
+  }
+
   #landed(etag: string, target: AnchorTarget): void {
     this.#etag = etag;
     this.#known = { ...target };
+    for (const t of this.#held.splice(0)) t.close();
   }
 }

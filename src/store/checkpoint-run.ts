@@ -175,6 +175,7 @@ export class CheckpointRunner {
     // then GC must keep them, however long the build takes against the grace.
     const ticket = h.inflight.open();
     const provider = ticketed(h.provider, ticket);
+    let failure: unknown;
     try {
       await buildCheckpoint(plan, {
         provider,
@@ -207,10 +208,11 @@ export class CheckpointRunner {
       const ms = (t: number) => Math.round(t - started);
       h.log('checkpoint', { seq: plan.seq, head, buckets: record.buckets.length, buildMs: ms(built), ms: ms(performance.now()) });
     } catch (err) {
+      failure = err;
       abandonCheckpoint(plan);
       throw err;
     } finally {
-      ticket.close();
+      h.anchor.closeTicket(ticket, failure);
     }
   }
 }

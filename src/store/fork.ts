@@ -78,10 +78,14 @@ export async function forkBucket(repo: Repository, source: string, name: string,
   // A past state is written before the commit (unless the name is taken: the commit says so),
   // its runs kept from GC until that commit is applied (inflight-blobs.ts).
   const ticket = repo.inflight.open();
+  let failure: unknown;
   try {
     return await forkIn(repo, source, name, opts, opts.at !== undefined && !repo.state.buckets.has(name) ? await prepareForkAt(repo, source, opts.at, ticketed(repo.provider, ticket)) : undefined);
+  } catch (err) {
+    failure = err;
+    throw err;
   } finally {
-    ticket.close();
+    repo.closeTicket(ticket, failure);
   }
 }
 

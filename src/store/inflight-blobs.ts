@@ -22,6 +22,8 @@ const KEEP_CLOSED_MS = 6 * 3_600_000;
 export interface InflightTicket {
   /** Registers `key` before its write starts. */
   add(key: string): void;
+  /** Whether close() was called. */
+  readonly closed: boolean;
   /** Ends the request: its blobs are named by an applied commit, or were abandoned. */
   close(): void;
 }
@@ -42,6 +44,9 @@ export class InflightBlobs {
     const keys: string[] = [];
     let closed = false;
     return {
+      get closed() {
+        return closed;
+      },
       add: (key) => {
         if (closed) throw new Error('inflight ticket used after close');
         keys.push(key);
@@ -89,16 +94,22 @@ export class InflightBlobs {
  * state), so that GC keeps what they wrote meanwhile, whatever the grace.
  */
 export function ticketed(provider: Provider, ticket: InflightTicket): Provider {
+  // Readers made while writing (a run's handle) keep this provider for as long as the run
+  // lives: methods are bound once, and a put after the ticket closed is not registered.
+  const bound = new Map<PropertyKey, unknown>();
+  const put = (key: string, body: BlobBody, options?: PutOptions) => {
+    if (!ticket.closed) ticket.add(key);
+    return provider.put(key, body, options);
+  };
   return new Proxy(provider, {
     get(target, prop) {
-      if (prop === 'put') {
-        return (key: string, body: BlobBody, options?: PutOptions) => {
-          ticket.add(key);
-          return target.put(key, body, options);
-        };
-      }
+      if (prop === 'put') return put;
+      if (bound.has(prop)) return bound.get(prop);
       const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      if (typeof v !== 'function') return v;
+      const f = (v as (...a: unknown[]) => unknown).bind(target);
+      bound.set(prop, f);
+      return f;
     },
   });
 }

@@ -167,6 +167,7 @@ export async function uploadPart(
   const reader = new ExactReader(body);
   let chunks: ChunkRef[] = [];
   const inflight = repo.inflight.open();
+  let failure: unknown; // a failure that may yet commit keeps the ticket (closeTicket)
   try {
     const { ref, record: rec } = await openUpload(repo, bucket, key, uploadId);
     // An encrypted upload's key is checked before any byte is read.
@@ -224,10 +225,11 @@ export async function uploadPart(
     if (rec.encryption) out.mode = rec.encryption.mode;
     return out;
   } catch (err) {
+    failure = err;
     await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
-    inflight.close();
+    repo.closeTicket(inflight, failure);
     release();
     releaseSealed?.();
   }

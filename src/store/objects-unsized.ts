@@ -85,6 +85,7 @@ export async function putObjectUnsized(
   const reader = new ExactReader(body);
   const chunks: ChunkRef[] = [];
   const inflight = repo.inflight.open();
+  let failure: unknown; // a failure that may yet commit keeps the ticket (closeTicket)
   try {
     await precheck(repo, bucket, key, opts.conditions);
     const head = await reader.read(headBytes);
@@ -129,10 +130,11 @@ export async function putObjectUnsized(
     const { digests: d, primary } = finishDigest(digest, opts);
     return await commitPut(repo, bucket, key, opts, d, primary, { location: { kind: 'chunks', chunks } }, crypt && { crypt, streams });
   } catch (err) {
+    failure = err;
     await abandonChunks(repo.provider, reader, chunks, err);
     throw err;
   } finally {
-    inflight.close();
+    repo.closeTicket(inflight, failure);
     release();
   }
 }

@@ -138,6 +138,7 @@ export async function putObject(
   const release = (opts.budget ?? repo.budget).reserve(held);
   const reader = new ExactReader(body);
   const inflight = repo.inflight.open();
+  let failure: unknown; // a failure that may yet commit keeps the ticket (closeTicket)
   let chunks: Location | undefined;
   try {
     await precheck(repo, bucket, key, opts.conditions);
@@ -169,10 +170,11 @@ export async function putObject(
     const stored = bytes && crypt && bytes.length > 0 ? sealBody(crypt.streamKey, bytes) : bytes;
     return await commitPut(repo, bucket, key, opts, d, primary, chunks ? { location: chunks } : { bytes: stored! }, crypt && { crypt });
   } catch (err) {
+    failure = err;
     await abandonChunks(repo.provider, reader, chunks?.kind === 'chunks' ? chunks.chunks : [], err);
     throw err;
   } finally {
-    inflight.close();
+    repo.closeTicket(inflight, failure);
     release();
   }
 }

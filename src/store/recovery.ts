@@ -96,11 +96,13 @@ async function initialise(provider: Provider, now: number, writer: string): Prom
 }
 
 /** Reads the anchor, or undefined if there is none. */
-export async function readAnchor(provider: Provider): Promise<{ anchor: Anchor; etag: string } | undefined> {
+export async function readAnchor(provider: Provider, newest = true): Promise<{ anchor: Anchor; etag: string } | undefined> {
   let res;
   try {
-    // The newest anchor or none: a provider unsure which of its copies is newest refuses.
-    res = await provider.get(ANCHOR_KEY, { newest: true });
+    // The newest anchor or none: a provider unsure which of its copies is newest refuses
+    // (GetOptions.newest). The writer reading back its own failed move passes false: what it
+    // knows is the newest unless the failure said a copy may land (then it fenced already).
+    res = await provider.get(ANCHOR_KEY, newest ? { newest: true } : {});
   } catch (err) {
     if (err instanceof ProviderError && err.code === 'NotFound') return undefined;
     throw err;

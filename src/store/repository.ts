@@ -26,7 +26,7 @@ import { recountHistory, restoreHistory, settleHistory } from './history-budget.
 import { BodyCache } from './body-cache.js';
 import { migrateToVersionLog } from './version-log-migrate.js';
 import { openForkRuns } from './fork-at-time.js';
-import { InflightBlobs } from './inflight-blobs.js';
+import { InflightBlobs, type InflightTicket } from './inflight-blobs.js';
 import { CarrierReaper } from './carrier-reaper.js';
 import { liveUploadChunkBlobs } from './upload-index.js';
 import { StoreError } from './errors.js';
@@ -61,6 +61,7 @@ export class Repository {
   /** The commit log's segments, when the provider has them and the option allows. */
   readonly #segments: Segments | undefined;
   #closed = false;
+  readonly #mover: AnchorMover;
 
   private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string, tip: ChainTipRef) {
     this.provider = provider;
@@ -79,6 +80,7 @@ export class Repository {
     const now = () => this.now();
     this.#fence = new Fence(log);
     const mover = new AnchorMover(provider, this.#fence, newId(8), anchor, etag);
+    this.#mover = mover;
     const shared = { provider, state: this.state, tip: this.#tip, anchor: mover, fence: this.#fence, stats: this.stats, now };
     this.#checkpoints = new CheckpointRunner({
       ...shared,
@@ -90,6 +92,12 @@ export class Repository {
       log,
     });
     this.#loop = new CommitLoop({ ...shared, checkpoints: this.#checkpoints, segments: this.#segments, opts, log });
+  }
+
+  /** Ends a write's GC protection now, or at the next anchor move if it may yet be committed
+   * (AnchorMover.closeTicket). */
+  closeTicket(ticket: InflightTicket, err?: unknown): void {
+    this.#mover.closeTicket(ticket, err);
   }
 
   /**

@@ -25,8 +25,9 @@ export interface FlakyProxy {
   faults: Fault[];
   /** Consulted before `faults`: a fault for this request, if any (e.g. by path). */
   rule?: (method: string, url: string) => Fault | undefined;
-  /** How long a `late` request waits before it is sent on, ms. */
+  /** How long a `late` request waits before it is sent on, ms; with `lateGate`, until it opens. */
   lateMs: number;
+  lateGate?: Promise<void>;
   /** `late` requests the server has answered (applied or not), and those still to be sent. */
   landed: number;
   pendingLate: number;
@@ -55,8 +56,7 @@ export async function startFlakyProxy(upstream: string): Promise<FlakyProxy> {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         req.socket.destroy();
-        const timer = setTimeout(() => {
-          timers.delete(timer);
+        const send = () => {
           const up = httpRequest(
             { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
             (upRes) => {
@@ -69,6 +69,11 @@ export async function startFlakyProxy(upstream: string): Promise<FlakyProxy> {
           );
           up.on('error', () => state.pendingLate--);
           up.end(Buffer.concat(chunks));
+        };
+        if (state.lateGate) return void state.lateGate.then(send);
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          send();
         }, state.lateMs);
         timers.add(timer);
       });

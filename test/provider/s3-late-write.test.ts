@@ -20,6 +20,7 @@ import { ProviderError } from '../../src/provider/provider.js';
 import { createS3Provider, type S3Provider } from '../../src/provider/s3/index.js';
 import { ANCHOR_KEY } from '../../src/store/layout.js';
 import { Store } from '../../src/store/store.js';
+import { runGc } from '../../src/store/gc.js';
 import { verifyRepository } from '../../src/store/verify.js';
 import { collect, stream } from '../store/helpers.js';
 import { readAll } from './helpers.js';
@@ -236,11 +237,21 @@ describe('a repository on a backend with conditional writes (a second Strata ser
       const putBig = () => store.putObject(B, 'big', stream(big), { size: big.length });
       await store.putObject(B, 'a', stream(text('one')), { size: 3 });
 
-      front.lateMs = 1500;
+      // The late anchor PUT reaches the backend only once the put has failed, however slow
+      // the read-back on a loaded machine.
+      let release!: () => void;
+      front.lateGate = new Promise<void>((r) => (release = r));
       lateOnce(front, `/r/${ANCHOR_KEY}`);
       // The conditional PUT is not retried (outcome unknown); the read-back finds the anchor
       // where it was: 'Io', the anchor did not move.
       await expect(putBig()).rejects.toMatchObject({ code: 'Io', mayCommit: true });
+      // GC at grace 0 meanwhile frees nothing: the put's chunks stay protected until the
+      // anchor moves again (AnchorMover.closeTicket), since the late write may still land.
+      // (Two passes: the first notes what it finds unreachable, the next may free it; and the
+      // chunks' modification times, in whole seconds from the backend, must be past too.)
+      await new Promise((r) => setTimeout(r, 2100));
+      for (let pass = 0; pass < 2; pass++) expect((await runGc(store.repo, { graceMs: 0, cleanBelow: 0 })).freedBlobs).toBe(0);
+      release();
       await landed(front, 1);
       // The late write took effect (If-Match still held): the next move finds the anchor moved.
       await expect(store.putObject(B, 'c', stream(text('three')), { size: 5 })).rejects.toMatchObject({ code: 'Unsafe' });

@@ -53,6 +53,9 @@ afterAll(async () => {
  * Runs the worker until `killAfterMs` after it is ready, then SIGKILLs it — at once, or (`atFork`)
  * as soon as it logs the start of a fork, so the kill lands inside one. Returns its lines.
  */
+/** Checkpoints each run must log before it is killed (see runAndKill). */
+const MIN_CHECKPOINTS = 2;
+
 function runAndKill(dir: string, seed: number, iteration: number, killAfterMs: number, atFork = false): Promise<Line[]> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [worker.path, dir, String(seed), String(iteration)], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -61,6 +64,17 @@ function runAndKill(dir: string, seed: number, iteration: number, killAfterMs: n
     const lines: Line[] = [];
     let timer: NodeJS.Timeout | undefined;
     let armed = false;
+    // The kill (or its arming) waits for the time drawn and for MIN_CHECKPOINTS checkpoints of
+    // this run, so that a slow machine still kills across checkpoints, not before the first.
+    let due = false;
+    let checkpoints = 0;
+    let acted = false;
+    const act = () => {
+      if (acted || !due || checkpoints < MIN_CHECKPOINTS) return;
+      acted = true;
+      if (atFork) armed = true;
+      else child.kill('SIGKILL');
+    };
     const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
@@ -71,7 +85,13 @@ function runAndKill(dir: string, seed: number, iteration: number, killAfterMs: n
         const line = JSON.parse(raw) as Line;
         lines.push(line);
         if (armed && line.t === 'start' && line.op === 'fork') child.kill('SIGKILL');
-        if (line.t === 'ready' && !timer) timer = setTimeout(() => (atFork ? (armed = true) : child.kill('SIGKILL')), killAfterMs);
+        if (line.event === 'checkpoint') checkpoints++;
+        if (line.t === 'ready' && !timer)
+          timer = setTimeout(() => {
+            due = true;
+            act();
+          }, killAfterMs);
+        act();
       }
     });
     child.on('error', reject);

@@ -276,13 +276,15 @@ class ErasureProviderImpl implements ErasureProvider {
       throw new ProviderError('NotFound', `${key}: no such blob`);
     }
     const meta = found.meta;
-    // A key replaced in place (GetOptions.newest) has m + 1 copies of its newest write: with
-    // more than m domains silent they may all be there, and what answered may be older.
-    if (newest && meta.layout !== 'striped' && found.unreachable.length > this.m)
+    // A key replaced in place (GetOptions.newest) has m + 1 copies of its newest write (one
+    // may do with degradedWrites): with more domains silent than that allows, they may all be
+    // there, and what answered may be older.
+    const silentMax = this.#ctx.config.degradedWrites ? 0 : this.m;
+    if (newest && meta.layout !== 'striped' && found.unreachable.length > silentMax)
       throw new ProviderError(
         'Unavailable',
-        `${key}: ${found.unreachable.length} domains did not answer (${found.unreachable.join(', ')}), more than m = ${this.m}: ` +
-          'the newest write may be on them alone'
+        `${key}: ${found.unreachable.length} domains did not answer (${found.unreachable.join(', ')}), more than ${silentMax}` +
+          `${this.#ctx.config.degradedWrites ? ' (degradedWrites: its newest write may have one copy)' : ` (m = ${this.m})`}: the newest write may be on them alone`
       );
     if (meta.length === undefined) meta.length = await trailerLength(this.#ctx, meta);
     if (found.stale.length || (meta.layout === 'striped' && meta.fragments.includes(undefined))) this.#queueRepair(key);

@@ -115,7 +115,12 @@ function stageOf(err: unknown): 'write' | 'sync' {
  * hung disk never ends: it is bounded by the domain timeout like every other call there (a
  * write that lands afterwards lands in a copy being deleted, which nothing reads). */
 async function dropCopy(domains: DomainSet, copy: LiveCopy, child: string): Promise<void> {
-  await domains.call(copy.domain, `close ${child}`, () => copy.log.close()).catch(() => undefined);
+  // A plain bound, not a domain call: a healthy copy dropped because another failed must not
+  // be marked failed for a slow close.
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, domains.timeoutMs)));
+  await Promise.race([copy.log.close().catch(() => undefined), bound]);
+  clearTimeout(timer);
   await domains.call(copy.domain, `delete ${child}`, (p) => p.delete(child)).catch(() => undefined);
 }
 

@@ -265,6 +265,8 @@ export async function writeReplicated(
   const copy = buildCopy(key, generation, cellSize, bytes);
   meta.fragmentBytes = copy.length;
   const tried = new Set<string>();
+  /** Domains whose failed put may have left (or may still leave) a copy. */
+  const mayBeLeft = new Set<string>();
   let lastErr: unknown;
   let mayLand = false;
   while (meta.copies.length < want) {
@@ -294,7 +296,10 @@ export async function writeReplicated(
         // The child's put was not answered in time and is still running, or the child says
         // its write may still be applied (an S3 request that went unanswered): it may land
         // later, where discard() below cannot reach it.
-        if (r.reason instanceof DomainTimeout || mayStillLand(r.reason)) mayLand = true;
+        if (r.reason instanceof DomainTimeout || mayStillLand(r.reason)) {
+          mayLand = true;
+          mayBeLeft.add(targets[i]!);
+        }
       }
     });
     if (signal?.aborted) break;
@@ -302,12 +307,14 @@ export async function writeReplicated(
   // A failed write removes its copies: those stored, whose removal must succeed (a copy left
   // may be read as the newest one later, whatever a read-back says now: the failure then says
   // so, mayLand), and, best effort, those a child may have left in place although its put
-  // failed (an fs child whose directory sync failed after the rename marks its error mayLand).
+  // failed (marked mayLand: an fs child whose directory sync failed after the rename, an S3
+  // child left unanswered, a copy running past the timeout). A child that failed otherwise
+  // left nothing, and its domain is not asked again.
   const leftovers = async (): Promise<void> => {
     const stored = discard(ctx, meta.copies.map((d) => ({ domain: d, child })));
-    const tries = discard(ctx, [...tried].filter((d) => !meta.copies.includes(d)).map((d) => ({ domain: d, child })));
+    const maybe = discard(ctx, [...mayBeLeft].map((d) => ({ domain: d, child })));
     if (!(await stored)) mayLand = true;
-    await tries;
+    await maybe;
   };
   if (signal?.aborted) {
     await leftovers();

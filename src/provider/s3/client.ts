@@ -172,6 +172,9 @@ export class S3Client {
     // error): the write may be applied later, so every error from here on says so (mayLand).
     let pending = false;
     const late = (): { mayLand?: true } => (pending && unguardedWrite(req) ? { mayLand: true } : {});
+    // A body's own error (thrown as it is) after an attempt that may still be pending.
+    const marked = (err: ProviderError): ProviderError =>
+      late().mayLand && !err.mayLand ? new ProviderError(err.code, err.message, { cause: err, retryable: err.retryable, mayLand: true }) : err;
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted)
         throw new ProviderError('Aborted', `${what}: aborted`, { cause: req.signal.reason, ...late() });
@@ -181,10 +184,11 @@ export class S3Client {
       try {
         const res = await this.#send(req, () => (streamTouched = true));
         if (res.status < 300) return res;
-        // A server error other than throttling does not say the request was not applied, nor
-        // that it will not be: a gateway that timed out (502, 504) may still have the backend
-        // working on it, and S3 documents 500 InternalError as "may or may not have been applied".
-        if (res.status >= 500 && !isNotAppliedStatus(res.status, res.error?.code)) pending = true;
+        // A server error other than throttling or 503 (a server or balancer refusing work) does
+        // not say the request was not applied, nor that it will not be: a gateway that timed out
+        // (502, 504) may still have the backend working on it, and S3 documents 500
+        // InternalError as "may or may not have been applied".
+        if (res.status >= 500 && res.status !== 503 && !isNotAppliedStatus(res.status, res.error?.code)) pending = true;
         if (pending && unguardedWrite(req)) res.mayLand = true;
         if (!isRetryableStatus(res.status, res.error?.code)) return res;
         retryReason = `HTTP ${res.status} ${res.error?.code ?? ''}`.trim();
@@ -200,7 +204,7 @@ export class S3Client {
             (req.retry === 'not-applied' && isNotAppliedStatus(res.status, res.error?.code)));
         if (!allowed) throw lastError;
       } catch (err) {
-        if (err instanceof ProviderError) throw err;
+        if (err instanceof ProviderError) throw marked(err);
         // Whatever failed here, the request may have reached the server unless the error
         // proves it was never sent.
         const notSent = isNotSentError(err);
@@ -213,7 +217,7 @@ export class S3Client {
           throw new ProviderError('Aborted', `${what}: aborted`, { cause: err, ...late() });
         }
         const cause = (err as { cause?: unknown })?.cause;
-        if (cause instanceof ProviderError) throw cause;
+        if (cause instanceof ProviderError) throw marked(cause);
         if (!isTransientError(err))
           throw new ProviderError('Io', `${what}: ${describe(err)}`, {
             cause: err,

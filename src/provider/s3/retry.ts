@@ -24,6 +24,7 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 100, maxDe
 /** Transport errors after which the request certainly never reached the server. */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
+  'ENOTFOUND',
   'UND_ERR_CONNECT_TIMEOUT',
   'EAI_AGAIN',
   'ENETUNREACH',
