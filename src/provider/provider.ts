@@ -224,6 +224,12 @@ export class ProviderError extends Error {
   }
 }
 
+/** `err` marked mayLand: itself if it already is, else the same error (code, message,
+ * retryable) with it as the cause. */
+export function withMayLand(err: ProviderError): ProviderError {
+  return err.mayLand ? err : new ProviderError(err.code, err.message, { cause: err, retryable: err.retryable, mayLand: true });
+}
+
 /** True if `err` or an error in its cause chain is a ProviderError marked mayLand. */
 export function mayStillLand(err: unknown): boolean {
   for (let e = err, depth = 0; e !== undefined && e !== null && depth < 16; e = (e as { cause?: unknown }).cause, depth++) {

@@ -29,6 +29,7 @@ import {
   type Provider,
   type ProviderCapabilities,
   type PutOptions,
+  withMayLand,
 } from '../provider.js';
 import { resolveRange } from '../range.js';
 import { cutShort, HEADER_BYTES, readEtag } from './blob-file.js';
@@ -85,8 +86,7 @@ function errno(err: unknown): string | undefined {
 }
 
 function ioError(what: string, err: unknown, mayLand = false): ProviderError {
-  if (err instanceof ProviderError)
-    return mayLand && !err.mayLand ? new ProviderError(err.code, err.message, { cause: err, retryable: err.retryable, mayLand }) : err;
+  if (err instanceof ProviderError) return mayLand ? withMayLand(err) : err;
   const code = errno(err);
   const retryable = code === 'EMFILE' || code === 'ENFILE' || code === 'EAGAIN' || code === 'EBUSY';
   return new ProviderError(

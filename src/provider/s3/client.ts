@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { signRequest, type Credentials } from '../../sigv4/index.js';
-import { ProviderError } from '../provider.js';
+import { ProviderError, withMayLand } from '../provider.js';
 import { coalesceChunks } from './coalesce.js';
 import {
   backoffDelay,
@@ -171,10 +171,10 @@ export class S3Client {
     // An attempt may still be pending at the server (unanswered, or answered with a server
     // error): the write may be applied later, so every error from here on says so (mayLand).
     let pending = false;
-    const late = (): { mayLand?: true } => (pending && unguardedWrite(req) ? { mayLand: true } : {});
+    const unguarded = unguardedWrite(req);
+    const late = (): { mayLand?: true } => (pending && unguarded ? { mayLand: true } : {});
     // A body's own error (thrown as it is) after an attempt that may still be pending.
-    const marked = (err: ProviderError): ProviderError =>
-      late().mayLand && !err.mayLand ? new ProviderError(err.code, err.message, { cause: err, retryable: err.retryable, mayLand: true }) : err;
+    const marked = (err: ProviderError): ProviderError => (pending && unguarded ? withMayLand(err) : err);
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted)
         throw new ProviderError('Aborted', `${what}: aborted`, { cause: req.signal.reason, ...late() });
@@ -189,7 +189,7 @@ export class S3Client {
         // (502, 504) may still have the backend working on it, and S3 documents 500
         // InternalError as "may or may not have been applied".
         if (res.status >= 500 && res.status !== 503 && !isNotAppliedStatus(res.status, res.error?.code)) pending = true;
-        if (pending && unguardedWrite(req)) res.mayLand = true;
+        if (pending && unguarded) res.mayLand = true;
         if (!isRetryableStatus(res.status, res.error?.code)) return res;
         retryReason = `HTTP ${res.status} ${res.error?.code ?? ''}`.trim();
         retryAfter = header(res, 'retry-after');
