@@ -34,6 +34,7 @@ import { pool } from './http-load.js';
 import { startTarget, type Target } from './http-targets.js';
 import { CLI } from './erasure-lanes.js';
 import { fmt, median, medianRange } from './lib/stats.js';
+import { withServerMalloc } from './lib/malloc-env.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -100,6 +101,7 @@ async function side(label: string, cli: string, body: Uint8Array): Promise<Side>
   return { label, cli, root, target, pool: p, ms: [], cpuMs: [], written: [], ops: [], cpuPerGet: [] };
 }
 
+await withServerMalloc();
 const body = randomFillSync(new Uint8Array(small ? 4096 : SIZE));
 const sides = [await side('base', join(base, 'src/cli/main.js'), body), await side('this build', CLI, body)];
 try {

@@ -28,6 +28,7 @@ import { bigTable, gfsQuote, maintenanceTable, smallTable, targetsTable, type Er
 import { machineLine } from './lib/machine.js';
 import { writeSection } from './lib/results.js';
 import { fmt } from './lib/stats.js';
+import { withServerMalloc } from './lib/malloc-env.js';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -288,4 +289,5 @@ async function main(): Promise<void> {
   }
 }
 
+await withServerMalloc();
 await main();

@@ -24,6 +24,7 @@ import { listBench } from './http-list.js';
 import { LIST_LANES, loadStored, mergeStored, saveStored, selectLanes, type StoredHttp } from './http-lanes.js';
 import { renderSection } from './http-report.js';
 import { writeSection } from './lib/results.js';
+import { withServerMalloc } from './lib/malloc-env.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -66,4 +67,7 @@ async function main(): Promise<void> {
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-if (process.argv[1]?.endsWith('http.js')) await main();
+if (process.argv[1]?.endsWith('http.js')) {
+  await withServerMalloc();
+  await main();
+}
