@@ -203,5 +203,9 @@ export async function load(provider: Provider, options: { create: boolean; now: 
     throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
   }
   const { commits, tip } = await loadChainTip(provider, anchor, root);
+  // New commits chain on the tip: what the scan read of its segment must be as durable as an
+  // acknowledged append before they do (a crash may have left the last append on some of the
+  // segment's copies only; Provider.settleLog).
+  if (tip.log && provider.settleLog) await provider.settleLog(tip.log.key);
   return { anchor, anchorEtag: etag, config, root, commits, tip };
 }

@@ -100,3 +100,17 @@ export async function reopen(rig: Rig, only?: number[], geometry = { cellSize: 6
   });
   return { provider, inner };
 }
+
+/** Appends `count` chunks back to back from offset 0; returns the expected segment prefix. */
+export async function appendAll(log: { append(o: number, c: readonly Uint8Array[]): Promise<void> }, count: number, first = 0, at = 0): Promise<{ bytes: Buffer; end: number }> {
+  const parts: Uint8Array[] = [];
+  let off = at;
+  for (let n = first; n < first + count; n++) {
+    const c = chunkOf(n);
+    // Two chunks per append, as the repository passes header and payload.
+    await log.append(off, [c.subarray(0, 64), c.subarray(64)]);
+    parts.push(c);
+    off += c.length;
+  }
+  return { bytes: Buffer.concat(parts), end: off };
+}

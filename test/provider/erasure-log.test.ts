@@ -14,23 +14,9 @@ import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { dataSpan, dropBlockCrcs, encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
-import { chunkOf, copyName, corrupt, holders, killRig, reopen } from './erasure-log-helpers.js';
+import { appendAll, chunkOf, copyName, corrupt, holders, killRig, reopen } from './erasure-log-helpers.js';
 
 afterEach(cleanupRigs);
-
-/** Appends `count` chunks back to back from offset 0; returns the expected segment prefix. */
-async function appendAll(log: { append(o: number, c: readonly Uint8Array[]): Promise<void> }, count: number, first = 0, at = 0): Promise<{ bytes: Buffer; end: number }> {
-  const parts: Uint8Array[] = [];
-  let off = at;
-  for (let n = first; n < first + count; n++) {
-    const c = chunkOf(n);
-    // Two chunks per append, as the repository passes header and payload.
-    await log.append(off, [c.subarray(0, 64), c.subarray(64)]);
-    parts.push(c);
-    off += c.length;
-  }
-  return { bytes: Buffer.concat(parts), end: off };
-}
 
 describe('log record format', () => {
   it('round-trips and refuses torn, misplaced and hostile headers', () => {

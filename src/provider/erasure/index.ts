@@ -598,6 +598,38 @@ class ErasureProviderImpl implements ErasureProvider {
     });
   }
 
+  /**
+   * Provider.settleLog: when segment `key`'s readable copies that hold every record of its view
+   * are fewer than an append needs (m + 1; 1 with degradedWrites), repairs it now (checkBlob:
+   * short copies rewritten with the whole tail, new copies on eligible domains for unreadable
+   * or missing ones) and checks again. Throws ProviderError 'Unavailable' when it still falls
+   * short, 'Io' when a record verifies on no copy. A key that is not a log segment: no-op.
+   */
+  async settleLog(key: string): Promise<void> {
+    this.#checkOpen();
+    checkLogicalKey(key);
+    const need = this.#config.degradedWrites ? 1 : this.m + 1;
+    const holding = async (): Promise<{ full: number; of: number } | undefined> => {
+      const found = await lookupBlob(this.#set, key);
+      if (found.meta?.layout !== 'log') return undefined;
+      this.#logs.forget(key);
+      const view = await this.#logs.view(found.meta);
+      const full = view.copies.filter((c) => c.covers >= view.records.length && !this.#set.isFailed(c.domain)).length;
+      return { full, of: view.records.length };
+    };
+    const before = await holding();
+    if (!before || before.full >= need) return;
+    const check = await this.checkBlob(key, { repair: true });
+    if (check.lost) throw new ProviderError('Io', `${key}: a record of the log segment verifies on no copy; refusing to build on it`);
+    const after = await holding();
+    if (after && after.full < need) {
+      throw new ProviderError(
+        'Unavailable',
+        `${key}: the last of its ${after.of} records are on ${after.full} copies and no domain could take more (an append needs ${need}${this.#config.degradedWrites ? ', degradedWrites' : ''}); refusing to build on them`
+      );
+    }
+  }
+
   census(options: { startAfter?: string; skipPrefix?: string; signal?: AbortSignal } = {}): AsyncGenerator<CensusEntry> {
     this.#checkOpen();
     return census(this.#set, this.m, options);
