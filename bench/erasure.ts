@@ -256,7 +256,7 @@ async function main(): Promise<void> {
     '',
     `Load average (1 / 5 / 15 min): ${loadStart} at start, ${load()} at the end.`,
     '',
-    'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server). ' +
+    'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server), with the malloc settings the servers run with (bench/lib/malloc-env.ts; before 2026-12-05 it ran without them, and its own page faults held the 64 MiB GETs of every lane near 350-450 MiB/s). ' +
       BIG_LABEL +
       ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
