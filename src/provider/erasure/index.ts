@@ -612,7 +612,7 @@ class ErasureProviderImpl implements ErasureProvider {
     const holding = async (): Promise<{ full: number; of: number } | undefined> => {
       const found = await lookupBlob(this.#set, key);
       if (found.meta?.layout !== 'log') return undefined;
-      this.#logs.forget(key);
+      // The view recovery's scan just loaded (cached); a repair below forgets it (checkBlob).
       const view = await this.#logs.view(found.meta);
       const full = view.copies.filter((c) => c.covers >= view.records.length && !this.#set.isFailed(c.domain)).length;
       return { full, of: view.records.length };
