@@ -60,6 +60,10 @@ const RUNS = quick ? 1 : 3;
 const BIG_PER_RUN = quick ? 2 : 4;
 /** Objects written for the degraded GET runs: one per timed GET. */
 const DEGRADED_KEYS = RUNS * BIG_PER_RUN;
+/** Small-object runs per lane: the 4 KiB rows are the noisiest on a shared machine (one lane's
+ * runs swung 3,365-5,361 ops/s in one bench), and each target is a share of the fs lane judged
+ * run by run, so more pairs. */
+const SMALL_RUNS = quick ? 1 : 5;
 /** Duration of one small-object closed-loop run, ms. */
 const SMALL_MS = quick ? 1000 : 4000;
 /** Small keys written per worker before the GET runs (16 workers). */
@@ -124,8 +128,13 @@ async function main(): Promise<void> {
       log(`${lane.spec.name}: ${t.url} on ${lane.data}`);
     }
     // Runs `fn` on every lane in turn, with that lane's pool of `from`.
-    const across = (from: Map<Lane, Pool>) => async (fn: (lane: Lane, p: Pool) => Promise<void>) => {
-      for (const lane of lanes) await fn(lane, from.get(lane)!);
+    /** Runs `fn` on every lane in turn; `rotate` r starts at lane r (mod the lanes), so that no
+     * lane always runs first in a round. */
+    const across = (from: Map<Lane, Pool>) => async (fn: (lane: Lane, p: Pool) => Promise<void>, rotate = 0) => {
+      for (let i = 0; i < lanes.length; i++) {
+        const lane = lanes[(i + rotate) % lanes.length]!;
+        await fn(lane, from.get(lane)!);
+      }
     };
     const each = across(pools);
     const eachBig = across(bigPools);
@@ -154,21 +163,21 @@ async function main(): Promise<void> {
     }
 
     // Small objects: 16 connections over many keys.
-    for (let run = 0; run < RUNS && runs('small'); run++) {
+    for (let run = 0; run < SMALL_RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallPuts(p, lane.target!, small, CONC, SMALL_MS);
         push(res.smallPut, lane.spec.name, r);
         log(`${lane.spec.name} PUT 4 KiB x${CONC} run ${run + 1}: ${fmt(r.n / r.seconds)} ops/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}`);
-      });
+      }, run);
     }
     const written = new Map<Lane, number[]>();
     if (runs('small')) await each(async (lane, p) => void written.set(lane, await fillSmall(p, lane.target!, small, CONC, SMALL_FILL)));
-    for (let run = 0; run < RUNS && runs('small'); run++) {
+    for (let run = 0; run < SMALL_RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallGets(p, lane.target!, written.get(lane)!, CONC, SMALL_MS);
         push(res.smallGet, lane.spec.name, r);
         log(`${lane.spec.name} GET 4 KiB x${CONC} run ${run + 1}: ${fmt(r.n / r.seconds)} ops/s, ${r.errors} errors${r.firstError ? ` (${r.firstError})` : ''}`);
-      });
+      }, run);
     }
 
     // Degraded GET: m domains wiped (server restarted on what is left).
@@ -260,7 +269,7 @@ async function main(): Promise<void> {
       BIG_LABEL +
       ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
-      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, about one 8 MiB blob a second while the next GETs run). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; the median of ' + String(RUNS) + ' runs, the same domain wiped again before each; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io off`: fragments are written through the page cache, so reads soon after (and scrub and repair of what fits in memory) are served from it. Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc.',
+      ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, about one 8 MiB blob a second while the next GETs run). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; the median of ' + String(RUNS) + ' runs, the same domain wiped again before each; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io off`: fragments are written through the page cache, so reads soon after (and scrub and repair of what fits in memory) are served from it. Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc. The 4 KiB runs (' + String(SMALL_RUNS) + ' per lane) rotate which lane goes first in each round, and their targets are judged on the median of the per-round shares (each erasure run against the fs run of its round, seconds apart); the ratio of the medians is shown beside it.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
     only.length ? `\n**Partial run (\`--only=${only.join(',')}\`): the target rows of what it left out say "not run".**` : '',
     '',

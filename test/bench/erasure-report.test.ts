@@ -1,0 +1,51 @@
+/**
+ * bench/erasure-report.ts: the 4 KiB rows judge each erasure lane against the fs run of the same
+ * round (paired shares), and show the ratio of the medians beside it.
+ */
+import { describe, expect, it } from 'vitest';
+import { pairedShares, targetsTable, type ErasureResults } from '../../bench/erasure-report.js';
+import type { RunResult } from '../../bench/http-load.js';
+
+const run = (opsPerSecond: number): RunResult => ({
+  n: opsPerSecond * 4,
+  errors: 0,
+  wrong: 0,
+  latenciesMs: [],
+  seconds: 4,
+  bytes: 0,
+  serverCpuSeconds: 1,
+  clientCpuSeconds: 1,
+});
+
+function results(fs: number[], ec: number[]): ErasureResults {
+  return {
+    bigSize: 64 * 2 ** 20,
+    bigPut: new Map(),
+    bigGet: new Map(),
+    degradedGet: new Map(),
+    smallPut: new Map([
+      ['fs', fs.map(run)],
+      ['ec 4+2', ec.map(run)],
+    ]),
+    smallGet: new Map(),
+    maintenance: new Map(),
+    checks: [],
+  };
+}
+
+describe('erasure report, 4 KiB rows', () => {
+  it('pairs run i with run i', () => {
+    expect(pairedShares([run(80), run(45), run(90)], [run(100), run(50), run(100)])).toEqual([0.8, 0.9, 0.9]);
+    expect(pairedShares([run(80), run(45)], [run(100)])).toEqual([0.8]); // unpaired runs are left out
+  });
+
+  it('judges the median of the per-round shares, showing the ratio of the medians beside it', () => {
+    // Round by round ec is at 90% of fs, but its quiet run and fs's busy one do not line up:
+    // the ratio of the medians (3,600 vs 5,000) says 72%.
+    const table = targetsTable(results([5000, 3000, 6000, 2000, 5500], [4500, 2700, 5400, 1800, 3600]));
+    expect(table).toMatch(/\| 4 KiB PUT, ec 4\+2 vs fs, 16 conn \| >= 80% of fs \| 90 \(65–90\)% \(median of 5 paired runs; medians 3,600 vs 5,000 ops\/s = 72%\) \| PASS \|/);
+    const low = targetsTable(results([5000, 5000, 5000], [3900, 3800, 4100]));
+    expect(low).toMatch(/\| 4 KiB PUT, ec 4\+2 vs fs, 16 conn \| >= 80% of fs \| 78 \(76–82\)% \(median of 3 paired runs; medians 3,900 vs 5,000 ops\/s = 78%\) \| MISS \|/);
+    expect(targetsTable(results([5000], []))).toMatch(/\| 4 KiB PUT, ec 4\+2 vs fs, 16 conn \| >= 80% of fs \| not run/);
+  });
+});
