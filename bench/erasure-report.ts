@@ -55,7 +55,10 @@ const loopOps = (runs: RunResult[] | undefined) => (runs?.length ? median(runs.m
  */
 export function pairedShares(runs: readonly RunResult[], base: readonly RunResult[]): number[] {
   const out: number[] = [];
-  for (let i = 0; i < Math.min(runs.length, base.length); i++) out.push(runs[i]!.n / runs[i]!.seconds / (base[i]!.n / base[i]!.seconds));
+  for (let i = 0; i < Math.min(runs.length, base.length); i++) {
+    const share = runs[i]!.n / runs[i]!.seconds / (base[i]!.n / base[i]!.seconds);
+    if (Number.isFinite(share)) out.push(share); // an fs run that completed nothing pairs with nothing
+  }
   return out;
 }
 /** Rate of a repair: bytes the wiped domain held over the wall time of `strata scrub --repair`. */

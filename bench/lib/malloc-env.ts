@@ -18,22 +18,34 @@ import { missingNodeEnv, NODE_ENV } from '../../src/cli/node-flags.js';
 
 /**
  * Returns at once when this process has the servers' malloc settings; otherwise runs this
- * script again (same node flags and arguments) with them, forwards SIGINT, SIGTERM and SIGHUP
- * to it, and exits with its exit status. Call before measuring anything.
+ * script again (same node flags and arguments) with them (saying so on stderr when it replaces a
+ * value of the caller's), forwards SIGINT, SIGTERM and SIGHUP to it, and ends as it ended: with
+ * its exit status, or by the signal that ended it. Call before measuring anything.
  */
 export async function withServerMalloc(): Promise<void> {
-  if (missingNodeEnv(process.env).length === 0) return;
+  const missing = missingNodeEnv(process.env);
+  if (missing.length === 0) return;
+  for (const m of missing) {
+    const name = m.slice(0, m.indexOf('='));
+    if (process.env[name] !== undefined) process.stderr.write(`${process.argv[1]}: ${name}=${process.env[name]} replaced by the servers' ${m}\n`);
+  }
   const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, ...NODE_ENV },
   });
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
-  const status = await new Promise<number>((resolve) => {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const forward = (s: NodeJS.Signals) => void child.kill(s);
+  for (const s of signals) process.on(s, forward);
+  const end = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('error', (e) => {
       process.stderr.write(`could not run ${process.argv[1]} again with the servers' malloc settings: ${e.message}\n`);
-      resolve(1);
+      resolve({ code: 1, signal: null });
     });
-    child.once('exit', (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 0)));
+    child.once('exit', (code, signal) => resolve({ code, signal }));
   });
-  process.exit(status);
+  for (const s of signals) process.off(s, forward);
+  // Ended by a signal: end by the same one, so that a shell sees the benchmark interrupted
+  // (and a loop of them stops at Ctrl-C) rather than a status it might take as handled.
+  if (end.signal) process.kill(process.pid, end.signal);
+  process.exit(end.code ?? 128 + (end.signal ? constants.signals[end.signal] : 0));
 }

@@ -189,14 +189,15 @@ export interface Provider {
   /**
    * Optional, with openLog: before a writer builds on what reads of log segment `key` return
    * (recovery adopting the commits appended after the anchor, which new commits then chain on),
-   * makes those bytes as durable as an acknowledged append. A crash can leave the last append on
-   * some of a segment's copies only; reads take the longest copy, so without this a commit held
-   * by one copy becomes the parent of acknowledged ones, and losing that copy breaks the chain.
+   * makes its bytes up to logical offset `end` (all when absent) as durable as an acknowledged
+   * append. A crash can leave the last append on some of a segment's copies only; reads take the
+   * longest copy, so without this a commit held by one copy becomes the parent of acknowledged
+   * ones, and losing that copy breaks the chain.
    * The erasure provider copies such a tail onto its other copies (or new domains) now and throws
    * ProviderError 'Unavailable' when fewer copies than an append needs can hold it. Providers
    * whose segment is one durable file omit it.
    */
-  settleLog?(key: string): Promise<void>;
+  settleLog?(key: string, end?: number): Promise<void>;
 }
 
 export type ProviderErrorCode =

@@ -206,6 +206,6 @@ export async function load(provider: Provider, options: { create: boolean; now: 
   // New commits chain on the tip: what the scan read of its segment must be as durable as an
   // acknowledged append before they do (a crash may have left the last append on some of the
   // segment's copies only; Provider.settleLog).
-  if (tip.log && provider.settleLog) await provider.settleLog(tip.log.key);
+  if (tip.log && provider.settleLog) await provider.settleLog(tip.log.key, tip.log.offset);
   return { anchor, anchorEtag: etag, config, root, commits, tip };
 }

@@ -37,6 +37,7 @@ describe('erasure report, 4 KiB rows', () => {
   it('pairs run i with run i', () => {
     expect(pairedShares([run(80), run(45), run(90)], [run(100), run(50), run(100)])).toEqual([0.8, 0.9, 0.9]);
     expect(pairedShares([run(80), run(45)], [run(100)])).toEqual([0.8]); // unpaired runs are left out
+    expect(pairedShares([run(80), run(45)], [run(0), run(50)])).toEqual([0.9]); // a base run of nothing pairs with nothing
   });
 
   it('judges the median of the per-round shares, showing the ratio of the medians beside it', () => {

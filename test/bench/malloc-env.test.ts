@@ -83,7 +83,8 @@ describe('withServerMalloc', () => {
       expect(inner).not.toBe(child.pid);
       child.kill('SIGTERM');
     });
-    expect(r.code).toBe(128 + 15);
+    expect(r.signal).toBe('SIGTERM'); // ended by the signal that ended the run it started
+    expect(r.code).toBeNull();
     expect(inner).toBeGreaterThan(0);
     expect(alive(inner)).toBe(false);
   });

@@ -12,7 +12,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, type LogRecord } from '../../src/provider/erasure/log-record.js';
-import { getBytes, type Provider } from '../../src/provider/provider.js';
+import { getBytes, ProviderError, type Provider } from '../../src/provider/provider.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { Store } from '../../src/store/store.js';
 import { collect, stream } from '../store/helpers.js';
@@ -113,6 +113,44 @@ describe('erasure settleLog', () => {
     rig2.kill([0, 1, 2].find((d) => d !== x && d !== y)!);
     await expect(rig2.provider.settleLog!(key)).rejects.toMatchObject({ code: 'Unavailable' });
     await rig2.provider.close();
+  });
+});
+
+describe('erasure settleLog after a fresh scan', () => {
+  const rigs: Rig[] = [];
+  afterEach(async () => {
+    for (const r of rigs.splice(0)) {
+      await r.close().catch(() => undefined);
+      r.cleanup();
+    }
+  });
+
+  it('refuses when the only copy holding the records up to the adopted end stops answering before the repair', async () => {
+    const dead = new Set<number>();
+    const deadly = (i: number, p: Provider): Provider =>
+      new Proxy(p, {
+        get(t, prop, rcv) {
+          const v = Reflect.get(t, prop, rcv) as unknown;
+          if (typeof v !== 'function' || prop === 'close') return v;
+          return (...args: unknown[]) => (dead.has(i) ? Promise.reject(new ProviderError('Io', `d${i + 1} is dead`)) : (v as (...a: unknown[]) => unknown).apply(t, args));
+        },
+      });
+    const r = await makeRig({ k: 2, m: 1, n: 3, wrap: deadly });
+    rigs.push(r);
+    const key = 'log/000000000033-cc';
+    const log = await r.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 3);
+    await log.close();
+    const copies: { domain: number; name: string; generation: number }[] = [];
+    for (let d = 0; d < 3; d++) for (const c of await logCopies(r.children[d]!)) if (c.key === key) copies.push({ domain: d, ...c });
+    const [whole, torn] = copies as [(typeof copies)[0], (typeof copies)[0]];
+    await tearLast(r.children[torn.domain]!, torn.name, torn.generation);
+    await r.close();
+    const p = await r.reopen();
+    // What recovery read: the whole tail, from the longer copy (this scan caches the view).
+    expect(Buffer.from(await getBytes(p, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
+    dead.add(whole.domain); // its domain stops answering before settleLog repairs
+    await expect(p.settleLog!(key, end)).rejects.toMatchObject({ code: 'Unavailable' });
   });
 });
 

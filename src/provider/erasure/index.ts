@@ -599,33 +599,49 @@ class ErasureProviderImpl implements ErasureProvider {
   }
 
   /**
-   * Provider.settleLog: when segment `key`'s readable copies that hold every record of its view
-   * are fewer than an append needs (m + 1; 1 with degradedWrites), repairs it now (checkBlob:
-   * short copies rewritten with the whole tail, new copies on eligible domains for unreadable
-   * or missing ones) and checks again. Throws ProviderError 'Unavailable' when it still falls
-   * short, 'Io' when a record verifies on no copy. A key that is not a log segment: no-op.
+   * Provider.settleLog: when fewer readable copies of segment `key` than an append needs (m + 1;
+   * 1 with degradedWrites) hold every record that starts before logical offset `end` (all of
+   * them when absent), repairs the segment now (checkBlob: short copies rewritten with the whole
+   * tail, new copies on eligible domains for unreadable or missing ones) and checks again on a
+   * fresh scan. Throws ProviderError 'Unavailable' when it still falls short, or when the records
+   * up to `end` are no longer on any readable copy (their only holder stopped answering); 'Io'
+   * when a record verifies on no copy. A key that is not a log segment: no-op.
    */
-  async settleLog(key: string): Promise<void> {
+  async settleLog(key: string, end?: number): Promise<void> {
     this.#checkOpen();
     checkLogicalKey(key);
     const need = this.#config.degradedWrites ? 1 : this.m + 1;
-    const holding = async (): Promise<{ full: number; of: number } | undefined> => {
-      const found = await lookupBlob(this.#set, key);
-      if (found.meta?.layout !== 'log') return undefined;
-      // The view recovery's scan just loaded (cached); a repair below forgets it (checkBlob).
-      const view = await this.#logs.view(found.meta);
-      const full = view.copies.filter((c) => c.covers >= view.records.length && !this.#set.isFailed(c.domain)).length;
-      return { full, of: view.records.length };
+    const holding = async (meta: BlobMeta | undefined): Promise<{ full: number; upTo: number; reaches: boolean } | undefined> => {
+      if (meta?.layout !== 'log') return undefined;
+      const view = await this.#logs.view(meta);
+      const bound = end ?? view.logicalEnd;
+      let upTo = 0;
+      while (upTo < view.records.length && view.records[upTo]!.logical < bound) upTo++;
+      // Counted only where the copy's domain answers now: a view may be older than a domain's
+      // failure (one head per copy, m + 1 small calls).
+      const answers = await Promise.all(
+        view.copies
+          .filter((c) => c.covers >= upTo && !this.#set.isFailed(c.domain))
+          .map((c) => this.#set.call(c.domain, `head ${view.child}`, (p) => p.head(view.child)).then(() => true, () => false))
+      );
+      return { full: answers.filter(Boolean).length, upTo, reaches: view.logicalEnd >= bound };
     };
-    const before = await holding();
-    if (!before || before.full >= need) return;
+    // First on what recovery's own reads just described and scanned (cached): a healthy open
+    // pays one head per copy.
+    const cached = this.#cache.get(key);
+    const before = await holding(cached?.layout === 'log' ? cached : (await lookupBlob(this.#set, key)).meta);
+    if (!before || (before.full >= need && before.reaches)) return;
     const check = await this.checkBlob(key, { repair: true });
     if (check.lost) throw new ProviderError('Io', `${key}: a record of the log segment verifies on no copy; refusing to build on it`);
-    const after = await holding();
+    this.#logs.forget(key); // scan again: a copy that only failed for a moment reads whole now
+    const after = await holding((await lookupBlob(this.#set, key)).meta);
+    if (after && !after.reaches) {
+      throw new ProviderError('Unavailable', `${key}: the records up to ${end} are on no readable copy now (a domain holding them stopped answering); refusing to build without them`);
+    }
     if (after && after.full < need) {
       throw new ProviderError(
         'Unavailable',
-        `${key}: the last of its ${after.of} records are on ${after.full} copies and no domain could take more (an append needs ${need}${this.#config.degradedWrites ? ', degradedWrites' : ''}); refusing to build on them`
+        `${key}: its first ${after.upTo} records are on ${after.full} readable copies and no domain could take more (an append needs ${need}${this.#config.degradedWrites ? ', degradedWrites' : ''}); refusing to build on them`
       );
     }
   }

@@ -123,9 +123,11 @@ export async function checkLog(
 
   const okCopies = results.filter((r) => r.state === 'ok').map((r) => r.domain);
   const corrupt = results.filter((r) => r.state === 'corrupt').map((r) => r.domain);
-  const targets = [...corrupt, ...spare].slice(0, want - okCopies.length);
+  // Corrupt copies are rewritten in place first, then spares until m + 1 copies are whole: a
+  // target whose write fails is passed over for the next one.
   const bytes = ref.length ? recordEnd(ref[ref.length - 1]!) : 0;
-  for (const t of targets) {
+  for (const t of [...corrupt, ...spare]) {
+    if (okCopies.length >= want) break;
     try {
       await ctx.domains.call(
         t,
