@@ -76,10 +76,12 @@ describe('Store on the commit log over the erasure provider', () => {
     const check = await reopen(rig, undefined, GEOMETRY);
     const report = await verifyRepository(check.provider);
     expect(report.problems).toEqual([]);
+    // The open rewrote the damaged copy before new commits could chain on the tip (settleLog:
+    // the newest records were on 2 whole copies, an append needs m + 1 = 3): nothing is left.
     const c = await check.provider.checkBlob(seg, { repair: true });
-    expect(c.fragments.filter((f) => f.state !== 'ok')).toHaveLength(1);
-    expect(c.repaired).toBe(1);
-    expect((await check.provider.checkBlob(seg)).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    expect(c.fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    expect(c.repaired).toBe(0);
+    expect(Buffer.from(await getBytes(check.inner[a!]!, name)).equals(raw)).toBe(false); // rewritten, not the damaged bytes
     await check.provider.close();
   }, 60_000);
 
