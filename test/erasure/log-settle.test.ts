@@ -11,6 +11,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseChildKey } from '../../src/provider/erasure/child-key.js';
+import { rankDomains } from '../../src/provider/erasure/placement.js';
 import { parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, type LogRecord } from '../../src/provider/erasure/log-record.js';
 import { getBytes, ProviderError, type Provider } from '../../src/provider/provider.js';
 import { createFsProvider } from '../../src/provider/fs/index.js';
@@ -151,6 +152,52 @@ describe('erasure settleLog after a fresh scan', () => {
     expect(Buffer.from(await getBytes(p, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
     dead.add(whole.domain); // its domain stops answering before settleLog repairs
     await expect(p.settleLog!(key, end)).rejects.toMatchObject({ code: 'Unavailable' });
+  });
+});
+
+describe('erasure settleLog, a spare that refuses the copy', () => {
+  const rigs: Rig[] = [];
+  afterEach(async () => {
+    for (const r of rigs.splice(0)) {
+      await r.close().catch(() => undefined);
+      r.cleanup();
+    }
+  });
+
+  it('goes on to the next spare when writing the new copy fails on one', async () => {
+    const dead = new Set<number>();
+    const refusePuts = new Set<number>();
+    const faulty = (i: number, p: Provider): Provider =>
+      new Proxy(p, {
+        get(t, prop, rcv) {
+          const v = Reflect.get(t, prop, rcv) as unknown;
+          if (typeof v !== 'function' || prop === 'close') return v;
+          return (...args: unknown[]) =>
+            dead.has(i) || (prop === 'put' && refusePuts.has(i))
+              ? Promise.reject(new ProviderError('Io', `d${i + 1} refuses ${String(prop)}`))
+              : (v as (...a: unknown[]) => unknown).apply(t, args);
+        },
+      });
+    const r = await makeRig({ k: 2, m: 1, n: 5, wrap: faulty });
+    rigs.push(r);
+    const key = 'log/000000000034-dd';
+    const log = await r.provider.openLog!(key, 64 * KiB);
+    const { bytes, end } = await appendAll(log, 3);
+    await log.close();
+    const held: number[] = [];
+    for (let d = 0; d < 5; d++) if ((await logCopies(r.children[d]!)).some((c) => c.key === key)) held.push(d);
+    expect(held).toHaveLength(2);
+    // One holder dies; of the three spares only the last in rendezvous order takes a copy.
+    dead.add(held[0]!);
+    const ids = r.config.domains.map((d) => d.id);
+    const spares = rankDomains(key, r.config.domains.map((d) => ({ id: d.id, labels: {} }))).map((id) => ids.indexOf(id)).filter((d) => !held.includes(d));
+    expect(spares).toHaveLength(3);
+    for (const d of spares.slice(0, 2)) refusePuts.add(d);
+    await r.provider.settleLog!(key, end);
+    const last = spares[2]!;
+    expect((await logCopies(r.children[last]!)).some((c) => c.key === key)).toBe(true);
+    for (const d of spares.slice(0, 2)) expect((await logCopies(r.children[d]!)).some((c) => c.key === key)).toBe(false);
+    expect(Buffer.from(await getBytes(r.provider, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
   });
 });
 
