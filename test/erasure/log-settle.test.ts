@@ -17,8 +17,8 @@ import { getBytes, ProviderError, type Provider } from '../../src/provider/provi
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { Store } from '../../src/store/store.js';
 import { collect, stream } from '../store/helpers.js';
-import { appendAll, chunkOf, copyName, holders, killRig, reopen } from '../provider/erasure-log-helpers.js';
-import { cleanupRigs, KiB } from '../provider/erasure-helpers.js';
+import { chunkOf, copyName, holders, killRig, reopen, writeSegment } from '../provider/erasure-log-helpers.js';
+import { cleanupRigs } from '../provider/erasure-helpers.js';
 import { makeRig, wipeDomains, type Rig } from './fault-setup.js';
 
 /** The records of a log copy's bytes, in order (as a scan finds them). */
@@ -54,15 +54,60 @@ async function tearLast(p: Provider, name: string, generation: number): Promise<
   return records.length;
 }
 
+interface Copy {
+  domain: number;
+  name: string;
+  key: string;
+  generation: number;
+}
+
+/** Every log copy on the fs children, by domain index. */
+async function copiesOn(children: readonly Provider[]): Promise<Copy[]> {
+  const out: Copy[] = [];
+  for (let d = 0; d < children.length; d++) for (const c of await logCopies(children[d]!)) out.push({ domain: d, ...c });
+  return out;
+}
+
+/** Fault-setup rigs of this file, closed and removed after each test. */
+const rigs: Rig[] = [];
+afterEach(async () => {
+  for (const r of rigs.splice(0)) {
+    await r.close().catch(() => undefined);
+    r.cleanup();
+  }
+});
+
+/**
+ * A (2,1) rig over `n` fs domains that can fail: every call to a domain in `dead` fails, and so
+ * does every put to one in `refusePuts` (it still lists and reads). Its children stay reachable
+ * unwrapped (Rig.children).
+ */
+async function faultyRig(n: number): Promise<{ r: Rig; dead: Set<number>; refusePuts: Set<number> }> {
+  const dead = new Set<number>();
+  const refusePuts = new Set<number>();
+  const wrap = (i: number, p: Provider): Provider =>
+    new Proxy(p, {
+      get(t, prop, rcv) {
+        const v = Reflect.get(t, prop, rcv) as unknown;
+        if (typeof v !== 'function' || prop === 'close') return v;
+        return (...args: unknown[]) =>
+          dead.has(i) || (prop === 'put' && refusePuts.has(i))
+            ? Promise.reject(new ProviderError('Io', `d${i + 1} refuses ${String(prop)}`))
+            : (v as (...a: unknown[]) => unknown).apply(t, args);
+      },
+    });
+  const r = await makeRig({ k: 2, m: 1, n, wrap });
+  rigs.push(r);
+  return { r, dead, refusePuts };
+}
+
 describe('erasure settleLog', () => {
   afterEach(cleanupRigs);
 
   it('copies a tail held by one copy onto the other before anything builds on it', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/000000000031-aa';
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 4);
-    await log.close();
+    const { bytes, end } = await writeSegment(rig.provider, key, 4);
     const [a, b] = await holders(rig, key);
     const name = (await copyName(rig.inner[a!]!, key))!;
     const generation = parseChildKey(name)!.generation;
@@ -91,9 +136,7 @@ describe('erasure settleLog', () => {
   it('makes a new copy on another domain when a copy cannot be read, and refuses when no domain can take one', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/000000000032-bb';
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 3);
-    await log.close();
+    const { bytes, end } = await writeSegment(rig.provider, key, 3);
     const [a, b] = await holders(rig, key);
     const c = [0, 1, 2].find((d) => d !== a && d !== b)!;
     rig.kill(a!);
@@ -106,9 +149,7 @@ describe('erasure settleLog', () => {
 
     // Two of three domains dead: one copy readable, no domain for a second one.
     const rig2 = await killRig(2, 1, 3);
-    const log2 = await rig2.provider.openLog!(key, 64 * KiB);
-    await appendAll(log2, 2);
-    await log2.close();
+    await writeSegment(rig2.provider, key, 2);
     const [x, y] = await holders(rig2, key);
     rig2.kill(x!);
     rig2.kill([0, 1, 2].find((d) => d !== x && d !== y)!);
@@ -117,34 +158,12 @@ describe('erasure settleLog', () => {
   });
 });
 
-describe('erasure settleLog after a fresh scan', () => {
-  const rigs: Rig[] = [];
-  afterEach(async () => {
-    for (const r of rigs.splice(0)) {
-      await r.close().catch(() => undefined);
-      r.cleanup();
-    }
-  });
-
+describe('erasure settleLog on domains that fail', () => {
   it('refuses when the only copy holding the records up to the adopted end stops answering before the repair', async () => {
-    const dead = new Set<number>();
-    const deadly = (i: number, p: Provider): Provider =>
-      new Proxy(p, {
-        get(t, prop, rcv) {
-          const v = Reflect.get(t, prop, rcv) as unknown;
-          if (typeof v !== 'function' || prop === 'close') return v;
-          return (...args: unknown[]) => (dead.has(i) ? Promise.reject(new ProviderError('Io', `d${i + 1} is dead`)) : (v as (...a: unknown[]) => unknown).apply(t, args));
-        },
-      });
-    const r = await makeRig({ k: 2, m: 1, n: 3, wrap: deadly });
-    rigs.push(r);
+    const { r, dead } = await faultyRig(3);
     const key = 'log/000000000033-cc';
-    const log = await r.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 3);
-    await log.close();
-    const copies: { domain: number; name: string; generation: number }[] = [];
-    for (let d = 0; d < 3; d++) for (const c of await logCopies(r.children[d]!)) if (c.key === key) copies.push({ domain: d, ...c });
-    const [whole, torn] = copies as [(typeof copies)[0], (typeof copies)[0]];
+    const { bytes, end } = await writeSegment(r.provider, key, 3);
+    const [whole, torn] = (await copiesOn(r.children)).filter((c) => c.key === key) as [Copy, Copy];
     await tearLast(r.children[torn.domain]!, torn.name, torn.generation);
     await r.close();
     const p = await r.reopen();
@@ -153,39 +172,12 @@ describe('erasure settleLog after a fresh scan', () => {
     dead.add(whole.domain); // its domain stops answering before settleLog repairs
     await expect(p.settleLog!(key, end)).rejects.toMatchObject({ code: 'Unavailable' });
   });
-});
-
-describe('erasure settleLog, a spare that refuses the copy', () => {
-  const rigs: Rig[] = [];
-  afterEach(async () => {
-    for (const r of rigs.splice(0)) {
-      await r.close().catch(() => undefined);
-      r.cleanup();
-    }
-  });
 
   it('goes on to the next spare when writing the new copy fails on one', async () => {
-    const dead = new Set<number>();
-    const refusePuts = new Set<number>();
-    const faulty = (i: number, p: Provider): Provider =>
-      new Proxy(p, {
-        get(t, prop, rcv) {
-          const v = Reflect.get(t, prop, rcv) as unknown;
-          if (typeof v !== 'function' || prop === 'close') return v;
-          return (...args: unknown[]) =>
-            dead.has(i) || (prop === 'put' && refusePuts.has(i))
-              ? Promise.reject(new ProviderError('Io', `d${i + 1} refuses ${String(prop)}`))
-              : (v as (...a: unknown[]) => unknown).apply(t, args);
-        },
-      });
-    const r = await makeRig({ k: 2, m: 1, n: 5, wrap: faulty });
-    rigs.push(r);
+    const { r, dead, refusePuts } = await faultyRig(5);
     const key = 'log/000000000034-dd';
-    const log = await r.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 3);
-    await log.close();
-    const held: number[] = [];
-    for (let d = 0; d < 5; d++) if ((await logCopies(r.children[d]!)).some((c) => c.key === key)) held.push(d);
+    const { bytes, end } = await writeSegment(r.provider, key, 3);
+    const held = (await copiesOn(r.children)).filter((c) => c.key === key).map((c) => c.domain);
     expect(held).toHaveLength(2);
     // One holder dies; of the three spares only the last in rendezvous order takes a copy.
     dead.add(held[0]!);
@@ -195,21 +187,14 @@ describe('erasure settleLog, a spare that refuses the copy', () => {
     for (const d of spares.slice(0, 2)) refusePuts.add(d);
     await r.provider.settleLog!(key, end);
     const last = spares[2]!;
-    expect((await logCopies(r.children[last]!)).some((c) => c.key === key)).toBe(true);
-    for (const d of spares.slice(0, 2)) expect((await logCopies(r.children[d]!)).some((c) => c.key === key)).toBe(false);
+    const now = (await copiesOn(r.children)).filter((c) => c.key === key).map((c) => c.domain);
+    expect(now).toContain(last);
+    for (const d of spares.slice(0, 2)) expect(now).not.toContain(d);
     expect(Buffer.from(await getBytes(r.provider, key, { start: 0, end: end - 1 })).equals(bytes)).toBe(true);
   });
 });
 
 describe('recovery over the erasure provider', () => {
-  const rigs: Rig[] = [];
-  afterEach(async () => {
-    for (const r of rigs.splice(0)) {
-      await r.close().catch(() => undefined);
-      r.cleanup();
-    }
-  });
-
   const text = (s: string) => new TextEncoder().encode(s);
   const read = async (store: Store, key: string) => Buffer.from(await collect((await store.getObject('bkt', key)).body)).toString();
 
@@ -222,12 +207,11 @@ describe('recovery over the erasure provider', () => {
     // The crash: the store is not closed; its last commit ('three') is then torn on one copy.
     await r.close();
     const children = await Promise.all(r.domainDirs.map((dir) => createFsProvider({ dir })));
-    const copies: { domain: number; name: string; key: string; generation: number }[] = [];
-    for (let d = 0; d < 3; d++) for (const c of await logCopies(children[d]!)) copies.push({ domain: d, ...c });
+    const copies = await copiesOn(children);
     const tipKey = copies.map((c) => c.key).sort().at(-1)!; // segments are named by first sequence
     const tip = copies.filter((c) => c.key === tipKey);
     expect(tip).toHaveLength(2);
-    const [torn, whole] = tip as [(typeof tip)[0], (typeof tip)[0]];
+    const [torn, whole] = tip as [Copy, Copy];
     await tearLast(children[torn.domain]!, torn.name, torn.generation);
     for (const c of children) await c.close();
 

@@ -114,3 +114,12 @@ export async function appendAll(log: { append(o: number, c: readonly Uint8Array[
   }
   return { bytes: Buffer.concat(parts), end: off };
 }
+
+/** Creates segment `key` (64 KiB preallocated) on `provider`, makes `count` appends (appendAll)
+ * and closes it; returns the expected segment prefix. */
+export async function writeSegment(provider: Provider, key: string, count: number): Promise<{ bytes: Buffer; end: number }> {
+  const log = await provider.openLog!(key, 64 * KiB);
+  const written = await appendAll(log, count);
+  await log.close();
+  return written;
+}

@@ -14,7 +14,7 @@ import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { dataSpan, dropBlockCrcs, encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
-import { appendAll, chunkOf, copyName, corrupt, holders, killRig, reopen } from './erasure-log-helpers.js';
+import { appendAll, chunkOf, copyName, corrupt, holders, killRig, reopen, writeSegment } from './erasure-log-helpers.js';
 
 afterEach(cleanupRigs);
 
@@ -314,9 +314,7 @@ describe('erasure provider openLog', () => {
   it('reads around a corrupt copy; scrub rewrites it and re-replicates a lost copy', async () => {
     const rig = await killRig(4, 2);
     const key = 'log/000000000011-dd';
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 12);
-    await log.close();
+    const { bytes, end } = await writeSegment(rig.provider, key, 12);
     const [a, b] = await holders(rig, key);
     await corrupt(rig.inner[a!]!, key, 2);
     await rig.inner[b!]!.delete((await copyName(rig.inner[b!]!, key))!);
@@ -402,9 +400,7 @@ describe('erasure provider openLog', () => {
   it('reads a record from a copy whose scan stopped at an earlier damaged header when the others fail', async () => {
     const rig = await killRig(2, 1, 3);
     const key = 'log/000000000017-ab';
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 4);
-    await log.close();
+    const { bytes, end } = await writeSegment(rig.provider, key, 4);
     const [a, b] = await holders(rig, key);
     // Copy a: record 1's header damaged (its scan ends after record 0). Copy b: record 2's data.
     const nameA = (await copyName(rig.inner[a!]!, key))!;
@@ -426,9 +422,7 @@ describe('erasure provider openLog', () => {
    * reopened. */
   async function damagedEverywhere(key: string) {
     const rig = await killRig(2, 1, 3);
-    const log = await rig.provider.openLog!(key, 64 * KiB);
-    const { bytes, end } = await appendAll(log, 4);
-    await log.close();
+    const { bytes, end } = await writeSegment(rig.provider, key, 4);
     for (const d of await holders(rig, key)) await corrupt(rig.inner[d]!, key, 1);
     await rig.provider.close();
     return { again: await reopen(rig), bytes, end };
