@@ -8,12 +8,22 @@
 import { createHash } from 'node:crypto';
 import type { RecordRef } from './commit.js';
 import { StoreError } from './errors.js';
+import { keyedLogSegment } from './layout.js';
 
 export const FORMAT = 'strata-repository/1';
+/**
+ * What an anchor says as its format when its `log` names a segment of keyed frames
+ * (commit-log/frame.ts): versions before keyed frames find no frame they can read in such a
+ * segment and would take the anchor's head for the newest commit, dropping the acknowledged
+ * commits appended after it. They refuse this format ('UnsupportedFormat') instead.
+ */
+export const FORMAT_KEYED_LOG = 'strata-repository/2';
 /** The anchor is tiny; anything larger is not ours and is refused before parsing. */
 export const MAX_ANCHOR_BYTES = 64 * 1024;
 
 export interface Anchor {
+  /** The repository format; the bytes say FORMAT_KEYED_LOG instead when `log` names a segment
+   * of keyed frames (encodeAnchor decides from `log`). */
   format: typeof FORMAT;
   /** Sequence of the newest commit (0: none yet). */
   seq: number;
@@ -38,8 +48,13 @@ export interface AnchorLog {
   offset: number;
 }
 
+/** The format an anchor's bytes carry (FORMAT_KEYED_LOG). */
+function writtenFormat(a: Anchor): string {
+  return a.log && keyedLogSegment(a.log.key) ? FORMAT_KEYED_LOG : a.format;
+}
+
 function canonical(a: Anchor): string {
-  const fields: Record<string, unknown> = { format: a.format, seq: a.seq, head: a.head ?? null, root: a.root, time: a.time, writer: a.writer };
+  const fields: Record<string, unknown> = { format: writtenFormat(a), seq: a.seq, head: a.head ?? null, root: a.root, time: a.time, writer: a.writer };
   // Only when present, so anchors written before the commit log keep their check digest.
   if (a.log) fields.log = { key: a.log.key, offset: a.log.offset };
   return JSON.stringify(fields);
@@ -60,7 +75,9 @@ export function decodeAnchor(bytes: Uint8Array): Anchor {
   } catch (cause) {
     throw new StoreError('Corrupt', 'anchor is not valid JSON', { cause });
   }
-  if (raw.format !== FORMAT) throw new StoreError('UnsupportedFormat', `anchor format ${String(raw.format)} is not ${FORMAT}`);
+  if (raw.format !== FORMAT && raw.format !== FORMAT_KEYED_LOG) {
+    throw new StoreError('UnsupportedFormat', `anchor format ${String(raw.format)} is neither ${FORMAT} nor ${FORMAT_KEYED_LOG}`);
+  }
   const a: Anchor = {
     format: FORMAT,
     seq: raw.seq as number,
@@ -75,6 +92,7 @@ export function decodeAnchor(bytes: Uint8Array): Anchor {
     (a.head === undefined || isRef(a.head)) && typeof a.writer === 'string' && Number.isFinite(a.time) &&
     (a.log === undefined || isLog(a.log));
   if (!valid) throw new StoreError('Corrupt', 'anchor fields are malformed');
+  if (raw.format !== writtenFormat(a)) throw new StoreError('Corrupt', `anchor format ${String(raw.format)} does not fit its log segment ${a.log?.key ?? '(none)'}`);
   if (createHash('sha256').update(canonical(a)).digest('hex') !== raw.check) {
     throw new StoreError('Corrupt', 'anchor check digest does not match its content');
   }

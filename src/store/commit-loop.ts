@@ -23,7 +23,7 @@ import { BATCH_MAX_BYTES, BATCH_MAX_OPS, commitKey } from './layout.js';
 import { encodeCommit, type RecordRef } from './commit.js';
 import { recordRef, writeRecordBlob } from './records-io.js';
 import { AppendError, type AppendLog } from '../provider/append-log.js';
-import { encodeFrame, FRAME_HEADER_BYTES, type EncodedFrame } from './commit-log/frame.js';
+import { encodeFrame, FRAME_HEADER_BYTES, segmentAuth, type EncodedFrame } from './commit-log/frame.js';
 import type { Segments } from './commit-log/segments.js';
 import type { RepoState } from './state.js';
 import { Batch, Tx } from './tx.js';
@@ -345,7 +345,7 @@ export class CommitLoop {
     const ref = recordRef(segment.key, record, batch.bodies, at + FRAME_HEADER_BYTES);
     let frame: EncodedFrame;
     try {
-      frame = encodeFrame(seq, record, batch.bodies, batch.packId);
+      frame = encodeFrame(seq, record, batch.bodies, batch.packId, segmentAuth(segment.key, h.segments!.frameKey));
     } catch (err) {
       const e = new StoreError('Io', `commit ${seq} cannot be framed: ${String(err)}`, { cause: err });
       for (const d of done) d.op.reject(e);

@@ -28,7 +28,7 @@
  */
 import type { Provider } from '../provider/provider.js';
 import { ANCHOR_KEY, CONFIG_KEY } from './layout.js';
-import { loadChainTip, readAnchor } from './recovery.js';
+import { loadChainTip, readAnchor, readFrameKey } from './recovery.js';
 import { decodeRoot } from './root.js';
 import { readRecord } from './records-io.js';
 import { BucketState, RepoState, type RunHandle } from './state.js';
@@ -79,7 +79,7 @@ export async function markRepository(provider: Provider, opts: { cache?: BlockCa
   const { anchor } = found;
   const root = decodeRoot(await readRecord(provider, anchor.root, `root ${anchor.root.seq}`), `root ${anchor.root.key}`);
   // No tail check: the repository may be appending while the mark reads (recovery.ts).
-  const { commits, tip } = await loadChainTip(provider, anchor, root, { checkTail: false });
+  const { commits, tip } = await loadChainTip(provider, anchor, root, await readFrameKey(provider), { checkTail: false });
   const result: MarkResult = { live: new Set([ANCHOR_KEY, CONFIG_KEY, anchor.root.key]), packs: new Map(), chain: new Set(), anchorSeq: anchor.seq, rootSeq: root.seq, entries: 0 };
   const live = result.live;
   // The chain's commit blobs: the head, and each commit's parent down to the root's.

@@ -5,7 +5,8 @@
  *   config                     created once: format, repository id, token secret
  *   commits/<seq>-<rand>       a pack: small bodies (entries 0..n-1) + the commit record (last)
  *   roots/<seq>-<rand>         a pack of one entry: a checkpoint of the whole catalog
- *   log/<seq>-<rand>           a commit log segment (fs provider): frames of commits from <seq> on
+ *   log/<seq>.<rand>           a commit log segment: keyed frames of commits from <seq> on
+ *   log/<seq>-<rand>           a segment written before frames were keyed (commit-log/frame.ts)
  *   runs/<bucket-id>/<rand>    index runs (sorted key -> version list)
  *   runs/<bucket-id>/u-<rand>  runs of the bucket's uploads keyspace (upload-keys.ts)
  *   runs/<bucket-id>/v-<rand>  runs of the bucket's version log (version-log.ts)
@@ -45,9 +46,16 @@ export function commitKey(seq: number): string {
   return `commits/${seqHex(seq)}-${randHex(10)}`;
 }
 
-/** 4 + 12 + 1 + 10 = 27 bytes; `firstSeq`: the first commit it will hold (commit-log/segments.ts). */
+/** 4 + 12 + 1 + 10 = 27 bytes; `firstSeq`: the first commit it will hold (commit-log/segments.ts).
+ * The "." says its frames are keyed (commit-log/frame.ts); segments written before have "-". */
 export function logKey(firstSeq: number): string {
-  return `log/${seqHex(firstSeq)}-${randHex(10)}`;
+  return `log/${seqHex(firstSeq)}.${randHex(10)}`;
+}
+
+/** Whether log segment `key` holds keyed frames (named by logKey), not the SHA-256 frames of a
+ * segment written before ("log/<seq>-<rand>"). */
+export function keyedLogSegment(key: string): boolean {
+  return key.length > 16 && key.charCodeAt(16) === 0x2e && key.startsWith('log/');
 }
 
 /** 6 + 12 + 1 + 12 = 31 bytes. */

@@ -14,12 +14,14 @@ import { decodeRoot, encodeRoot, type RootRecord } from './root.js';
 import { readRecord, writeRecordBlob } from './records-io.js';
 import { StoreError } from './errors.js';
 import { findFrameAfter, scanLog } from './commit-log/scan.js';
+import { deriveFrameKey, type FrameKey } from './commit-log/frame.js';
 import type { AnchorLog } from './anchor.js';
 
 export interface RepositoryConfig {
   format: typeof FORMAT;
   repositoryId: string;
-  /** Hex secret that authenticates listing continuation tokens. */
+  /** Hex secret that authenticates listing continuation tokens, and from which the commit log's
+   * frame keys derive (commit-log/frame.ts). */
   tokenSecret: string;
   created: number;
 }
@@ -62,6 +64,14 @@ async function readConfig(provider: Provider): Promise<RepositoryConfig | undefi
   if (c.format !== FORMAT) throw new StoreError('UnsupportedFormat', `${CONFIG_KEY}: format ${String(c.format)} is not ${FORMAT}`);
   if (!/^[0-9a-f]{64}$/.test(c.tokenSecret ?? '')) throw new StoreError('Corrupt', `${CONFIG_KEY}: token secret is malformed`);
   return c;
+}
+
+/** The repository's commit log frame keys (commit-log/frame.ts), from its config. Throws
+ * StoreError 'MissingBlob' without a config, and as readConfig. */
+export async function readFrameKey(provider: Provider): Promise<FrameKey> {
+  const config = await readConfig(provider);
+  if (!config) throw new StoreError('MissingBlob', `${CONFIG_KEY} is missing`);
+  return deriveFrameKey(config.tokenSecret);
 }
 
 /** Creates config, the genesis root and the anchor on an empty provider. */
@@ -117,8 +127,8 @@ export async function readAnchor(provider: Provider, newest = true): Promise<{ a
  * Each commit must hash to what its successor (or the anchor) names, carry the next lower
  * sequence, and the oldest must name the root's commit (or the root itself at genesis).
  */
-export async function loadChain(provider: Provider, anchor: Anchor, root: RootRecord): Promise<CommitRecord[]> {
-  return (await loadChainTip(provider, anchor, root)).commits;
+export async function loadChain(provider: Provider, anchor: Anchor, root: RootRecord, frameKey: FrameKey | undefined): Promise<CommitRecord[]> {
+  return (await loadChainTip(provider, anchor, root, frameKey)).commits;
 }
 
 /**
@@ -126,9 +136,11 @@ export async function loadChain(provider: Provider, anchor: Anchor, root: RootRe
  * the commits appended after the anchor's head (commit-log/scan.ts), and (unless `checkTail` is
  * false) refuses with StoreError 'BrokenChain' when a valid later frame lies past where the scan
  * stopped: damaged bytes would otherwise silently drop acknowledged commits. Returns every commit after
- * the root, oldest first, and the chain's tip. Throws as loadChain and scanLog.
+ * the root, oldest first, and the chain's tip. `frameKey`: the repository's (readFrameKey;
+ * undefined when its config is unreadable: a log segment with keyed frames then throws
+ * StoreError 'Corrupt'). Throws as loadChain and scanLog.
  */
-export async function loadChainTip(provider: Provider, anchor: Anchor, root: RootRecord, opts: { checkTail?: boolean } = {}): Promise<{ commits: CommitRecord[]; tip: ChainTipRef }> {
+export async function loadChainTip(provider: Provider, anchor: Anchor, root: RootRecord, frameKey: FrameKey | undefined, opts: { checkTail?: boolean } = {}): Promise<{ commits: CommitRecord[]; tip: ChainTipRef }> {
   const commits = await walkBack(provider, anchor, root);
   const tip: ChainTipRef = { seq: anchor.seq, head: anchor.head, log: anchor.log };
   if (anchor.log) {
@@ -137,7 +149,7 @@ export async function loadChainTip(provider: Provider, anchor: Anchor, root: Roo
     // A reader beside a running repository (verify) may stop at a frame being appended while a
     // later one completes meanwhile: the scan goes on from where it stopped before concluding.
     for (let attempt = 1; ; attempt++) {
-      const scanned = await scanLog(provider, from, { seq: tip.seq, ref: parent });
+      const scanned = await scanLog(provider, from, { seq: tip.seq, ref: parent }, frameKey);
       for (const c of scanned.commits) commits.push(c.record);
       const last = scanned.commits.at(-1);
       if (last) {
@@ -148,7 +160,7 @@ export async function loadChainTip(provider: Provider, anchor: Anchor, root: Roo
       tip.log = from = scanned.end;
       // GC's mark, beside a running repository, passes checkTail false: it needs no proof of
       // the end, only what is there.
-      const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq);
+      const beyond = opts.checkTail === false ? undefined : await findFrameAfter(provider, scanned.end.key, scanned.end.offset, tip.seq, frameKey);
       if (beyond === undefined) break;
       if (attempt >= TAIL_ATTEMPTS) {
         throw new StoreError('BrokenChain', `log segment ${scanned.end.key}: the log ends at ${scanned.end.offset} (commit ${tip.seq}) but a valid later frame lies at ${beyond}: bytes in between are damaged`);
@@ -202,7 +214,7 @@ export async function load(provider: Provider, options: { create: boolean; now: 
   if (root.repositoryId !== config.repositoryId) {
     throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
   }
-  const { commits, tip } = await loadChainTip(provider, anchor, root);
+  const { commits, tip } = await loadChainTip(provider, anchor, root, deriveFrameKey(config.tokenSecret));
   // New commits chain on the tip: what the scan read of its segment must be as durable as an
   // acknowledged append before they do (a crash may have left the last append on some of the
   // segment's copies only; Provider.settleLog).

@@ -19,6 +19,7 @@ import { newId } from './layout.js';
 import type { Anchor } from './anchor.js';
 import { load, type ChainTipRef, type RepositoryConfig } from './recovery.js';
 import { Segments } from './commit-log/segments.js';
+import { deriveFrameKey } from './commit-log/frame.js';
 import { RepoState } from './state.js';
 import type { Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
@@ -75,7 +76,7 @@ export class Repository {
     // The log position stays unset: the first batch rolls to a fresh segment (segments.ts).
     this.#tip = { seq: tip.seq, head: tip.head, time: 0, root: anchor.root, log: undefined };
     const openLog = provider.openLog?.bind(provider);
-    this.#segments = opts.commitLog && openLog ? new Segments(openLog, opts.segmentRollBytes) : undefined;
+    this.#segments = opts.commitLog && openLog ? new Segments(openLog, deriveFrameKey(config.tokenSecret), opts.segmentRollBytes) : undefined;
     const log = (event: string, fields: Record<string, unknown>) => this.log(event, fields);
     const now = () => this.now();
     this.#fence = new Fence(log);

@@ -2,7 +2,7 @@
  * @module `strata verify` of one commit log segment: its frames to the log's end, and for a
  * damaged frame, the objects whose bodies the damage reaches.
  *
- * A frame's SHA-256 covers the whole batch, so one flipped byte in one body fails the frame
+ * A frame's MAC covers the whole batch, so one flipped byte in one body fails the frame
  * (and recovery, rightly, takes nothing from it on). To name what is lost, the damaged frame is
  * read the way readers see it: its commit record is one pack entry with its own CRC32C, and each
  * body another; when the record's entry still checks and decodes, every body it names in this
@@ -17,7 +17,7 @@ import { decodeCommit, type Mutation } from './commit.js';
 import { decodeVersions, type Location } from './records.js';
 import { checkLogEntry } from './version-log-verify.js';
 import { StoreError } from './errors.js';
-import { decodeFrameHeader, FRAME_HEADER_BYTES } from './commit-log/frame.js';
+import { decodeFrameHeader, FRAME_HEADER_BYTES, segmentAuth, type FrameKey } from './commit-log/frame.js';
 import { findFrameAfter, frameCommit, readFrames } from './commit-log/scan.js';
 
 /** Objects a damaged frame's bodies belonged to: at most `max` names, and how many more. */
@@ -34,26 +34,27 @@ export interface FrameDamage {
  * that fails (acknowledged commits behind damage), with `damage` (FrameDamage, when the damaged
  * frame's record still names its bodies) on the error; 'MissingBlob' if the segment is gone,
  * provider errors. A frame that fails with nothing valid after it is the log's end (a torn
- * tail or the preallocation), not damage. Reads only.
+ * tail or the preallocation), not damage. `frameKey`: the repository's (commit-log/frame.ts;
+ * undefined when its config is unreadable: a keyed segment then throws 'Corrupt'). Reads only.
  */
-export async function verifySegment(provider: Provider, key: string, max: number): Promise<void> {
+export async function verifySegment(provider: Provider, key: string, max: number, frameKey: FrameKey | undefined): Promise<void> {
   let end = 0;
   const walk = async () => {
-    for await (const frame of readFrames(provider, key, end)) {
+    for await (const frame of readFrames(provider, key, end, frameKey)) {
       decodePack(frame.payload);
       frameCommit(key, frame);
       end = frame.end;
     }
   };
   await walk();
-  let beyond = await findFrameAfter(provider, key, end, 0);
+  let beyond = await findFrameAfter(provider, key, end, 0, frameKey);
   if (beyond !== undefined) {
     // A repository appending beside us: the frame we stopped at may have been mid-write.
     await walk();
     if (end > beyond) beyond = undefined;
   }
   if (beyond === undefined) return;
-  const damage = await frameDamage(provider, key, end, max);
+  const damage = await frameDamage(provider, key, end, max, frameKey);
   const named = damage && damage.names.length > 0 ? `; damaged bodies of ${damage.names.join(', ')}${damage.more ? ` and ${damage.more} more` : ''}` : '';
   const err = new StoreError('Corrupt', `log segment ${key}: the frame at ${end} is damaged (a valid frame follows at ${beyond})${named}`);
   if (damage) (err as StoreError & { damage?: FrameDamage }).damage = damage;
@@ -63,13 +64,14 @@ export async function verifySegment(provider: Provider, key: string, max: number
 /**
  * The objects whose bodies in the (damaged) frame at `at` of segment `key` fail their CRC, as
  * `bucket/key` (at most `max` names); undefined when the frame's header or its commit record
- * cannot be read (nothing can be named). Reads only; never throws for damage, only provider
- * errors.
+ * cannot be read (nothing can be named). `frameKey` as verifySegment. Reads only; never throws
+ * for damage, only provider errors (and 'Corrupt' as verifySegment).
  */
-export async function frameDamage(provider: Provider, key: string, at: number, max: number): Promise<FrameDamage | undefined> {
+export async function frameDamage(provider: Provider, key: string, at: number, max: number, frameKey: FrameKey | undefined): Promise<FrameDamage | undefined> {
+  const auth = segmentAuth(key, frameKey);
   const size = (await provider.head(key)).size;
   if (at + FRAME_HEADER_BYTES > size) return undefined;
-  const header = decodeFrameHeader(await getBytes(provider, key, { start: at, end: at + FRAME_HEADER_BYTES - 1 }));
+  const header = decodeFrameHeader(await getBytes(provider, key, { start: at, end: at + FRAME_HEADER_BYTES - 1 }), auth);
   if (!header) return undefined;
   const payloadAt = at + FRAME_HEADER_BYTES;
   const payloadEnd = Math.min(size, payloadAt + header.payloadBytes);

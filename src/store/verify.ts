@@ -28,6 +28,7 @@ import type { RootRecord } from './root.js';
 import { chainUploads, checkUploadEntry, legacyRecordKeys, referLegacyRootParts, referLiveParts } from './verify-uploads.js';
 import { StoreError } from './errors.js';
 import { CONFIG_KEY } from './layout.js';
+import { deriveFrameKey, type FrameKey } from './commit-log/frame.js';
 import { FORMAT } from './anchor.js';
 import { checkLogEntry } from './version-log-verify.js';
 import { verifyHistory } from './history-verify.js';
@@ -99,12 +100,15 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   const report: VerifyReport = { ok: false, anchorSeq: -1, rootSeq: -1, commitsInChain: 0, blobs: 0, bytes: 0, runs: 0, runEntries: 0, problems: [], garbage: [] };
   const problem = (blob: string, err: unknown) => report.problems.push({ blob, code: codeOf(err), message: msgOf(err) });
 
-  // 0. The configuration (format, repository id, token secret) must parse.
+  // 0. The configuration (format, repository id, token secret) must parse. Its secret keys the
+  // commit log's frames (commit-log/frame.ts): without it, keyed segments cannot be checked.
+  let frameKey: FrameKey | undefined;
   try {
     const config = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await getBytes(provider, CONFIG_KEY))) as { format?: unknown; tokenSecret?: unknown };
     if (config.format !== FORMAT || typeof config.tokenSecret !== 'string' || !/^[0-9a-f]{64}$/.test(config.tokenSecret)) {
       throw new StoreError('Corrupt', `${CONFIG_KEY} does not hold a valid ${FORMAT} configuration`);
     }
+    frameKey = deriveFrameKey(config.tokenSecret);
   } catch (err) {
     problem(CONFIG_KEY, err instanceof SyntaxError || err instanceof TypeError ? new StoreError('Corrupt', `${CONFIG_KEY} is not valid JSON`) : err);
   }
@@ -141,7 +145,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
       }
     }
     runMetas = [...byMeta.values()];
-    chain = await loadChain(provider, found.anchor, root);
+    chain = await loadChain(provider, found.anchor, root, frameKey);
     report.commitsInChain = chain.length;
     for (const c of chain) {
       for (const m of c.mutations) {
@@ -188,7 +192,7 @@ export async function verifyRepository(provider: Provider, progress: VerifyProgr
   const frameDamage = new Map<string, FrameDamage>();
   for (const seg of segments) {
     try {
-      await verifySegment(provider, seg.key, MAX_AFFECTED_NAMES);
+      await verifySegment(provider, seg.key, MAX_AFFECTED_NAMES, frameKey);
     } catch (err) {
       const damage = (err as { damage?: FrameDamage }).damage;
       if (damage) frameDamage.set(seg.key, damage);

@@ -15,7 +15,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
 import { scanLog } from '../../src/store/commit-log/scan.js';
-import { readAnchor } from '../../src/store/recovery.js';
+import { readAnchor, readFrameKey } from '../../src/store/recovery.js';
 import { Store } from '../../src/store/store.js';
 import { randomBytes } from '../support/random.js';
 import { stream, tempDir } from './helpers.js';
@@ -45,12 +45,13 @@ describe('commit log scan racing a seal', () => {
       const found = await readAnchor(fs);
       const from = found!.anchor.log!;
       const after = { seq: found!.anchor.seq, ref: found!.anchor.head ?? found!.anchor.root };
-      const truth = await scanLog(fs, from, after);
+      const key = await readFrameKey(fs);
+      const truth = await scanLog(fs, from, after, key);
       expect(truth.commits.length).toBeGreaterThanOrEqual(6);
 
       const raced = new SizeBeforeSeal(fs);
       raced.stale.add(from.key);
-      const got = await scanLog(raced, from, after);
+      const got = await scanLog(raced, from, after, key);
       expect(got.commits.map((c) => c.record.seq)).toEqual(truth.commits.map((c) => c.record.seq));
       expect(got.end).toEqual(truth.end);
       await fs.close();

@@ -20,9 +20,9 @@ import { keyPath } from '../../src/provider/fs/key-path.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import type { Provider } from '../../src/provider/provider.js';
-import { checkFrame, decodeFrameHeader, encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_PAYLOAD } from '../../src/store/commit-log/frame.js';
+import { checkFrame, decodeFrameHeader, deriveFrameKey, encodeFrame, FRAME_HEADER_BYTES, MAX_FRAME_PAYLOAD, type FrameAuth } from '../../src/store/commit-log/frame.js';
 import { encodeCommit } from '../../src/store/commit.js';
-import { readAnchor } from '../../src/store/recovery.js';
+import { readAnchor, readFrameKey } from '../../src/store/recovery.js';
 import { StoreError } from '../../src/store/errors.js';
 import { Store, type StoreOptions } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
@@ -34,50 +34,81 @@ import { chainCommits, collect, stream, tempDir } from './helpers.js';
 const B = 'log';
 const ZERO_REF = { key: 'roots/x', offset: 0, length: 1, hash: '0'.repeat(64) };
 
-function frameOf(seq: number, bodies: Uint8Array[] = [randomBytes(100, seq)]) {
+/** Frame keys of a test repository (a fixed config secret). */
+const KEY = deriveFrameKey('ab'.repeat(32));
+
+function frameOf(seq: number, bodies: Uint8Array[] = [randomBytes(100, seq)], auth: FrameAuth = KEY) {
   const record = encodeCommit({ seq, parent: ZERO_REF, time: 1, mutations: [] });
-  const f = encodeFrame(seq, record, bodies, new Uint8Array(12).fill(seq));
+  const f = encodeFrame(seq, record, bodies, new Uint8Array(12).fill(seq), auth);
   return Buffer.concat(f.chunks);
 }
 
-const headerAndPayload = (bytes: Buffer) => ({ header: decodeFrameHeader(bytes), payload: bytes.subarray(FRAME_HEADER_BYTES) });
+const headerAndPayload = (bytes: Buffer, auth: FrameAuth = KEY) => ({ header: decodeFrameHeader(bytes, auth), payload: bytes.subarray(FRAME_HEADER_BYTES) });
 
 describe('commit log frames', () => {
-  it('round-trip: the header says where the record is and the checksum covers it', () => {
-    const bytes = frameOf(7);
-    const { header, payload } = headerAndPayload(bytes);
-    expect(header?.seq).toBe(7);
-    expect(header?.payloadBytes).toBe(bytes.length - FRAME_HEADER_BYTES);
-    expect(checkFrame(bytes, header!, payload)).toBe(true);
+  for (const [name, auth] of [['keyed', KEY], ['SHA-256, as in segments written before frames were keyed', null]] as const) {
+    describe(name, () => {
+      it('round-trip: the header says where the record is and the check covers it', () => {
+        const bytes = frameOf(7, undefined, auth);
+        const { header, payload } = headerAndPayload(bytes, auth);
+        expect(header?.seq).toBe(7);
+        expect(header?.payloadBytes).toBe(bytes.length - FRAME_HEADER_BYTES);
+        expect(checkFrame(bytes, header!, payload, auth)).toBe(true);
+        expect(bytes.subarray(0, 4).toString('latin1')).toBe(auth ? 'SLG2' : 'SLG1');
+      });
+
+      it('refuses zeros, truncated headers, wrong magic, reserved bytes, bad lengths and sequence 0', () => {
+        const good = frameOf(3, undefined, auth);
+        const edit = (f: (b: Buffer) => void) => {
+          const b = Buffer.from(good.subarray(0, FRAME_HEADER_BYTES));
+          f(b);
+          return decodeFrameHeader(b, auth);
+        };
+        expect(decodeFrameHeader(good, auth)).toBeDefined();
+        expect(decodeFrameHeader(Buffer.alloc(FRAME_HEADER_BYTES), auth)).toBeUndefined();
+        expect(decodeFrameHeader(good.subarray(0, FRAME_HEADER_BYTES - 1), auth)).toBeUndefined();
+        expect(edit((b) => (b[0] ^= 1))).toBeUndefined();
+        expect(edit((b) => (b[27] ^= 1))).toBeUndefined();
+        expect(edit((b) => b.writeUInt32LE(MAX_FRAME_PAYLOAD + 1, 4))).toBeUndefined();
+        expect(edit((b) => b.writeUInt32LE(0xffffffff, 16))).toBeUndefined();
+        expect(edit((b) => b.writeBigUInt64LE(0n, 8))).toBeUndefined();
+        expect(edit((b) => b.writeBigUInt64LE(1n << 60n, 8))).toBeUndefined();
+      });
+
+      it('every single flipped byte of a frame is refused, and a short payload too', () => {
+        const good = frameOf(5, [randomBytes(40, 1), randomBytes(3, 2)], auth);
+        for (let i = 0; i < good.length; i++) {
+          const b = Buffer.from(good);
+          b[i] ^= 0x40;
+          const { header, payload } = headerAndPayload(b, auth);
+          expect(header !== undefined && checkFrame(b, header, payload, auth), `byte ${i}`).toBe(false);
+        }
+        const { header, payload } = headerAndPayload(good, auth);
+        expect(checkFrame(good, header!, payload.subarray(1), auth)).toBe(false);
+      });
+    });
+  }
+
+  it('a frame passes only with the keys it was made with', () => {
+    const other = deriveFrameKey('cd'.repeat(32));
+    const keyed = frameOf(4);
+    // Another repository's keys: the header MAC fails, so the payload is never hashed.
+    expect(decodeFrameHeader(keyed, other)).toBeUndefined();
+    // The same fields under the other key's header MAC still fail the frame MAC.
+    const reheaded = frameOf(4, undefined, other);
+    keyed.copy(reheaded, 32, 32, 64);
+    const h = decodeFrameHeader(reheaded, other)!;
+    expect(h).toBeDefined();
+    expect(checkFrame(reheaded, h, reheaded.subarray(FRAME_HEADER_BYTES), other)).toBe(false);
+    // Neither format passes for the other.
+    expect(decodeFrameHeader(keyed, null)).toBeUndefined();
+    expect(decodeFrameHeader(frameOf(4, undefined, null), KEY)).toBeUndefined();
   });
 
-  it('refuses zeros, truncated headers, wrong magic, reserved bytes, bad lengths and sequence 0', () => {
-    const good = frameOf(3);
-    const edit = (at: number, f: (b: Buffer) => void) => {
-      const b = Buffer.from(good.subarray(0, FRAME_HEADER_BYTES));
-      f(b);
-      return decodeFrameHeader(b);
-    };
-    expect(decodeFrameHeader(Buffer.alloc(FRAME_HEADER_BYTES))).toBeUndefined();
-    expect(decodeFrameHeader(good.subarray(0, FRAME_HEADER_BYTES - 1))).toBeUndefined();
-    expect(edit(0, (b) => (b[0] ^= 1))).toBeUndefined();
-    expect(edit(0, (b) => (b[27] = 1))).toBeUndefined();
-    expect(edit(0, (b) => b.writeUInt32LE(MAX_FRAME_PAYLOAD + 1, 4))).toBeUndefined();
-    expect(edit(0, (b) => b.writeUInt32LE(0xffffffff, 16))).toBeUndefined();
-    expect(edit(0, (b) => b.writeBigUInt64LE(0n, 8))).toBeUndefined();
-    expect(edit(0, (b) => b.writeBigUInt64LE(1n << 60n, 8))).toBeUndefined();
-  });
-
-  it('every single flipped byte of a frame is refused, and a short payload too', () => {
-    const good = frameOf(5, [randomBytes(40, 1), randomBytes(3, 2)]);
-    for (let i = 0; i < good.length; i++) {
-      const b = Buffer.from(good);
-      b[i] ^= 0x40;
-      const { header, payload } = headerAndPayload(b);
-      expect(header !== undefined && checkFrame(b, header, payload), `byte ${i}`).toBe(false);
-    }
-    const { header, payload } = headerAndPayload(good);
-    expect(checkFrame(good, header!, payload.subarray(1))).toBe(false);
+  it('the keys derive from the config secret alone', () => {
+    expect(deriveFrameKey('ab'.repeat(32))).toEqual(KEY);
+    expect(deriveFrameKey('ab'.repeat(31) + 'ac').frame.equals(KEY.frame)).toBe(false);
+    expect(KEY.header.equals(KEY.frame)).toBe(false);
   });
 });
 
@@ -150,15 +181,16 @@ describe('repository on the commit log (fs)', () => {
         const want = await fill(store, 10);
         const seq = store.repo.seq;
         const segment = (await readAnchor(store.repo.provider))!.anchor.log!.key;
+        const key = await readFrameKey(store.repo.provider);
         await store.close();
         const file = readFileSync(pathOf(dir, segment));
         let at = HEADER_BYTES; // where the log ends: after the last whole frame
         for (;;) {
-          const h = decodeFrameHeader(file.subarray(at, at + FRAME_HEADER_BYTES));
+          const h = decodeFrameHeader(file.subarray(at, at + FRAME_HEADER_BYTES), key);
           if (!h) break;
           at += FRAME_HEADER_BYTES + h.payloadBytes;
         }
-        const stale = frameOf(seq + 1);
+        const stale = frameOf(seq + 1, undefined, key);
         (half ? stale.subarray(0, stale.length >> 1) : stale).copy(file, at);
         writeFileSync(pathOf(dir, segment), file);
         const again = await open();
@@ -183,10 +215,11 @@ describe('repository on the commit log (fs)', () => {
     try {
       for (let i = 0; i < 6; i++) await put(store, `s${i}`, randomBytes(500, i));
       const segment = (await readAnchor(store.repo.provider))!.anchor.log!.key;
+      const key = await readFrameKey(store.repo.provider);
       await store.close();
       const file = readFileSync(pathOf(dir, segment));
       // The second frame's payload (its first body), past the anchor's log position (0).
-      const first = decodeFrameHeader(file.subarray(HEADER_BYTES))!;
+      const first = decodeFrameHeader(file.subarray(HEADER_BYTES), key)!;
       const second = HEADER_BYTES + FRAME_HEADER_BYTES + first.payloadBytes;
       for (const offset of [0, 4, FRAME_HEADER_BYTES + 80]) {
         const bytes = Buffer.from(file);

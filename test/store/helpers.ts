@@ -7,7 +7,7 @@ import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { decodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { readRecord } from '../../src/store/records-io.js';
-import { readAnchor } from '../../src/store/recovery.js';
+import { readAnchor, readFrameKey } from '../../src/store/recovery.js';
 import { scanLog } from '../../src/store/commit-log/scan.js';
 import type { Store } from '../../src/store/store.js';
 import { randomBytes } from '../support/random.js';
@@ -55,7 +55,7 @@ export async function chainCommits(provider: Provider, after = 0): Promise<Commi
   let top = found?.anchor.seq ?? 0;
   if (found?.anchor.log) {
     // Commits appended to the commit log after the anchor's head (store/commit-log/scan.ts).
-    const last = (await scanLog(provider, found.anchor.log, { seq: top, ref: ref ?? found.anchor.root })).commits.at(-1);
+    const last = (await scanLog(provider, found.anchor.log, { seq: top, ref: ref ?? found.anchor.root }, await readFrameKey(provider))).commits.at(-1);
     if (last) [ref, top] = [last.ref, last.record.seq];
   }
   for (let seq = top; seq > after && ref; seq--) {

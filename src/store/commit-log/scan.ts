@@ -4,8 +4,9 @@
  * The anchor names the log position after the newest commit it knows (its `log`); commits
  * appended after it are found by reading frames forward from there. A frame is taken only if
  * all of these hold, and the scan stops at the first that is not:
- *   - its header parses and its SHA-256 covers header and payload (frame.ts): torn writes,
- *     preallocated zeros and partial overwrites fail here;
+ *   - its header parses and its MAC (SHA-256 in segments written before frames were keyed)
+ *     covers header and payload (frame.ts): torn writes, preallocated zeros, partial overwrites
+ *     and frames a client wrote inside a body fail here;
  *   - its sequence is the previous commit's plus one, and the record inside says so too;
  *   - its record's parent is the previous commit (key, offset, length and hash): a whole frame
  *     left by an earlier attempt at the same position (written, never acknowledged, then
@@ -19,7 +20,7 @@ import { ENTRY_HEADER_SIZE } from '../../pack/stream-writer.js';
 import { decodeCommit, hashRecord, type CommitRecord, type RecordRef } from '../commit.js';
 import { sameRef } from '../anchor.js';
 import { StoreError } from '../errors.js';
-import { checkFrame, decodeFrameHeader, FRAME_HEADER_BYTES, type FrameHeader } from './frame.js';
+import { checkFrame, decodeFrameHeader, FRAME_HEADER_BYTES, frameMagic, segmentAuth, type FrameHeader, type FrameKey } from './frame.js';
 
 /** Bytes read at once while scanning: many small frames per read, one frame at most in memory
  * beyond it (a frame larger than this is read on its own). */
@@ -47,15 +48,16 @@ export interface ScanResult {
 /**
  * Scans segment `from.key` forward from `from.offset` for commits continuing the chain whose
  * newest commit is `after` (sequence and reference; for the first commit after a root, the
- * root's reference). Reads only. Throws StoreError 'MissingBlob' if the segment is gone,
- * 'Corrupt' for a chaining frame whose record does not decode, and provider errors.
+ * root's reference); `frameKey`: the repository's (frame.ts deriveFrameKey). Reads only. Throws
+ * StoreError 'MissingBlob' if the segment is gone, 'Corrupt' for a chaining frame whose record
+ * does not decode, and provider errors.
  */
-export async function scanLog(provider: Provider, from: LogPosition, after: { seq: number; ref: RecordRef }): Promise<ScanResult> {
+export async function scanLog(provider: Provider, from: LogPosition, after: { seq: number; ref: RecordRef }, frameKey: FrameKey | undefined): Promise<ScanResult> {
   const commits: ScannedCommit[] = [];
   let pos = from.offset;
   let seq = after.seq;
   let parent = after.ref;
-  for await (const frame of readFrames(provider, from.key, from.offset)) {
+  for await (const frame of readFrames(provider, from.key, from.offset, frameKey)) {
     if (frame.header.seq !== seq + 1) break;
     const { record, ref } = frameCommit(from.key, frame);
     if (!sameRef(record.parent, parent)) break; // a whole frame of another attempt: not this chain
@@ -76,12 +78,14 @@ export interface ReadFrame {
 }
 
 /**
- * The frames of segment `key` from byte `from` on, in order, each checked against its SHA-256;
- * ends at the first position that holds no whole valid frame (the log's end). Reads at most
- * SCAN_WINDOW_BYTES (or one frame) at a time. Throws StoreError 'MissingBlob' if the segment is
- * gone, and provider errors.
+ * The frames of segment `key` from byte `from` on, in order, each checked against its MAC
+ * (frame.ts segmentAuth: `frameKey` is the repository's); ends at the first position that holds
+ * no whole valid frame (the log's end). Reads at most SCAN_WINDOW_BYTES (or one frame) at a time.
+ * Throws StoreError 'MissingBlob' if the segment is gone, 'Corrupt' for a keyed segment without
+ * `frameKey`, and provider errors.
  */
-export async function* readFrames(provider: Provider, key: string, from: number): AsyncGenerator<ReadFrame> {
+export async function* readFrames(provider: Provider, key: string, from: number, frameKey: FrameKey | undefined): AsyncGenerator<ReadFrame> {
+  const auth = segmentAuth(key, frameKey);
   let size: number;
   try {
     size = (await provider.head(key)).size;
@@ -117,11 +121,11 @@ export async function* readFrames(provider: Provider, key: string, from: number)
   for (;;) {
     const headerBytes = await bytesAt(pos, FRAME_HEADER_BYTES);
     if (!headerBytes) return;
-    const header = decodeFrameHeader(headerBytes);
+    const header = decodeFrameHeader(headerBytes, auth);
     if (!header) return;
     const headerCopy = headerBytes.slice(); // the window may move when the payload is read
     const payload = await bytesAt(pos + FRAME_HEADER_BYTES, header.payloadBytes);
-    if (!payload || !checkFrame(headerCopy, header, payload)) return;
+    if (!payload || !checkFrame(headerCopy, header, payload, auth)) return;
     const end = pos + FRAME_HEADER_BYTES + header.payloadBytes;
     yield { at: pos, end, header, payload };
     pos = end;
@@ -150,18 +154,22 @@ export function frameCommit(key: string, frame: ReadFrame): ScannedCommit {
 }
 
 /**
- * The position of a whole valid frame (checksum passes) of sequence above `afterSeq` anywhere
- * in segment `key` from byte `from` on, or undefined. Appends are serial (each synced before
+ * The position of a whole valid frame (its MACs pass) of sequence above `afterSeq` anywhere in
+ * segment `key` from byte `from` on, or undefined (`frameKey`: the repository's, as readFrames).
+ * A frame inside a client's body cannot pass (frame.ts: keyed), and its header fails its own
+ * MAC before the payload it claims is read. Appends are serial (each synced before
  * the next starts), so past the log's end such a frame means acknowledged commits behind damaged
  * bytes: recovery then refuses to open rather than silently dropping them. Reads the segment in
  * windows and stops at the first window of zeros only: frames are contiguous, and no frame holds
  * SCAN_WINDOW_BYTES of zeros in a row (a packed body is at most layout.ts PACK_MAX_BODY, half a
  * window, and entry headers lie between bodies), so nothing valid lies past such a window
- * (the never-written preallocation). Throws provider errors.
+ * (the never-written preallocation). Throws provider errors, and StoreError 'Corrupt' as
+ * readFrames.
  */
-export async function findFrameAfter(provider: Provider, key: string, from: number, afterSeq: number): Promise<number | undefined> {
+export async function findFrameAfter(provider: Provider, key: string, from: number, afterSeq: number, frameKey: FrameKey | undefined): Promise<number | undefined> {
+  const auth = segmentAuth(key, frameKey);
   const size = (await provider.head(key)).size;
-  const magic = Buffer.from('SLG1', 'latin1');
+  const magic = frameMagic(auth);
   for (let start = from; start + FRAME_HEADER_BYTES <= size; ) {
     const end = Math.min(size, start + SCAN_WINDOW_BYTES);
     const window = Buffer.from(await getBytes(provider, key, { start, end: end - 1 }));
@@ -170,10 +178,10 @@ export async function findFrameAfter(provider: Provider, key: string, from: numb
       const at = start + i;
       if (at === from) continue; // the frame the scan already refused
       const headerBytes = at + FRAME_HEADER_BYTES <= end ? window.subarray(i, i + FRAME_HEADER_BYTES) : await getBytes(provider, key, { start: at, end: Math.min(size, at + FRAME_HEADER_BYTES) - 1 });
-      const header = decodeFrameHeader(headerBytes);
+      const header = decodeFrameHeader(headerBytes, auth);
       if (!header || header.seq <= afterSeq || at + FRAME_HEADER_BYTES + header.payloadBytes > size) continue;
       const payload = await getBytes(provider, key, { start: at + FRAME_HEADER_BYTES, end: at + FRAME_HEADER_BYTES + header.payloadBytes - 1 });
-      if (checkFrame(headerBytes, header, payload)) return at;
+      if (checkFrame(headerBytes, header, payload, auth)) return at;
     }
     if (end >= size) break;
     start = end - (FRAME_HEADER_BYTES - 1); // a magic split across windows is seen by the next

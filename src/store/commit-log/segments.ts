@@ -13,6 +13,7 @@
 import type { AppendLog } from '../../provider/append-log.js';
 import type { Provider } from '../../provider/provider.js';
 import { logKey } from '../layout.js';
+import type { FrameKey } from './frame.js';
 
 /** Bytes preallocated per segment, and the step it grows by (fs: log-segment.ts): 4 MiB holds
  * ~5,000 commits of one 512 B object or ~60 batches of 16 4 KiB objects, so growing (one
@@ -26,15 +27,19 @@ export const ROLL_AT_BYTES = 48 * 1024 * 1024;
 export class Segments {
   readonly #openLog: NonNullable<Provider['openLog']>;
   readonly #rollAt: number;
+  /** The repository's frame keys (frame.ts): frames appended here are keyed with them. */
+  readonly frameKey: FrameKey;
   #current: AppendLog | undefined;
 
   /**
-   * `openLog`: the provider's capability (Provider.openLog), bound to it. `rollAt`: bytes after
+   * `openLog`: the provider's capability (Provider.openLog), bound to it. `frameKey`: the
+   * repository's (frame.ts deriveFrameKey). `rollAt`: bytes after
    * which the next batch goes to a new segment (default ROLL_AT_BYTES; tests pass a few KiB to
    * make rolls, and so GC of rolled segments, happen within a short run).
    */
-  constructor(openLog: NonNullable<Provider['openLog']>, rollAt = ROLL_AT_BYTES) {
+  constructor(openLog: NonNullable<Provider['openLog']>, frameKey: FrameKey, rollAt = ROLL_AT_BYTES) {
     this.#openLog = openLog;
+    this.frameKey = frameKey;
     this.#rollAt = rollAt;
   }
 
