@@ -9,7 +9,7 @@ import type { BigRun } from './erasure-measure.js';
 import { mibPerSecond } from './erasure-measure.js';
 import type { ScrubRun } from './erasure-lanes.js';
 import { table } from './lib/markdown.js';
-import { fmt, median, medianRange, percentile } from './lib/stats.js';
+import { fmt, median, medianRange, pairedRatios, percentile } from './lib/stats.js';
 
 /** Every figure the bench collected, by lane name ('fs', 'ec 4+2', 'ec 10+4'). */
 export interface ErasureResults {
@@ -48,18 +48,10 @@ const MIB = 2 ** 20;
 
 const bigMiB = (runs: BigRun[] | undefined) => (runs?.length ? median(runs.map(mibPerSecond)) : NaN);
 const loopOps = (runs: RunResult[] | undefined) => (runs?.length ? median(runs.map((r) => r.n / r.seconds)) : NaN);
-/**
- * Per-run shares of `runs` against `base`, run i with run i: the lanes of one run are measured
- * one right after the other, so each share compares two moments of the machine seconds apart,
- * where a ratio of medians may compare a lane's quiet run with the other lane's busy one.
- */
+/** Per-run shares of `runs` against `base`, run i with run i (lib/stats.ts pairedRatios). */
 export function pairedShares(runs: readonly RunResult[], base: readonly RunResult[]): number[] {
-  const out: number[] = [];
-  for (let i = 0; i < Math.min(runs.length, base.length); i++) {
-    const share = runs[i]!.n / runs[i]!.seconds / (base[i]!.n / base[i]!.seconds);
-    if (Number.isFinite(share)) out.push(share); // an fs run that completed nothing pairs with nothing
-  }
-  return out;
+  const rate = (r: RunResult) => r.n / r.seconds;
+  return pairedRatios(runs.map(rate), base.map(rate));
 }
 /** Rate of a repair: bytes the wiped domain held over the wall time of `strata scrub --repair`. */
 export const repairMiB = (r: Maintenance['repairOne']) => (r ? r.wipedBytes / MIB / r.wallSeconds : NaN);

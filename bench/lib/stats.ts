@@ -32,3 +32,18 @@ export function medianRange(xs: readonly number[], digits = 0): string {
   const s = sorted(xs);
   return `${fmt(median(s), digits)} (${fmt(s[0]!, digits)}–${fmt(s[s.length - 1]!, digits)})`;
 }
+
+/**
+ * values[i] / base[i] for each i both have: figures measured one right after the other (the
+ * lanes of one round) pair up, so each ratio compares two moments of the machine seconds apart,
+ * where a ratio of medians may compare one lane's quiet sample with the other's busy one. A
+ * pair whose base is 0 (nothing completed) gives nothing.
+ */
+export function pairedRatios(values: readonly number[], base: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < Math.min(values.length, base.length); i++) {
+    const r = values[i]! / base[i]!;
+    if (Number.isFinite(r)) out.push(r);
+  }
+  return out;
+}
