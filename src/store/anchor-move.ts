@@ -8,7 +8,7 @@
 import type { Provider } from '../provider/provider.js';
 import { mayStillLand, ProviderError } from '../provider/provider.js';
 import { ANCHOR_KEY } from './layout.js';
-import { encodeAnchor, FORMAT, sameAnchor, sameRef, type Anchor, type AnchorLog } from './anchor.js';
+import { encodeAnchor, FORMAT, namesKeyedLog, sameAnchor, sameRef, type Anchor, type AnchorLog } from './anchor.js';
 import type { RecordRef } from './commit.js';
 import { readAnchor } from './recovery.js';
 import { StoreError } from './errors.js';
@@ -28,6 +28,8 @@ export class AnchorMover {
   readonly #provider: Provider;
   readonly #fence: Fence;
   readonly #writer: string;
+  /** The repository's frame keys' id (commit-log/frame.ts), named by anchors of keyed segments. */
+  readonly #frameKeyId: string;
   #etag: string;
   /** What the anchor named when we last wrote or read it. */
   #known: AnchorTarget;
@@ -36,8 +38,9 @@ export class AnchorMover {
   /** Tickets of writes that may yet be committed (closeTicket), closed at the next move. */
   #held: InflightTicket[] = [];
 
-  constructor(provider: Provider, fence: Fence, writer: string, loaded: Anchor, etag: string) {
+  constructor(provider: Provider, fence: Fence, writer: string, loaded: Anchor, etag: string, frameKeyId: string) {
     this.#provider = provider;
+    this.#frameKeyId = frameKeyId;
     this.#fence = fence;
     this.#writer = writer;
     this.#etag = etag;
@@ -69,6 +72,7 @@ export class AnchorMover {
     const anchor: Anchor = { format: FORMAT, seq, root, time, writer: this.#writer };
     if (head) anchor.head = head;
     if (log) anchor.log = { key: log.key, offset: log.offset };
+    if (namesKeyedLog(anchor)) anchor.frameKeyId = this.#frameKeyId;
     const conditional = this.#provider.capabilities.conditionalWrites;
     try {
       const info = await this.#provider.put(ANCHOR_KEY, encodeAnchor(anchor), conditional ? { ifMatch: this.#etag } : { replaces: true });

@@ -55,7 +55,7 @@ export function logKey(firstSeq: number): string {
 /** Whether log segment `key` holds keyed frames (named by logKey), not the SHA-256 frames of a
  * segment written before ("log/<seq>-<rand>"). */
 export function keyedLogSegment(key: string): boolean {
-  return key.length > 16 && key.charCodeAt(16) === 0x2e && key.startsWith('log/');
+  return /^log\/[0-9a-f]{12,}\./.test(key);
 }
 
 /** 6 + 12 + 1 + 12 = 31 bytes. */

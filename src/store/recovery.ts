@@ -138,9 +138,15 @@ export async function loadChain(provider: Provider, anchor: Anchor, root: RootRe
  * stopped: damaged bytes would otherwise silently drop acknowledged commits. Returns every commit after
  * the root, oldest first, and the chain's tip. `frameKey`: the repository's (readFrameKey;
  * undefined when its config is unreadable: a log segment with keyed frames then throws
- * StoreError 'Corrupt'). Throws as loadChain and scanLog.
+ * StoreError 'Corrupt'); 'Corrupt' too when the anchor names other frame keys than `frameKey`
+ * (anchor.ts frameKeyId: the config's secret changed). Throws as loadChain and scanLog.
  */
 export async function loadChainTip(provider: Provider, anchor: Anchor, root: RootRecord, frameKey: FrameKey | undefined, opts: { checkTail?: boolean } = {}): Promise<{ commits: CommitRecord[]; tip: ChainTipRef }> {
+  if (anchor.frameKeyId !== undefined && frameKey && frameKey.id !== anchor.frameKeyId) {
+    // Every frame would fail its MAC, and the log would read as ending at the anchor: commits
+    // after it silently dropped. The secret in config changed (damaged, or another repository's).
+    throw new StoreError('Corrupt', `${CONFIG_KEY}: its secret gives frame keys ${frameKey.id}, but the anchor's log was written with ${anchor.frameKeyId} (config damaged or replaced)`);
+  }
   const commits = await walkBack(provider, anchor, root);
   const tip: ChainTipRef = { seq: anchor.seq, head: anchor.head, log: anchor.log };
   if (anchor.log) {

@@ -76,11 +76,12 @@ export class Repository {
     // The log position stays unset: the first batch rolls to a fresh segment (segments.ts).
     this.#tip = { seq: tip.seq, head: tip.head, time: 0, root: anchor.root, log: undefined };
     const openLog = provider.openLog?.bind(provider);
-    this.#segments = opts.commitLog && openLog ? new Segments(openLog, deriveFrameKey(config.tokenSecret), opts.segmentRollBytes) : undefined;
+    const frameKey = deriveFrameKey(config.tokenSecret);
+    this.#segments = opts.commitLog && openLog ? new Segments(openLog, frameKey, opts.segmentRollBytes) : undefined;
     const log = (event: string, fields: Record<string, unknown>) => this.log(event, fields);
     const now = () => this.now();
     this.#fence = new Fence(log);
-    const mover = new AnchorMover(provider, this.#fence, newId(8), anchor, etag);
+    const mover = new AnchorMover(provider, this.#fence, newId(8), anchor, etag, frameKey.id);
     this.#mover = mover;
     const shared = { provider, state: this.state, tip: this.#tip, anchor: mover, fence: this.#fence, stats: this.stats, now };
     this.#checkpoints = new CheckpointRunner({

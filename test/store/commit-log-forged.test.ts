@@ -23,6 +23,8 @@ import { keyedLogSegment } from '../../src/store/layout.js';
 import { readAnchor, readFrameKey } from '../../src/store/recovery.js';
 import { Store } from '../../src/store/store.js';
 import { verifyRepository } from '../../src/store/verify.js';
+import { collectGarbage } from '../../src/store/gc.js';
+import { markRepository } from '../../src/store/gc-mark.js';
 import { randomBytes } from '../support/random.js';
 import { collect, stream, tempDir } from './helpers.js';
 
@@ -147,6 +149,7 @@ describe('commit log frames a client writes', () => {
       const torn = frameStarts(readFileSync(pathOf(dir, segment)), key).at(-1)! - HEADER_BYTES;
       expect(await findFrameAfter(counting, segment, torn, store.repo.seq - 1, key)).toBeUndefined();
       // One pass of windows over the segment; the claimed payloads would be 2,000 MiB.
+      expect(bytesRead).toBeGreaterThanOrEqual(headers.length); // it did read past the forged headers
       expect(bytesRead).toBeLessThanOrEqual(2 * size);
       await store.close();
     } finally {
@@ -197,13 +200,14 @@ describe('commit log frames a client writes', () => {
 
   it('an anchor naming a keyed segment says format 2, which versions before keyed frames refuse; others say 1', () => {
     const base: Anchor = { format: FORMAT, seq: 3, root: { key: 'roots/x', offset: 0, length: 1, hash: '0'.repeat(64), seq: 0 }, time: 1, writer: 'w' };
-    const keyed: Anchor = { ...base, log: { key: 'log/000000000001.0123456789', offset: 10 } };
+    const keyed: Anchor = { ...base, log: { key: 'log/000000000001.0123456789', offset: 10 }, frameKeyId: '00112233aabbccdd' };
     const before: Anchor = { ...base, log: { key: 'log/000000000001-0123456789', offset: 10 } };
     const formatOf = (a: Anchor) => (JSON.parse(Buffer.from(encodeAnchor(a)).toString()) as { format: string }).format;
     expect(formatOf(keyed)).toBe('strata-repository/2');
     expect(formatOf(before)).toBe('strata-repository/1');
     expect(formatOf(base)).toBe('strata-repository/1');
     for (const a of [keyed, before, base]) expect(decodeAnchor(encodeAnchor(a))).toEqual(a);
+    expect(() => encodeAnchor({ ...keyed, frameKeyId: undefined })).toThrow(/needs the frame keys' id/);
     // Format 1 naming a keyed segment (a valid check over it): refused as not fitting.
     const body = JSON.stringify({ format: 'strata-repository/1', seq: 3, head: null, root: base.root, time: 1, writer: 'w', log: keyed.log });
     const check = createHash('sha256').update(body).digest('hex');
@@ -211,5 +215,56 @@ describe('commit log frames a client writes', () => {
     // A later format: refused as unsupported, as older versions refuse format 2.
     const later = Buffer.from(Buffer.from(encodeAnchor(keyed)).toString().replace('strata-repository/2', 'strata-repository/3'));
     expect(() => decodeAnchor(later)).toThrow(expect.objectContaining({ code: 'UnsupportedFormat' }) as Error);
+  });
+
+  it('frames in the format of segments written before are byte for byte what that version wrote', () => {
+    const record = new Uint8Array(40).map((_, i) => i * 7);
+    const bodies = [new Uint8Array(100).map((_, i) => i), new Uint8Array(3).fill(9)];
+    const bytes = Buffer.concat(encodeFrame(12, record, bodies, new Uint8Array(12).fill(5), null).chunks);
+    // The encoder of 6fe1a53 (before keyed frames), run on the same input.
+    expect(bytes.length).toBe(391);
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe('5bc7d738d18aefe8a87f385a4df89d40d96a68319a80a18140583c1ea1f2639a');
+  });
+
+  it('a config whose secret changed is refused by the open, GC and verify, not taken for a log ending at the anchor', async () => {
+    const { dir, cleanup } = tempDir('log-config');
+    try {
+      const store = await logRepo(dir);
+      await store.createBucket(B);
+      for (let i = 0; i < 4; i++) await put(store, `k${i}`, randomBytes(100, i));
+      const anchor = (await readAnchor(store.repo.provider))!.anchor;
+      expect(anchor.frameKeyId).toBe(deriveFrameKey(store.repo.config.tokenSecret).id);
+      await store.close();
+      const configPath = pathOf(dir, 'config');
+      const original = readFileSync(configPath);
+      // One hex digit of the secret changed: still a well-formed config.
+      const text = original.toString('latin1');
+      const at = text.indexOf('"tokenSecret": "') + 16;
+      const flipped = Buffer.from(text.slice(0, at) + (text[at] === '0' ? '1' : '0') + text.slice(at + 1), 'latin1');
+      writeFileSync(configPath, flipped);
+
+      const refused = await logRepo(dir).then(async (s) => (await s.close(), undefined), (e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'Corrupt' });
+      expect(String((refused as Error).message)).toContain('config');
+      const provider = await createFsProvider({ dir });
+      await expect(markRepository(provider)).rejects.toMatchObject({ code: 'Corrupt' });
+      await expect(collectGarbage(provider, { dryRun: true })).rejects.toMatchObject({ code: 'Corrupt' });
+      const report = await verifyRepository(provider);
+      expect(report.ok).toBe(false);
+      expect(report.problems.some((p) => p.code === 'Corrupt' && /config/.test(p.message))).toBe(true);
+      // A config that does not parse: the keyed segment cannot be checked, and verify says so.
+      writeFileSync(configPath, Buffer.from('{not json'));
+      const unreadable = await verifyRepository(provider);
+      expect(unreadable.problems.map((p) => p.blob)).toContain('config');
+      expect(unreadable.problems.some((p) => /keyed by the repository's config/.test(p.message))).toBe(true);
+      await provider.close();
+
+      writeFileSync(configPath, original);
+      const again = await logRepo(dir);
+      for (let i = 0; i < 4; i++) expect((await read(again, `k${i}`)).equals(Buffer.from(randomBytes(100, i)))).toBe(true);
+      await again.close();
+    } finally {
+      cleanup();
+    }
   });
 });

@@ -29,8 +29,14 @@
  *
  * Segments created before frames were keyed (layout.ts: their names say so) hold "SLG1" frames:
  * bytes 24..31 zero, bytes 32..63 the SHA-256 of bytes 0..31 and the payload. They are read as
- * before; a repository writes keyed frames only, to segments it creates (every open rolls to a
- * new segment), so such a segment is only ever the tip at the first open after the upgrade.
+ * before; a repository writes keyed frames only, to segments it creates (the first batch after
+ * every open goes to a new segment), so such a segment stays the tip only until the first write
+ * after the upgrade (a read-only or idle open, or a failed roll, leaves it the tip until then,
+ * and a body there can still be a forged SHA-256 frame).
+ *
+ * The keys derive from the secret alone, so a config whose secret changed would make every
+ * frame fail and the log read as ending where the anchor points: anchors naming a keyed segment
+ * carry the keys' id (FrameKey.id), and recovery refuses a config that does not match it.
  */
 import { createHash, createHmac, hkdfSync } from 'node:crypto';
 import { PackStream } from '../../pack/stream-writer.js';
@@ -54,6 +60,9 @@ const HASHED_HEADER = 32;
 export interface FrameKey {
   readonly header: Buffer;
   readonly frame: Buffer;
+  /** 16 hex digits derived with the keys (and telling nothing of them): anchors naming a keyed
+   * segment carry it (anchor.ts frameKeyId), so a config whose secret changed is caught. */
+  readonly id: string;
 }
 
 /** How the frames of one segment are checked: with the repository's keys, or (null) by the
@@ -63,8 +72,8 @@ export type FrameAuth = FrameKey | null;
 /** The frame keys of a repository whose config holds `tokenSecretHex` (64 hex digits): HKDF of
  * the secret, bound to this use. Pure. */
 export function deriveFrameKey(tokenSecretHex: string): FrameKey {
-  const keys = Buffer.from(hkdfSync('sha256', Buffer.from(tokenSecretHex, 'hex'), Buffer.alloc(0), 'strata commit log frames v2', 64));
-  return { header: keys.subarray(0, 32), frame: keys.subarray(32) };
+  const keys = Buffer.from(hkdfSync('sha256', Buffer.from(tokenSecretHex, 'hex'), Buffer.alloc(0), 'strata commit log frames v2', 72));
+  return { header: keys.subarray(0, 32), frame: keys.subarray(32, 64), id: keys.subarray(64).toString('hex') };
 }
 
 /**
@@ -134,22 +143,27 @@ export function frameMagic(auth: FrameAuth): Buffer {
 
 /**
  * Parses a frame header checked with `auth`; undefined when the bytes cannot be one (wrong
- * magic, a header MAC that fails or nonzero reserved bytes, fields out of range: preallocated
- * zeros, a torn write, bytes a client wrote, anything else). Pure. A header that parses proves
- * nothing about the payload until checkFrame accepts it.
+ * magic, nonzero reserved bytes, fields out of range, a header MAC that fails: preallocated
+ * zeros, a torn write, bytes a client wrote, anything else), or when `accept` (asked before the
+ * MAC is computed, so a search skips what it has no use for at the cost of a few compares)
+ * refuses its fields. Pure. A header that parses proves nothing about the payload until
+ * checkFrame accepts it.
  */
-export function decodeFrameHeader(bytes: Uint8Array, auth: FrameAuth): FrameHeader | undefined {
+export function decodeFrameHeader(bytes: Uint8Array, auth: FrameAuth, accept?: (header: FrameHeader) => boolean): FrameHeader | undefined {
   if (bytes.length < FRAME_HEADER_BYTES) return undefined;
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, FRAME_HEADER_BYTES);
   if (b.readUInt32LE(0) !== (auth ? MAGIC_KEYED : MAGIC_SHA256)) return undefined;
-  if (auth ? !headerMac(auth, b).equals(b.subarray(HEADER_FIELDS, HASHED_HEADER)) : b.readBigUInt64LE(24) !== 0n) return undefined;
+  if (!auth && b.readBigUInt64LE(24) !== 0n) return undefined;
   const payloadBytes = b.readUInt32LE(4);
   const seq = b.readBigUInt64LE(8);
   const recordOffset = b.readUInt32LE(16);
   const recordLength = b.readUInt32LE(20);
   if (payloadBytes > MAX_FRAME_PAYLOAD || seq < 1n || seq > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
   if (recordOffset + recordLength > payloadBytes) return undefined;
-  return { seq: Number(seq), payloadBytes, recordOffset, recordLength, check: Buffer.from(b.subarray(HASHED_HEADER, FRAME_HEADER_BYTES)) };
+  const header = { seq: Number(seq), payloadBytes, recordOffset, recordLength, check: Buffer.from(b.subarray(HASHED_HEADER, FRAME_HEADER_BYTES)) };
+  if (accept && !accept(header)) return undefined;
+  if (auth && !headerMac(auth, b).equals(b.subarray(HEADER_FIELDS, HASHED_HEADER))) return undefined;
+  return header;
 }
 
 /** Whether `payload` (exactly header.payloadBytes long) with `headerBytes` hashes to the header's check under `auth`. Pure. */
