@@ -64,7 +64,11 @@ export function targetsTable(s: StoredHttp): string {
     pct = false
   ) => {
     const x = a / b;
-    const shown = pct ? `${fmt(100 * x)}%` : `${fmt(x, digits)}x`;
+    // More digits where rounding would land on the other side of the target (1.97x as "2.0x").
+    let d0 = pct ? 0 : digits;
+    const rounded = (d: number) => (pct ? Number((100 * x).toFixed(d)) / 100 : Number(x.toFixed(d)));
+    while (d0 < 4 && Number.isFinite(x) && ok(rounded(d0)) !== ok(x)) d0++;
+    const shown = pct ? `${fmt(100 * x, d0)}%` : `${fmt(x, d0)}x`;
     const d = unit === 'ms' ? 3 : 0;
     const measured = Number.isFinite(x) ? `${fmt(a, d)} vs ${fmt(b, d)} ${unit} = ${shown}` : 'not measured';
     rows.push([label, goal, measured, verdict(Number.isFinite(x) && ok(x))]);

@@ -175,6 +175,15 @@ describe('bench:http targets table', () => {
     expect(row(empty, 'delimiter LIST (1,000 prefixes), 1,000,000')).toMatch(/not measured \| MISS/);
   });
 
+  it('a ratio just short of its target is shown with the digits that tell it apart', () => {
+    // 4,340 / 2,200 = 1.973x would read "2.0x" against ">= 2x"; 1.99 would read "2.0x" too.
+    expect(row(targetsTable(stored({ strataPut: 4340, strataGetCpu: 0.1 })), '4 KiB PUT (durable), 16 conn, vs the fs peer')).toMatch(/= 1\.97x \| MISS/);
+    expect(row(targetsTable(stored({ strataPut: 4378, strataGetCpu: 0.1 })), '4 KiB PUT (durable), 16 conn, vs the fs peer')).toMatch(/= 1\.99x \| MISS/);
+    expect(row(targetsTable(stored({ strataPut: 4400, strataGetCpu: 0.1 })), '4 KiB PUT (durable), 16 conn, vs the fs peer')).toMatch(/= 2\.0x \| PASS/);
+    // A CPU ratio of 3.004x against "<= 3x" is a MISS, shown as 3.004x (not "3.0x").
+    expect(row(targetsTable(stored({ strataPut: 5000, strataGetCpu: 0.1502 })), '4 KiB GET, 16 conn, server CPU')).toMatch(/= 3\.004x \| MISS/);
+  });
+
   it('renders a section with the differences, each lane stamp, and log lines per operation', () => {
     const md = renderSection(stored({ strataPut: 5000, strataGetCpu: 0.1 }), false);
     expect(md).toContain('only Strata verifies SigV4');
