@@ -36,13 +36,14 @@ import { HashWorkerError, type HashPool, type RemoteHasher } from '../checksum/h
 import type { BudgetAccount } from './budget.js';
 import type { StreamSealer } from './crypto/body-crypto.js';
 import { sealedLength } from './crypto/segment-cipher.js';
+import { fastCrc32c } from '../checksum/native-crc32c.js';
 
 /** Segments per slab: 4 x 256 KiB, so one provider write carries 1 MiB (not 24 B then 256 KiB) and a worker message 1 MiB of hashing. */
 export const SLAB_SEGMENTS = 4;
 /** Bytes of a full slab. */
 export const SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + SEGMENT_SIZE);
-/** Sealed segments made from one full slab of an encrypted body (held until written). */
-const SEALED_SLAB_BYTES = SLAB_SEGMENTS * sealedLength(SEGMENT_SIZE);
+/** Sealed segments made from one full slab of an encrypted body, framed (held until written). */
+const SEALED_SLAB_BYTES = SLAB_SEGMENTS * (ENTRY_HEADER_SIZE + sealedLength(SEGMENT_SIZE));
 /** Slabs read from the body ahead of the one handed to the provider (being filled or hashed). */
 export const SLAB_LOOKAHEAD = 2;
 /**
@@ -155,8 +156,10 @@ export function openSlabHashing(pool: HashPool | undefined, budget: BudgetAccoun
 
 interface Slab {
   lengths: number[];
-  /** An encrypted body's segments of this slab, sealed (what is stored instead of the slab). */
-  sealed?: Uint8Array[];
+  /** An encrypted body's segments of this slab, sealed and laid out as their pack entries (an
+   * entry header's room, then the sealed segment, for each): what is stored instead of the slab,
+   * in one provider write. The headers are written once the entries are framed. */
+  sealed?: Uint8Array;
   /** The slab back from the worker (transferred there and back) with its segments' CRC32C. */
   hashed: Promise<{ crcs: number[]; bytes: Uint8Array }>;
 }
@@ -208,8 +211,11 @@ export async function writeSlabCarrier(
     // are back).
     const bytes = takeSlab(total);
     const spans: number[] = [];
-    const sealed: Uint8Array[] | undefined = sealer ? [] : undefined;
-    for (let i = 0, at = 0; i < lengths.length; i++) {
+    let sealedTotal = 0;
+    if (sealer) for (const n of lengths) sealedTotal += ENTRY_HEADER_SIZE + sealedLength(n);
+    // Fresh each time: handed to the provider, which may hold it until its put resolves.
+    const sealed = sealer ? Buffer.allocUnsafeSlow(sealedTotal) : undefined;
+    for (let i = 0, at = 0, sealedAt = 0; i < lengths.length; i++) {
       const n = lengths[i]!;
       const read = await reader.readInto(bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n));
       if (read !== n) throw new StoreError('IncompleteBody', `body ended after ${got + read} of ${size} bytes`);
@@ -218,7 +224,11 @@ export async function writeSlabCarrier(
       for (const h of local.values()) h.update(segment);
       // Sealed before the slab leaves for the worker (slabs are filled in body order, so the
       // sealer sees the segments in order).
-      sealed?.push(sealer!.seal(segment));
+      if (sealed) {
+        const end = sealedAt + ENTRY_HEADER_SIZE + sealedLength(n);
+        sealer!.sealInto(segment, sealed.subarray(sealedAt + ENTRY_HEADER_SIZE, end));
+        sealedAt = end;
+      }
       got += n;
       at += ENTRY_HEADER_SIZE + n;
     }
@@ -287,9 +297,16 @@ export async function writeSlabCarrier(
         while (next < plan.length && plan[next]![0] === chunk) {
           const slab = await settled(take());
           if (slab.sealed) {
-            // The sealed segments go out while the worker hashes the plaintext; the plaintext
-            // slab comes back to the pool once hashed (never to the provider).
-            for (const s of slab.sealed) yield* pack.entry(s);
+            // The sealed segments go out, framed in place, in one write while the worker hashes
+            // the plaintext; the plaintext slab comes back to the pool once hashed (never to
+            // the provider). The entries' CRCs are of the stored (sealed) bytes.
+            const out = slab.sealed;
+            for (let i = 0, at = 0; i < slab.lengths.length; i++) {
+              const n = sealedLength(slab.lengths[i]!);
+              out.set(pack.entryHeader(n, fastCrc32c(out.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n), 0)), at);
+              at += ENTRY_HEADER_SIZE + n;
+            }
+            yield out;
             giveSlab((await settled(slab.hashed)).bytes);
             continue;
           }

@@ -10,7 +10,7 @@
  * keeps one sealed segment per pack entry. Either way segment i of a stream is sealed with
  * the stream's key at index i (segment-cipher.ts).
  */
-import { openSegment, sealSegment, sealedLength, SEGMENT_TAG_BYTES } from './segment-cipher.js';
+import { openSegment, sealSegment, sealSegmentInto, sealedLength, SEGMENT_TAG_BYTES } from './segment-cipher.js';
 import { streamKey, type BodyStream, type ObjectEncryption } from './envelope.js';
 import { StoreError } from '../errors.js';
 
@@ -44,10 +44,21 @@ export class StreamSealer {
    * bytes, or what remains for the last). Throws RangeError on a wrong length or past the end.
    */
   seal(plain: Uint8Array): Uint8Array {
+    this.#advance(plain);
+    return sealSegment(this.#key, this.#next++, this.#done === this.#size, plain);
+  }
+
+  /** As seal, writing the sealed segment into `target` (exactly sealedLength(plain.length) bytes). */
+  sealInto(plain: Uint8Array, target: Uint8Array): void {
+    if (target.length !== sealedLength(plain.length)) throw new RangeError(`segment ${this.#next}: target is ${target.length} bytes, ${sealedLength(plain.length)} expected`);
+    this.#advance(plain);
+    sealSegmentInto(this.#key, this.#next++, this.#done === this.#size, plain, target);
+  }
+
+  #advance(plain: Uint8Array): void {
     const want = Math.min(this.#segment, this.#size - this.#done);
     if (want <= 0 || plain.length !== want) throw new RangeError(`segment ${this.#next}: ${plain.length} bytes, expected ${want}`);
     this.#done += plain.length;
-    return sealSegment(this.#key, this.#next++, this.#done === this.#size, plain);
   }
 }
 

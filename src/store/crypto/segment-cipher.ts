@@ -52,14 +52,26 @@ export function sealedLength(plainLength: number): number {
  * that is not 32 bytes or an index outside 0..2^53-1.
  */
 export function sealSegment(key: Uint8Array, index: number, final: boolean, plain: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(plain.length + SEGMENT_TAG_BYTES);
+  sealSegmentInto(key, index, final, plain, out);
+  return out;
+}
+
+/**
+ * As sealSegment, writing ciphertext || tag into `target` (exactly sealedLength(plain.length)
+ * bytes, not overlapping `plain`): for a writer that lays sealed segments out in one buffer
+ * with their framing. Throws RangeError as sealSegment, and for a target of another length.
+ */
+export function sealSegmentInto(key: Uint8Array, index: number, final: boolean, plain: Uint8Array, target: Uint8Array): void {
   checkKey(key);
+  if (target.length !== plain.length + SEGMENT_TAG_BYTES) throw new RangeError(`sealed segment ${index}: target is ${target.length} bytes, ${plain.length + SEGMENT_TAG_BYTES} expected`);
   const c = createCipheriv('aes-256-gcm', key, nonceOf(index));
   c.setAAD(final ? AAD_FINAL : AAD_INNER);
-  const out = Buffer.allocUnsafe(plain.length + SEGMENT_TAG_BYTES);
-  let n = c.update(plain).copy(out, 0);
-  n += c.final().copy(out, n);
-  c.getAuthTag().copy(out, n);
-  return out;
+  const body = c.update(plain);
+  target.set(body, 0);
+  const rest = c.final(); // empty for GCM; kept so the layout never depends on it
+  target.set(rest, body.length);
+  target.set(c.getAuthTag(), body.length + rest.length);
 }
 
 /**

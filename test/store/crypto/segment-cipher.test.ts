@@ -5,7 +5,7 @@
  * round-trip at every tail length around the segment size.
  */
 import { describe, expect, it } from 'vitest';
-import { openSegment, sealSegment, sealedLength, SEGMENT_TAG_BYTES } from '../../../src/store/crypto/segment-cipher.js';
+import { openSegment, sealSegment, sealSegmentInto, sealedLength, SEGMENT_TAG_BYTES } from '../../../src/store/crypto/segment-cipher.js';
 import { BodyDecryptor, PACKED_SEGMENT_BYTES, sealBody, sealedSize, StreamSealer } from '../../../src/store/crypto/body-crypto.js';
 import { newDataKey, newStreamId, streamKey, type ObjectEncryption } from '../../../src/store/crypto/envelope.js';
 import { StoreError } from '../../../src/store/errors.js';
@@ -154,5 +154,29 @@ describe('carrier streams', () => {
     // A chunk that does not start on a segment boundary, or runs past its stream.
     corrupt(() => d.chunk(10, SEG, SEG));
     corrupt(() => d.chunk(3 * SEG, 3 * SEG, SEG));
+  });
+
+  it('sealInto writes what seal returns into a buffer of the caller, and a wrong target length changes nothing', () => {
+    const k = streamKey(key(30), newStreamId());
+    const plain = randomBytes(3 * SEG + 5, 31);
+    const a = new StreamSealer(k, plain.length, SEG);
+    const b = new StreamSealer(k, plain.length, SEG);
+    const framed = Buffer.alloc(4 * 8 + sealedSize(plain.length, SEG), 0xee);
+    for (let off = 0, at = 0; off < plain.length; off += SEG) {
+      const seg = plain.subarray(off, Math.min(plain.length, off + SEG));
+      const want = a.seal(seg);
+      // A target of another length is refused before the sealer moves on.
+      expect(() => b.sealInto(seg, Buffer.alloc(want.length - 1))).toThrow(RangeError);
+      b.sealInto(seg, framed.subarray(at + 8, at + 8 + want.length));
+      expect(framed.subarray(at + 8, at + 8 + want.length).equals(Buffer.from(want))).toBe(true);
+      expect(framed.subarray(at, at + 8).equals(Buffer.alloc(8, 0xee))).toBe(true); // the framing room is left alone
+      at += 8 + want.length;
+    }
+    expect(() => sealSegmentInto(k, 0, true, plain.subarray(0, 4), Buffer.alloc(4 + SEGMENT_TAG_BYTES + 1))).toThrow(RangeError);
+    expect(Buffer.from(openSegment(k, 0, true, (() => {
+      const t = Buffer.alloc(4 + SEGMENT_TAG_BYTES);
+      sealSegmentInto(k, 0, true, plain.subarray(0, 4), t);
+      return t;
+    })())).equals(Buffer.from(plain.subarray(0, 4)))).toBe(true);
   });
 });
