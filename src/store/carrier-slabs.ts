@@ -154,6 +154,18 @@ export function openSlabHashing(pool: HashPool | undefined, budget: BudgetAccoun
   };
 }
 
+/**
+ * Writes the pack entry headers of `bytes`, laid out as entries (a header's room, then a body
+ * of `lengths[i]` bytes, for each), in place; `crc` gives each body's CRC32C.
+ */
+function frameInPlace(pack: PackStream, bytes: Uint8Array, lengths: readonly number[], crc: (body: Uint8Array, i: number) => number): void {
+  for (let i = 0, at = 0; i < lengths.length; i++) {
+    const n = lengths[i]!;
+    bytes.set(pack.entryHeader(n, crc(bytes.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n), i)), at);
+    at += ENTRY_HEADER_SIZE + n;
+  }
+}
+
 interface Slab {
   lengths: number[];
   /** An encrypted body's segments of this slab, sealed and laid out as their pack entries (an
@@ -301,20 +313,13 @@ export async function writeSlabCarrier(
             // the plaintext; the plaintext slab comes back to the pool once hashed (never to
             // the provider). The entries' CRCs are of the stored (sealed) bytes.
             const out = slab.sealed;
-            for (let i = 0, at = 0; i < slab.lengths.length; i++) {
-              const n = sealedLength(slab.lengths[i]!);
-              out.set(pack.entryHeader(n, fastCrc32c(out.subarray(at + ENTRY_HEADER_SIZE, at + ENTRY_HEADER_SIZE + n), 0)), at);
-              at += ENTRY_HEADER_SIZE + n;
-            }
+            frameInPlace(pack, out, slab.lengths.map(sealedLength), (body) => fastCrc32c(body, 0));
             yield out;
             giveSlab((await settled(slab.hashed)).bytes);
             continue;
           }
           const { crcs, bytes } = await settled(slab.hashed);
-          for (let i = 0, at = 0; i < slab.lengths.length; i++) {
-            bytes.set(pack.entryHeader(slab.lengths[i]!, crcs[i]!), at);
-            at += ENTRY_HEADER_SIZE + slab.lengths[i]!;
-          }
+          frameInPlace(pack, bytes, slab.lengths, (_, i) => crcs[i]!);
           handed.add(bytes);
           yield bytes;
         }

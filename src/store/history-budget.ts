@@ -261,7 +261,7 @@ export async function recountHistory(state: RepoState, fix: boolean): Promise<Hi
  * verify` reports such a disagreement as a problem). Skipped for a root older than the version
  * log (the migration that follows recounts). Throws what reading runs throws.
  */
-export async function settleHistory(repo: { state: RepoState; log(event: string, fields: Record<string, unknown>): void }, loaded: Loaded): Promise<void> {
+export async function settleHistory(repo: { state: RepoState; log(event: string, fields: Record<string, unknown>): void }, loaded: Pick<Loaded, 'root' | 'commits'>): Promise<void> {
   if (!loaded.root.versionLog) return;
   const state = repo.state;
   const recorded = loaded.commits.length > 0 ? loaded.commits[loaded.commits.length - 1]!.historyBytes : state.history.exact ? state.history.bytes : undefined;

@@ -31,6 +31,8 @@ export interface Loaded {
   anchorEtag: string;
   config: RepositoryConfig;
   root: RootRecord;
+  /** The commit log's frame keys, from config's secret (commit-log/frame.ts). */
+  frameKey: FrameKey;
   /** Commits after the root, oldest first, each verified against its successor. */
   commits: CommitRecord[];
   /** The newest commit: the anchor's, or the last one the log scan found after it (load sets
@@ -220,10 +222,11 @@ export async function load(provider: Provider, options: { create: boolean; now: 
   if (root.repositoryId !== config.repositoryId) {
     throw new StoreError('BrokenChain', `${anchor.root.key} belongs to repository ${root.repositoryId}, not ${config.repositoryId}`);
   }
-  const { commits, tip } = await loadChainTip(provider, anchor, root, deriveFrameKey(config.tokenSecret));
+  const frameKey = deriveFrameKey(config.tokenSecret);
+  const { commits, tip } = await loadChainTip(provider, anchor, root, frameKey);
   // New commits chain on the tip: what the scan read of its segment must be as durable as an
   // acknowledged append before they do (a crash may have left the last append on some of the
   // segment's copies only; Provider.settleLog).
   if (tip.log && provider.settleLog) await provider.settleLog(tip.log.key, tip.log.offset);
-  return { anchor, anchorEtag: etag, config, root, commits, tip };
+  return { anchor, anchorEtag: etag, config, frameKey, root, commits, tip };
 }

@@ -19,7 +19,7 @@ import { newId } from './layout.js';
 import type { Anchor } from './anchor.js';
 import { load, type ChainTipRef, type RepositoryConfig } from './recovery.js';
 import { Segments } from './commit-log/segments.js';
-import { deriveFrameKey } from './commit-log/frame.js';
+import type { FrameKey } from './commit-log/frame.js';
 import { RepoState } from './state.js';
 import type { Tx } from './tx.js';
 import { PendingBudget } from './budget.js';
@@ -64,7 +64,7 @@ export class Repository {
   #closed = false;
   readonly #mover: AnchorMover;
 
-  private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, anchor: Anchor, etag: string, tip: ChainTipRef) {
+  private constructor(provider: Provider, opts: typeof DEFAULTS & RepositoryOptions, config: RepositoryConfig, frameKey: FrameKey, anchor: Anchor, etag: string, tip: ChainTipRef) {
     this.provider = provider;
     this.#opts = opts;
     this.config = config;
@@ -76,7 +76,6 @@ export class Repository {
     // The log position stays unset: the first batch rolls to a fresh segment (segments.ts).
     this.#tip = { seq: tip.seq, head: tip.head, time: 0, root: anchor.root, log: undefined };
     const openLog = provider.openLog?.bind(provider);
-    const frameKey = deriveFrameKey(config.tokenSecret);
     this.#segments = opts.commitLog && openLog ? new Segments(openLog, frameKey, opts.segmentRollBytes) : undefined;
     const log = (event: string, fields: Record<string, unknown>) => this.log(event, fields);
     const now = () => this.now();
@@ -123,7 +122,7 @@ export class Repository {
     if (!Number.isSafeInteger(opts.retentionMs) || opts.retentionMs < 0 || opts.retentionMs > 36_500 * 86_400_000) throw new RangeError(`retentionMs must be 0 to 100 years in ms, not ${opts.retentionMs}`);
     const loaded = await load(provider, { create: opts.create, now, writer: 'init' });
     const tip = loaded.tip ?? { seq: loaded.anchor.seq, head: loaded.anchor.head, log: loaded.anchor.log };
-    const repo = new Repository(provider, opts, loaded.config, loaded.anchor, loaded.anchorEtag, tip);
+    const repo = new Repository(provider, opts, loaded.config, loaded.frameKey, loaded.anchor, loaded.anchorEtag, tip);
     // Commit times never precede what the repository already recorded (the root and anchor
     // carry times no earlier than the head commit's), whatever the clock says now.
     repo.#tip.time = loaded.commits.reduce((t, c) => Math.max(t, c.time), Math.max(loaded.root.time, loaded.anchor.time));

@@ -286,7 +286,7 @@ describe('records written before budgets', () => {
       expect(store.repo.state.history.exact).toBe(false);
       expect(store.repo.state.historyBytes).toBe(0);
       const logged: [string, Record<string, unknown>][] = [];
-      await settleHistory({ state: store.repo.state, log: (e, f) => logged.push([e, f]) }, { anchor: found.anchor, anchorEtag: found.etag, config: store.repo.config, root: legacy, commits: [] });
+      await settleHistory({ state: store.repo.state, log: (e, f) => logged.push([e, f]) }, { root: legacy, commits: [] });
       expect(store.repo.state.history.exact).toBe(true);
       expect(store.repo.state.historyBytes).toBe(truth);
       expect(store.repo.state.history.points).toBe(points);
