@@ -64,22 +64,29 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
   if (provider.read) {
     // Positional reads of a few segments at a time, each segment verified before use.
     const per = Math.max(1, Math.floor(READ_SPAN_BYTES / (ENTRY_HEADER_SIZE + c.segment)));
-    // Decrypted segments are copies, so the stored bytes are consumed at once: one scratch
-    // buffer serves every read of this chunk (plain segments are yielded as views instead).
-    let scratch: Uint8Array | undefined;
+    // Decrypted segments are copies, so a span's stored bytes are consumed before the read
+    // after the next one: two scratch buffers, taken in turn, serve every read of this chunk
+    // (plain segments are yielded as views of fresh reads instead).
+    const scratch: (Uint8Array | undefined)[] = [undefined, undefined];
+    let turn = 0;
     const spanRead = (seg: number): Promise<Uint8Array> => {
       const last = Math.min(s1, seg + per - 1);
       const start = offsetOf(seg);
       const end = offsetOf(last) + ENTRY_HEADER_SIZE + lenOf(last) - 1;
-      if (open) scratch ??= new Uint8Array(Math.min(end - start + 1, per * (ENTRY_HEADER_SIZE + c.segment + over)));
-      return provider.read!(c.blob, { start, end }, scratch).then((bytes) => {
+      let into: Uint8Array | undefined;
+      if (open) {
+        // Sized by the chunk's first span, the largest (only the last span may be shorter).
+        into = scratch[turn] ??= new Uint8Array(Math.min(end - start + 1, per * (ENTRY_HEADER_SIZE + c.segment + over)));
+        turn ^= 1;
+      }
+      return provider.read!(c.blob, { start, end }, into).then((bytes) => {
         if (bytes.length !== end - start + 1) throw new StoreError('Corrupt', `${c.blob}: short read of its segments`);
         return bytes;
       });
     };
-    // Plain segments are yielded as views of fresh reads, so the next span is read while
-    // this one goes out to the client (disk and socket overlap; two spans held). An
-    // encrypted chunk reuses one scratch buffer, so it reads one span at a time.
+    // The next span is read while this one is opened and goes out to the client (disk,
+    // decryption and socket overlap; two spans held). An encrypted span's scratch is taken
+    // again only by the read after the next, which starts once this span is all opened.
     let ahead: Promise<Uint8Array> | undefined;
     try {
       for (let seg = s0; seg <= s1; seg += per) {
@@ -89,7 +96,7 @@ async function* readChunk(provider: Provider, c: ChunkRef, from: number, to: num
         try {
           bytes = await (ahead ?? spanRead(seg));
           ahead = undefined;
-          if (!open && seg + per <= s1) {
+          if (seg + per <= s1) {
             ahead = spanRead(seg + per);
             ahead.catch(() => undefined); // awaited next round, or when the stream stops
           }
