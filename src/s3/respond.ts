@@ -15,8 +15,21 @@ import { writtenCallback } from '../store/chunk-scatter-read.js';
 
 const XML_TYPE = 'application/xml';
 
+/**
+ * Writes the status line and the headers: the request's base headers, then `headers` (which
+ * win over a base header of the same name, as a merge would), handed to Node as the flat
+ * [name, value, ...] list writeHead takes instead of a merged object built per response.
+ */
+export function writeHead(r: RequestContext, status: number, headers: Readonly<Record<string, string | number>>): void {
+  const base = r.baseHeaders;
+  const list: (string | number)[] = [];
+  for (const k in base) if (headers[k] === undefined) list.push(k, base[k]!);
+  for (const k in headers) list.push(k, headers[k]!);
+  r.res.writeHead(status, list);
+}
+
 export function sendEmpty(r: RequestContext, status: number, headers: Record<string, string | number> = {}): void {
-  r.res.writeHead(status, { ...r.baseHeaders, ...headers });
+  writeHead(r, status, headers);
   r.res.end();
 }
 
@@ -28,7 +41,7 @@ export function sendEmpty(r: RequestContext, status: number, headers: Record<str
 export function sendXml(r: RequestContext, status: number, xml: string | XmlChunks, headers: Record<string, string | number> = {}): void {
   if (typeof xml === 'string' || xml.length === 1) {
     const body = Buffer.from(typeof xml === 'string' ? xml : xml[0]!, 'utf8');
-    r.res.writeHead(status, { ...r.baseHeaders, 'content-type': XML_TYPE, 'content-length': body.length, ...headers });
+    writeHead(r, status, { 'content-type': XML_TYPE, 'content-length': body.length, ...headers });
     r.res.end(body);
     r.bytesOut += body.length;
     return;
@@ -37,7 +50,7 @@ export function sendXml(r: RequestContext, status: number, xml: string | XmlChun
   let length = 0;
   for (const piece of pieces) length += piece.length;
   const res = r.res;
-  res.writeHead(status, { ...r.baseHeaders, 'content-type': XML_TYPE, 'content-length': length, ...headers });
+  writeHead(r, status, { 'content-type': XML_TYPE, 'content-length': length, ...headers });
   res.cork();
   for (let i = 0; i < pieces.length - 1; i++) res.write(pieces[i]);
   res.end(pieces[pieces.length - 1]);
@@ -58,7 +71,7 @@ export async function sendStream(
 ): Promise<void> {
   const res = r.res;
   if (r.method === 'HEAD') {
-    res.writeHead(status, { ...r.baseHeaders, ...headers });
+    writeHead(r, status, headers);
     res.end();
     return;
   }
@@ -67,7 +80,7 @@ export async function sendStream(
     // Pull the first chunk before the status line: an early failure (a missing or
     // corrupted blob) can still become a proper error response.
     let next = await it.next();
-    res.writeHead(status, { ...r.baseHeaders, ...headers });
+    writeHead(r, status, headers);
     if (!next.done && next.value.length === Number(headers['content-length'])) {
       // The whole body in its first chunk (a packed object, a one-span carrier): one end()
       // call, and the stream is closed without another pull (its cleanup still runs).
