@@ -15,7 +15,7 @@ import {
   type HeaderInput,
 } from './canonical.js';
 import { canonicalQuery, canonicalUri, type QueryInput } from './encode.js';
-import { EMPTY_PAYLOAD_SHA256, hmacSha256, toHex, UNSIGNED_PAYLOAD } from './hash.js';
+import { EMPTY_PAYLOAD_SHA256, hmacSha256Hex, UNSIGNED_PAYLOAD } from './hash.js';
 import { deriveSigningKey } from './signing-key.js';
 
 export interface Credentials {
@@ -85,9 +85,7 @@ export function computeSignature(
   service: string,
   toSign: string
 ): string {
-  return toHex(
-    hmacSha256(deriveSigningKey(secretAccessKey, amzDate.slice(0, 8), region, service), toSign)
-  );
+  return hmacSha256Hex(deriveSigningKey(secretAccessKey, amzDate.slice(0, 8), region, service), toSign);
 }
 
 /**

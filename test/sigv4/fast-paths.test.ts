@@ -5,18 +5,19 @@
  * sent as UTF-8 and read one character per byte) and text above U+00FF; signatureMatches
  * accepts exactly the hex text the string comparison accepted; hmacSha256 (two one-shot
  * digests over reused scratch) equals createHmac for any key and data, and its results stay
- * its own. The per-request memos (the last signing key, the last x-amz-date, split credential
+ * its own; hmacSha256Hex (the inner digest passed as latin1 text) is its hex. The per-request memos (the last signing key, the last x-amz-date, split credential
  * texts) answer as a fresh computation does, whatever order values come in.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256, sha256Hex, signatureMatches, signaturesEqual, toHex } from '../../src/sigv4/hash.js';
+import { hmacSha256, hmacSha256Hex, sha256Hex, signatureMatches, signaturesEqual, toHex } from '../../src/sigv4/hash.js';
 import { parseAmzDate, wireBytes, wireText } from '../../src/sigv4/canonical.js';
 import { deriveSigningKey } from '../../src/sigv4/signing-key.js';
 import { parseCredential } from '../../src/s3/auth/v4-core.js';
 import { S3Error } from '../../src/s3/errors.js';
 
 const ref = (d: string | Uint8Array) => createHash('sha256').update(d).digest('hex');
+const refHexOf = (k: Uint8Array, d: string) => createHmac('sha256', k).update(d).digest('hex');
 
 describe('sha256Hex', () => {
   it('matches createHash for strings and bytes', () => {
@@ -56,6 +57,38 @@ describe('hmacSha256', () => {
       const t = 'p'.repeat(n);
       expect(hmacSha256(k, t).equals(refMac(k, t)), `${n} chars`).toBe(true);
     }
+  });
+
+  it('hmacSha256Hex is its hex, for keys and data of every length, text and bytes, past the scratch too', () => {
+    const refHex = (k: string | Uint8Array, d: string | Uint8Array) => createHmac('sha256', k).update(d).digest('hex');
+    for (const kl of [0, 1, 32, 63, 64, 65, 300]) {
+      for (const dl of [0, 1, 55, 64, 65, 5000, 16 * 1024, 70_000]) {
+        const k = randomBytes(kl);
+        const d = randomBytes(dl);
+        expect(hmacSha256Hex(k, d), `bytes ${kl}/${dl}`).toBe(refHex(k, d));
+        expect(hmacSha256Hex(k, d)).toBe(toHex(hmacSha256(k, d)));
+        const ks = 'AWS4' + '\u00e9'.repeat(kl);
+        const ds = 'x\u20ac\u{1f600}\u00ff\u0080'.repeat(dl >> 3);
+        expect(hmacSha256Hex(ks, ds), `text ${kl}/${dl}`).toBe(refHex(ks, ds));
+      }
+    }
+    // Inner digests whose bytes cover every value 0..255 (each goes through latin1 text):
+    // over many random keys, every byte value occurs in some inner digest.
+    for (let i = 0; i < 300; i++) {
+      const k = randomBytes(32);
+      const d = `chunk ${i}`;
+      expect(hmacSha256Hex(k, d)).toBe(refHex(k, d));
+    }
+  });
+
+  it('signatureMatches takes the raw bytes or their hex, and nothing of another length', () => {
+    const k = randomBytes(32);
+    const hex = refHexOf(k, 'sts');
+    expect(signatureMatches(hmacSha256Hex(k, 'sts'), hex)).toBe(true);
+    expect(signatureMatches(hmacSha256(k, 'sts'), hex)).toBe(true);
+    expect(signatureMatches(hmacSha256Hex(k, 'sts'), hex.replace(/.$/, (c) => (c === '0' ? '1' : '0')))).toBe(false);
+    expect(signatureMatches(hex.slice(2), hex.slice(2))).toBe(false); // 62 digits
+    expect(signatureMatches(hmacSha256(k, 'sts').subarray(1), hex)).toBe(false);
   });
 
   it('returns a buffer of its own: a later call does not change an earlier result', () => {

@@ -18,7 +18,7 @@ import {
   wireBytes,
   wireText,
 } from '../../sigv4/canonical.js';
-import { hmacSha256, signatureMatches } from '../../sigv4/hash.js';
+import { hmacSha256Hex, signatureMatches } from '../../sigv4/hash.js';
 import { deriveSigningKey } from '../../sigv4/signing-key.js';
 import { S3Error } from '../errors.js';
 import { canonicalQueryOf, canonicalUriCandidates, type ReadTarget } from './target.js';
@@ -227,7 +227,7 @@ export function verifySignature(
       payloadHash: claim.payloadHash,
     });
     const sts = stringToSign(claim.amzDate, scope, wireText(creq));
-    if (signatureMatches(hmacSha256(signingKey, sts), claim.signature))
+    if (signatureMatches(hmacSha256Hex(signingKey, sts), claim.signature))
       return { signingKey, scope };
     first ??= { creq, sts };
   }

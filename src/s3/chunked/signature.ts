@@ -12,7 +12,7 @@
  * and …/sigv4-streaming-trailers.html. SHA-256 of chunk data is node:crypto's (OpenSSL,
  * SHA-NI where available: the fastest on Node).
  */
-import { EMPTY_PAYLOAD_SHA256, hmacSha256, sha256Hex, toHex } from '../../sigv4/hash.js';
+import { EMPTY_PAYLOAD_SHA256, hmacSha256Hex, sha256Hex } from '../../sigv4/hash.js';
 
 const CHUNK_ALGORITHM = 'AWS4-HMAC-SHA256-PAYLOAD';
 const TRAILER_ALGORITHM = 'AWS4-HMAC-SHA256-TRAILER';
@@ -29,7 +29,7 @@ export interface ChainContext {
 /** Signature of a chunk whose data hashes to `dataSha256Hex`, following `previous`. Pure. */
 export function chunkSignature(ctx: ChainContext, previous: string, dataSha256Hex: string): string {
   const sts = `${CHUNK_ALGORITHM}\n${ctx.amzDate}\n${ctx.scope}\n${previous}\n${EMPTY_PAYLOAD_SHA256}\n${dataSha256Hex}`;
-  return toHex(hmacSha256(ctx.signingKey, sts));
+  return hmacSha256Hex(ctx.signingKey, sts);
 }
 
 /** `name:value\n` for each trailer, sorted by (lower-case) name. Pure. */
@@ -48,5 +48,5 @@ export function trailerSignature(
   trailers: ReadonlyMap<string, string>
 ): string {
   const sts = `${TRAILER_ALGORITHM}\n${ctx.amzDate}\n${ctx.scope}\n${previous}\n${sha256Hex(canonicalTrailers(trailers))}`;
-  return toHex(hmacSha256(ctx.signingKey, sts));
+  return hmacSha256Hex(ctx.signingKey, sts);
 }

@@ -12,7 +12,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { parseAmzDate } from '../../sigv4/canonical.js';
-import { hmacSha256, signaturesEqual, toHex } from '../../sigv4/hash.js';
+import { hmacSha256Hex, signaturesEqual } from '../../sigv4/hash.js';
 import { deriveSigningKey } from '../../sigv4/signing-key.js';
 import { S3Error } from '../errors.js';
 import { parseCredential, secretOf } from '../auth/v4-core.js';
@@ -77,7 +77,7 @@ export function verifyFormSignature(fields: ReadonlyMap<string, string>, lookup:
   }
   const secret = secretOf(lookup, credential.accessKeyId);
   const key = deriveSigningKey(secret, credential.date, credential.region, 's3');
-  const expected = toHex(hmacSha256(key, policy));
+  const expected = hmacSha256Hex(key, policy);
   if (!signaturesEqual(expected, signature.toLowerCase())) {
     throw new S3Error('SignatureDoesNotMatch', undefined, { AWSAccessKeyId: credential.accessKeyId, StringToSign: policy, SignatureProvided: signature });
   }
