@@ -347,7 +347,7 @@ function routeObject(
               ArgumentValue: '',
             }
           );
-        const u = { ...k, uploadId: uploadIdParam(q), partNumber };
+        const u = Object.assign({}, k, { uploadId: uploadIdParam(q), partNumber });
         if (copySource === undefined) return { op: 'UploadPart', ...u };
         const range = headers['x-amz-copy-source-range'];
         return {

@@ -102,7 +102,7 @@ export function signRequest(request: SignableRequest, scope: SigningScope): Sign
   if (scope.credentials.sessionToken)
     added['x-amz-security-token'] = scope.credentials.sessionToken;
 
-  const all = lowerCaseHeaders({ ...request.headers, ...added });
+  const all = lowerCaseHeaders(Object.assign({}, request.headers, added));
   if (!all.has('host')) throw new Error('signRequest: the host header is required');
   const signedNames = [...all.keys()].filter((n) => !UNSIGNED_HEADERS.has(n));
   const { canonical, signedHeaders } = canonicalHeaders(all, signedNames);

@@ -147,7 +147,7 @@ export function digestAlgorithms(o: ClaimOptions): ('md5' | ChecksumName)[] {
  */
 export function checkDigests(d: BodyDigests, o: ClaimOptions): { digests: BodyDigests; primary: ChecksumName | undefined } {
   const trailing = o.trailingClaims?.() ?? {};
-  const claims: BodyClaims = { ...o.claims, checksums: { ...o.claims?.checksums, ...trailing } };
+  const claims: BodyClaims = Object.assign({}, o.claims, { checksums: Object.assign({}, o.claims?.checksums, trailing) });
   for (const name of claimedAlgorithms(claims)) {
     if (!d.values[name]) {
       throw new StoreError('InvalidRequest', `x-amz-checksum-${name} was not announced before the body (x-amz-trailer / x-amz-sdk-checksum-algorithm)`);

@@ -214,7 +214,7 @@ export async function uploadPart(
     const replaced = await repo.run(async (tx) => {
       if (!(await tx.uploadGet(bucket, uploadKey(ref)))) throw noSuchUpload(uploadId);
       const old = await tx.uploadGet(bucket, partKey(ref, partNumber));
-      tx.setPart(bucket, ref, partNumber, encodePart({ ...part, lastModified: tx.time }));
+      tx.setPart(bucket, ref, partNumber, encodePart(Object.assign({}, part, { lastModified: tx.time })));
       return old ? decodePart(old) : undefined;
     });
     // The part it replaced was never completed (the upload is still open): nothing names it.

@@ -126,7 +126,7 @@ export class VisibilityFilter {
     if (e.entry.removedAt !== undefined || !e.entry.record) return undefined;
     const isLatest = !this.#latestSeen;
     this.#latestSeen = true;
-    return { ...e, versionId: s3VersionId(e.entry), record: e.entry.record, isLatest };
+    return Object.assign({}, e, { versionId: s3VersionId(e.entry), record: e.entry.record, isLatest });
   }
 }
 

@@ -183,7 +183,7 @@ class ErasureProviderImpl implements ErasureProvider {
   /** The read view of log segment `meta` and head()'s description of it. */
   async #logView(meta: BlobMeta): Promise<{ view: LogView; info: BlobInfo }> {
     const view = await this.#logs.view(meta);
-    return { view, info: { ...this.#info(meta), size: view.size } };
+    return { view, info: Object.assign(this.#info(meta), { size: view.size }) };
   }
 
   #codec(k: number, m: number): ReedSolomon {
@@ -220,7 +220,7 @@ class ErasureProviderImpl implements ErasureProvider {
     return {
       key: meta.key,
       size: meta.length!,
-      etag: etagOf({ ...meta, length: meta.sized ? meta.length : undefined }),
+      etag: etagOf(Object.assign({}, meta, { length: meta.sized ? meta.length : undefined })),
       lastModified: meta.lastModified,
     };
   }

@@ -289,7 +289,7 @@ export class S3Client {
     const res = await this.#pool.request({
       method: req.method,
       path: signed.encodedPath + (signed.encodedQuery ? `?${signed.encodedQuery}` : ''),
-      headers: { ...headers, ...signed.headers },
+      headers: Object.assign({}, headers, signed.headers),
       body,
       signal: req.signal,
     });

@@ -65,7 +65,7 @@ export async function handleUploadPart(r: RequestContext, e: Op<'UploadPart'>): 
     throw new S3Error('InvalidRequest', 'Content-MD5 OR x-amz-checksum- HTTP header is required for Put Part requests with Object Lock parameters');
   }
   const body = requestBody(r);
-  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, { ...body, keys, budget: r.budget });
+  const res = await r.store.uploadPart(e.bucket, e.key, e.uploadId, e.partNumber, body.body, Object.assign({}, body, { keys, budget: r.budget }));
   const headers: Record<string, string> = { etag: `"${res.etag}"`, ...encryptionHeaders(res.mode, customer) };
   // Echo the client's algorithm (SDK v3 lib-storage then lists it in Complete).
   const alg = body.checksumAlgorithm;

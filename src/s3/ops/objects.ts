@@ -68,12 +68,15 @@ export async function putFromHeaders(
   if (body.checksumAlgorithm) claims.checksumAlgorithm = body.checksumAlgorithm;
   const cond = writeConditions(h);
   if (body.size === undefined) {
-    const opts: UnsizedPutOptions = { ...meta, ...claims, ...bounds, budget: r.budget };
+    // Object.assign, not `{ ...meta, ...claims, budget }`: on Node 20 an object literal that
+    // starts with a spread and goes on (more spreads or properties) takes ~1 us to build, one
+    // that starts with a property or Object.assign ~0.05 us (a loop here, 2026-12-05).
+    const opts: UnsizedPutOptions = Object.assign({}, meta, claims, bounds, { budget: r.budget });
     if (enc.request) opts.encryption = enc.request;
     if (cond) opts.conditions = cond;
     return { result: await r.store.putObjectUnsized(bucket, key, body.body, opts), enc };
   }
-  const opts: PutOptions = { ...meta, ...claims, size: body.size, budget: r.budget };
+  const opts: PutOptions = Object.assign({}, meta, claims, { size: body.size, budget: r.budget });
   if (enc.request) opts.encryption = enc.request;
   if (cond) opts.conditions = cond;
   return { result: await r.store.putObject(bucket, key, body.body, opts), enc };
@@ -122,7 +125,7 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
             ? await r.store.version(e.bucket, e.key)
             : (await r.store.getVersion(e.bucket, e.key, e.versionId)).version;
       r.errorCode = 'NotModified';
-      sendEmpty(r, 304, { ...validatorHeaders(v), ...versionIdHeader(r, e.bucket, v.versionId, named) });
+      sendEmpty(r, 304, Object.assign(validatorHeaders(v), versionIdHeader(r, e.bucket, v.versionId, named)));
       return;
     }
     throw err;
@@ -205,7 +208,7 @@ export async function handleDeleteObjects(r: RequestContext, e: Op<'DeleteObject
   const principal = r.auth?.accessKeyId ?? null;
   const allowed = req.objects
     .filter((o) => !refused.has(o.key))
-    .map((o) => ({ ...o, bypassGovernance: mayBypassGovernance(r, { op: 'DeleteObject', bucket: e.bucket, key: o.key }, e.bucket, o.key, principal) }));
+    .map((o) => Object.assign({}, o, { bypassGovernance: mayBypassGovernance(r, { op: 'DeleteObject', bucket: e.bucket, key: o.key }, e.bucket, o.key, principal) }));
   // <VersionId> and <ETag> are honoured per key (see the store's deleteObjects).
   const me = r.auth?.accessKeyId;
   const delOpts: Omit<DeleteOptions, 'versionId'> = {};
