@@ -1,7 +1,8 @@
 /**
  * The response head every S3 response goes out with (respond.ts writeHead): the request's base
  * headers, then the handler's, a handler's header replacing a base header of the same name
- * (never sent twice), values kept as given, on a real Node HTTP server read back raw.
+ * (never sent twice), values kept as given, on a real Node HTTP server read back by undici
+ * (a name sent twice comes back as a list of values, so a duplicate shows).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,7 +16,8 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await new Promise((r) => s.close(r));
 });
 
-/** Serves one response made by `respond` and returns its status and raw header pairs. */
+/** Serves one response made by `respond` and returns its status and its header pairs (raw
+ * pairs when the client gives them, else each value of each name, in order). */
 async function rawHead(respond: (r: RequestContext) => void): Promise<{ status: number; raw: [string, string][] }> {
   const server = createServer((_req, res) => {
     respond({ res, baseHeaders: { 'x-amz-request-id': 'REQ1', 'x-amz-id-2': 'REQ1', server: 'Strata' } } as unknown as RequestContext);
