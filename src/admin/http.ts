@@ -7,6 +7,7 @@
  */
 import type { RequestContext } from '../s3/context.js';
 import { readBody } from '../s3/read-body.js';
+import { writeHead } from '../s3/respond.js';
 import { S3Error } from '../s3/errors.js';
 import { s3ErrorOf } from '../s3/store-errors.js';
 import { KeyError, type KeyErrorCode } from '../store/keys-record.js';
@@ -37,7 +38,7 @@ const KEY_ERROR_STATUS: Record<KeyErrorCode, number> = {
 /** Sends `value` as JSON with `status`. */
 export function sendJson(r: RequestContext, status: number, value: unknown): void {
   const body = Buffer.from(`${JSON.stringify(value, null, 2)}\n`, 'utf8');
-  r.res.writeHead(status, { ...r.baseHeaders, 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
+  writeHead(r, status, { 'content-type': 'application/json', 'content-length': body.length, 'cache-control': 'no-store' });
   r.res.end(body);
   r.bytesOut += body.length;
 }

@@ -8,7 +8,7 @@
  */
 import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
-import { sendEmpty, sendXml } from '../respond.js';
+import { sendEmpty, sendXml, writeHead } from '../respond.js';
 import { readBody } from '../read-body.js';
 import { MAX_XML_BODY_BYTES } from '../xml/index.js';
 import { S3Error, isS3Error } from '../errors.js';
@@ -37,7 +37,7 @@ export async function handleGetBucketPolicy(r: RequestContext, e: Op<'GetBucketP
   const s = settingsOf(r, e.bucket);
   if (!s.policy) throw new S3Error('NoSuchBucketPolicy', undefined, { BucketName: e.bucket });
   const body = s.policy.raw;
-  r.res.writeHead(200, { ...r.baseHeaders, 'content-type': 'application/json', 'content-length': body.length });
+  writeHead(r, 200, { 'content-type': 'application/json', 'content-length': body.length });
   r.res.end(body);
   r.bytesOut += body.length;
 }

@@ -12,6 +12,7 @@ import type { RequestContext } from '../context.js';
 import type { Endpoint } from '../router/endpoint.js';
 import { S3Error } from '../errors.js';
 import { readKeys } from '../sse.js';
+import { writeHead } from '../respond.js';
 
 type Op<T extends Endpoint['op']> = Extract<Endpoint, { op: T }>;
 
@@ -90,8 +91,7 @@ export async function handleGetObjectTorrent(r: RequestContext, e: Op<'GetObject
     'url-list': [`${scheme}://${r.headers.host ?? 'localhost'}${path}`],
     'created by': 'Strata',
   });
-  r.res.writeHead(200, {
-    ...r.baseHeaders,
+  writeHead(r, 200, {
     'content-type': 'application/x-bittorrent',
     'content-disposition': `attachment; filename="${encodeURIComponent(name)}.torrent"`,
     'content-length': torrent.length,
