@@ -4,17 +4,22 @@
  * test scribbles over every released chunk at once (as a caller reusing the memory would),
  * so a chunk released before its bytes reached the file would store garbage.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
+import { COALESCE_BYTES } from '../../src/provider/fs/write-temp.js';
 import { getBytes } from '../../src/provider/provider.js';
 import { randomBytes } from '../support/random.js';
 import { tempDir } from '../store/helpers.js';
 
 let provider: FsProvider;
 let cleanup: () => void;
+let dir: string;
 beforeAll(async () => {
   const t = tempDir('fs-streamed');
   cleanup = t.cleanup;
+  dir = t.dir;
   provider = await createFsProvider({ dir: t.dir, exclusive: true });
 });
 afterAll(async () => {
@@ -71,5 +76,36 @@ describe('fs streamed put', () => {
     await expect(provider.put('failed', failing(), { contentLength: 3 * 1024 * 1024, released: (c) => void released.push(c) })).rejects.toThrow();
     expect(released.every((c) => chunks.slice(0, 3).includes(c))).toBe(true);
     await expect(provider.head('failed')).rejects.toMatchObject({ code: 'NotFound' });
+  });
+
+  it('writes small chunks together with what follows: a header, a cell and a trailer take two writes', async () => {
+    // FileHandle's prototype, as the provider's handles have it: count the writes of one put.
+    const probe = await open(join(dir, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as { write: (...a: unknown[]) => unknown; writev: (...a: unknown[]) => unknown };
+    await probe.close();
+    const write = vi.spyOn(proto, 'write');
+    const writev = vi.spyOn(proto, 'writev');
+    try {
+      const parts = [randomBytes(64, 1), randomBytes(COALESCE_BYTES * 4, 2), randomBytes(24, 3)];
+      const released: Uint8Array[] = [];
+      await provider.put('coalesced', slowly(parts), { contentLength: 64 + COALESCE_BYTES * 4 + 24, released: (c) => void released.push(c) });
+      // [file header, 64 B, cell] in one writev, then the 24 B tail on its own
+      expect(write.mock.calls.length + writev.mock.calls.length).toBe(2);
+      expect(writev.mock.calls[0]![0]).toHaveLength(3);
+      expect(Buffer.from(await getBytes(provider, 'coalesced')).equals(Buffer.concat(parts))).toBe(true);
+      expect(released).toEqual(parts);
+    } finally {
+      write.mockRestore();
+      writev.mockRestore();
+    }
+  });
+
+  it('a body of thousands of 1-byte chunks is stored whole, each chunk released once (writes hold at most IOV_MAX buffers)', async () => {
+    const data = randomBytes(5000 + 70_000, 9);
+    const chunks = [...pieces(data.subarray(0, 5000), 1), Uint8Array.from(data.subarray(5000))];
+    const seen = new Set<Uint8Array>();
+    await provider.put('tiny', slowly(chunks), { contentLength: data.length, released: (c) => void seen.add(c) });
+    expect(Buffer.from(await getBytes(provider, 'tiny')).equals(Buffer.from(data))).toBe(true);
+    expect(seen.size).toBe(chunks.length);
   });
 });

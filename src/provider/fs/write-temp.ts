@@ -20,6 +20,10 @@ export const STALE_TEMP_AGE_MS = 24 * 3600 * 1000;
 /** Most buffers handed to one writev call (Linux IOV_MAX). */
 const IOV_MAX = 1024;
 
+/** A streamed body's chunks below this many bytes (with the file header and whatever else is
+ * held) wait for the next chunk and are written with it in one writev. */
+export const COALESCE_BYTES = 64 * 1024;
+
 /**
  * Written bytes not yet flushed at which a background flush (fdatasync) starts, when none is
  * running: 1 MiB, so the disk starts working early in a large body and stays busy while the
@@ -87,28 +91,45 @@ export async function writeTempBlob(
     }
     // One write in flight while the next chunk is produced (a body generator may hash
     // or frame it meanwhile); waiting for that write before issuing the next one is the
-    // backpressure, so at most two chunks are held.
+    // backpressure, so at most two writes' worth of chunks are held.
     // (Each write gets a no-op handler at once: it may fail while we await the body.)
+    // Small chunks are not written on their own: the file header and every chunk below
+    // COALESCE_BYTES wait for what follows and go out with it in one vectored write (an
+    // erasure fragment's header, its cells and its trailer are pushed separately; each
+    // write is a syscall and a thread-pool round trip).
     // Large bodies are flushed as they arrive (EarlyFlusher), so that the final flush has
     // only the tail left to wait for: the disk works while the rest is still coming in.
     let size = 0;
     const flusher = new EarlyFlusher(handle);
-    let inFlight: Promise<void> = writeAll(handle, header);
-    inFlight.catch(() => undefined);
+    let inFlight: Promise<void> = Promise.resolve();
+    let held: Uint8Array[] = [header];
+    let heldBytes = header.byteLength;
+    const writeHeld = (): void => {
+      const batch = held;
+      const bytes = heldBytes;
+      held = [];
+      heldBytes = 0;
+      inFlight = batch.length === 1 ? writeAll(handle, batch[0]!) : writeVector(handle, batch);
+      inFlight.then(
+        () => {
+          flusher.written(bytes);
+          // written: the caller may reuse them (PutOptions.released); not the file header
+          if (released) for (const c of batch) if (c !== header) released(c);
+        },
+        () => undefined
+      );
+    };
     try {
       for await (const chunk of checkedChunks(body, key, contentLength, signal)) {
+        held.push(chunk);
+        heldBytes += chunk.byteLength;
+        size += chunk.byteLength;
+        if (heldBytes < COALESCE_BYTES && held.length < IOV_MAX) continue;
         await inFlight;
-        inFlight = writeAll(handle, chunk);
-        const n = chunk.byteLength;
-        inFlight.then(
-          () => {
-            flusher.written(n);
-            released?.(chunk); // written: the caller may reuse it (PutOptions.released)
-          },
-          () => undefined
-        );
-        size += n;
+        writeHeld();
       }
+      await inFlight;
+      if (held.length) writeHeld();
     } finally {
       flusher.stop(); // the last write's bytes go with the final flush below
       await inFlight.catch(() => undefined); // never leave a write running on error
@@ -212,22 +233,26 @@ async function writeChunkList(
   for (let i = 0; i < chunks.length; i += IOV_MAX) {
     if (signal?.aborted)
       throw new ProviderError('Aborted', `${key}: aborted`, { cause: signal.reason });
-    const batch = chunks.slice(i, i + IOV_MAX);
-    const want = batch.reduce((n, c) => n + c.byteLength, 0);
-    const { bytesWritten } = await handle.writev(batch as Uint8Array[]);
-    if (bytesWritten !== want) {
-      // libuv retries short writes itself; finish by hand if one still comes back short
-      let skip = bytesWritten;
-      for (const c of batch) {
-        if (skip >= c.byteLength) skip -= c.byteLength;
-        else {
-          await writeAll(handle, c.subarray(skip));
-          skip = 0;
-        }
-      }
-    }
+    await writeVector(handle, chunks.slice(i, i + IOV_MAX));
   }
   return size;
+}
+
+/** Writes every chunk of `batch` (at most IOV_MAX) at the file position, in one writev unless it
+ * comes back short. */
+async function writeVector(handle: FileHandle, batch: readonly Uint8Array[]): Promise<void> {
+  const want = batch.reduce((n, c) => n + c.byteLength, 0);
+  const { bytesWritten } = await handle.writev(batch as Uint8Array[]);
+  if (bytesWritten === want) return;
+  // libuv retries short writes itself; finish by hand if one still comes back short
+  let skip = bytesWritten;
+  for (const c of batch) {
+    if (skip >= c.byteLength) skip -= c.byteLength;
+    else {
+      await writeAll(handle, c.subarray(skip));
+      skip = 0;
+    }
+  }
 }
 
 /**
