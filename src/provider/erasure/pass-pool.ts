@@ -41,8 +41,13 @@ let nextId = 0;
 /** Workers asked for by usePassWorkers (undefined: the server's default, see workerCount). */
 let wanted: number | undefined;
 
+/** Whether the worker script is beside this module (looked up once: asked on every job, and a
+ * stat per job cost a repair's thread ~1% of its time). */
+let scriptPresent: boolean | undefined;
+
 function workerCount(): number {
-  if (!SCRIPT.pathname.endsWith('.js') || !existsSync(fileURLToPath(SCRIPT))) return 0;
+  scriptPresent ??= SCRIPT.pathname.endsWith('.js') && existsSync(fileURLToPath(SCRIPT));
+  if (!scriptPresent) return 0;
   if (wanted !== undefined) return Math.min(wanted, availableParallelism());
   return Math.min(PASS_WORKERS, Math.max(0, availableParallelism() - 1));
 }
