@@ -128,6 +128,9 @@ export async function writeTempBlob(
         await inFlight;
         writeHeld();
       }
+      // Stopped before the last write (or the one in flight) completes: its bytes go with the
+      // final flush, and a blob of one write never starts an early one.
+      flusher.stop();
       await inFlight;
       if (held.length) writeHeld();
     } finally {
