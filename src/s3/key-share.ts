@@ -34,7 +34,7 @@ export const DEFAULT_KEY_SHARE_PERCENT = 50;
 
 /** Fewest bytes of the pending budget an identity's share holds (unless the whole budget is
  * smaller): its largest single reservations must fit, or they would be refused every time —
- * a large GET's read-ahead (GET_HELD_BYTES, 4 MiB) beside an encrypted 512 KiB body, held
+ * a large GET's read-ahead (GET_HELD_BYTES, 6 MiB) beside an encrypted 512 KiB body, held
  * twice, and its body reader. */
 export const MIN_KEY_SHARE_BYTES = 2 * GET_HELD_BYTES;
 

@@ -7,8 +7,8 @@
  *     flight is answered 503 SlowDown + Retry-After at once (its four stalled uploads stay
  *     open), while the other key's PUT and GET succeed; once one stalled upload goes away the
  *     hostile key is served again; /metrics counts the refusal;
- *   - the pending budget: with `--pending-budget 16MiB`, stalled 500 KiB uploads of the
- *     hostile key are admitted only while they hold at most its 8 MiB share at 50% (each holds
+ *   - the pending budget: with a budget of twice the smallest share, stalled 500 KiB uploads of
+ *     the hostile key are admitted only while they hold at most its share at 50% (each holds
  *     its body's 500 KiB and its body reader's memory), and the other key's 500 KiB PUT
  *     then lands byte-exact, and so does its POST Object form upload while the hostile key's
  *     own form is refused at its share (a form counts against its signer once read); at
@@ -23,6 +23,7 @@ import { errorCode, requestHead, signV4, type RawResponse } from './wire.js';
 import { hold, metrics, until, type HeldRequest } from './support/bounds.js';
 import { formBody, postForm, sigV4Fields } from './support/post-form.js';
 import type { ServerConfig } from '../../src/server/config.js';
+import { MIN_KEY_SHARE_BYTES } from '../../src/s3/key-share.js';
 
 const HOSTILE = { accessKeyId: ACCESS_KEY, secretAccessKey: SECRET_KEY };
 const OTHER = { accessKeyId: 'STRATATESTOTHERKEY02', secretAccessKey: 'strata-test-other-secret-0123456789abcd' };
@@ -96,12 +97,12 @@ describe('--key-share', () => {
     { share: 50, otherServed: true },
     { share: 100, otherServed: false },
   ])('at $share%, one key stalling uploads leaves the budget to the other: $otherServed', async ({ share, otherServed }) => {
-    // 16 MiB: a share of 50% is 8 MiB, the smallest share there is (MIN_KEY_SHARE_BYTES).
-    await start({ pendingBytes: 16 * 1024 * KIB, keyShare: share, maxConnections: 256 });
+    // Twice the smallest share there is (MIN_KEY_SHARE_BYTES, 12 MiB): a share of 50% is that.
+    await start({ pendingBytes: 2 * MIN_KEY_SHARE_BYTES, keyShare: share, maxConnections: 256 });
     const size = 500 * KIB;
     let admitted = 0;
     let refusal: string | undefined;
-    for (let i = 0; i < 40 && refusal === undefined; i++) {
+    for (let i = 0; i < 80 && refusal === undefined; i++) {
       const { answer } = await stalledPut(HOSTILE, `big-${i}`, size);
       if (answer === undefined) admitted++;
       else {
@@ -116,9 +117,9 @@ describe('--key-share', () => {
     const body = new Uint8Array(size).map((_, i) => (i * 31) & 0xff);
     const put = await call(OTHER, 'PUT', `/${BUCKET}/other`, body);
     if (otherServed) {
-      // The hostile key stopped at its share (8 MiB).
+      // The hostile key stopped at its share.
       expect(admitted).toBeGreaterThan(2);
-      expect(hostileHolds).toBeLessThanOrEqual(8 * 1024 * KIB);
+      expect(hostileHolds).toBeLessThanOrEqual(MIN_KEY_SHARE_BYTES);
       expect(refusal).toContain('--key-share');
       expect(put.status).toBe(200);
       const got = await call(OTHER, 'GET', `/${BUCKET}/other`);

@@ -47,8 +47,8 @@ function fileOf(key: string): string {
 const loc = (chunks: ChunkRef[]): Location => ({ kind: 'chunks', chunks });
 
 describe('scatter read of a carrier', () => {
-  // 5 full segments and a 12,345-byte tail: two spans, the second short.
-  const size = 5 * SEGMENT_SIZE + 12_345;
+  // One span of full segments, one more segment and a 12,345-byte tail: two spans, the second short.
+  const size = SPAN_BODY_BYTES + SEGMENT_SIZE + 12_345;
   const body = randomBytes(size, 11);
   let chunks: ChunkRef[];
   beforeAll(async () => {
@@ -102,8 +102,9 @@ describe('scatter read of a carrier', () => {
     const own = await store(body);
     const file = fileOf(own[0]!.blob);
     const bytes = readFileSync(file);
-    // A byte in segment 4's body: the second span (segments 4 and 5).
-    const at = HEADER_BYTES + PACK_HEADER_SIZE + 4 * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 777;
+    // A byte in the body of the second span's first segment.
+    const seg = SPAN_BODY_BYTES / SEGMENT_SIZE;
+    const at = HEADER_BYTES + PACK_HEADER_SIZE + seg * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 777;
     bytes[at]! ^= 0x40;
     writeFileSync(file, bytes);
     const got: Uint8Array[] = [];
@@ -165,7 +166,8 @@ describe('scatter read with the CRCs on a hash worker', () => {
     const chunks = await store(body);
     const file = fileOf(chunks[0]!.blob);
     const bytes = readFileSync(file);
-    bytes[HEADER_BYTES + PACK_HEADER_SIZE + 5 * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 9]! ^= 2; // segment 5: span 1
+    const seg = SPAN_BODY_BYTES / SEGMENT_SIZE + 1; // span 1's second segment
+    bytes[HEADER_BYTES + PACK_HEADER_SIZE + seg * (ENTRY_HEADER_SIZE + SEGMENT_SIZE) + ENTRY_HEADER_SIZE + 9]! ^= 2;
     writeFileSync(file, bytes);
     const got: Uint8Array[] = [];
     const err = await (async () => {
