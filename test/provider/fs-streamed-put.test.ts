@@ -40,6 +40,15 @@ async function* slowly(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
   }
 }
 
+type Method = (...a: unknown[]) => unknown;
+
+/** FileHandle's prototype, as the provider's handles have it: spied on to count one put's calls. */
+async function fileHandlePrototype(): Promise<{ write: Method; writev: Method; datasync: Method }> {
+  const probe = await open(join(dir, 'probe'), 'w');
+  await probe.close();
+  return Object.getPrototypeOf(probe) as { write: Method; writev: Method; datasync: Method };
+}
+
 describe('fs streamed put', () => {
   it('releases each chunk once, after its write: reusing released memory never changes the blob', async () => {
     for (const [size, piece] of [
@@ -79,10 +88,7 @@ describe('fs streamed put', () => {
   });
 
   it('writes small chunks together with what follows: a header, a cell and a trailer take two writes', async () => {
-    // FileHandle's prototype, as the provider's handles have it: count the writes of one put.
-    const probe = await open(join(dir, 'probe'), 'w');
-    const proto = Object.getPrototypeOf(probe) as { write: (...a: unknown[]) => unknown; writev: (...a: unknown[]) => unknown };
-    await probe.close();
+    const proto = await fileHandlePrototype();
     const write = vi.spyOn(proto, 'write');
     const writev = vi.spyOn(proto, 'writev');
     try {
@@ -101,10 +107,7 @@ describe('fs streamed put', () => {
   });
 
   it('a body of thousands of 1-byte chunks is stored whole: no write holds more than IOV_MAX buffers, each chunk released once, after its write', async () => {
-    const probe = await open(join(dir, 'probe2'), 'w');
-    const proto = Object.getPrototypeOf(probe) as { writev: (...a: unknown[]) => unknown };
-    await probe.close();
-    const writev = vi.spyOn(proto, 'writev');
+    const writev = vi.spyOn(await fileHandlePrototype(), 'writev');
     try {
       const data = randomBytes(5000 + 70_000, 9);
       const chunks = [...pieces(data.subarray(0, 5000), 1), Uint8Array.from(data.subarray(5000))];
@@ -127,10 +130,7 @@ describe('fs streamed put', () => {
   });
 
   it('a blob written in one write starts no early flush: one fdatasync per put', async () => {
-    const probe = await open(join(dir, 'probe3'), 'w');
-    const proto = Object.getPrototypeOf(probe) as { datasync: (...a: unknown[]) => unknown };
-    await probe.close();
-    const datasync = vi.spyOn(proto, 'datasync');
+    const datasync = vi.spyOn(await fileHandlePrototype(), 'datasync');
     try {
       const one = randomBytes(2 * 1024 * 1024, 4);
       await provider.put('one-write', slowly([one]), { contentLength: one.length });
