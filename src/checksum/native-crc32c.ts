@@ -7,7 +7,7 @@
  *
  * The native function is taken only when it loads and agrees with the wasm kernel on a set of
  * inputs (lengths 0 to 300 KiB + 3, past the sizes where a CRC implementation switches to its
- * multi-stream path, as the 256 KiB segments and 1 MiB spans take; unaligned views, chained
+ * multi-stream path, as the 256 KiB segments and 2 MiB spans take; unaligned views, chained
  * calls); otherwise the wasm kernel stays. `STRATA_NATIVE_CRC32C=0` keeps the wasm kernel (for
  * A/B runs and the fallback tests), and so does STRATA_WASM_FLAVOR (a run that forces a wasm
  * flavor is there to exercise that flavor's kernels).

@@ -37,8 +37,9 @@ export interface BodyRange {
   end: number;
 }
 
-/** Bytes of carrier segments fetched per positional read: a few segments, bounded memory
- * (a plain GET holds two such spans: the one being sent and the next, read meanwhile). */
+/** Bytes of carrier segments fetched per positional read on this path (providers without
+ * scatter reads, and encrypted chunks): a few segments, bounded memory (a GET holds two such
+ * spans: the one being sent and the next, read meanwhile). */
 const READ_SPAN_BYTES = 1024 * 1024;
 
 /** Opens stored (sealed) entry `i` of a chunk into its plaintext segment. */

@@ -35,6 +35,8 @@ export const MAX_BUDGET_WAITERS = 256;
 export interface BudgetAccount {
   /** The identity whose share this is (an access key; '' anonymous); undefined: the whole budget. */
   readonly owner?: string;
+  /** Most bytes it can ever grant one reservation (a larger one is refused, however long it waits). */
+  readonly limit: number;
   readonly waiting: number;
   check(bytes: number): void;
   reserve(bytes: number): () => void;
@@ -307,6 +309,10 @@ class ShareAccount implements BudgetAccount {
     this.#shares = shares;
     this.owner = owner;
     this.share = new PendingBudget(shares.cap, `the share of the pending budget one access key may hold (--key-share), for ${ownerText(owner)},`);
+  }
+
+  get limit(): number {
+    return Math.min(this.share.limit, this.#shares.budget.limit);
   }
 
   get waiting(): number {

@@ -151,3 +151,25 @@ describe('GET bodies in the in-flight budget', () => {
     expect(await until(async () => (await metrics(s.url)).strata_pending_bytes === 0, 10_000)).toBe(true);
   }, 60_000);
 });
+
+describe('a pending budget smaller than one large GET holds', () => {
+  it('serves the GET whole (reserving the whole budget), not 503 every time; with a key share too', async () => {
+    for (const keyShare of [100, 50]) {
+      // 4 MiB: the smallest budget a large PUT passes at, below GET_HELD_BYTES (6 MiB).
+      const small = await startTestServer({ config: { pendingBytes: 4 * MiB, keyShare } });
+      const c = new S3Client({ endpoint: small.url, region: REGION, forcePathStyle: true, credentials: CREDS, maxAttempts: 1 });
+      try {
+        expect(4 * MiB).toBeLessThan(GET_HELD_BYTES);
+        const big = body.subarray(0, 9 * MiB + 7);
+        await c.send(new CreateBucketCommand({ Bucket: BUCKET }));
+        await c.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'nine', Body: big }));
+        const got = await c.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'nine' }));
+        expect(Buffer.from(await got.Body!.transformToByteArray()).equals(big), `key share ${keyShare}%`).toBe(true);
+        expect(await until(async () => (await metrics(small.url)).strata_pending_bytes === 0, 10_000)).toBe(true);
+      } finally {
+        c.destroy();
+        await small.stop();
+      }
+    }
+  }, 60_000);
+});

@@ -2,8 +2,8 @@
  * @module The last few whole stripes a degraded read rebuilt, so that the reads that follow
  * through the same stripe copy from them instead of rebuilding it again.
  *
- * A large GET reads a blob in spans (the store reads 1 MiB at a time) and a stripe holds
- * k cells (2.5 MiB at (10,4) with 256 KiB cells), so each stripe is touched by several spans.
+ * A large GET reads a blob in spans (the store reads 2 MiB at a time) and a stripe holds
+ * k cells (2.5 MiB at (10,4) with 256 KiB cells), so a stripe is touched by two spans or more.
  * Rebuilt per span, a degraded stripe was read from k fragments, checked and reconstructed
  * once per span that touched it (~2.5 times at (10,4)); rebuilt whole once and kept here, it
  * is read, checked and reconstructed once.

@@ -155,12 +155,16 @@ async function get(r: RequestContext, e: Op<'GetObject'> | Op<'HeadObject'>, hea
  * many of them cannot take more memory than the budget. When they do not fit, the GET waits
  * up to {@link BUDGET_WAIT_MS} for room (a GET writes nothing, and a browser on a presigned
  * URL does not retry a 503), then is refused with StoreError 'SlowDown' (503, before the
- * status line; nothing reserved). Returns the (idempotent) release.
+ * status line; nothing reserved). A budget smaller than GET_HELD_BYTES is reserved whole.
+ * Returns the (idempotent) release.
  */
 async function holdBodyBytes(r: RequestContext, bytes: number): Promise<() => void> {
   if (bytes <= 0) return () => undefined;
-  const want = Math.min(bytes, GET_HELD_BYTES);
   const budget = r.budget;
+  // A budget (or key share) smaller than what one large GET holds takes the whole of it: the
+  // GET then runs alone, as a write costlier than the erasure write gate does, rather than
+  // being refused every time.
+  const want = Math.min(bytes, GET_HELD_BYTES, budget.limit);
   // Straight in when it fits and nobody waits; behind the waiters otherwise (no overtaking).
   let release = budget.waiting === 0 ? budget.tryReserve(want) : undefined;
   if (release === undefined) {
