@@ -311,8 +311,9 @@ class ShareAccount implements BudgetAccount {
     this.share = new PendingBudget(shares.cap, `the share of the pending budget one access key may hold (--key-share), for ${ownerText(owner)},`);
   }
 
+  /** The share's size, which BudgetShares caps at the whole budget's. */
   get limit(): number {
-    return Math.min(this.share.limit, this.#shares.budget.limit);
+    return this.share.limit;
   }
 
   get waiting(): number {

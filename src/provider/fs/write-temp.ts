@@ -109,7 +109,7 @@ export async function writeTempBlob(
       const bytes = heldBytes;
       held = [];
       heldBytes = 0;
-      inFlight = batch.length === 1 ? writeAll(handle, batch[0]!) : writeVector(handle, batch);
+      inFlight = writeVector(handle, batch);
       inFlight.then(
         () => {
           flusher.written(bytes);
