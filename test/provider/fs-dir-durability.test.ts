@@ -165,10 +165,12 @@ describe('fs provider directory entries under concurrency, restarts and failures
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;
     const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
-    const [d1] = dirsOf(t.dir, key);
+    // The blob's own directory: synced after the rename (its new directories' entries were
+    // made durable before, while its body was written).
+    const [, d2] = dirsOf(t.dir, key);
     rec!.restore();
     rec = await recordSyncs((path) => {
-      if (path === d1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+      if (path === d2) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
     });
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
     try {
@@ -188,6 +190,84 @@ describe('fs provider directory entries under concurrency, restarts and failures
       await expect(p.list({})).rejects.toThrow(stopped);
     } finally {
       await p.close().catch(() => undefined);
+    }
+  });
+
+  it('a sync of a new directory\'s entry that fails while the body is still written stops the provider, and the blob never lands', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+    const [d1, d2] = dirsOf(t.dir, key);
+    rec!.restore();
+    // d1 holds the entry of the new d2: its sync runs before the blob's rename.
+    rec = await recordSyncs((path) => {
+      if (path === d1) throw Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' });
+    });
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      const failed = await p.put(key, [Buffer.from('one')]).then(() => undefined, (e: unknown) => e);
+      expect(String(failed)).toMatch(/EIO/);
+      expect(failed).toMatchObject({ mayLand: false });
+      // Not renamed into place, and the directories made for it are gone again.
+      expect(existsSync(d2!)).toBe(false);
+      expect(existsSync(d1!)).toBe(false);
+      await expect(p.put('other', [Buffer.from('x')])).rejects.toThrow(/stopped after a failed directory sync .*EIO/);
+    } finally {
+      await p.close().catch(() => undefined);
+    }
+  });
+
+  it('exclusive: a put makes its new directories, their entries durable, while its body is still arriving; a put cut off removes them again', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    /** A body that sends one chunk, then waits for `end` (and fails if it is told to). */
+    const heldBody = () => {
+      let release!: (fail: boolean) => void;
+      const released = new Promise<boolean>((r) => (release = r));
+      async function* body() {
+        yield Buffer.from('first ');
+        if (await released) throw new Error('client went away');
+        yield Buffer.from('last');
+      }
+      return { body: body(), release };
+    };
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
+      return what();
+    };
+    try {
+      const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
+      const [d1, d2] = dirsOf(t.dir, key);
+      rec!.synced.length = 0;
+      const held = heldBody();
+      const put = p.put(key, held.body);
+      // Before the body is complete: both directories exist, and the entries of both are
+      // synced in their parents (d2's in d1, d1's in blobs/); the blob is not there yet.
+      expect(await until(() => rec!.synced.includes(d1!) && rec!.synced.includes(join(t.dir, 'blobs')))).toBe(true);
+      expect(existsSync(d2!)).toBe(true);
+      expect(existsSync(join(d2!, keyPath(Buffer.from(key)).leaf))).toBe(false);
+      held.release(false);
+      await put;
+      expect(Buffer.from(await getBytes(p, key)).toString()).toBe('first last');
+
+      // Cut off after its directories were made: they go again, the sibling's stay.
+      const cut = 'chunks/0000a1b2c-ffffffffffffff!s.meta.2';
+      const [c1, c2] = dirsOf(t.dir, cut);
+      expect(c1).toBe(d1);
+      const cutHeld = heldBody();
+      const cutPut = p.put(cut, cutHeld.body).then(() => undefined, (e: unknown) => e);
+      expect(await until(() => existsSync(c2!))).toBe(true);
+      cutHeld.release(true);
+      expect(String(await cutPut)).toMatch(/client went away/);
+      expect(existsSync(c2!)).toBe(false);
+      expect(existsSync(d2!)).toBe(true);
+      expect(Buffer.from(await getBytes(p, key)).toString()).toBe('first last');
+      // The provider goes on: a put under the removed directory makes it again.
+      await p.put(cut, [Buffer.from('again')]);
+      expect(Buffer.from(await getBytes(p, cut)).toString()).toBe('again');
+    } finally {
+      await p.close();
     }
   });
 
@@ -245,14 +325,14 @@ describe('fs provider directory entries under concurrency, restarts and failures
     });
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
     try {
+      rec!.synced.length = 0;
       await p.put(key, [Buffer.from('one')]);
       expect(once).toBe(true);
+      // Not remembered as synced: after the rename the put finds d2's entry not known durable
+      // and syncs d1 again (the first try ran while the body was written).
+      expect(rec!.synced.filter((s) => s === d1)).toHaveLength(2);
       await p.put('other', [Buffer.from('two')]);
       expect(Buffer.from(await getBytes(p, key)).toString()).toBe('one');
-      // Not remembered as synced: the next put under it syncs d1 again.
-      rec!.synced.length = 0;
-      await p.put(`${key.slice(0, 32)}second12`, [Buffer.from('three')]);
-      expect(rec!.synced).toContain(d1);
     } finally {
       await p.close();
     }

@@ -380,9 +380,11 @@ export class FsProvider implements Provider {
     // readable, maybe not durable: the error says so (mayLand), so that a caller resolving the
     // failure by reading back (an erasure anchor copy) does not take it for "not written".
     const state = { published: false };
+    const dirsReady = this.#prepareDirs(loc);
     try {
       const temp = await writeTempBlob(this.#tmp, key, body, options.contentLength, options.signal, options.released, this.#direct && options.bulk === true);
       tempPath = temp.path;
+      await dirsReady;
       const created = await this.#publish(loc, temp.path, temp.etag, key, options, state);
       tempPath = undefined; // renamed into place
       // The entry of every directory under blobs/ lives in its parent: each one this provider
@@ -392,8 +394,49 @@ export class FsProvider implements Provider {
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath && !state.published) await unlink(tempPath).catch(() => {});
+      // Directories made early for a blob that never landed (an upload cut off, a refused
+      // condition) go again, or every abandoned upload would leave its empty ones behind.
+      if (dirsReady && !state.published) await dirsReady.then(() => this.#pruneEmpty(loc.dirs), () => this.#pruneEmpty(loc.dirs));
       throw ioError(`${key}: put`, err, state.published);
     }
+  }
+
+  /**
+   * Exclusive mode: makes the blob's directories exist, with their entries durable in their
+   * parents, while its body is still being written, instead of after its data sync: a blob
+   * whose directories are new (an erasure fragment's are, on every write and repair: its child
+   * key names two directories of its own) then has only the rename and the sync of its own
+   * directory left once its temp file is durable. #publish still checks under the key lock (a
+   * delete may prune an emptied directory meanwhile: then it makes it again and the put syncs
+   * its entry after the rename, as before). Undefined when there is nothing to do; never
+   * rejects unobserved.
+   */
+  #prepareDirs(loc: Location): Promise<void> | undefined {
+    if (!this.#exclusive) return undefined;
+    const leafDir = loc.dirs[loc.dirs.length - 1]!;
+    if (this.#knownDirs.has(leafDir)) {
+      let durable = true;
+      for (let i = 1; i < loc.dirs.length && durable; i++) durable = this.#durableDirs.has(loc.dirs[i]!);
+      if (durable) return undefined;
+    }
+    const ready = (async () => {
+      const created = new Set<string>();
+      await this.#makeLeafDir(loc, created);
+      await this.#entriesDurable(loc.dirs, created);
+    })();
+    ready.catch(() => undefined); // awaited by put once its temp file is written
+    return ready;
+  }
+
+  /** mkdir -p of the blob's directory; adds the directories it created to `created`. */
+  async #makeLeafDir(loc: Location, created: Set<string>): Promise<void> {
+    const leafDir = loc.dirs[loc.dirs.length - 1]!;
+    const first = await mkdir(leafDir, { recursive: true });
+    if (first !== undefined) {
+      const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
+      for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir)) created.add(d);
+    }
+    if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
   }
 
   /** Check + mkdir + rename + fsync of the blob's directory, under the key lock; returns the
@@ -414,14 +457,7 @@ export class FsProvider implements Provider {
       }
       throwIfAborted(options.signal, key); // the last moment a put can still leave nothing behind
       for (let attempt = 1; ; attempt++) {
-        if (!this.#knownDirs.has(leafDir) || attempt > 1) {
-          const first = await mkdir(leafDir, { recursive: true });
-          if (first !== undefined) {
-            const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
-            for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir!)) created.add(d);
-          }
-          if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
-        }
+        if (!this.#knownDirs.has(leafDir) || attempt > 1) await this.#makeLeafDir(loc, created);
         if (!(await stillHeld()))
           throw new ProviderError('Unavailable', `${key}: key lock was taken over`);
         try {
