@@ -233,7 +233,7 @@ describe('fs provider directory entries under concurrency, restarts and failures
       return { body: body(), release };
     };
     const until = async (what: () => boolean) => {
-      for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
+      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
       return what();
     };
     try {
@@ -334,6 +334,124 @@ describe('fs provider directory entries under concurrency, restarts and failures
       await p.put('other', [Buffer.from('two')]);
       expect(Buffer.from(await getBytes(p, key)).toString()).toBe('one');
     } finally {
+      await p.close();
+    }
+  });
+
+  it('exclusive: sibling puts racing the prune of a failed put in their new shared directory all land', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    const stem = (round: number, j: number) => `chunks/0000a1b2c${`r${round}j${j}`.padEnd(16, '-')}`; // 32 bytes: two levels
+    const failures: unknown[] = [];
+    try {
+      for (let round = 0; round < 40; round++) {
+        await Promise.all(
+          Array.from({ length: 8 }, async (_, j) => {
+            // An upload cut off after its first bytes: its put prunes the directories it made.
+            async function* cut() {
+              yield Buffer.from('partial');
+              await new Promise((r) => setImmediate(r));
+              throw new Error('client went away');
+            }
+            const failing = p.put(`${stem(round, j)}gone`, cut()).then(
+              () => failures.push(new Error('the cut put landed')),
+              () => undefined
+            );
+            // Siblings in the same new directory, started around the prune.
+            const siblings = [0, 1, 2].map(async (k) => {
+              for (let w = 0; w < k; w++) await new Promise((r) => setImmediate(r));
+              const key = `${stem(round, j)}ok${k}`;
+              await p.put(key, [Buffer.from(key)]).catch((e: unknown) => failures.push(e));
+            });
+            await Promise.all([failing, ...siblings]);
+          })
+        );
+      }
+      expect(failures.map(String)).toEqual([]);
+      for (let round = 0; round < 40; round++)
+        for (let j = 0; j < 8; j++)
+          for (const k of [0, 1, 2]) {
+            const key = `${stem(round, j)}ok${k}`;
+            expect(Buffer.from(await getBytes(p, key)).toString()).toBe(key);
+          }
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('exclusive: a directory sync that ends after a prune removed the directory does not count for the directory made again', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = (s: string) => `chunks/0000a1b2c-d3e4f5a6b7c8d9e!${s}`;
+    const [d1, d2] = dirsOf(t.dir, key('w'));
+    // Blobs written by an earlier process (the next one has not synced d2's entry yet): w alone
+    // in d2, and one in another directory under d1, so that d1 outlives the prune of d2 and a
+    // sync of d1 can still succeed after that prune.
+    const first = await createFsProvider({ dir: t.dir, exclusive: true });
+    await first.put(key('w'), [Buffer.from('w')]);
+    const neighbour = 'chunks/0000a1b2c-ffffffffffffff!other';
+    expect(dirsOf(t.dir, neighbour)[0]).toBe(d1);
+    await first.put(neighbour, [Buffer.from('n')]);
+    await first.close();
+    // Syncs of d1 (which holds d2's entry) wait for the test's gate while one is set.
+    let hold: Promise<void> | undefined;
+    let held = 0;
+    rec!.restore();
+    rec = await recordSyncs(async (path) => {
+      if (path === d1 && hold) {
+        held++;
+        await hold;
+      }
+    });
+    const gate = () => {
+      let open!: () => void;
+      hold = new Promise<void>((r) => (open = r));
+      held = 0;
+      return open;
+    };
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
+      return what();
+    };
+    const d1Syncs = () => rec!.synced.filter((s) => s === d1).length;
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      // B's body is held; its early sync of d1 (for d2's entry) is held too.
+      const openFirst = gate();
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      async function* bBody() {
+        yield Buffer.from('b-');
+        await released;
+        yield Buffer.from('done');
+      }
+      const b = p.put(key('b'), bBody());
+      expect(await until(() => held === 1)).toBe(true);
+      // The delete of the only blob in d2 prunes d2 while that sync is on its way (and closes
+      // d1's cached handle: the sync then goes again through a handle of its own).
+      await p.delete(key('w'));
+      expect(existsSync(d2!)).toBe(false);
+      expect(existsSync(d1!)).toBe(true);
+      // That sync now ends, successfully, after the prune.
+      openFirst();
+      expect(await until(() => d1Syncs() >= 2)).toBe(true);
+      await new Promise((r) => setTimeout(r, 100));
+      // B goes on: it makes d2 again; its sync of d2's new entry (in d1) is held.
+      const openSecond = gate();
+      release();
+      expect(await until(() => held === 1)).toBe(true);
+      // Z, under the new d2, must not answer before d2's new entry is durable.
+      let zDone = false;
+      const z = p.put(key('z'), [Buffer.from('z')]).then(() => (zDone = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(zDone).toBe(false);
+      openSecond();
+      await Promise.all([b, z]);
+      expect(Buffer.from(await getBytes(p, key('b'))).toString()).toBe('b-done');
+      expect(Buffer.from(await getBytes(p, key('z'))).toString()).toBe('z');
+    } finally {
+      hold = undefined;
       await p.close();
     }
   });

@@ -7,9 +7,10 @@
  *   <dir>/LOCK     the repository's exclusive lock, when taken (directory-lock.ts)
  *
  * A put streams into a temp file, fsyncs it, then — holding the key lock — checks
- * its precondition, renames the file into place and fsyncs the directory, and the parent
- * of every directory it had to create (a new directory's entry lives in its parent); only
- * then does it resolve. Readers open the file once and stream from that descriptor, so a
+ * its precondition, renames the file into place and fsyncs the directory. The parent of every
+ * directory it had to create is fsynced too (a new directory's entry lives in its parent): in
+ * exclusive mode while the body is still being written, else after the rename. Only then
+ * does it resolve. Readers open the file once and stream from that descriptor, so a
  * concurrent replacement never mixes two versions.
  */
 import { mkdir, open, rename, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises';
@@ -243,11 +244,14 @@ export class FsProvider implements Provider {
    * already synced by one of its puts): a put under them syncs only its own directory. */
   readonly #durableDirs = new Set<string>();
   /** Syncs of a directory's entry in flight, by directory: a put under a directory another put
-   * just created waits for that sync instead of answering before it. */
-  readonly #dirSyncs = new Map<string, Promise<void>>();
-  /** Set when a directory sync failed after a rename had published a blob: what this provider
-   * wrote may not be durable while its bytes still read back from the page cache, so every
-   * later call fails (a caller that read a failed put back could otherwise take it as done). */
+   * just created waits for that sync instead of answering before it. A prune of the directory
+   * marks its sync stale and forgets it: the entry that sync makes durable may be the removed
+   * directory's, not the one a later mkdir makes, so it no longer counts as done. */
+  readonly #dirSyncs = new Map<string, { done: Promise<void>; stale: boolean }>();
+  /** Set when a directory sync failed (before or after a rename published a blob): what this
+   * provider wrote may not be durable while its bytes still read back from the page cache, so
+   * every later call fails (a caller that read a failed put back could otherwise take it as
+   * done). */
   #syncFailed: Error | undefined;
   /** Large blobs are written with O_DIRECT (set by init when asked for and the probe passes). */
   #direct = false;
@@ -314,7 +318,7 @@ export class FsProvider implements Provider {
       throw new ProviderError('Io', `${this.dir}: stopped after a failed directory sync (${this.#syncFailed.message}): what it wrote may not be durable; check the disk and restart`);
   }
 
-  /** Records a sync that failed after a rename published a blob (see #syncFailed); returns it. */
+  /** Records a failed directory sync (see #syncFailed); returns the error. */
   #fence(err: unknown): unknown {
     this.#syncFailed ??= err instanceof Error ? err : new Error(String(err));
     return err;
@@ -335,9 +339,11 @@ export class FsProvider implements Provider {
       if (!fresh && this.#durableDirs.has(d)) continue;
       let sync = fresh ? undefined : this.#dirSyncs.get(d);
       if (!sync) {
+        const entry = { done: Promise.resolve(), stale: false };
         const started: Promise<void> = this.#fsyncDir(dirs[i - 1]!).then(
           () => {
-            addBounded(this.#durableDirs, d, this.#maxRemembered);
+            // Pruned meanwhile: what it synced may be the removed directory's entry.
+            if (!entry.stale) addBounded(this.#durableDirs, d, this.#maxRemembered);
           },
           (err: unknown) => {
             // Gone since (a delete pruned it): nothing of it to make durable, and not remembered.
@@ -345,13 +351,16 @@ export class FsProvider implements Provider {
             throw isOpenError(err) ? err : this.#fence(err);
           }
         );
-        sync = started.finally(() => {
-          if (this.#dirSyncs.get(d) === sync) this.#dirSyncs.delete(d);
+        entry.done = started.finally(() => {
+          if (this.#dirSyncs.get(d) === entry) this.#dirSyncs.delete(d);
         });
-        sync.catch(() => undefined); // awaited by every put that needs it
-        this.#dirSyncs.set(d, sync);
+        entry.done.catch(() => undefined); // awaited by every put that needs it
+        // This put made d: a sync still running from before made an earlier d's entry durable.
+        const earlier = this.#dirSyncs.get(d);
+        if (earlier) earlier.stale = true;
+        this.#dirSyncs.set(d, (sync = entry));
       }
-      waits.push(sync);
+      waits.push(sync.done);
     }
     if (waits.length) await Promise.all(waits);
   }
@@ -394,8 +403,9 @@ export class FsProvider implements Provider {
       return { key, size: temp.size, etag: temp.etag, lastModified: temp.mtime };
     } catch (err) {
       if (tempPath && !state.published) await unlink(tempPath).catch(() => {});
-      // Directories made early for a blob that never landed (an upload cut off, a refused
-      // condition) go again, or every abandoned upload would leave its empty ones behind.
+      // Empty directories on the path of a blob that never landed (an upload cut off, a refused
+      // condition) go again, or every abandoned upload would leave its new ones behind. Such a
+      // directory may be a sibling's that has no blob yet: that put makes it again (#publish).
       if (dirsReady && !state.published) await dirsReady.then(() => this.#pruneEmpty(loc.dirs), () => this.#pruneEmpty(loc.dirs));
       throw ioError(`${key}: put`, err, state.published);
     }
@@ -406,10 +416,11 @@ export class FsProvider implements Provider {
    * parents, while its body is still being written, instead of after its data sync: a blob
    * whose directories are new (an erasure fragment's are, on every write and repair: its child
    * key names two directories of its own) then has only the rename and the sync of its own
-   * directory left once its temp file is durable. #publish still checks under the key lock (a
-   * delete may prune an emptied directory meanwhile: then it makes it again and the put syncs
-   * its entry after the rename, as before). Undefined when there is nothing to do; never
-   * rejects unobserved.
+   * directory left once its temp file is durable. The directories are shared with sibling
+   * keys, which the key lock does not cover: a delete, or a sibling's failed put, may prune one
+   * while it is empty. #publish checks again under the key lock, makes it again if so, and the
+   * put then syncs its entry after the rename, as before. Undefined when there is nothing to
+   * do; never rejects unobserved.
    */
   #prepareDirs(loc: Location): Promise<void> | undefined {
     if (!this.#exclusive) return undefined;
@@ -428,13 +439,29 @@ export class FsProvider implements Provider {
     return ready;
   }
 
-  /** mkdir -p of the blob's directory; adds the directories it created to `created`. */
+  /**
+   * mkdir -p of the blob's directory; adds the directories it created to `created`. A prune
+   * racing it (an rmdir of a level between mkdir's EEXIST and its check of that level) fails
+   * it with ENOENT or ENOTDIR: then it tries again, up to RENAME_ATTEMPTS times, and counts
+   * every level below blobs/ as created (an earlier try may have made some), so each one's
+   * entry is synced.
+   */
   async #makeLeafDir(loc: Location, created: Set<string>): Promise<void> {
     const leafDir = loc.dirs[loc.dirs.length - 1]!;
-    const first = await mkdir(leafDir, { recursive: true });
-    if (first !== undefined) {
-      const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
-      for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir)) created.add(d);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const first = await mkdir(leafDir, { recursive: true });
+        if (attempt > 1) {
+          for (const d of loc.dirs.slice(1)) created.add(d);
+        } else if (first !== undefined) {
+          const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
+          for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir)) created.add(d);
+        }
+        break;
+      } catch (err) {
+        const code = errno(err);
+        if ((code !== 'ENOENT' && code !== 'ENOTDIR') || attempt >= RENAME_ATTEMPTS) throw err;
+      }
     }
     if (this.#exclusive) addBounded(this.#knownDirs, leafDir, this.#maxRemembered);
   }
@@ -708,18 +735,32 @@ export class FsProvider implements Provider {
   /** Removes now-empty directories from the deepest up (never the blob root). */
   async #pruneEmpty(dirs: string[]): Promise<void> {
     for (let i = dirs.length - 1; i > 0; i--) {
+      const d = dirs[i]!;
       try {
-        this.#knownDirs.delete(dirs[i]);
-        this.#durableDirs.delete(dirs[i]!);
-        const h = this.#dirHandles.get(dirs[i]!);
+        this.#forgetDir(d);
+        const h = this.#dirHandles.get(d);
         if (h) {
-          this.#dirHandles.delete(dirs[i]!);
+          this.#dirHandles.delete(d);
           await h.close().catch(() => undefined);
         }
-        await rmdir(dirs[i]);
+        await rmdir(d);
       } catch {
         return; // not empty (or already gone): its ancestors are not empty either
       }
+      // What a put learnt of d while the rmdir was on its way is of the removed directory.
+      this.#forgetDir(d);
+    }
+  }
+
+  /** Forgets that `d` exists and that its entry is durable, and marks a sync of that entry in
+   * flight stale (it must not mark it durable when it ends: #dirSyncs). */
+  #forgetDir(d: string): void {
+    this.#knownDirs.delete(d);
+    this.#durableDirs.delete(d);
+    const sync = this.#dirSyncs.get(d);
+    if (sync) {
+      sync.stale = true;
+      this.#dirSyncs.delete(d);
     }
   }
 
