@@ -10,6 +10,7 @@
  * against the directories the put or the open created.
  */
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFsProvider } from '../../src/provider/fs/index.js';
@@ -452,6 +453,70 @@ describe('fs provider directory entries under concurrency, restarts and failures
       expect(Buffer.from(await getBytes(p, key('z'))).toString()).toBe('z');
     } finally {
       hold = undefined;
+      await p.close();
+    }
+  });
+
+  it('exclusive: a directory handle opened while a prune removed that directory is never cached for later syncs', async () => {
+    const t = tempDir('fs-dir-durability');
+    cleanup = t.cleanup;
+    const key = (s: string) => `chunks/0000a1b2c-d3e4f5a6b7c8d9e!${s}`;
+    const [d1, d2] = dirsOf(t.dir, key('w'));
+    // w alone under d1, written by an earlier process (the next one has no handle of d1).
+    const first = await createFsProvider({ dir: t.dir, exclusive: true });
+    await first.put(key('w'), [Buffer.from('w')]);
+    await first.close();
+    // Opens of d1 answer when the test says; every sync of d1 notes whether its handle is of
+    // the directory now at d1 (an inode check: a handle of a removed directory syncs nothing).
+    let openHold: Promise<void> | undefined;
+    let openHeld = 0;
+    const deadSyncs: string[] = [];
+    rec!.restore();
+    rec = await recordSyncs(
+      async (path, handle) => {
+        if (path !== d1) return;
+        const now = await stat(d1!).catch(() => undefined);
+        if (now && now.ino !== (await handle.stat()).ino) deadSyncs.push(path);
+      },
+      async (path) => {
+        if (path === d1 && openHold) {
+          openHeld++;
+          await openHold;
+        }
+      }
+    );
+    const until = async (what: () => boolean) => {
+      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
+      return what();
+    };
+    const p = await createFsProvider({ dir: t.dir, exclusive: true });
+    try {
+      let openNow!: () => void;
+      openHold = new Promise<void>((r) => (openNow = r));
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      async function* bBody() {
+        yield Buffer.from('b-');
+        await released;
+        yield Buffer.from('done');
+      }
+      // B's early sync of d2's entry opens d1; the open has its handle but has not answered.
+      const b = p.put(key('b'), bBody());
+      expect(await until(() => openHeld === 1)).toBe(true);
+      // The delete of w prunes d2 and d1 meanwhile.
+      await p.delete(key('w'));
+      expect(existsSync(d1!)).toBe(false);
+      openHold = undefined;
+      openNow();
+      // B makes d1 and d2 again and syncs d2's new entry in the new d1.
+      release();
+      await b;
+      await p.put(key('z'), [Buffer.from('z')]);
+      expect(deadSyncs).toEqual([]);
+      expect(rec!.synced.filter((s) => s === d1).length).toBeGreaterThanOrEqual(2);
+      expect(Buffer.from(await getBytes(p, key('b'))).toString()).toBe('b-done');
+    } finally {
+      openHold = undefined;
       await p.close();
     }
   });

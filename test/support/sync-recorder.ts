@@ -7,6 +7,7 @@
  * restoring does the same in reverse. Only syncs of files opened while installed are seen.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import type { FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -19,8 +20,13 @@ export interface SyncRecorder {
 }
 
 /** `before` runs ahead of each recorded sync of a handle opened through node:fs/promises, with
- * its path: a test may delay it (a slow disk) or throw (a failed sync). */
-export async function recordSyncs(before?: (path: string) => Promise<void> | void): Promise<SyncRecorder> {
+ * its path and the handle: a test may delay it (a slow disk) or throw (a failed sync).
+ * `afterOpen` runs after each open through node:fs/promises has opened its file, before the
+ * caller gets the handle: a test may delay it (an open answered late). */
+export async function recordSyncs(
+  before?: (path: string, handle: FileHandle) => Promise<void> | void,
+  afterOpen?: (path: string) => Promise<void> | void
+): Promise<SyncRecorder> {
   const fsp = require('node:fs/promises') as typeof import('node:fs/promises');
   const fs = require('node:fs') as typeof import('node:fs');
   const orig = { openSync: fs.openSync, fsyncSync: fs.fsyncSync, fdatasyncSync: fs.fdatasyncSync };
@@ -37,6 +43,7 @@ export async function recordSyncs(before?: (path: string) => Promise<void> | voi
   const patchedOpen = async (...args: Parameters<typeof fsp.open>) => {
     const h = await origOpen(...args);
     paths.set(h, resolve(String(args[0])));
+    await afterOpen?.(resolve(String(args[0])));
     return h;
   };
   fsp.open = patchedOpen as typeof fsp.open;
@@ -44,7 +51,7 @@ export async function recordSyncs(before?: (path: string) => Promise<void> | voi
     const p = paths.get(this);
     if (p !== undefined) {
       synced.push(p);
-      await before?.(p);
+      await before?.(p, this as FileHandle);
     }
     return origSync.call(this);
   };

@@ -248,6 +248,9 @@ export class FsProvider implements Provider {
    * marks its sync stale and forgets it: the entry that sync makes durable may be the removed
    * directory's, not the one a later mkdir makes, so it no longer counts as done. */
   readonly #dirSyncs = new Map<string, { done: Promise<void>; stale: boolean }>();
+  /** Count of #forgetDir calls: a directory handle whose open spans one is used once and not
+   * cached (it may be of a directory removed meanwhile). */
+  #forgets = 0;
   /** Set when a directory sync failed (before or after a rename published a blob): what this
    * provider wrote may not be durable while its bytes still read back from the page cache, so
    * every later call fails (a caller that read a failed put back could otherwise take it as
@@ -451,11 +454,18 @@ export class FsProvider implements Provider {
     for (let attempt = 1; ; attempt++) {
       try {
         const first = await mkdir(leafDir, { recursive: true });
+        const made = new Set<string>();
         if (attempt > 1) {
-          for (const d of loc.dirs.slice(1)) created.add(d);
+          for (const d of loc.dirs.slice(1)) made.add(d);
         } else if (first !== undefined) {
           const at = loc.dirs.indexOf(first); // mkdir answers with the path as it was joined
-          for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir)) created.add(d);
+          for (const d of at >= 0 ? loc.dirs.slice(at) : createdChain(first, leafDir)) made.add(d);
+        }
+        // Nothing known of a directory's earlier incarnation holds for the one made now (a
+        // put that saw the old one may have learnt something after the prune removed it).
+        for (const d of made) {
+          this.#forgetDir(d);
+          created.add(d);
         }
         break;
       } catch (err) {
@@ -738,11 +748,6 @@ export class FsProvider implements Provider {
       const d = dirs[i]!;
       try {
         this.#forgetDir(d);
-        const h = this.#dirHandles.get(d);
-        if (h) {
-          this.#dirHandles.delete(d);
-          await h.close().catch(() => undefined);
-        }
         await rmdir(d);
       } catch {
         return; // not empty (or already gone): its ancestors are not empty either
@@ -752,15 +757,26 @@ export class FsProvider implements Provider {
     }
   }
 
-  /** Forgets that `d` exists and that its entry is durable, and marks a sync of that entry in
-   * flight stale (it must not mark it durable when it ends: #dirSyncs). */
+  /**
+   * Forgets what this provider knows of directory `d` (a prune removes it, or a put made it
+   * anew): that it exists, that its entry is durable, a sync of that entry in flight (marked
+   * stale: it must not mark it durable when it ends, #dirSyncs), and its cached handle (closed:
+   * a sync through it would sync the removed directory and report nothing). Handles being
+   * opened meanwhile are not cached (#forgets).
+   */
   #forgetDir(d: string): void {
+    this.#forgets++;
     this.#knownDirs.delete(d);
     this.#durableDirs.delete(d);
     const sync = this.#dirSyncs.get(d);
     if (sync) {
       sync.stale = true;
       this.#dirSyncs.delete(d);
+    }
+    const h = this.#dirHandles.get(d);
+    if (h) {
+      this.#dirHandles.delete(d);
+      void h.close().catch(() => undefined);
     }
   }
 
@@ -775,6 +791,13 @@ export class FsProvider implements Provider {
   async #fsyncDir(path: string): Promise<void> {
     if (!this.#exclusive) return syncDirectory(path);
     const h = await this.#dirHandle(path);
+    if ('uncached' in h) {
+      try {
+        return await h.uncached.sync();
+      } finally {
+        await h.uncached.close().catch(() => undefined);
+      }
+    }
     try {
       return await h.sync();
     } catch (err) {
@@ -784,11 +807,16 @@ export class FsProvider implements Provider {
     return syncDirectory(path);
   }
 
-  /** The cached directory handle of `path`, opened (and cached, evicting the oldest) if none. */
-  async #dirHandle(path: string): Promise<FileHandle> {
+  /** The cached directory handle of `path`, opened (and cached, evicting the oldest) if none;
+   * `{ uncached }` for a handle opened while a directory was forgotten (the caller closes it). */
+  async #dirHandle(path: string): Promise<FileHandle | { uncached: FileHandle }> {
     let h = this.#dirHandles.get(path);
     if (h) return h;
+    const forgets = this.#forgets;
     h = await open(path, 'r');
+    // A directory was forgotten (pruned, or made anew) while this opened: the handle may be of
+    // a directory removed since, so it serves this one sync and is never cached.
+    if (this.#forgets !== forgets) return { uncached: h };
     const raced = this.#dirHandles.get(path);
     if (raced) {
       await h.close();
