@@ -29,6 +29,35 @@ function dirsOf(root: string, key: string): string[] {
   return out;
 }
 
+/** Polls `what` every 2 ms, for up to about 4 s; its last answer. */
+async function until(what: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
+  return what();
+}
+
+/** A body that sends `first`, then waits for `release`: then sends `last`, or fails (`release(true)`). */
+function heldBody(first: string, last: string): { body: AsyncGenerator<Buffer>; release: (fail?: boolean) => void } {
+  let release!: (fail?: boolean) => void;
+  const released = new Promise<boolean>((r) => (release = (fail = false) => r(fail)));
+  async function* body() {
+    yield Buffer.from(first);
+    if (await released) throw new Error('client went away');
+    yield Buffer.from(last);
+  }
+  return { body: body(), release };
+}
+
+/** A key whose blob sits two 16-byte directory levels down, as an erasure fragment's does. */
+const twoLevelKey = (leaf: string) => `chunks/0000a1b2c-d3e4f5a6b7c8d9e!${leaf}`;
+
+/** Writes each key (its own name as its bytes) through a provider that is closed again: blobs
+ * an earlier process left, whose directories the next provider knows nothing of. */
+async function writtenBefore(dir: string, keys: string[]): Promise<void> {
+  const p = await createFsProvider({ dir, exclusive: true });
+  for (const k of keys) await p.put(k, [Buffer.from(k)]);
+  await p.close();
+}
+
 let rec: SyncRecorder | undefined;
 let cleanup: (() => void) | undefined;
 
@@ -222,26 +251,11 @@ describe('fs provider directory entries under concurrency, restarts and failures
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
-    /** A body that sends one chunk, then waits for `end` (and fails if it is told to). */
-    const heldBody = () => {
-      let release!: (fail: boolean) => void;
-      const released = new Promise<boolean>((r) => (release = r));
-      async function* body() {
-        yield Buffer.from('first ');
-        if (await released) throw new Error('client went away');
-        yield Buffer.from('last');
-      }
-      return { body: body(), release };
-    };
-    const until = async (what: () => boolean) => {
-      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
-      return what();
-    };
     try {
       const key = 'chunks/0000a1b2c-d3e4f5a6b7c8d9e!s.meta.1';
       const [d1, d2] = dirsOf(t.dir, key);
       rec!.synced.length = 0;
-      const held = heldBody();
+      const held = heldBody('first ', 'last');
       const put = p.put(key, held.body);
       // Before the body is complete: both directories exist, and the entries of both are
       // synced in their parents (d2's in d1, d1's in blobs/); the blob is not there yet.
@@ -256,7 +270,7 @@ describe('fs provider directory entries under concurrency, restarts and failures
       const cut = 'chunks/0000a1b2c-ffffffffffffff!s.meta.2';
       const [c1, c2] = dirsOf(t.dir, cut);
       expect(c1).toBe(d1);
-      const cutHeld = heldBody();
+      const cutHeld = heldBody('first ', 'last');
       const cutPut = p.put(cut, cutHeld.body).then(() => undefined, (e: unknown) => e);
       expect(await until(() => existsSync(c2!))).toBe(true);
       cutHeld.release(true);
@@ -384,17 +398,14 @@ describe('fs provider directory entries under concurrency, restarts and failures
   it('exclusive: a directory sync that ends after a prune removed the directory does not count for the directory made again', async () => {
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;
-    const key = (s: string) => `chunks/0000a1b2c-d3e4f5a6b7c8d9e!${s}`;
+    const key = twoLevelKey;
     const [d1, d2] = dirsOf(t.dir, key('w'));
-    // Blobs written by an earlier process (the next one has not synced d2's entry yet): w alone
-    // in d2, and one in another directory under d1, so that d1 outlives the prune of d2 and a
-    // sync of d1 can still succeed after that prune.
-    const first = await createFsProvider({ dir: t.dir, exclusive: true });
-    await first.put(key('w'), [Buffer.from('w')]);
+    // Blobs of an earlier process (the next one has not synced d2's entry yet): w alone in d2,
+    // and one in another directory under d1, so that d1 outlives the prune of d2 and a sync of
+    // d1 can still succeed after that prune.
     const neighbour = 'chunks/0000a1b2c-ffffffffffffff!other';
     expect(dirsOf(t.dir, neighbour)[0]).toBe(d1);
-    await first.put(neighbour, [Buffer.from('n')]);
-    await first.close();
+    await writtenBefore(t.dir, [key('w'), neighbour]);
     // Syncs of d1 (which holds d2's entry) wait for the test's gate while one is set.
     let hold: Promise<void> | undefined;
     let held = 0;
@@ -411,23 +422,13 @@ describe('fs provider directory entries under concurrency, restarts and failures
       held = 0;
       return open;
     };
-    const until = async (what: () => boolean) => {
-      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
-      return what();
-    };
     const d1Syncs = () => rec!.synced.filter((s) => s === d1).length;
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
     try {
       // B's body is held; its early sync of d1 (for d2's entry) is held too.
       const openFirst = gate();
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      async function* bBody() {
-        yield Buffer.from('b-');
-        await released;
-        yield Buffer.from('done');
-      }
-      const b = p.put(key('b'), bBody());
+      const { body, release } = heldBody('b-', 'done');
+      const b = p.put(key('b'), body);
       expect(await until(() => held === 1)).toBe(true);
       // The delete of the only blob in d2 prunes d2 while that sync is on its way (and closes
       // d1's cached handle: the sync then goes again through a handle of its own).
@@ -460,12 +461,10 @@ describe('fs provider directory entries under concurrency, restarts and failures
   it('exclusive: a directory handle opened while a prune removed that directory is never cached for later syncs', async () => {
     const t = tempDir('fs-dir-durability');
     cleanup = t.cleanup;
-    const key = (s: string) => `chunks/0000a1b2c-d3e4f5a6b7c8d9e!${s}`;
-    const [d1, d2] = dirsOf(t.dir, key('w'));
+    const key = twoLevelKey;
+    const [d1] = dirsOf(t.dir, key('w'));
     // w alone under d1, written by an earlier process (the next one has no handle of d1).
-    const first = await createFsProvider({ dir: t.dir, exclusive: true });
-    await first.put(key('w'), [Buffer.from('w')]);
-    await first.close();
+    await writtenBefore(t.dir, [key('w')]);
     // Opens of d1 answer when the test says; every sync of d1 notes whether its handle is of
     // the directory now at d1 (an inode check: a handle of a removed directory syncs nothing).
     let openHold: Promise<void> | undefined;
@@ -485,23 +484,13 @@ describe('fs provider directory entries under concurrency, restarts and failures
         }
       }
     );
-    const until = async (what: () => boolean) => {
-      for (let i = 0; i < 2000 && !what(); i++) await new Promise((r) => setTimeout(r, 2));
-      return what();
-    };
     const p = await createFsProvider({ dir: t.dir, exclusive: true });
     try {
       let openNow!: () => void;
       openHold = new Promise<void>((r) => (openNow = r));
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      async function* bBody() {
-        yield Buffer.from('b-');
-        await released;
-        yield Buffer.from('done');
-      }
+      const { body, release } = heldBody('b-', 'done');
       // B's early sync of d2's entry opens d1; the open has its handle but has not answered.
-      const b = p.put(key('b'), bBody());
+      const b = p.put(key('b'), body);
       expect(await until(() => openHeld === 1)).toBe(true);
       // The delete of w prunes d2 and d1 meanwhile.
       await p.delete(key('w'));
