@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: process.env.FUZZ_SEED ?? '1' },
     quick: { type: 'boolean', default: false },
     concurrency: { type: 'string', default: '6' },
-    'rss-bound-mib': { type: 'string', default: '64' },
+    'rss-bound-mib': { type: 'string' }, // default: fuzz.ts DEFAULT_RSS_BOUND_MIB
     'pending-mib': { type: 'string', default: '1' },
     case: { type: 'string' },
   },
@@ -35,9 +35,9 @@ const { values: args } = parseArgs({
 const requests = Number(args.requests ?? (args.quick ? 1500 : 10000));
 const seed = Number(args.seed);
 const concurrency = Number(args.concurrency);
-const rssBoundMiB = Number(args['rss-bound-mib']);
+const rssBoundMiB = args['rss-bound-mib'] === undefined ? undefined : Number(args['rss-bound-mib']);
 const pendingMiB = Number(args['pending-mib']);
-for (const [name, v] of Object.entries({ requests, seed, concurrency, rssBoundMiB, pendingMiB })) {
+for (const [name, v] of Object.entries({ requests, seed, concurrency, pendingMiB, ...(rssBoundMiB === undefined ? {} : { rssBoundMiB }) })) {
   if (!Number.isInteger(v) || v < (name === 'seed' ? 0 : 1)) {
     process.stderr.write(`fuzz-http: --${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} must be a positive integer\n`);
     process.exit(2);
@@ -58,7 +58,7 @@ try {
     requests,
     quick: args.quick,
     concurrency,
-    rssBoundMiB,
+    ...(rssBoundMiB === undefined ? {} : { rssBoundMiB }),
     pendingMiB,
     serverEntry: join(out, 'server.mjs'),
     ...(args.case !== undefined ? { caseOnly: Number(args.case) } : {}),
