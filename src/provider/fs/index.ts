@@ -358,9 +358,8 @@ export class FsProvider implements Provider {
           if (this.#dirSyncs.get(d) === entry) this.#dirSyncs.delete(d);
         });
         entry.done.catch(() => undefined); // awaited by every put that needs it
-        // This put made d: a sync still running from before made an earlier d's entry durable.
-        const earlier = this.#dirSyncs.get(d);
-        if (earlier) earlier.stale = true;
+        // (A sync of an earlier incarnation of a directory this put made was marked stale when
+        // #makeLeafDir forgot it.)
         this.#dirSyncs.set(d, (sync = entry));
       }
       waits.push(sync.done);
@@ -409,7 +408,10 @@ export class FsProvider implements Provider {
       // Empty directories on the path of a blob that never landed (an upload cut off, a refused
       // condition) go again, or every abandoned upload would leave its new ones behind. Such a
       // directory may be a sibling's that has no blob yet: that put makes it again (#publish).
-      if (dirsReady && !state.published) await dirsReady.then(() => this.#pruneEmpty(loc.dirs), () => this.#pruneEmpty(loc.dirs));
+      if (dirsReady && !state.published) {
+        await dirsReady.catch(() => undefined);
+        await this.#pruneEmpty(loc.dirs);
+      }
       throw ioError(`${key}: put`, err, state.published);
     }
   }
