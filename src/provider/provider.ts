@@ -29,6 +29,14 @@ export interface ProviderCapabilities {
   conditionalWrites: boolean;
   /** `list` returns keys in ascending byte order of their UTF-8 encoding. */
   sortedList: boolean;
+  /**
+   * Data bytes per carrier chunk blob this provider prefers for large bodies, when each blob
+   * it stores has a cost worth amortising over more bytes (an erasure blob is k + m files, each
+   * in new directories). Absent (or not a whole number of segments from the store's default up
+   * to its largest): the store's default. Only writes use it; a carrier is read whatever its
+   * chunks' sizes, so changing it never strands what is stored.
+   */
+  chunkBytes?: number;
 }
 
 /** A request body: bytes, a list of byte chunks written in order, or a stream. */

@@ -24,7 +24,7 @@
 import type { InflightTicket } from './inflight-blobs.js';
 import type { Provider } from '../provider/provider.js';
 import { ENTRY_HEADER_SIZE, PackStream } from '../pack/stream-writer.js';
-import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
+import { SEGMENT_SIZE, chunkKey, chunkSizeFor } from './layout.js';
 import type { ChunkRef, ChecksumName } from './records.js';
 import { createFastHasher } from '../checksum/native.js';
 import type { Hasher } from '../checksum/hasher.js';
@@ -253,8 +253,9 @@ export async function writeSlabCarrier(
   };
   // Every slab of the body in order: [chunk index, segment lengths].
   const plan: [number, number[]][] = [];
-  for (let off = 0, chunk = 0; off < size; off += CHUNK_SIZE, chunk++) {
-    const n = Math.min(CHUNK_SIZE, size - off);
+  const chunkSize = chunkSizeFor(provider.capabilities.chunkBytes);
+  for (let off = 0, chunk = 0; off < size; off += chunkSize, chunk++) {
+    const n = Math.min(chunkSize, size - off);
     for (let s = 0; s * SEGMENT_SIZE < n; s += SLAB_SEGMENTS) {
       const lengths: number[] = [];
       for (let k = s; k < s + SLAB_SEGMENTS && k * SEGMENT_SIZE < n; k++) lengths.push(Math.min(SEGMENT_SIZE, n - k * SEGMENT_SIZE));
@@ -294,7 +295,7 @@ export async function writeSlabCarrier(
   failed.catch(() => undefined);
   try {
     for (let chunk = 0, done = 0; done < size; chunk++) {
-      const n = Math.min(CHUNK_SIZE, size - done);
+      const n = Math.min(chunkSize, size - done);
       const lengths: number[] = [];
       for (let off = 0; off < n; off += SEGMENT_SIZE) lengths.push(Math.min(SEGMENT_SIZE, n - off));
       const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);

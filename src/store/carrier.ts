@@ -1,7 +1,8 @@
 /**
  * @module Carriers: bodies too large to pack, streamed into chunk blobs.
  *
- * A body of `size` bytes is cut into chunks of CHUNK_SIZE; each chunk blob is a pack whose
+ * A body of `size` bytes is cut into chunks of CHUNK_SIZE (or the provider's larger
+ * preference, layout.ts chunkSizeFor); each chunk blob is a pack whose
  * entries are consecutive SEGMENT_SIZE slices of the body (the last one shorter), so every
  * segment carries its own CRC32C and a reader can verify any part before serving it.
  * Memory: one segment buffer per upload, whatever the body size; the provider write
@@ -11,7 +12,7 @@ import type { InflightTicket } from './inflight-blobs.js';
 import type { BudgetAccount } from './budget.js';
 import type { Provider } from '../provider/provider.js';
 import { PackStream } from '../pack/stream-writer.js';
-import { CHUNK_SIZE, SEGMENT_SIZE, chunkKey } from './layout.js';
+import { SEGMENT_SIZE, chunkKey, chunkSizeFor } from './layout.js';
 import type { ChunkRef } from './records.js';
 import { isStoreError, StoreError } from './errors.js';
 import type { StreamSealer } from './crypto/body-crypto.js';
@@ -148,11 +149,12 @@ export async function writeCarrier(
   inflight?: InflightTicket
 ): Promise<ChunkRef[]> {
   const chunks: ChunkRef[] = [];
+  const chunkSize = chunkSizeFor(provider.capabilities.chunkBytes);
   // The provider may wrap an error thrown by the body it pulls; keep ours to rethrow it.
   let bodyError: unknown;
   try {
     for (let done = 0; done < size; ) {
-      const n = Math.min(CHUNK_SIZE, size - done);
+      const n = Math.min(chunkSize, size - done);
       const lengths = segmentLengths(n);
       const pack = new PackStream(sealer ? lengths.map(sealedLength) : lengths);
       const key = chunkKey();

@@ -30,6 +30,20 @@ export const SEGMENT_SIZE = 256 * 1024;
 /** Data bytes per carrier chunk blob (a whole number of segments). Big enough that the
  * per-blob cost (create + fsync) is amortised, small enough for one provider PUT. */
 export const CHUNK_SIZE = 32 * SEGMENT_SIZE;
+/** Largest chunk blob a provider may ask for (ProviderCapabilities.chunkBytes). */
+export const MAX_CHUNK_SIZE = 256 * SEGMENT_SIZE;
+
+/**
+ * Data bytes per chunk blob for carriers written to a provider whose preference is
+ * `preferred` (ProviderCapabilities.chunkBytes): it when it is a whole number of segments
+ * from CHUNK_SIZE to MAX_CHUNK_SIZE, else CHUNK_SIZE. Never smaller than CHUNK_SIZE, so the
+ * chunk count a body's history entry is sized for (objects-write.ts) is an upper bound.
+ */
+export function chunkSizeFor(preferred: number | undefined): number {
+  return preferred !== undefined && Number.isSafeInteger(preferred) && preferred % SEGMENT_SIZE === 0 && preferred >= CHUNK_SIZE && preferred <= MAX_CHUNK_SIZE
+    ? preferred
+    : CHUNK_SIZE;
+}
 /** A batch closes at this many operations or bytes of packed bodies. */
 export const BATCH_MAX_OPS = 1024;
 export const BATCH_MAX_BYTES = 16 * 1024 * 1024;

@@ -133,7 +133,8 @@ export async function putObject(
   // is held twice for a moment (plaintext and sealed).
   const held = packed ? opts.size + (crypt ? sealedSize(opts.size) : 0) : SEGMENT_SIZE + (crypt ? sealedLength(SEGMENT_SIZE) : 0);
   // A carrier's blobs are written before staging: refuse on an upper bound of its log entry
-  // first, so a full history budget never leaves chunks behind (staging checks exactly).
+  // first, so a full history budget never leaves chunks behind (staging checks exactly). Chunks
+  // are never smaller than CHUNK_SIZE (layout.ts chunkSizeFor), so this count is at least theirs.
   if (!packed) assertHistoryRoom(repo.state, maxEntryBytes(key, opts, Math.ceil(opts.size / CHUNK_SIZE)));
   const release = (opts.budget ?? repo.budget).reserve(held);
   const reader = new ExactReader(body);

@@ -35,7 +35,8 @@ import { ProviderError } from '../provider.js';
 /** File offsets, lengths and addresses of O_DIRECT writes are multiples of this. */
 export const DIRECT_ALIGN = 4096;
 /** Bulk blobs (PutOptions.bulk) at least this long, header included, are written with O_DIRECT
- * when the directory takes it: a (10,4) fragment of an 8 MiB chunk blob is 0.8 MiB. Below it,
+ * when the directory takes it: a (10,4) fragment of a 64 MiB chunk blob is 6.4 MiB, of a body's
+ * last, shorter chunk or an 8 MiB one 0.8 MiB or less. Below it,
  * a device write per put costs more than the page-cache copy it saves. */
 export const DIRECT_MIN_BYTES = 256 * 1024;
 /** One staging region: one write of this many bytes (512 KiB to 2 MiB writes run at the same
