@@ -4,7 +4,8 @@
  * chunks gets fewer blobs on both write paths (hashed on a worker and in place), every byte
  * and range reads back, and a preference out of bounds falls back to CHUNK_SIZE. Reads never
  * depend on it: a carrier written under one size reads back under another. The erasure
- * provider asks for MAX_CHUNK_SIZE.
+ * provider asks for MAX_CHUNK_SIZE while such chunks are striped, and for nothing when its
+ * stripe threshold would replicate them.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
@@ -13,7 +14,7 @@ import { createFsProvider } from '../../src/provider/fs/index.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { HashPool } from '../../src/checksum/hash-pool.js';
 import { CHUNK_SIZE, MAX_CHUNK_SIZE, SEGMENT_SIZE, chunkSizeFor } from '../../src/store/layout.js';
-import { ERASURE_CHUNK_BYTES } from '../../src/provider/erasure/index.js';
+import { ERASURE_CHUNK_BYTES, STRIPED_CHUNKS_THRESHOLD } from '../../src/provider/erasure/index.js';
 import { cleanupRigs, makeRig } from '../provider/erasure-helpers.js';
 import { collect, stream, tempDir } from './helpers.js';
 import { randomBytes } from '../support/random.js';
@@ -111,19 +112,38 @@ describe("carriers cut to the provider's chunk size", () => {
     await store.close();
   });
 
-  it('over the erasure provider: one chunk blob where the default makes three, byte-exact', async () => {
+  it('over the erasure provider: 64 MiB chunk blobs, every byte and the ranges across their boundary back', async () => {
     expect(chunkSizeFor(ERASURE_CHUNK_BYTES)).toBe(ERASURE_CHUNK_BYTES);
     expect(ERASURE_CHUNK_BYTES).toBe(MAX_CHUNK_SIZE);
-    const rig = await makeRig({ kind: 'fs', cellSize: 256 * 1024, stripeThreshold: MiB });
+    const rig = await makeRig({ kind: 'memory', cellSize: 256 * 1024, stripeThreshold: MiB });
     expect(rig.provider.capabilities.chunkBytes).toBe(ERASURE_CHUNK_BYTES);
     const store = await Store.open(rig.provider);
     cleanups.push(() => store.close());
     await store.createBucket('bkt');
-    const size = 2 * CHUNK_SIZE + 7;
+    const size = ERASURE_CHUNK_BYTES + 300 * 1024 + 7;
     const body = randomBytes(size, 43);
-    await store.putObject('bkt', 'o', stream(body, 256 * 1024), { size });
+    await store.putObject('bkt', 'o', stream(body, 1 << 20), { size });
     const blobs = await chunkBlobs(rig.provider);
-    expect(blobs.length).toBe(1);
+    expect(blobs.length).toBe(2);
+    expect(same(await collect((await store.getObject('bkt', 'o')).body), body)).toBe(true);
+    for (const [start, end] of [[ERASURE_CHUNK_BYTES - 5, ERASURE_CHUNK_BYTES + 4], [ERASURE_CHUNK_BYTES - SEGMENT_SIZE - 1, ERASURE_CHUNK_BYTES + SEGMENT_SIZE], [CHUNK_SIZE - 3, CHUNK_SIZE + 2]] as const) {
+      const r = await store.getObject('bkt', 'o', { range: { start, end } });
+      expect(same(await collect(r.body), body.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
+    }
+  });
+
+  it('over the erasure provider with a stripe threshold above 8 MiB: no preference, chunks stay at CHUNK_SIZE', async () => {
+    const rig = await makeRig({ kind: 'memory', cellSize: 256 * 1024, stripeThreshold: STRIPED_CHUNKS_THRESHOLD + 1 });
+    expect(rig.provider.capabilities.chunkBytes).toBeUndefined();
+    const edge = await makeRig({ kind: 'memory', cellSize: 256 * 1024, stripeThreshold: STRIPED_CHUNKS_THRESHOLD });
+    expect(edge.provider.capabilities.chunkBytes).toBe(ERASURE_CHUNK_BYTES);
+    const store = await Store.open(rig.provider);
+    cleanups.push(() => store.close());
+    await store.createBucket('bkt');
+    const size = 2 * CHUNK_SIZE + 7;
+    const body = randomBytes(size, 44);
+    await store.putObject('bkt', 'o', stream(body, 1 << 20), { size });
+    expect((await chunkBlobs(rig.provider)).length).toBe(3);
     expect(same(await collect((await store.getObject('bkt', 'o')).body), body)).toBe(true);
   });
 });

@@ -100,15 +100,23 @@ export interface ErasureProviderOptions {
  * Chunk blob size the erasure provider asks the store for (ProviderCapabilities.chunkBytes):
  * 64 MiB, the store's largest. Every striped blob is k + m files, each in two new directories
  * of its domain, so a body cut into 8 MiB chunks paid those creates, syncs and renames eight
- * times per 64 MiB; as one blob, the (10,4) 64 MiB PUT here ran 1.34x (32 MiB) to 1.44x
- * (64 MiB) faster, and GETs (fewer, longer fragments) 1.04x healthy, 1.25x degraded. Memory
- * is per stripe and heal and repair pace themselves by bytes, so a bigger blob costs neither.
+ * times per 64 MiB; as one blob, the (10,4) 64 MiB PUT here ran 1.34x (32 MiB) to 1.43x
+ * (64 MiB) faster, GETs (fewer, longer fragments) 1.04x healthy and 1.25x degraded, and the
+ * repair of a wiped domain 1.3-1.5x. Write memory is per stripe and unchanged. What grows with
+ * the blob: a write-gate place turns over per chunk put (every 64 MiB of an upload, not 8), a
+ * background repair runs a whole blob between its pauses for requests (repair-worker.ts), and
+ * `strata verify` reads a chunk blob whole. Asked for only while chunks this size are striped
+ * (stripeThreshold at most {@link STRIPED_CHUNKS_THRESHOLD}): replicated blobs are built in
+ * memory, so with a higher threshold chunks stay at the store's 8 MiB, copied whole as before.
  */
 export const ERASURE_CHUNK_BYTES = 64 * 1024 * 1024;
+/** Highest stripeThreshold under which the provider asks for ERASURE_CHUNK_BYTES: the store's
+ * default chunk size, so no chunk a body ends with is replicated that was not before. */
+export const STRIPED_CHUNKS_THRESHOLD = 8 * 1024 * 1024;
 
 class ErasureProviderImpl implements ErasureProvider {
   readonly kind = 'erasure' as const;
-  readonly capabilities: ProviderCapabilities = { conditionalWrites: true, sortedList: true, chunkBytes: ERASURE_CHUNK_BYTES };
+  readonly capabilities: ProviderCapabilities;
   readonly k: number;
   readonly m: number;
   readonly domains: readonly Domain[];
@@ -142,6 +150,11 @@ class ErasureProviderImpl implements ErasureProvider {
 
   constructor(config: ErasureConfig, domains: Domain[], openFiles: number) {
     this.#config = config;
+    this.capabilities = {
+      conditionalWrites: true,
+      sortedList: true,
+      ...(config.stripeThreshold <= STRIPED_CHUNKS_THRESHOLD ? { chunkBytes: ERASURE_CHUNK_BYTES } : {}),
+    };
     this.#gate = new WriteGate(writeGateLimits(config, openFiles));
     this.k = config.k;
     this.m = config.m;

@@ -12,8 +12,9 @@
  * In a server the worker lets requests go first: after each key, while requests are being
  * served, it waits up to REPAIR_WAIT_PER_WORK times as long as that key's repair took (at most
  * REPAIR_MAX_WAIT_MS) for a moment with none (scrub-rate.ts yieldToRequests), so under a constant
- * load repairs keep about a tenth of the time (more when a repair takes over 100 ms: it waits
- * only the 1 s cap, so a 300 ms repair keeps about a quarter), and slow down without stopping.
+ * load repairs keep about a tenth of the time (more when a repair takes over 100 ms, as that of
+ * a 64 MiB chunk blob usually does: it waits only the 1 s cap, so a 300 ms repair keeps about a
+ * quarter), and slow down without stopping.
  * Degraded reads queue repairs while they run, and a repair reads and checks every fragment of
  * its blob: run back to back under the rate limit, the repairs took about 15% of the throughput
  * of the degraded GETs that queued them ((10,4), 64 MiB objects, 3 runs side by side).
