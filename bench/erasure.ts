@@ -139,7 +139,11 @@ async function main(): Promise<void> {
     const each = across(pools);
     const eachBig = across(bigPools);
 
-    // Large objects: PUT runs, then GET runs of one object, interleaved across lanes.
+    // Large objects: PUT runs, then GET runs of one object, interleaved across lanes. One
+    // untimed PUT per lane first: a server's first large PUT also pays its one-time costs (the
+    // hash worker's start, slab and stripe buffers' first page faults, JIT), which put the first
+    // timed run of every lane, fs included, 20-50% below the others.
+    if (runs('big')) await eachBig(async (lane, p) => void (await bigPuts(p, lane.target!, big, 1, 'big-warm', 1)));
     for (let run = 0; run < RUNS && runs('big'); run++) {
       await eachBig(async (lane, p) => {
         const r = await bigPuts(p, lane.target!, big, BIG_PER_RUN, 'big-put');
@@ -267,7 +271,7 @@ async function main(): Promise<void> {
     '',
     'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server), with the malloc settings the servers run with (bench/lib/malloc-env.ts; before 2026-12-05 it ran without them, and its own page faults held the 64 MiB GETs of every lane near 350-450 MiB/s). ' +
       BIG_LABEL +
-      ' requests run back to back on one connection; 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
+      ' requests run back to back on one connection (PUTs after one untimed PUT per lane); 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
       ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, while the next GETs run; each 64 MiB object is one blob, the chunk size the erasure provider asks the store for). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; the median of ' + String(RUNS) + ' runs, the same domain wiped again before each; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io off`: fragments are written through the page cache, so reads soon after (and scrub and repair of what fits in memory) are served from it. Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc. The 4 KiB runs (' + String(SMALL_RUNS) + ' per lane) rotate which lane goes first in each round, and their targets are judged on the median of the per-round shares (each erasure run against the fs run of its round, seconds apart); the ratio of the medians is shown beside it.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
