@@ -80,10 +80,12 @@ const OPTIONS: OptionDef<ScrubCliOptions>[] = [
     // the page cache gains nothing from them, and copying them into it was a fifth of a (4,2)
     // repair's CPU here (perf: copy_folio_from_iter_atomic 20% of the samples). With O_DIRECT
     // the same repair (1 GiB per domain, 3 runs each, interleaved) took 6.0-7.4 s against
-    // 6.7-9.4 s, and 2.5-3.0 s of system CPU against 3.9-6.6 s.
+    // 6.7-9.4 s, and 2.5-3.0 s of system CPU against 3.9-6.6 s. The pass reads fragments the
+    // same way (fs/blob-file.ts readBlobRangeDirectSync): a cold (10,4) repair of a wiped
+    // domain, buffered, filled new page-cache pages for every byte it read.
     type: enumType<'on' | 'off'>(['on', 'off']),
     default: 'on',
-    help: 'write rebuilt fragments of 256 KiB and more to directory domains with O_DIRECT, around the page cache, where the directory takes it (probed at open); off: buffered writes',
+    help: 'read fragments and write rebuilt ones (256 KiB and more) on directory domains with O_DIRECT, around the page cache, where the directory takes it (probed at open): a pass checks what the disks hold and evicts nothing; off: through the page cache',
     from: once,
   }),
   opt({ name: 'restart', key: 'restart', type: booleanType(), help: 'ignore a saved cursor and start the pass over', from: once }),
@@ -241,8 +243,9 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
-    // A stopped repository has no request path to leave a core to: one pass worker per core.
-    if (t.provider) usePassWorkers(availableParallelism());
+    // A stopped repository has no request path to leave a core to: one pass worker per core,
+    // two when they read around the page cache and wait on the device (pass-pool.ts).
+    if (t.provider) usePassWorkers((o.directIo !== 'off' ? 2 : 1) * availableParallelism());
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;

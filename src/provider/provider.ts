@@ -189,6 +189,13 @@ export interface Provider {
    */
   blobFilePath?(key: string): string;
   /**
+   * Optional, with blobFilePath: true when such a reader should read those files around the
+   * page cache (readBlobRangeDirectSync): the provider writes its bulk blobs that way too (fs
+   * with direct I/O asked for, and taken by its directory), so large passes over them (a
+   * scrub, a repair) neither fill the page cache nor evict what it holds for requests.
+   */
+  readonly directFileReads?: boolean;
+  /**
    * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
    * durable, and opens it for in-place appends. Providers that cannot make an append durable
    * cheaply leave it out; the repository then writes commit blobs.

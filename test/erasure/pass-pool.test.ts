@@ -214,7 +214,10 @@ describe('stripe pass pool: output memory reused', () => {
   });
 });
 
-describe('stripe pass pool: a worker reads the fragments itself', () => {
+describe.each([
+  ['through the page cache', false],
+  ['around the page cache (O_DIRECT)', true],
+])('stripe pass pool: a worker reads the fragments itself, %s', (_, direct) => {
   const body = randomBytes(3 * K * CELL + 12_345, 5);
   const { frags, g } = fragments(body);
   const sections = (i: number) => frags[i]!.subarray(g.sectionOffset(0), g.trailerOffset);
@@ -230,7 +233,7 @@ describe('stripe pass pool: a worker reads the fragments itself', () => {
   /** The whole blob as one group read from the files of `sources`. */
   const fileJob = (sources: number[], targets: number[]): GroupJob => ({
     ...job(frags, g, body.length, [], targets),
-    files: sources.map((i) => ({ index: i, path: fs.blobFilePath(keyOf(i)), start: 0, length: g.fragmentSize })),
+    files: sources.map((i) => ({ index: i, path: fs.blobFilePath(keyOf(i)), start: 0, length: g.fragmentSize, direct })),
   });
 
   it('gives the bytes and folds of the inline pass, and reports a missing, short, foreign or flipped file instead of using it', async () => {

@@ -6,7 +6,9 @@
  * bytes only, and the blobs read back exact; the domains' providers are asked for no source
  * bytes while a worker reads them (and are, when they cannot say where their files are).
  */
-import { mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync } from 'node:fs';
+import { takesDirect } from '../support/o-direct.js';
+import { dropFromPageCache, pageCacheToolsAvailable, residentPages } from '../support/page-cache.js';
 import { overwriteFile } from '../support/bytes.js';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -24,6 +26,7 @@ const { createFsProvider } = (await dist('fs/index.js')) as typeof import('../..
 const { runScrub } = (await dist('erasure/scrub.js')) as { runScrub(p: ErasureProvider, o?: ScrubOptions): Promise<ScrubReport> };
 const { HEADER_BYTES: FS_HEADER } = (await dist('fs/blob-file.js')) as typeof import('../../src/provider/fs/blob-file.js');
 const { HEADER_BYTES: FRAGMENT_HEADER, framedLength } = (await dist('erasure/geometry.js')) as typeof import('../../src/provider/erasure/geometry.js');
+const { DIRECT_GROUP_BYTES, WORKER_GROUP_BYTES } = (await dist('erasure/stripe-pass.js')) as typeof import('../../src/provider/erasure/stripe-pass.js');
 
 const N = 6;
 const CELL = 64 * 1024;
@@ -53,13 +56,13 @@ function asked(prop: string, a: unknown[]): number {
 
 /** The set over `root`; `files`: whether the domains say where their blob files are;
  * `redirect`: child keys whose file is said to be another (e.g. one that answers EIO). */
-async function openSet(root: string, files: boolean, redirect?: ReadonlyMap<string, string>): Promise<Counted> {
+async function openSetOf(root: string, files: boolean, redirect?: ReadonlyMap<string, string>, direct = false): Promise<Counted> {
   let reads = 0;
   const readKeys: string[] = [];
   const fs: FsProvider[] = [];
   const domains = await Promise.all(
     Array.from({ length: N }, async (_, i) => {
-      const child = await createFsProvider({ dir: join(root, `d${i + 1}`) });
+      const child = await createFsProvider({ dir: join(root, `d${i + 1}`), directWrites: direct });
       fs[i] = child;
       const provider = new Proxy(child, {
         get(t, prop) {
@@ -98,7 +101,12 @@ async function bytesOf(p: ErasureProvider, key: string): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-describe('pass workers reading fs fragments themselves', () => {
+describe.each([
+  ['through the page cache', false],
+  ['around the page cache (direct I/O on)', true],
+])('pass workers reading fs fragments themselves, %s', (_, direct) => {
+  const openSet = (root: string, files: boolean, redirect?: ReadonlyMap<string, string>) => openSetOf(root, files, redirect, direct);
+
   it('report missing, flipped, short and foreign fragments as the pass would, repair from verified bytes, and ask the domains for no source bytes', async () => {
     const root = mkdtempSync(join(tmpdir(), 'worker-reads-'));
     roots.push(root);
@@ -111,10 +119,22 @@ describe('pass workers reading fs fragments themselves', () => {
       blobs.set(`w/${i}`, body);
       await set.p.put(`w/${i}`, body);
     }
+    // Direct I/O on: the domains read fragments around the page cache where their directory
+    // takes O_DIRECT. A pass then leaves them out of the page cache; through it, it fills it.
+    expect(set.fs.map((f) => f.directFileReads)).toEqual(set.fs.map(() => direct && takesDirect(root)));
+    const files = await Promise.all([...blobs.keys()].flatMap((key) => Array.from({ length: N }, (_, d) => fragmentFile(set, d + 1, key))));
+    const watchCache = pageCacheToolsAvailable && takesDirect(root);
+    if (watchCache) for (const f of files) dropFromPageCache(f);
     const clean = await runScrub(set.p);
     expect(clean.damagedBlobs).toBe(0);
     expect(clean.fragments.verified).toBe(6 * N);
     expect(set.reads()).toBe(0); // every source read by a worker
+    if (watchCache) {
+      const cached = files.reduce((n, f) => n + residentPages(f), 0);
+      const pages = files.reduce((n, f) => n + Math.ceil(statSync(f).size / 4096), 0);
+      if (direct) expect(cached).toBe(0);
+      else expect(cached).toBeGreaterThan(pages * 0.9);
+    }
 
     // One damaged fragment per blob, on a different domain each: missing; a flipped byte in a
     // later group; cut short; the fragment header (erasure) rewritten; a clean blob; a flipped
@@ -170,13 +190,16 @@ describe('pass workers reading fs fragments themselves', () => {
   });
 
   it('a missing-only repair reads k fragments per blob on the workers and rebuilds a wiped domain exact', async () => {
+    // Stripes in a group a worker reads (stripe-pass.ts WORKER_GROUP_BYTES, DIRECT_GROUP_BYTES
+    // where the reads go around the page cache).
+    const G = (direct && takesDirect(tmpdir()) ? DIRECT_GROUP_BYTES : WORKER_GROUP_BYTES) / framedLength(CELL) | 0;
     const root = mkdtempSync(join(tmpdir(), 'worker-reads-'));
     roots.push(root);
     let set = await openSet(root, true);
     const blobs = new Map<string, Uint8Array>();
     for (let i = 0; i < 5; i++) {
-      // m/3 spans two groups read by a worker (24 stripes, 16 to a group).
-      const body = randomBytes(i === 3 ? 6 * 2 ** 20 : 1_500_000 + i * 500_001, 200 + i);
+      // m/3 spans two groups read by a worker (G + 8 stripes, G to a group).
+      const body = randomBytes(i === 3 ? (G + 8) * 4 * CELL : 1_500_000 + i * 500_001, 200 + i);
       blobs.set(`m/${i}`, body);
       await set.p.put(`m/${i}`, body);
     }
@@ -190,7 +213,7 @@ describe('pass workers reading fs fragments themselves', () => {
     expect(shortOn).not.toBe('');
     await set.p.close();
     rmSync(join(root, 'd1'), { recursive: true, force: true });
-    truncateSync(shortOn, FS_HEADER + FRAGMENT_HEADER + 20 * framedLength(CELL));
+    truncateSync(shortOn, FS_HEADER + FRAGMENT_HEADER + (G + 4) * framedLength(CELL));
     set = await openSet(root, true);
     const r = await runScrub(set.p, { repair: true, missingOnly: true });
     // The short source is found, and rewritten with the missing one (from the fragments found

@@ -23,7 +23,7 @@ import type { ResidentStripe } from '../../codec/resident-stripe.js';
 import { takeResidentStripe } from './scratch.js';
 import { FragmentError, frameCell, parseHeader, parseTrailer, sealFramed, unframe } from './fragment.js';
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
-import { readBlobRangeSync } from '../fs/blob-file.js';
+import { readBlobRangeDirectSync, readBlobRangeSync } from '../fs/blob-file.js';
 import { ProviderError, type ProviderErrorCode } from '../provider.js';
 import { isDescriptorExhaustion, isMediaError } from './domains.js';
 
@@ -48,9 +48,10 @@ export interface GroupJob {
    * Sources to read by the thread that runs the job, before checking them (a worker thread,
    * pass-pool.ts; never an event loop): bytes [start, start + length) of the blob in each
    * fs blob file (Provider.blobFilePath). A file that cannot be read whole is reported in
-   * `failed` with the read's error code. Joined to `sources`.
+   * `failed` with the read's error code. Joined to `sources`. `direct`: read around the page
+   * cache (readBlobRangeDirectSync; Provider.directFileReads).
    */
-  files?: { index: number; path: string; start: number; length: number }[];
+  files?: { index: number; path: string; start: number; length: number; direct?: boolean }[];
   /** Fragment indices to rebuild, and their running CRC folds (fragment.ts foldCrc). */
   targets: number[];
   folds: number[];
@@ -218,7 +219,8 @@ function readFiles(
   const failed: GroupResult['failed'] = [];
   for (const f of files) {
     try {
-      const bytes = readBlobRangeSync(f.path, f.start, f.length, into?.(f.index, f.length) ?? reused(READ_SCRATCH, f.index, f.length));
+      const read = f.direct ? readBlobRangeDirectSync : readBlobRangeSync;
+      const bytes = read(f.path, f.start, f.length, into?.(f.index, f.length) ?? reused(READ_SCRATCH, f.index, f.length));
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
       else {
         job.sources.push({ index: f.index, bytes });

@@ -279,6 +279,12 @@ export class FsProvider implements Provider {
     return this.#direct;
   }
 
+  /** Provider.directFileReads: with direct writes, a pass reading many blob files on another
+   * thread reads them around the page cache as well. */
+  get directFileReads(): boolean {
+    return this.#direct;
+  }
+
   /** Creates the layout and removes dead writers' temp files. Called by createFsProvider. */
   async init(): Promise<void> {
     try {
