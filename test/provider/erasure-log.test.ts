@@ -4,7 +4,9 @@
  * survivor, a corrupt copy read around, scrub (checkBlob) repairing lost and corrupt copies,
  * and no openLog when a domain cannot append.
  */
+import { truncateSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { FsProvider } from '../../src/provider/fs/index.js';
 import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import { END_TO_END, getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
@@ -335,6 +337,53 @@ describe('erasure provider openLog', () => {
     for (const d of now) {
       const solo = await reopen(rig, [d]);
       expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: end - 1 })).equals(bytes), `copy on d${d + 1}`).toBe(true);
+      await solo.provider.close();
+    }
+  });
+
+  it('checks a copy window by window: records across windows, one larger than a window, a flipped one and a copy cut short are each judged alone, in few reads', async () => {
+    const rig = await killRig(4, 2);
+    const key = 'log/000000000013-ff';
+    // 400 appends of 0.7-9.7 KiB (about 2 MiB: the check reads 1 MiB windows), then one of
+    // 1.5 MiB (more than a window), then 100 more.
+    const log = await rig.provider.openLog!(key, 8 * 1024 * KiB);
+    const first = await appendAll(log, 400);
+    const big = chunkOf(9999, 1536 * KiB);
+    await log.append(first.end, [big]);
+    const last = await appendAll(log, 100, 400, first.end + big.length);
+    await log.close();
+    const bytes = Buffer.concat([first.bytes, Buffer.from(big), last.bytes]);
+    const [a, b, c] = await holders(rig, key);
+    // Copy a: one record's byte flipped past the first window. Copy b: cut short in the middle
+    // of record 450 (the fs file is a 32-byte header, then the copy's records).
+    await corrupt(rig.inner[a!]!, key, 300);
+    let cut = recordBytes(big.length);
+    for (let n = 0; n < 450; n++) cut += recordBytes(chunkOf(n).length);
+    const fsB = rig.inner[b!] as FsProvider;
+    truncateSync(fsB.blobFilePath((await copyName(fsB, key))!), 32 + cut + 100);
+    await rig.provider.close();
+
+    const again = await reopen(rig);
+    let reads = 0;
+    for (const p of again.inner)
+      for (const name of ['read', 'readv', 'get'] as const) {
+        const f = (p as unknown as Record<string, (...x: unknown[]) => unknown>)[name];
+        if (f) (p as unknown as Record<string, unknown>)[name] = (...x: unknown[]) => (reads++, f.apply(p, x));
+      }
+    const found = await again.provider.checkBlob(key);
+    expect(found.lost).toBe(false);
+    const state = (d: number) => found.fragments.find((f) => f.domain === `d${d + 1}`)?.state;
+    expect([state(a!), state(b!), state(c!)]).toEqual(['corrupt', 'corrupt', 'ok']);
+    // Reading each copy's 501 records one by one took two reads a record.
+    expect(reads).toBeLessThan(100);
+
+    const fixed = await again.provider.checkBlob(key, { repair: true });
+    expect(fixed.repaired).toBe(2);
+    expect((await again.provider.checkBlob(key)).fragments.map((f) => f.state)).toEqual(['ok', 'ok', 'ok']);
+    await again.provider.close();
+    for (const d of await holders(rig, key)) {
+      const solo = await reopen(rig, [d]);
+      expect(Buffer.from(await getBytes(solo.provider, key, { start: 0, end: bytes.length - 1 })).equals(bytes), `copy on d${d + 1}`).toBe(true);
       await solo.provider.close();
     }
   });

@@ -172,8 +172,8 @@ export function dropBlockCrcs(raw: Uint8Array, from: number, to: number): Uint8A
 /**
  * Checks the framed blocks `framed` (as blockSpan located them, starting at block
  * `firstBlock`) and copies their data bytes [from, to) (record data offsets; `dataStart` is
- * the first block's) into `out` at `outOffset`. Returns false, copying nothing useful, when a
- * block is short or fails its CRC.
+ * the first block's) into `out` at `outOffset` (`out` null: checks only). Returns false,
+ * copying nothing useful, when a block is short or fails its CRC.
  */
 export function unframeBlocks(
   framed: Uint8Array,
@@ -183,7 +183,7 @@ export function unframeBlocks(
   dataStart: number,
   from: number,
   to: number,
-  out: Uint8Array,
+  out: Uint8Array | null,
   outOffset: number
 ): boolean {
   let at = 0;
@@ -196,7 +196,7 @@ export function unframeBlocks(
     if (((crc(bytes) ^ bind(generation, r.attempt, block)) >>> 0) !== stored) return false;
     const lo = Math.max(from, data);
     const hi = Math.min(to, data + n);
-    if (hi > lo) out.set(bytes.subarray(lo - data, hi - data), outOffset + lo - from);
+    if (out && hi > lo) out.set(bytes.subarray(lo - data, hi - data), outOffset + lo - from);
     at += n + CRC_BYTES;
     data += n;
   }
