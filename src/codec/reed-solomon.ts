@@ -195,15 +195,18 @@ export class ReedSolomon {
 
   /**
    * Rebuilds, in place, bytes [offset, offset + length) of every shard of `stripe` whose
-   * `present[i]` is false (only data shards with `dataOnly`), from k present ones. Returns
-   * the indices rebuilt, ascending. Present shards are not modified. Throws ShardCountError
-   * when `present` does not have k + m entries, TooFewShardsError with fewer than k present,
-   * ShardSizeError / ArenaRegionError like encodeResident; on any error nothing is written.
+   * `present[i]` is false (only data shards with `dataOnly`; only the shards `only` lists, when
+   * given: each row costs a pass over the k sources, so a caller that needs one parity shard of
+   * several absent asks for that one), from k present ones. Returns the indices rebuilt,
+   * ascending. Present shards are not modified. Throws ShardCountError when `present` does not
+   * have k + m entries, InvalidIndexError when `only` names a shard out of range or present,
+   * TooFewShardsError with fewer than k present, ShardSizeError / ArenaRegionError like
+   * encodeResident; on any error nothing is written.
    */
   reconstructResident(
     stripe: ResidentStripe,
     present: readonly boolean[],
-    options: ShardRange & { dataOnly?: boolean } = {}
+    options: ShardRange & { dataOnly?: boolean; only?: readonly number[] } = {}
   ): number[] {
     this.#checkStripe(stripe);
     if (!Array.isArray(present) || present.length !== this.totalShards) {
@@ -211,9 +214,17 @@ export class ReedSolomon {
     }
     const { offset, length } = resolveRange(stripe, options);
     const k = this.dataShards;
+    const only = options.only;
+    if (only !== undefined) {
+      for (const i of only) {
+        if (!Number.isInteger(i) || i < 0 || i >= this.totalShards || present[i] === true) {
+          throw new InvalidIndexError(`only: shard ${i} is not an absent shard of 0..${this.totalShards - 1}`);
+        }
+      }
+    }
     const have: number[] = [];
     const wanted: number[] = [];
-    present.forEach((p, i) => (p === true ? have.push(i) : (!options.dataOnly || i < k) && wanted.push(i)));
+    present.forEach((p, i) => (p === true ? have.push(i) : (only ? only.includes(i) : !options.dataOnly || i < k) && wanted.push(i)));
     if (wanted.length === 0) return [];
     if (have.length < k) throw new TooFewShardsError(`${have.length} shards present, ${k} needed to reconstruct`);
     if (length === 0) return wanted;

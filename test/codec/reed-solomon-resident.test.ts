@@ -94,6 +94,19 @@ describe.each(availableFlavors('gf256'))('resident stripes (%s)', (flavor) => {
       expect(rs.reconstructResident(st, present, { dataOnly: true })).toEqual([1]);
       expect(eq(st.shard(1), orig[1]!)).toBe(true);
       expect(st.shard(k).every((b) => b === 7)).toBe(true);
+      // `only` rebuilds the shards it lists, parity included, and leaves other absent ones as
+      // they were; it refuses a present or out-of-range shard, writing nothing.
+      for (const i of [0, k, k + m - 1]) st.shard(i).fill(9);
+      const some = [...Array(k + m).keys()].map((i) => ![0, k, k + m - 1].includes(i));
+      expect(rs.reconstructResident(st, some, { only: [k + m - 1, 0] })).toEqual([0, k + m - 1]);
+      expect(eq(st.shard(0), orig[0]!)).toBe(true);
+      expect(eq(st.shard(k + m - 1), orig[k + m - 1]!)).toBe(true);
+      expect(st.shard(k).every((b) => b === 9)).toBe(true);
+      st.shard(0).fill(9);
+      for (const bad of [[2], [k + m], [-1], [0.5]]) {
+        expect(() => rs.reconstructResident(st, some, { only: bad })).toThrow(/not an absent shard/);
+      }
+      expect(st.shard(0).every((b) => b === 9)).toBe(true);
     } finally {
       st.release();
     }

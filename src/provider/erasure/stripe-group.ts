@@ -136,7 +136,10 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
   if (good < job.k) return { failed, outputs: [], folds, good };
   const from = job.first ? HEADER_BYTES : 0;
   const to = length - (job.last ? TRAILER_BYTES : 0);
-  codec.reconstructResident(stripe, present, { offset: from, length: to - from, dataOnly: dataOnly(job) });
+  // Only the targets: a pass that read k sources leaves the other absent slots empty, and each
+  // slot computed costs a pass over the k sources (a parity target of a missing-only repair
+  // would otherwise compute all m parity rows).
+  codec.reconstructResident(stripe, present, { offset: from, length: to - from, only: job.targets });
   const outputs = job.targets.map((i, j) => {
     const out = outputArray(job, to - from);
     out.set(stripe.shard(i).subarray(from, to));
