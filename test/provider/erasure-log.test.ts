@@ -11,7 +11,7 @@ import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import { END_TO_END, getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { DomainSet } from '../../src/provider/erasure/domains.js';
-import { scanCopy } from '../../src/provider/erasure/log-view.js';
+import { scanCopy, scanCopyChecked } from '../../src/provider/erasure/log-view.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { dataSpan, dropBlockCrcs, encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
 import { prng } from '../support/random.js';
@@ -97,6 +97,33 @@ describe('scanning a log copy', () => {
     expect(await scan(good.subarray(0, 31))).toEqual([]); // a truncated first header
     // A gap is allowed (zeros between appends read as zeros); a gap record still scans.
     expect(await scan(Buffer.concat([good, rec(3, 9000, b)]))).toEqual([[0, 5000, 1], [5000, 300, 2], [9000, 300, 3]]);
+  });
+
+  it('with its checks: each record judged from the windows it is read in, one across a window edge read again, one larger than a window left to verifyRecord', async () => {
+    // About 1.3 MiB of 9 KiB records (the scan reads 1 MiB windows: one record crosses the
+    // edge), one of them flipped, then a 1.5 MiB record, then a small one.
+    const parts: Uint8Array[] = [];
+    let logical = 0;
+    const flipAt = 100;
+    for (let i = 0; i < 150; i++) {
+      const r = Buffer.from(rec(1, logical, chunkOf(i, 9000)));
+      if (i === flipAt) r[500] ^= 0x01;
+      parts.push(r);
+      logical += 9000;
+    }
+    parts.push(rec(1, logical, chunkOf(500, 1536 * KiB)));
+    logical += 1536 * KiB;
+    parts.push(rec(1, logical, chunkOf(501, 300)));
+    const mem = await createMemoryProvider();
+    await mem.put('c', Buffer.concat(parts));
+    const domains = new DomainSet([{ id: 'd1', labels: {}, provider: mem }], 5000);
+    const { records, verified } = await scanCopyChecked(domains, 'd1', 'c', GEN, true);
+    expect(records.length).toBe(152);
+    expect(verified.map((v, i) => (v === true ? '' : `${i}:${v}`)).filter(Boolean)).toEqual([`${flipAt}:false`, '150:undefined']);
+    // Without checks, the same records and nothing judged.
+    const plain = await scanCopyChecked(domains, 'd1', 'c', GEN, false);
+    expect(plain.records).toEqual(records);
+    expect(plain.verified.every((v) => v === undefined)).toBe(true);
   });
 });
 

@@ -21,8 +21,8 @@
 import { getBytes, ProviderError } from '../provider.js';
 import type { DomainSet } from './domains.js';
 import { isDomainFailure } from './domains.js';
-import { blockSpan, parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, unframeBlocks, type LogRecord } from './log-record.js';
-import { sameRecord, scanCopy, verifyRecord, type LogView } from './log-view.js';
+import { parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, type LogRecord } from './log-record.js';
+import { recordVerifies, sameRecord, scanCopyChecked, verifyRecord, type LogView, type ScannedCopy } from './log-view.js';
 import { nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import type { BlobCheck, ErasureStats, FragmentCheck } from './types.js';
 
@@ -46,16 +46,6 @@ interface CopyResult {
   state: 'ok' | 'corrupt' | 'unreachable';
   /** Per reference record: does it verify on this copy? */
   good: boolean[];
-}
-
-/** Whether `bytes` (record `r` whole: header and framed blocks, as the copy holds them) are
- * record `r` with every block passing its check. */
-function recordVerifies(bytes: Uint8Array, r: LogRecord, generation: number): boolean {
-  const h = parseRecordHeader(bytes.subarray(0, RECORD_HEADER_BYTES), r.phys, generation);
-  if (!h || !sameRecord(h, r)) return false;
-  if (r.length === 0) return true;
-  const s = blockSpan(r, 0, r.length);
-  return unframeBlocks(bytes.subarray(s.start - r.phys, s.start - r.phys + s.length), r, generation, s.firstBlock, s.dataStart, 0, r.length, null, 0);
 }
 
 /** Verifies copy `child` on `domain` against `ref`, reading it in windows of
@@ -105,11 +95,30 @@ async function checkCopy(domains: DomainSet, domain: string, child: string, gene
   return { domain, state: good.every(Boolean) ? 'ok' : 'corrupt', good };
 }
 
-/** The reference records: the open writer's, else the longest copy's. */
-async function referenceOf(domains: DomainSet, meta: BlobMeta, child: string, open: LogView | undefined): Promise<LogRecord[]> {
-  if (open) return open.records.slice();
-  const scans = await Promise.all(meta.copies.map((d) => scanCopy(domains, d, child, meta.generation).catch(() => [] as LogRecord[])));
-  return scans.reduce((a, b) => (b.length > a.length ? b : a), [] as LogRecord[]);
+/** The reference records (the open writer's, else the longest copy's) and, without a writer,
+ * each copy's scan with its records checked (undefined where the scan failed). */
+async function referenceOf(domains: DomainSet, meta: BlobMeta, child: string, open: LogView | undefined): Promise<{ ref: LogRecord[]; scans: (ScannedCopy | undefined)[] }> {
+  if (open) return { ref: open.records.slice(), scans: [] };
+  const scans = await Promise.all(meta.copies.map((d) => scanCopyChecked(domains, d, child, meta.generation, true).catch(() => undefined)));
+  return { ref: scans.reduce((a, b) => (b && b.records.length > a.length ? b.records : a), [] as LogRecord[]), scans };
+}
+
+/** Copy `domain` checked against `ref`: from its scan (`scan`) as far as the scan found the
+ * reference's records and checked them, the rest read again (checkCopy). */
+async function checkScanned(domains: DomainSet, domain: string, child: string, generation: number, ref: readonly LogRecord[], scan: ScannedCopy | undefined): Promise<CopyResult> {
+  const good: boolean[] = [];
+  if (scan) {
+    for (let i = 0; i < ref.length && i < scan.records.length; i++) {
+      const v = scan.verified[i];
+      if (v === undefined || !sameRecord(scan.records[i]!, ref[i]!)) break;
+      good.push(v);
+    }
+  }
+  if (good.length === ref.length) return { domain, state: good.every(Boolean) ? 'ok' : 'corrupt', good };
+  const rest = await checkCopy(domains, domain, child, generation, ref.slice(good.length));
+  if (rest.state === 'unreachable') return { domain, state: 'unreachable', good: ref.map(() => false) };
+  const all = [...good, ...rest.good];
+  return { domain, state: all.every(Boolean) ? 'ok' : 'corrupt', good: all };
 }
 
 /** The bytes of the reference records, each from a copy on which it verified: records that
@@ -142,8 +151,10 @@ export async function checkLog(
   options: { repair?: boolean; open?: LogView }
 ): Promise<{ check: BlobCheck; meta: BlobMeta | undefined; clean: boolean }> {
   const child = nameOf(meta, 0);
-  const ref = await referenceOf(ctx.domains, meta, child, options.open);
-  const results = await Promise.all(meta.copies.map((d) => checkCopy(ctx.domains, d, child, meta.generation, ref)));
+  // Without a writer, every copy is scanned and checked in one read (its records as far as they
+  // are the reference's); a writer's copies are checked against its own list.
+  const { ref, scans } = await referenceOf(ctx.domains, meta, child, options.open);
+  const results = await Promise.all(meta.copies.map((d, i) => checkScanned(ctx.domains, d, child, meta.generation, ref, scans[i])));
   const fragments: FragmentCheck[] = results.map((r, i) => ({ index: i, domain: r.domain, state: r.state }));
   const want = ctx.m + 1;
   const holding = new Set(meta.copies);

@@ -213,28 +213,79 @@ export class LogView {
  * throws the domain's ProviderError when the copy cannot be read.
  */
 export async function scanCopy(domains: DomainSet, domain: string, child: string, generation: number): Promise<LogRecord[]> {
+  return (await scanCopyChecked(domains, domain, child, generation, false)).records;
+}
+
+/** A copy's records as scanCopy finds them, with each one's check when asked for. */
+export interface ScannedCopy {
+  records: LogRecord[];
+  /** Per record (with `verify`): whether its header and every block verify, or undefined when
+   * it is larger than a window (not checked here: verifyRecord reads it piece by piece). */
+  verified: (boolean | undefined)[];
+}
+
+/**
+ * scanCopy, and with `verify` each record's blocks checked from the same windows as they pass
+ * (a window is read again from a record's header when the record runs past its end), so that
+ * a copy scanned and checked is read once (log-check.ts). Windows are read into one buffer
+ * (a read that can fill it, Provider.read), each used up before the next.
+ */
+export async function scanCopyChecked(domains: DomainSet, domain: string, child: string, generation: number, verify: boolean): Promise<ScannedCopy> {
   const size = (await domains.call(domain, `head ${child}`, (p) => p.head(child))).size;
   const records: LogRecord[] = [];
+  const verified: (boolean | undefined)[] = [];
   let window: Uint8Array = new Uint8Array(0);
   let windowStart = 0;
+  let scratch: Uint8Array | undefined;
+  const readWindow = async (at: number): Promise<void> => {
+    const n = Math.min(size - at, SCAN_WINDOW_BYTES);
+    scratch ??= new Uint8Array(Math.min(size, SCAN_WINDOW_BYTES));
+    const range = { start: at, end: at + n - 1 };
+    window = await domains.readBlob(domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
+    windowStart = at;
+  };
   let pos = 0;
   let logicalEnd = 0;
   while (pos + RECORD_HEADER_BYTES <= size) {
     if (pos < windowStart || pos + RECORD_HEADER_BYTES > windowStart + window.length) {
-      const n = Math.min(size - pos, SCAN_WINDOW_BYTES);
-      window = await domains.readBlob(domain, child, (p) => getBytes(p, child, { start: pos, end: pos + n - 1 }));
-      windowStart = pos;
+      await readWindow(pos);
       if (window.length < RECORD_HEADER_BYTES) break;
     }
-    const r = parseRecordHeader(window.subarray(pos - windowStart, pos - windowStart + RECORD_HEADER_BYTES), pos, generation);
+    let r = parseRecordHeader(window.subarray(pos - windowStart, pos - windowStart + RECORD_HEADER_BYTES), pos, generation);
     if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
+    let check: boolean | undefined;
+    if (verify && recordEnd(r) - pos <= SCAN_WINDOW_BYTES) {
+      if (recordEnd(r) > windowStart + window.length) {
+        await readWindow(pos);
+        r = parseRecordHeader(window.subarray(0, RECORD_HEADER_BYTES), pos, generation);
+        if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
+      }
+      check = window.length >= recordEnd(r) - pos && recordVerifies(window.subarray(pos - windowStart, recordEnd(r) - windowStart), r, generation);
+    }
     records.push(r);
+    verified.push(check);
     logicalEnd = r.logical + r.length;
     pos = recordEnd(r);
   }
-  const last = records[records.length - 1];
-  if (last && !(await verifyRecord(domains, domain, child, generation, last))) records.pop();
-  return records;
+  const last = records.length - 1;
+  if (last >= 0) {
+    const good = verified[last] ?? (await verifyRecord(domains, domain, child, generation, records[last]!));
+    if (!good) {
+      records.pop();
+      verified.pop();
+    }
+  }
+  return { records, verified };
+}
+
+/** Whether `bytes` (record `r` whole: header and framed blocks, as a copy holds them) are
+ * record `r` with every block passing its check. */
+export function recordVerifies(bytes: Uint8Array, r: LogRecord, generation: number): boolean {
+  const h = parseRecordHeader(bytes.subarray(0, RECORD_HEADER_BYTES), r.phys, generation);
+  if (!h || !sameRecord(h, r)) return false;
+  if (r.length === 0) return true;
+  const s = blockSpan(r, 0, r.length);
+  return unframeBlocks(bytes.subarray(s.start - r.phys, s.start - r.phys + s.length), r, generation, s.firstBlock, s.dataStart, 0, r.length, null, 0);
 }
 
 /** Whether every block of `r` on copy `child` of `domain` passes its check. Throws the domain's
