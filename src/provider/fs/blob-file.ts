@@ -71,6 +71,28 @@ export function cutShort(what: string): ProviderError {
   return new ProviderError('Corrupt', `${what}: file shorter than its size (cut short since it was opened)`);
 }
 
+/**
+ * Opens blob file `path` for reading, with O_DIRECT when `direct`. Throws ProviderError
+ * 'NotFound' when there is no such file, 'Io' when the open fails otherwise; returns undefined
+ * when `direct` and the filesystem refuses O_DIRECT (the caller reads buffered).
+ */
+function openBlobSync(path: string, direct: boolean): number | undefined {
+  try {
+    return openSync(path, direct ? constants.O_RDONLY | constants.O_DIRECT : constants.O_RDONLY);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
+    if (direct && refusesDirect(err)) return undefined;
+    throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
+  }
+}
+
+/** What a read of `path` that threw `err` is reported as: a ProviderError as it is, else 'Io'. */
+function readFailed(path: string, err: unknown): ProviderError {
+  if (err instanceof ProviderError) return err;
+  return new ProviderError('Io', `${path}: read failed: ${(err as Error)?.message ?? err}`, { cause: err });
+}
+
 /** Header scratch of readBlobRangeSync (synchronous, so one per thread suffices). */
 const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
 
@@ -83,14 +105,7 @@ const HEADER_SCRATCH = Buffer.alloc(HEADER_BYTES);
  * system fails to open or read it.
  */
 export function readBlobRangeSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException)?.code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
-    throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
-  }
+  const fd = openBlobSync(path, false)!;
   try {
     etagOfHeader(HEADER_SCRATCH, readSync(fd, HEADER_SCRATCH, 0, HEADER_BYTES, 0), path);
     const size = fstatSync(fd).size - HEADER_BYTES;
@@ -103,8 +118,7 @@ export function readBlobRangeSync(path: string, start: number, length: number, i
     }
     return out;
   } catch (err) {
-    if (err instanceof ProviderError) throw err;
-    throw new ProviderError('Io', `${path}: read failed: ${(err as Error)?.message ?? err}`, { cause: err });
+    throw readFailed(path, err);
   } finally {
     closeSync(fd);
   }
@@ -151,15 +165,8 @@ const refusesDirect = (err: unknown) => (err as NodeJS.ErrnoException)?.code ===
  */
 export function readBlobRangeDirectSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
   if (constants.O_DIRECT === undefined) return readBlobRangeSync(path, start, length, into);
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECT);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException)?.code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
-    if (refusesDirect(err)) return readBlobRangeSync(path, start, length, into);
-    throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
-  }
+  const fd = openBlobSync(path, true);
+  if (fd === undefined) return readBlobRangeSync(path, start, length, into);
   try {
     const size = fstatSync(fd).size - HEADER_BYTES;
     const want = Math.max(0, Math.min(length, size - start));
@@ -191,8 +198,7 @@ export function readBlobRangeDirectSync(path: string, start: number, length: num
     out.set(scratch.subarray(from - a0, to - a0));
     return out;
   } catch (err) {
-    if (err instanceof ProviderError) throw err;
-    throw new ProviderError('Io', `${path}: read failed: ${(err as Error)?.message ?? err}`, { cause: err });
+    throw readFailed(path, err);
   } finally {
     closeSync(fd);
   }
