@@ -11,10 +11,10 @@ import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import { END_TO_END, getBytes, type Provider } from '../../src/provider/provider.js';
 import { childKey, parseChildKey } from '../../src/provider/erasure/child-key.js';
 import { DomainSet } from '../../src/provider/erasure/domains.js';
-import { scanCopy, scanCopyChecked } from '../../src/provider/erasure/log-view.js';
+import { COPY_WINDOW_BYTES, CopyWindows, scanCopy, scanCopyChecked } from '../../src/provider/erasure/log-view.js';
 import { createMemoryProvider } from '../../src/provider/memory/index.js';
 import { dataSpan, dropBlockCrcs, encodeRecord, parseRecordHeader, recordBytes, LOG_BLOCK_BYTES, MAX_RECORD_BYTES } from '../../src/provider/erasure/log-record.js';
-import { prng } from '../support/random.js';
+import { prng, randomBytes } from '../support/random.js';
 import { cleanupRigs, KiB, makeRig } from './erasure-helpers.js';
 import { appendAll, chunkOf, copyName, corrupt, holders, killRig, reopen, writeSegment } from './erasure-log-helpers.js';
 
@@ -124,6 +124,42 @@ describe('scanning a log copy', () => {
     const plain = await scanCopyChecked(domains, 'd1', 'c', GEN, false);
     expect(plain.records).toEqual(records);
     expect(plain.verified.every((v) => v === undefined)).toBe(true);
+  });
+
+  it('reads a copy in windows (CopyWindows): spans inside a window cost no read, a span past its end reads from its start, the end reads short', async () => {
+    const size = COPY_WINDOW_BYTES + 5000;
+    const bytes = randomBytes(size, 77);
+    const mem = await createMemoryProvider();
+    await mem.put('c', bytes);
+    let reads = 0;
+    const counted = new Proxy(mem, {
+      get: (t, prop, r) => {
+        const v = Reflect.get(t, prop, r) as unknown;
+        if ((prop !== 'read' && prop !== 'get') || typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          reads++;
+          return (v as (...a: unknown[]) => unknown).apply(t, args);
+        };
+      },
+    });
+    const w = new CopyWindows(new DomainSet([{ id: 'd1', labels: {}, provider: counted }], 5000), 'd1', 'c', size);
+    const same = (got: Uint8Array, start: number, end: number) => expect(Buffer.from(got).equals(bytes.subarray(start, end))).toBe(true);
+    same(await w.span(0, 32), 0, 32);
+    same(await w.span(100, 9000), 100, 9000);
+    same(await w.span(COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES), COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES);
+    expect(reads).toBe(1);
+    // Across the window's end: a new window from the span's start.
+    same(await w.span(COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES + 10), COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES + 10);
+    expect(reads).toBe(2);
+    // Back before the window: read again. At the end: short, then empty.
+    same(await w.span(50, 60), 50, 60);
+    expect(reads).toBe(3);
+    const tail = await w.span(size - 100, size + 100);
+    same(tail, size - 100, size);
+    expect(reads).toBe(4);
+    expect((await w.span(size, size + 32)).length).toBe(0);
+    expect((await w.span(size + 10, size + 42)).length).toBe(0);
+    expect(reads).toBe(4);
   });
 });
 

@@ -22,18 +22,12 @@ import { getBytes, ProviderError } from '../provider.js';
 import type { DomainSet } from './domains.js';
 import { isDomainFailure } from './domains.js';
 import { parseRecordHeader, recordEnd, RECORD_HEADER_BYTES, type LogRecord } from './log-record.js';
-import { recordVerifies, sameRecord, scanCopyChecked, verifyRecord, type LogView, type ScannedCopy } from './log-view.js';
+import { COPY_WINDOW_BYTES, CopyWindows, recordVerifies, sameRecord, scanCopyChecked, verifyRecord, type LogView, type ScannedCopy } from './log-view.js';
 import { nameOf, type BlobMeta, type LookupResult } from './lookup.js';
 import type { BlobCheck, ErasureStats, FragmentCheck } from './types.js';
 
 /** Bytes read at a time when a repair copies records. */
 const REPAIR_CHUNK_BYTES = 4 * 1024 * 1024;
-/** Bytes of a copy read at once while checking it: a window holds many records (a group-commit
- * batch is a record of a few KiB), so a copy costs a read per window, not two per record. A
- * (10,4) repair of a wiped domain holding five 51 MB segments of 4 KiB PUTs' batches spent
- * most of its time in those per-record reads (tens of thousands per copy, five copies each). */
-const CHECK_WINDOW_BYTES = 1024 * 1024;
-
 export interface LogCheckContext {
   domains: DomainSet;
   m: number;
@@ -48,36 +42,25 @@ interface CopyResult {
   good: boolean[];
 }
 
-/** Verifies copy `child` on `domain` against `ref`, reading it in windows of
- * CHECK_WINDOW_BYTES (a record larger than a window on its own, piece by piece). Never throws
- * for a domain's failure. */
+/** Verifies copy `child` on `domain` against `ref`, reading it in windows (CopyWindows; a
+ * record larger than a window on its own, piece by piece). Never throws for a domain's failure. */
 async function checkCopy(domains: DomainSet, domain: string, child: string, generation: number, ref: readonly LogRecord[]): Promise<CopyResult> {
   const good: boolean[] = [];
   try {
     const size = ref.length ? (await domains.call(domain, `head ${child}`, (p) => p.head(child))).size : 0;
-    let window: Uint8Array = new Uint8Array(0);
-    let windowStart = 0;
-    // Windows are read into one buffer (a read that can fill it, Provider.read): each is checked
-    // before the next is read, and a fresh megabyte per window cost more in GC than the checks.
-    let scratch: Uint8Array | undefined;
+    const windows = new CopyWindows(domains, domain, child, size);
     for (const r of ref) {
       const end = recordEnd(r);
       if (end > size) break; // the copy ends before this record: it is short (below)
-      if (end - r.phys > CHECK_WINDOW_BYTES) {
+      if (end - r.phys > COPY_WINDOW_BYTES) {
         const header = await domains.readBlob(domain, child, (p) => getBytes(p, child, { start: r.phys, end: r.phys + RECORD_HEADER_BYTES - 1 }));
         const h = parseRecordHeader(header, r.phys, generation);
         good.push(!!h && sameRecord(h, r) && (await verifyRecord(domains, domain, child, generation, r)));
         continue;
       }
-      if (r.phys < windowStart || end > windowStart + window.length) {
-        const n = Math.min(size - r.phys, CHECK_WINDOW_BYTES);
-        windowStart = r.phys;
-        scratch ??= new Uint8Array(Math.min(size, CHECK_WINDOW_BYTES));
-        const range = { start: windowStart, end: windowStart + n - 1 };
-        window = await domains.readBlob(domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
-        if (window.length < end - r.phys) break; // read short: the copy ended meanwhile
-      }
-      good.push(recordVerifies(window.subarray(r.phys - windowStart, end - windowStart), r, generation));
+      const bytes = await windows.span(r.phys, end);
+      if (bytes.length < end - r.phys) break; // read short: the copy ended meanwhile
+      good.push(recordVerifies(bytes, r, generation));
     }
     if (good.length < ref.length) {
       while (good.length < ref.length) good.push(false);

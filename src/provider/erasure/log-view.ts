@@ -33,8 +33,55 @@ import {
   type LogRecord,
 } from './log-record.js';
 
-/** Bytes of a copy read at once while scanning its headers: many small records per read. */
-const SCAN_WINDOW_BYTES = 1024 * 1024;
+/** Bytes of a copy read at once while scanning or checking it: a window holds many records (a
+ * group-commit batch is a record of a few KiB), so a copy costs a read per window, not one or
+ * two per record. A (10,4) repair of a wiped domain holding five 51 MB segments of 4 KiB PUTs'
+ * batches spent most of its time in per-record reads (tens of thousands per copy, five copies
+ * each) before copies were read this way. */
+export const COPY_WINDOW_BYTES = 1024 * 1024;
+
+/**
+ * Reads one copy front to back in windows of COPY_WINDOW_BYTES, all into one buffer (a read
+ * that can fill it, Provider.read; a fresh megabyte per window cost more in GC than the checks
+ * of its records): each window is used up before the next is read. Reads only; a domain's
+ * failure is thrown as the domain call reports it.
+ */
+export class CopyWindows {
+  readonly #domains: DomainSet;
+  readonly #domain: string;
+  readonly #child: string;
+  /** The copy's size (its head), which no window reads past. */
+  readonly #size: number;
+  #window: Uint8Array = new Uint8Array(0);
+  #start = 0;
+  #scratch: Uint8Array | undefined;
+
+  constructor(domains: DomainSet, domain: string, child: string, size: number) {
+    this.#domains = domains;
+    this.#domain = domain;
+    this.#child = child;
+    this.#size = size;
+  }
+
+  /**
+   * Bytes [start, end) of the copy (end - start at most COPY_WINDOW_BYTES), from the current
+   * window when it holds them, else from a new window read from `start`. Shorter when the copy
+   * ends first (or reads short); empty when `start` is at or past its size.
+   */
+  async span(start: number, end: number): Promise<Uint8Array> {
+    if (start < this.#start || end > this.#start + this.#window.length) {
+      const n = Math.min(this.#size - start, COPY_WINDOW_BYTES);
+      if (n <= 0) return new Uint8Array(0);
+      const scratch = (this.#scratch ??= new Uint8Array(Math.min(this.#size, COPY_WINDOW_BYTES)));
+      const range = { start, end: start + n - 1 };
+      const child = this.#child;
+      this.#window = await this.#domains.readBlob(this.#domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
+      this.#start = start;
+    }
+    const from = start - this.#start;
+    return this.#window.subarray(from, Math.max(from, Math.min(end, this.#start + this.#window.length) - this.#start));
+  }
+}
 
 export interface LogCopyState {
   domain: string;
@@ -206,8 +253,7 @@ export class LogView {
 }
 
 /**
- * The records of copy `child` on `domain`, read from its headers (windows of
- * SCAN_WINDOW_BYTES), up to the first position that holds no record continuing the log (a
+ * The records of copy `child` on `domain`, read from its headers (CopyWindows), up to the first position that holds no record continuing the log (a
  * header that fails, a record running past the copy's end, a logical offset going backwards).
  * The last record found is verified whole and dropped if it fails (a torn append). Reads only;
  * throws the domain's ProviderError when the copy cannot be read.
@@ -220,47 +266,33 @@ export async function scanCopy(domains: DomainSet, domain: string, child: string
 export interface ScannedCopy {
   records: LogRecord[];
   /** Per record (with `verify`): whether its header and every block verify, or undefined when
-   * it is larger than a window (not checked here: verifyRecord reads it piece by piece). */
+   * it is larger than a window (COPY_WINDOW_BYTES; not checked here: verifyRecord reads it piece by piece). */
   verified: (boolean | undefined)[];
 }
 
 /**
  * scanCopy, and with `verify` each record's blocks checked from the same windows as they pass
  * (a window is read again from a record's header when the record runs past its end), so that
- * a copy scanned and checked is read once (log-check.ts). Windows are read into one buffer
- * (a read that can fill it, Provider.read), each used up before the next.
+ * a copy scanned and checked is read once (log-check.ts).
  */
 export async function scanCopyChecked(domains: DomainSet, domain: string, child: string, generation: number, verify: boolean): Promise<ScannedCopy> {
   const size = (await domains.call(domain, `head ${child}`, (p) => p.head(child))).size;
   const records: LogRecord[] = [];
   const verified: (boolean | undefined)[] = [];
-  let window: Uint8Array = new Uint8Array(0);
-  let windowStart = 0;
-  let scratch: Uint8Array | undefined;
-  const readWindow = async (at: number): Promise<void> => {
-    const n = Math.min(size - at, SCAN_WINDOW_BYTES);
-    scratch ??= new Uint8Array(Math.min(size, SCAN_WINDOW_BYTES));
-    const range = { start: at, end: at + n - 1 };
-    window = await domains.readBlob(domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
-    windowStart = at;
-  };
+  const windows = new CopyWindows(domains, domain, child, size);
   let pos = 0;
   let logicalEnd = 0;
   while (pos + RECORD_HEADER_BYTES <= size) {
-    if (pos < windowStart || pos + RECORD_HEADER_BYTES > windowStart + window.length) {
-      await readWindow(pos);
-      if (window.length < RECORD_HEADER_BYTES) break;
-    }
-    let r = parseRecordHeader(window.subarray(pos - windowStart, pos - windowStart + RECORD_HEADER_BYTES), pos, generation);
+    const header = await windows.span(pos, pos + RECORD_HEADER_BYTES);
+    if (header.length < RECORD_HEADER_BYTES) break;
+    const r = parseRecordHeader(header, pos, generation);
     if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
     let check: boolean | undefined;
-    if (verify && recordEnd(r) - pos <= SCAN_WINDOW_BYTES) {
-      if (recordEnd(r) > windowStart + window.length) {
-        await readWindow(pos);
-        r = parseRecordHeader(window.subarray(0, RECORD_HEADER_BYTES), pos, generation);
-        if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
-      }
-      check = window.length >= recordEnd(r) - pos && recordVerifies(window.subarray(pos - windowStart, recordEnd(r) - windowStart), r, generation);
+    if (verify && recordEnd(r) - pos <= COPY_WINDOW_BYTES) {
+      // The window is read again from the header when the record runs past its end: the
+      // header must still be this one (recordVerifies checks it against r).
+      const whole = await windows.span(pos, recordEnd(r));
+      check = whole.length === recordEnd(r) - pos && recordVerifies(whole, r, generation);
     }
     records.push(r);
     verified.push(check);
@@ -293,7 +325,7 @@ export function recordVerifies(bytes: Uint8Array, r: LogRecord, generation: numb
 export async function verifyRecord(domains: DomainSet, domain: string, child: string, generation: number, r: LogRecord): Promise<boolean> {
   if (r.length === 0) return true;
   // Whole blocks in pieces of at most a scan window: bounded memory whatever the record size.
-  const per = Math.max(1, Math.floor(SCAN_WINDOW_BYTES / 4100)) * 4096;
+  const per = Math.max(1, Math.floor(COPY_WINDOW_BYTES / 4100)) * 4096;
   const out = new Uint8Array(Math.min(per, r.length));
   for (let from = 0; from < r.length; from += per) {
     const to = Math.min(r.length, from + per);
