@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool } from 'undici';
 import { closedLoop, send, signed, type RunResult } from './http-load.js';
-import { cpuSeconds, type Target } from './http-targets.js';
+import { contextSwitches, cpuSeconds, type Target } from './http-targets.js';
 
 export const BUCKET = 'bench';
 
@@ -73,6 +73,20 @@ export async function getDigest(p: Pool, t: Target, key: string): Promise<string
 
 export const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+/** A small-object run, with the server's context switches over it (every thread's): each
+ * synchronous log write on the thread pool costs a handful (a worker woken, its waits for the
+ * write and the flush, the main thread woken by its completion), so they show what a lane's
+ * commits cost beyond its CPU time. */
+export interface SmallRun extends RunResult {
+  serverSwitches: number;
+}
+
+async function withSwitches(t: Target, run: () => Promise<RunResult>): Promise<SmallRun> {
+  const before = contextSwitches(t.pid);
+  const r = await run();
+  return { ...r, serverSwitches: contextSwitches(t.pid) - before };
+}
+
 /** Keys each small-object PUT worker cycles through (16 workers: 16,384 distinct keys). */
 export const SMALL_KEYS_PER_WORKER = 1024;
 const smallKey = (w: number, i: number) => `/${BUCKET}/small/${w}/${i % SMALL_KEYS_PER_WORKER}`;
@@ -81,19 +95,21 @@ const smallKey = (w: number, i: number) => `/${BUCKET}/small/${w}/${i % SMALL_KE
  * Closed loop of 4 KiB PUTs on `conc` connections for `ms`: worker w writes its own keys in
  * turn, so the run writes many distinct keys. Returns the run (errors counted, not thrown).
  */
-export function smallPuts(p: Pool, t: Target, body: Uint8Array, conc: number, ms: number): Promise<RunResult> {
-  return closedLoop(t, conc, ms, (w, i) => send(p, t, 'PUT', smallKey(w, i), body));
+export function smallPuts(p: Pool, t: Target, body: Uint8Array, conc: number, ms: number): Promise<SmallRun> {
+  return withSwitches(t, () => closedLoop(t, conc, ms, (w, i) => send(p, t, 'PUT', smallKey(w, i), body)));
 }
 
 /**
  * Closed loop of GETs of the small keys written before (`written[w]` keys of worker w),
  * picked pseudo-randomly so reads do not walk the keys in write order.
  */
-export function smallGets(p: Pool, t: Target, written: readonly number[], conc: number, ms: number): Promise<RunResult> {
-  return closedLoop(t, conc, ms, (w, i) => {
-    const have = Math.max(1, Math.min(SMALL_KEYS_PER_WORKER, written[w] ?? 1));
-    return send(p, t, 'GET', smallKey(w, (i * 7919 + w * 104_729) % have));
-  });
+export function smallGets(p: Pool, t: Target, written: readonly number[], conc: number, ms: number): Promise<SmallRun> {
+  return withSwitches(t, () =>
+    closedLoop(t, conc, ms, (w, i) => {
+      const have = Math.max(1, Math.min(SMALL_KEYS_PER_WORKER, written[w] ?? 1));
+      return send(p, t, 'GET', smallKey(w, (i * 7919 + w * 104_729) % have));
+    })
+  );
 }
 
 /** Writes `count` small keys per worker (so a GET run finds them all), `conc` at a time. */

@@ -5,6 +5,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { RunResult } from './http-load.js';
+import type { SmallRun } from './erasure-measure.js';
 import type { BigRun } from './erasure-measure.js';
 import { mibPerSecond } from './erasure-measure.js';
 import type { ScrubRun } from './erasure-lanes.js';
@@ -17,8 +18,8 @@ export interface ErasureResults {
   bigPut: Map<string, BigRun[]>;
   bigGet: Map<string, BigRun[]>;
   degradedGet: Map<string, BigRun[]>;
-  smallPut: Map<string, RunResult[]>;
-  smallGet: Map<string, RunResult[]>;
+  smallPut: Map<string, SmallRun[]>;
+  smallGet: Map<string, SmallRun[]>;
   /** Per erasure lane: the maintenance runs and what they covered. */
   maintenance: Map<string, Maintenance>;
   /** Byte-exact checks done (label → ok). */
@@ -159,10 +160,11 @@ export function smallTable(res: ErasureResults): string {
         fmt(percentile(all, 99), 2),
         String(runs.reduce((a, r) => a + r.errors, 0)),
         n ? fmt((cpu * 1000) / n, 3) : 'n/a',
+        n ? fmt(runs.reduce((a, r) => a + r.serverSwitches, 0) / n, 2) : 'n/a',
       ]);
     }
   }
-  return table(['Lane', '4 KiB op, 16 conn', 'runs', 'n', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op'], rows, ['l', 'l']);
+  return table(['Lane', '4 KiB op, 16 conn', 'runs', 'n', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'server context switches/op'], rows, ['l', 'l']);
 }
 
 /** Scrub and repair table, one row per maintenance run. */

@@ -289,6 +289,8 @@ async function main(): Promise<void> {
     '',
     smallTable(res),
     '',
+    'Server context switches/op: every server thread, over the runs (/proc/<pid>/task/*/status). A group commit appends one record to each copy of the commit log: one synchronous (O_DSYNC) write on libuv\u2019s thread pool per copy, each a pool thread woken, its waits for the write and for the device flush, and the main thread woken by its completion, each wait a virtio request and a completion interrupt. fs makes one such write per commit, (4,2) three and (10,4) five (m + 1 copies, on this one disk here), and a commit carries about 7 PUTs at 16 connections: the switches per PUT show that cost, which the 4 KiB PUT rows pay beyond fs.',
+    '',
     '### Scrub and repair',
     '',
     maintenanceTable(res),

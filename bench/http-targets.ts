@@ -10,7 +10,7 @@
  * count log lines per request. stderr is a pipe, read only for the start-up line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,23 @@ export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+}
+
+/** Context switches (voluntary and not) of every thread of a process so far; threads that ended
+ * meanwhile are not counted, so only the difference over a run of a long-lived server means
+ * anything. */
+export function contextSwitches(pid: number): number {
+  let n = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    } catch {
+      continue; // the thread ended
+    }
+    for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) n += Number(m[1]);
+  }
+  return n;
 }
 
 /** The size of a file in bytes (0 if it cannot be read): a mark for `logLinesSince`. */

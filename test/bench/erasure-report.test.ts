@@ -3,10 +3,10 @@
  * round (paired shares), and show the ratio of the medians beside it.
  */
 import { describe, expect, it } from 'vitest';
-import { pairedShares, targetsTable, type ErasureResults } from '../../bench/erasure-report.js';
-import type { RunResult } from '../../bench/http-load.js';
+import { pairedShares, smallTable, targetsTable, type ErasureResults } from '../../bench/erasure-report.js';
+import type { SmallRun } from '../../bench/erasure-measure.js';
 
-const run = (opsPerSecond: number): RunResult => ({
+const run = (opsPerSecond: number, serverSwitches = 0): SmallRun => ({
   n: opsPerSecond * 4,
   errors: 0,
   wrong: 0,
@@ -15,17 +15,18 @@ const run = (opsPerSecond: number): RunResult => ({
   bytes: 0,
   serverCpuSeconds: 1,
   clientCpuSeconds: 1,
+  serverSwitches,
 });
 
-function results(fs: number[], ec: number[]): ErasureResults {
+function results(fs: number[], ec: number[], switches: { fs?: number[]; ec?: number[] } = {}): ErasureResults {
   return {
     bigSize: 64 * 2 ** 20,
     bigPut: new Map(),
     bigGet: new Map(),
     degradedGet: new Map(),
     smallPut: new Map([
-      ['fs', fs.map(run)],
-      ['ec 4+2', ec.map(run)],
+      ['fs', fs.map((x, i) => run(x, switches.fs?.[i]))],
+      ['ec 4+2', ec.map((x, i) => run(x, switches.ec?.[i]))],
     ]),
     smallGet: new Map(),
     maintenance: new Map(),
@@ -48,5 +49,13 @@ describe('erasure report, 4 KiB rows', () => {
     const low = targetsTable(results([5000, 5000, 5000], [3900, 3800, 4100]));
     expect(low).toMatch(/\| 4 KiB PUT, ec 4\+2 vs fs, 16 conn \| >= 80% of fs \| 78 \(76–82\)% \(median of 3 paired runs; medians 3,900 vs 5,000 ops\/s = 78%\) \| MISS \|/);
     expect(targetsTable(results([5000], []))).toMatch(/\| 4 KiB PUT, ec 4\+2 vs fs, 16 conn \| >= 80% of fs \| not run/);
+  });
+
+  it('shows the server context switches per operation over all runs of a lane', () => {
+    // fs: 2 runs of 4,000 operations with 3,200 and 4,000 switches; ec: 1 run of 3,000 with 12,000.
+    const table = smallTable(results([1000, 1000], [750], { fs: [3200, 4000], ec: [12_000] }));
+    expect(table).toMatch(/server context switches\/op \|/);
+    expect(table).toMatch(/\| fs \| PUT \| 2 \| 8000 \| .* \| 0\.250 \| 0\.90 \|/);
+    expect(table).toMatch(/\| ec 4\+2 \| PUT \| 1 \| 3000 \| .* \| 0\.333 \| 4\.00 \|/);
   });
 });
