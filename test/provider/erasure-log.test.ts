@@ -147,11 +147,15 @@ describe('scanning a log copy', () => {
     same(await w.span(0, 32), 0, 32);
     same(await w.span(100, 9000), 100, 9000);
     same(await w.span(COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES), COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES);
+    // `held` answers from the window without a read, and only what the window holds whole.
+    same(w.held(200, 300)!, 200, 300);
+    expect(w.held(COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES + 1)).toBeUndefined();
     expect(reads).toBe(1);
     // Across the window's end: a new window from the span's start.
     same(await w.span(COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES + 10), COPY_WINDOW_BYTES - 10, COPY_WINDOW_BYTES + 10);
     expect(reads).toBe(2);
     // Back before the window: read again. At the end: short, then empty.
+    expect(w.held(50, 60)).toBeUndefined();
     same(await w.span(50, 60), 50, 60);
     expect(reads).toBe(3);
     const tail = await w.span(size - 100, size + 100);

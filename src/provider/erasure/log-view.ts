@@ -63,23 +63,30 @@ export class CopyWindows {
     this.#size = size;
   }
 
+  /** Bytes [start, end) of the copy when the current window holds them all, else undefined:
+   * the common case needs no promise (a copy's scan asks for tens of thousands of records'
+   * spans, and an await for each made a (10,4) repair 15% slower). */
+  held(start: number, end: number): Uint8Array | undefined {
+    return start >= this.#start && end <= this.#start + this.#window.length ? this.#window.subarray(start - this.#start, end - this.#start) : undefined;
+  }
+
   /**
    * Bytes [start, end) of the copy (end - start at most COPY_WINDOW_BYTES), from the current
-   * window when it holds them, else from a new window read from `start`. Shorter when the copy
-   * ends first (or reads short); empty when `start` is at or past its size.
+   * window when it holds them (callers ask `held` first), else from a new window read from
+   * `start`. Shorter when the copy ends first (or reads short); empty when `start` is at or
+   * past its size.
    */
   async span(start: number, end: number): Promise<Uint8Array> {
-    if (start < this.#start || end > this.#start + this.#window.length) {
-      const n = Math.min(this.#size - start, COPY_WINDOW_BYTES);
-      if (n <= 0) return new Uint8Array(0);
-      const scratch = (this.#scratch ??= new Uint8Array(Math.min(this.#size, COPY_WINDOW_BYTES)));
-      const range = { start, end: start + n - 1 };
-      const child = this.#child;
-      this.#window = await this.#domains.readBlob(this.#domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
-      this.#start = start;
-    }
-    const from = start - this.#start;
-    return this.#window.subarray(from, Math.max(from, Math.min(end, this.#start + this.#window.length) - this.#start));
+    const held = this.held(start, end);
+    if (held) return held;
+    const n = Math.min(this.#size - start, COPY_WINDOW_BYTES);
+    if (n <= 0) return new Uint8Array(0);
+    const scratch = (this.#scratch ??= new Uint8Array(Math.min(this.#size, COPY_WINDOW_BYTES)));
+    const range = { start, end: start + n - 1 };
+    const child = this.#child;
+    this.#window = await this.#domains.readBlob(this.#domain, child, (p) => (p.read ? p.read(child, range, scratch) : getBytes(p, child, range)));
+    this.#start = start;
+    return this.#window.subarray(0, Math.min(end - start, this.#window.length));
   }
 }
 
@@ -283,7 +290,7 @@ export async function scanCopyChecked(domains: DomainSet, domain: string, child:
   let pos = 0;
   let logicalEnd = 0;
   while (pos + RECORD_HEADER_BYTES <= size) {
-    const header = await windows.span(pos, pos + RECORD_HEADER_BYTES);
+    const header = windows.held(pos, pos + RECORD_HEADER_BYTES) ?? (await windows.span(pos, pos + RECORD_HEADER_BYTES));
     if (header.length < RECORD_HEADER_BYTES) break;
     const r = parseRecordHeader(header, pos, generation);
     if (!r || r.logical < logicalEnd || pos + recordBytes(r.length) > size) break;
@@ -291,7 +298,7 @@ export async function scanCopyChecked(domains: DomainSet, domain: string, child:
     if (verify && recordEnd(r) - pos <= COPY_WINDOW_BYTES) {
       // The window is read again from the header when the record runs past its end: the
       // header must still be this one (recordVerifies checks it against r).
-      const whole = await windows.span(pos, recordEnd(r));
+      const whole = windows.held(pos, recordEnd(r)) ?? (await windows.span(pos, recordEnd(r)));
       check = whole.length === recordEnd(r) - pos && recordVerifies(whole, r, generation);
     }
     records.push(r);
