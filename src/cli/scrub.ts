@@ -85,7 +85,7 @@ const OPTIONS: OptionDef<ScrubCliOptions>[] = [
     // domain, buffered, filled new page-cache pages for every byte it read.
     type: enumType<'on' | 'off'>(['on', 'off']),
     default: 'on',
-    help: 'read fragments and write rebuilt ones (256 KiB and more) on directory domains with O_DIRECT, around the page cache, where the directory takes it (probed at open): a pass checks what the disks hold and evicts nothing; off: through the page cache',
+    help: 'read fragments and log-segment copies, and write rebuilt fragments (256 KiB and more), on directory domains with O_DIRECT, around the page cache, where the directory takes it (probed at open): a pass checks what the disks hold and evicts nothing; off: through the page cache',
     from: once,
   }),
   opt({ name: 'restart', key: 'restart', type: booleanType(), help: 'ignore a saved cursor and start the pass over', from: once }),

@@ -229,7 +229,7 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     // disk instead of the page cache, which measured slower here (README "Large bodies").
     type: enumType<'on' | 'off'>(['on', 'off']),
     default: 'off',
-    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start): less CPU per large PUT, but reads of fresh objects then come from the disk; erasure scrub and repair passes read fragments that way too; off: buffered',
+    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start): less CPU per large PUT, but reads of fresh objects then come from the disk; erasure scrub and repair passes read fragments and log-segment copies that way too; off: buffered',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

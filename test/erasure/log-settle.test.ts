@@ -87,8 +87,8 @@ async function faultyRig(n: number): Promise<{ r: Rig; dead: Set<number>; refuse
   const refusePuts = new Set<number>();
   const wrap = (i: number, p: Provider): Provider =>
     new Proxy(p, {
-      get(t, prop, rcv) {
-        const v = Reflect.get(t, prop, rcv) as unknown;
+      get(t, prop) {
+        const v = Reflect.get(t, prop) as unknown; // getters run on the provider itself (private fields)
         if (typeof v !== 'function' || prop === 'close') return v;
         return (...args: unknown[]) =>
           dead.has(i) || (prop === 'put' && refusePuts.has(i))

@@ -30,7 +30,7 @@ export async function killRig(k: number, m: number, n = k + m, options: Paramete
     inner[i] = p;
     return new Proxy(p, {
       get(t, prop, r) {
-        const v = Reflect.get(t, prop, r) as unknown;
+        const v = Reflect.get(t, prop) as unknown; // getters run on the provider itself (private fields)
         if (typeof v !== 'function' || prop === 'close') return v;
         return (...args: unknown[]) => {
           if (dead.has(i)) return Promise.reject(new ProviderError('Io', `d${i + 1} is dead`));

@@ -1,13 +1,15 @@
 /**
- * readBlobRangeDirectSync (fs/blob-file.ts): the bytes of every range a buffered read gives,
- * around the 4 KiB alignment O_DIRECT needs and past the blob's end; the same errors for a
- * missing, foreign or cut-short file; a fall-back to buffered reads where the filesystem
- * refuses O_DIRECT; and, where the directory takes it, nothing left in the page cache.
+ * readBlobRangeDirectSync and readBlobRangeDirect (fs/blob-file.ts; the second for an event
+ * loop, falling back to a buffered read where it resolves undefined, as its callers do): the
+ * bytes of every range a buffered read gives, around the 4 KiB alignment O_DIRECT needs and
+ * past the blob's end; the same errors for a missing, foreign or cut-short file; a fall-back
+ * to buffered reads where the filesystem refuses O_DIRECT; and, where the directory takes it,
+ * nothing left in the page cache.
  */
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEADER_BYTES, readBlobRangeDirectSync, readBlobRangeSync } from '../../src/provider/fs/blob-file.js';
+import { HEADER_BYTES, readBlobRangeDirect, readBlobRangeDirectSync, readBlobRangeSync } from '../../src/provider/fs/blob-file.js';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
 import { ProviderError } from '../../src/provider/provider.js';
 import { expectBytes, overwriteFile } from '../support/bytes.js';
@@ -29,20 +31,29 @@ afterAll(async () => {
   cleanup?.();
 });
 
-/** Both reads of [start, start + length) of `path`, into arrays of their own. */
-function both(path: string, start: number, length: number): [Uint8Array | ProviderError, Uint8Array | ProviderError] {
-  const run = (f: typeof readBlobRangeSync) => {
-    try {
-      return f(path, start, length, new Uint8Array(Math.max(length, 1))).slice();
-    } catch (err) {
-      if (err instanceof ProviderError) return err;
-      throw err;
-    }
-  };
-  return [run(readBlobRangeSync), run(readBlobRangeDirectSync)];
-}
+type Read = (path: string, start: number, length: number, into: Uint8Array) => Uint8Array | Promise<Uint8Array>;
 
-describe('readBlobRangeDirectSync', () => {
+/** The direct reads under test: the synchronous one, and the asynchronous one with the
+ * buffered read its callers make when it resolves undefined. */
+const DIRECT: [string, Read][] = [
+  ['readBlobRangeDirectSync', readBlobRangeDirectSync],
+  ['readBlobRangeDirect', async (path, start, length, into) => (await readBlobRangeDirect(path, start, length, into)) ?? readBlobRangeSync(path, start, length, into)],
+];
+
+describe.each(DIRECT)('%s', (_, direct) => {
+  /** Both reads of [start, start + length) of `path`, into arrays of their own. */
+  async function both(path: string, start: number, length: number): Promise<[Uint8Array | ProviderError, Uint8Array | ProviderError]> {
+    const run = async (f: Read) => {
+      try {
+        return (await f(path, start, length, new Uint8Array(Math.max(length, 1)))).slice();
+      } catch (err) {
+        if (err instanceof ProviderError) return err;
+        throw err;
+      }
+    };
+    return [await run(readBlobRangeSync), await run(direct)];
+  }
+
   it('gives the bytes a buffered read gives, for ranges around the alignment, whole blobs and past the end', async () => {
     for (const size of [1, 4 * KIB - HEADER_BYTES, 4 * KIB - HEADER_BYTES + 1, 3 * 4 * KIB + 77, 300 * KIB + 5]) {
       const body = randomBytes(size, size);
@@ -52,11 +63,11 @@ describe('readBlobRangeDirectSync', () => {
       const lengths = [0, 1, 31, 4 * KIB - 1, 4 * KIB, 4 * KIB + 1, 64 * KIB + 3, size];
       for (const start of starts) {
         for (const length of lengths) {
-          const [buffered, direct] = both(path, start, length);
+          const [buffered, got] = await both(path, start, length);
           const what = `blob of ${size} B, [${start}, +${length})`;
           expect(buffered, what).toBeInstanceOf(Uint8Array);
-          expectBytes(direct as Uint8Array, buffered as Uint8Array, what);
-          expectBytes(direct as Uint8Array, body.subarray(Math.min(start, size), Math.min(start + length, size)), what);
+          expectBytes(got as Uint8Array, buffered as Uint8Array, what);
+          expectBytes(got as Uint8Array, body.subarray(Math.min(start, size), Math.min(start + length, size)), what);
         }
       }
     }
@@ -66,46 +77,51 @@ describe('readBlobRangeDirectSync', () => {
     const body = randomBytes(5 * 1024 * KIB + 123, 9);
     await fs.put('big', body);
     const path = fs.blobFilePath('big');
-    expectBytes(readBlobRangeDirectSync(path, 7, body.length, new Uint8Array(body.length)), body.subarray(7), 'whole but 7');
-    expectBytes(readBlobRangeDirectSync(path, 4100, 10, new Uint8Array(10)), body.subarray(4100, 4110), 'small after');
+    expectBytes(await direct(path, 7, body.length, new Uint8Array(body.length)), body.subarray(7), 'whole but 7');
+    expectBytes(await direct(path, 4100, 10, new Uint8Array(10)), body.subarray(4100, 4110), 'small after');
+    // Many at once (an event loop's reads each hold an aligned buffer of their own while in
+    // flight; more than the pool keeps): each its own bytes.
+    const starts = Array.from({ length: 40 }, (_, i) => i * 131_071);
+    const got = await Promise.all(starts.map((s) => direct(path, s, 1024 * KIB, new Uint8Array(1024 * KIB))));
+    got.forEach((g, i) => expectBytes(g, body.subarray(starts[i], starts[i]! + 1024 * KIB), `concurrent read ${i}`));
   });
 
   it('fails as a buffered read does: no file, a foreign file, a file shorter than a blob header', async () => {
     const missing = join(dir, 'nope');
-    expect(() => readBlobRangeDirectSync(missing, 0, 10, new Uint8Array(10))).toThrow(expect.objectContaining({ code: 'NotFound' }));
+    await expect(async () => direct(missing, 0, 10, new Uint8Array(10))).rejects.toMatchObject({ code: 'NotFound' });
 
     await fs.put('foreign', randomBytes(20 * KIB, 3));
     const foreign = fs.blobFilePath('foreign');
     overwriteFile(foreign, 0, Buffer.from('XXXX'));
     for (const start of [0, 100, 4 * KIB - HEADER_BYTES - 1]) {
-      const [buffered, direct] = both(foreign, start, 64);
+      const [buffered, got] = await both(foreign, start, 64);
       expect(buffered).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
-      expect(direct, `from ${start}`).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
+      expect(got, `from ${start}`).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
     }
     // Further in, the header is not read again: the bytes come back as they are, for the
     // caller's own checks (erasure fragments: a CRC32C per block, bound to blob and position).
-    const [, further] = both(foreign, 8 * KIB, 64);
+    const [, further] = await both(foreign, 8 * KIB, 64);
     expect(further).toBeInstanceOf(Uint8Array);
 
     const tiny = join(dir, 'tiny');
     writeFileSync(tiny, Buffer.from('SBLB\x01'));
-    expect(both(tiny, 0, 10)[1]).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
+    expect((await both(tiny, 0, 10))[1]).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
   });
 
   it('a file cut short: the read is short (the size at open), as a buffered read', async () => {
     await fs.put('cut', randomBytes(50 * KIB, 4));
     const path = fs.blobFilePath('cut');
     truncateSync(path, HEADER_BYTES + 10 * KIB + 5);
-    const [buffered, direct] = both(path, 8 * KIB, 16 * KIB);
-    expect((direct as Uint8Array).length).toBe(2 * KIB + 5);
-    expectBytes(direct as Uint8Array, buffered as Uint8Array, 'cut');
+    const [buffered, got] = await both(path, 8 * KIB, 16 * KIB);
+    expect((got as Uint8Array).length).toBe(2 * KIB + 5);
+    expectBytes(got as Uint8Array, buffered as Uint8Array, 'cut');
   });
 
-  it('where the filesystem refuses O_DIRECT (procfs: EINVAL at the open), reads buffered: the answer of a buffered read', () => {
+  it('where the filesystem refuses O_DIRECT (procfs: EINVAL at the open), reads buffered: the answer of a buffered read', async () => {
     // Not a blob file either way; without the fall-back the open itself would fail ('Io').
-    const [buffered, direct] = both('/proc/self/status', 0, 64);
+    const [buffered, got] = await both('/proc/self/status', 0, 64);
     expect(buffered).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
-    expect(direct).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
+    expect(got).toMatchObject({ code: 'Corrupt', message: expect.stringMatching(/not a blob file/) });
   });
 
   it('leaves nothing of the range in the page cache where the directory takes O_DIRECT (a buffered read does)', async (ctx) => {
@@ -115,9 +131,13 @@ describe('readBlobRangeDirectSync', () => {
     const path = fs.blobFilePath('cache');
     dropFromPageCache(path);
     expect(residentPages(path)).toBe(0);
-    expectBytes(readBlobRangeDirectSync(path, 0, body.length, new Uint8Array(body.length)), body, 'direct');
+    expectBytes(await direct(path, 0, body.length, new Uint8Array(body.length)), body, 'direct');
     expect(residentPages(path)).toBe(0);
     expectBytes(readFileSync(path).subarray(HEADER_BYTES), body, 'buffered');
     expect(residentPages(path)).toBeGreaterThan(400); // 2 MiB: 513 pages of 4 KiB
   });
+});
+
+it('readBlobRangeDirect resolves undefined where the filesystem refuses O_DIRECT (its caller reads buffered)', async () => {
+  expect(await readBlobRangeDirect('/proc/self/status', 0, 64, new Uint8Array(64))).toBeUndefined();
 });

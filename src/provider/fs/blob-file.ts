@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { ProviderError } from '../provider.js';
 
 /** Bytes before the blob itself. */
@@ -80,11 +80,17 @@ function openBlobSync(path: string, direct: boolean): number | undefined {
   try {
     return openSync(path, direct ? constants.O_RDONLY | constants.O_DIRECT : constants.O_RDONLY);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException)?.code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
-    if (direct && refusesDirect(err)) return undefined;
-    throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
+    return openRefused(path, direct, err);
   }
+}
+
+/** What a failed open of blob file `path` means (openBlobSync): throws ProviderError
+ * 'NotFound' or 'Io'; undefined when `direct` and the filesystem refuses O_DIRECT. */
+function openRefused(path: string, direct: boolean, err: unknown): undefined {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') throw new ProviderError('NotFound', `${path}: no such blob`);
+  if (direct && refusesDirect(err)) return undefined;
+  throw new ProviderError('Io', `${path}: open failed: ${(err as Error)?.message ?? err}`, { cause: err });
 }
 
 /** What a read of `path` that threw `err` is reported as: a ProviderError as it is, else 'Io'. */
@@ -168,21 +174,14 @@ export function readBlobRangeDirectSync(path: string, start: number, length: num
   const fd = openBlobSync(path, true);
   if (fd === undefined) return readBlobRangeSync(path, start, length, into);
   try {
-    const size = fstatSync(fd).size - HEADER_BYTES;
-    const want = Math.max(0, Math.min(length, size - start));
-    const from = HEADER_BYTES + start; // file offsets of the range [from, to)
-    const to = from + want;
-    const a0 = from - (from % DIRECT_READ_ALIGN);
-    if (want === 0 && a0 > 0) return into.subarray(0, 0); // nothing of the blob there, and no header to check
-    // Read up to `need`: the range, and the file's header when the range starts in its block.
-    const need = Math.max(want > 0 ? to : 0, a0 === 0 ? HEADER_BYTES : 0);
-    const a1 = Math.ceil(need / DIRECT_READ_ALIGN) * DIRECT_READ_ALIGN;
-    const scratch = alignedScratch(a1 - a0);
+    const span = directSpan(fstatSync(fd).size, start, length);
+    if (!span) return into.subarray(0, 0);
+    const scratch = alignedScratch(span.a1 - span.a0);
     let got = 0;
-    while (a0 + got < need) {
+    while (span.a0 + got < span.need) {
       let n: number;
       try {
-        n = readSync(fd, scratch, got, a1 - a0 - got, a0 + got);
+        n = readSync(fd, scratch, got, span.a1 - span.a0 - got, span.a0 + got);
       } catch (err) {
         if (got === 0 && refusesDirect(err)) return readBlobRangeSync(path, start, length, into);
         throw err;
@@ -192,15 +191,98 @@ export function readBlobRangeDirectSync(path: string, start: number, length: num
       // aligned): the file is shorter than it was at the open.
       if (n === 0 || got % DIRECT_READ_ALIGN !== 0) break;
     }
-    if (a0 === 0) etagOfHeader(Buffer.from(scratch.buffer, scratch.byteOffset, HEADER_BYTES), Math.min(got, HEADER_BYTES), path);
-    if (want > 0 && a0 + got < to) throw cutShort(path);
-    const out = into.subarray(0, want);
-    out.set(scratch.subarray(from - a0, to - a0));
-    return out;
+    return directOut(path, span, scratch, got, into);
   } catch (err) {
     throw readFailed(path, err);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** The aligned file span an O_DIRECT read of blob bytes [start, start + length) covers in a
+ * file of `fileSize` bytes: [a0, a1), of which [a0, need) must be read (the range, and the
+ * header when the range starts in the file's first block); the range is file bytes
+ * [from, to). Undefined when there is nothing to read (nothing of the blob there, and no
+ * header to check). */
+interface DirectSpan {
+  a0: number;
+  a1: number;
+  need: number;
+  from: number;
+  to: number;
+}
+
+function directSpan(fileSize: number, start: number, length: number): DirectSpan | undefined {
+  const want = Math.max(0, Math.min(length, fileSize - HEADER_BYTES - start));
+  const from = HEADER_BYTES + start;
+  const to = from + want;
+  const a0 = from - (from % DIRECT_READ_ALIGN);
+  if (want === 0 && a0 > 0) return undefined;
+  const need = Math.max(want > 0 ? to : 0, a0 === 0 ? HEADER_BYTES : 0);
+  return { a0, a1: Math.ceil(need / DIRECT_READ_ALIGN) * DIRECT_READ_ALIGN, need, from, to };
+}
+
+/** Checks what an O_DIRECT read of `span` got (`got` bytes into `scratch` from a0: the header
+ * when read, the range whole) and copies the range into `into`. */
+function directOut(path: string, span: DirectSpan, scratch: Uint8Array, got: number, into: Uint8Array): Uint8Array {
+  if (span.a0 === 0) etagOfHeader(Buffer.from(scratch.buffer, scratch.byteOffset, HEADER_BYTES), Math.min(got, HEADER_BYTES), path);
+  if (span.to > span.from && span.a0 + got < span.to) throw cutShort(path);
+  const out = into.subarray(0, span.to - span.from);
+  out.set(scratch.subarray(span.from - span.a0, span.to - span.a0));
+  return out;
+}
+
+/** Page-aligned buffers of the asynchronous direct reads (readBlobRangeDirect), kept for the
+ * next reads: an event loop has many reads in flight, each with a buffer of its own. At most
+ * DIRECT_POOL_KEEP are kept, each of DIRECT_POOL_BYTES (a larger read gets one of its own). */
+const directPool: Uint8Array[] = [];
+const DIRECT_POOL_KEEP = 16;
+const DIRECT_POOL_BYTES = 17 * WASM_PAGE; // a 1 MiB window and its alignment
+
+const alignedBuffer = (bytes: number): Uint8Array => {
+  const pages = Math.ceil(bytes / WASM_PAGE);
+  return new Uint8Array(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);
+};
+
+/**
+ * readBlobRangeDirectSync for an event loop: the same O_DIRECT read on the thread pool, into a
+ * page-aligned buffer of its own (pooled), the range copied to `into`. For a pass that reads
+ * many bytes nobody will read again soon from the main thread (an erasure scrub's log copies,
+ * read in 1 MiB windows). Resolves undefined when O_DIRECT cannot be had (no such flag, or the
+ * filesystem refuses it): the caller reads buffered. Errors as readBlobRangeDirectSync.
+ */
+export async function readBlobRangeDirect(path: string, start: number, length: number, into: Uint8Array): Promise<Uint8Array | undefined> {
+  if (constants.O_DIRECT === undefined) return undefined;
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_DIRECT);
+  } catch (err) {
+    return openRefused(path, true, err);
+  }
+  let scratch: Uint8Array | undefined;
+  try {
+    const span = directSpan((await handle.stat()).size, start, length);
+    if (!span) return into.subarray(0, 0);
+    const bytes = span.a1 - span.a0;
+    scratch = bytes <= DIRECT_POOL_BYTES ? (directPool.pop() ?? alignedBuffer(DIRECT_POOL_BYTES)) : alignedBuffer(bytes);
+    let got = 0;
+    while (span.a0 + got < span.need) {
+      let n: number;
+      try {
+        n = (await handle.read(scratch, got, bytes - got, span.a0 + got)).bytesRead;
+      } catch (err) {
+        if (got === 0 && refusesDirect(err)) return undefined;
+        throw err;
+      }
+      got += n;
+      if (n === 0 || got % DIRECT_READ_ALIGN !== 0) break;
+    }
+    return directOut(path, span, scratch, got, into);
+  } catch (err) {
+    throw readFailed(path, err);
+  } finally {
+    if (scratch?.length === DIRECT_POOL_BYTES && directPool.length < DIRECT_POOL_KEEP) directPool.push(scratch);
+    await handle.close().catch(() => undefined);
   }
 }
 
