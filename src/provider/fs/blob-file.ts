@@ -178,18 +178,13 @@ export function readBlobRangeDirectSync(path: string, start: number, length: num
     if (!span) return into.subarray(0, 0);
     const scratch = alignedScratch(span.a1 - span.a0);
     let got = 0;
-    while (span.a0 + got < span.need) {
-      let n: number;
+    for (let n = -1; directMore(span, got, n); got += n) {
       try {
         n = readSync(fd, scratch, got, span.a1 - span.a0 - got, span.a0 + got);
       } catch (err) {
-        if (got === 0 && refusesDirect(err)) return readBlobRangeSync(path, start, length, into);
+        if (refusedAtStart(got, err)) return readBlobRangeSync(path, start, length, into);
         throw err;
       }
-      got += n;
-      // A read short of the aligned end is the end of the file (the next one would not even be
-      // aligned): the file is shorter than it was at the open.
-      if (n === 0 || got % DIRECT_READ_ALIGN !== 0) break;
     }
     return directOut(path, span, scratch, got, into);
   } catch (err) {
@@ -221,6 +216,15 @@ function directSpan(fileSize: number, start: number, length: number): DirectSpan
   const need = Math.max(want > 0 ? to : 0, a0 === 0 ? HEADER_BYTES : 0);
   return { a0, a1: Math.ceil(need / DIRECT_READ_ALIGN) * DIRECT_READ_ALIGN, need, from, to };
 }
+
+/** Whether an O_DIRECT read of `span` that has `got` bytes, the last read `n` (-1 before the
+ * first), reads on: a read short of the aligned end is the end of the file (the next one would
+ * not even be aligned), which is then shorter than it was at the open. */
+const directMore = (span: DirectSpan, got: number, n: number): boolean => n !== 0 && got % DIRECT_READ_ALIGN === 0 && span.a0 + got < span.need;
+
+/** Whether a read that threw `err` with nothing read yet is the filesystem refusing O_DIRECT
+ * (a caller then reads buffered). */
+const refusedAtStart = (got: number, err: unknown): boolean => got === 0 && refusesDirect(err);
 
 /** Checks what an O_DIRECT read of `span` got (`got` bytes into `scratch` from a0: the header
  * when read, the range whole) and copies the range into `into`. */
@@ -266,16 +270,13 @@ export async function readBlobRangeDirect(path: string, start: number, length: n
     const bytes = span.a1 - span.a0;
     scratch = bytes <= DIRECT_POOL_BYTES ? (directPool.pop() ?? alignedBuffer(DIRECT_POOL_BYTES)) : alignedBuffer(bytes);
     let got = 0;
-    while (span.a0 + got < span.need) {
-      let n: number;
+    for (let n = -1; directMore(span, got, n); got += n) {
       try {
         n = (await handle.read(scratch, got, bytes - got, span.a0 + got)).bytesRead;
       } catch (err) {
-        if (got === 0 && refusesDirect(err)) return undefined;
+        if (refusedAtStart(got, err)) return undefined;
         throw err;
       }
-      got += n;
-      if (n === 0 || got % DIRECT_READ_ALIGN !== 0) break;
     }
     return directOut(path, span, scratch, got, into);
   } catch (err) {
