@@ -142,11 +142,14 @@ const WASM_PAGE = 64 * 1024;
 let directScratch: Uint8Array | undefined;
 
 function alignedScratch(bytes: number): Uint8Array {
-  if (!directScratch || directScratch.length < bytes) {
-    const pages = Math.ceil(bytes / WASM_PAGE);
-    directScratch = new Uint8Array(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);
-  }
+  if (!directScratch || directScratch.length < bytes) directScratch = alignedBuffer(bytes);
   return directScratch;
+}
+
+/** A fresh page-aligned buffer of at least `bytes` (whole WebAssembly pages). */
+function alignedBuffer(bytes: number): Uint8Array {
+  const pages = Math.ceil(bytes / WASM_PAGE);
+  return new Uint8Array(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);
 }
 
 /** Whether `err` is the system refusing O_DIRECT (a filesystem without it: tmpfs, some FUSE). */
@@ -242,11 +245,6 @@ function directOut(path: string, span: DirectSpan, scratch: Uint8Array, got: num
 const directPool: Uint8Array[] = [];
 const DIRECT_POOL_KEEP = 16;
 const DIRECT_POOL_BYTES = 17 * WASM_PAGE; // a 1 MiB window and its alignment
-
-const alignedBuffer = (bytes: number): Uint8Array => {
-  const pages = Math.ceil(bytes / WASM_PAGE);
-  return new Uint8Array(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);
-};
 
 /**
  * readBlobRangeDirectSync for an event loop: the same O_DIRECT read on the thread pool, into a
