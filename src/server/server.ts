@@ -35,7 +35,7 @@ import { ConnectionGuard, CONNECTION_DEFAULTS, connectionCap } from './connectio
 import { openFilesLimit } from '../provider/fs/fd-budget.js';
 import { DEFAULT_SCRUB_INTERVAL_MS, erasureMaintenance } from './scrub-worker.js';
 import { isErasureProvider } from '../provider/erasure/types.js';
-import { crc32cImplementation } from '../checksum/native-crc32c.js';
+import { crc32cImplementation, nativeCrc32cLibrary } from '../checksum/native-crc32c.js';
 import { defaultFlavor } from '../wasm/loader.js';
 
 /** Idle time after which a connection stalled mid-request is dropped, ms. */
@@ -267,7 +267,7 @@ export async function startServer(
       log.warn('cannot record the endpoint for strata keys', { error: String(err) });
     }
   }
-  log.info('listening', { url, data: config.data, crc32c: crc32cImplementation(), gf256: defaultFlavor('gf256'), ...(tls ? { tls: tls.fingerprint } : {}) });
+  log.info('listening', { url, data: config.data, crc32c: nativeCrc32cLibrary ?? crc32cImplementation(), gf256: defaultFlavor('gf256'), ...(tls ? { tls: tls.fingerprint } : {}) });
   expiry.start();
   gcWorker?.start();
   if (lifecycleInterval > 0) lifecycle.start();

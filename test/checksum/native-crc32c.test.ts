@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crc32c } from '../../src/checksum/index.js';
 import { acceleratedCrc32c, crc32cImplementation, installCrc32c } from '../../src/checksum/accelerator.js';
-import { fastCrc32c, nativeCrc32cUnavailable } from '../../src/checksum/native-crc32c.js';
+import { fastCrc32c, nativeCrc32cLibrary, nativeCrc32cUnavailable } from '../../src/checksum/native-crc32c.js';
 import { encodePack } from '../../src/pack/writer.js';
 import { decodePack, readEntryAt } from '../../src/pack/reader.js';
 import { checksumKernel } from '../../src/wasm/checksum.js';
@@ -16,7 +16,7 @@ const installed = acceleratedCrc32c();
 const forcedWasm = process.env.STRATA_NATIVE_CRC32C === '0' || Boolean(process.env.STRATA_WASM_FLAVOR);
 afterEach(() => installCrc32c(installed, installed ? 'native' : 'wasm'));
 
-describe('the native CRC32C (@node-rs/crc32)', () => {
+describe('the native CRC32C (aws-crt, else @node-rs/crc32)', () => {
   it('is installed where the package ships a binary (x64 and arm64 Linux), unless the wasm kernels are forced', () => {
     if (forcedWasm) {
       expect(nativeCrc32cUnavailable).toMatch(/STRATA_NATIVE_CRC32C=0|STRATA_WASM_FLAVOR/);
@@ -25,6 +25,8 @@ describe('the native CRC32C (@node-rs/crc32)', () => {
       expect(nativeCrc32cUnavailable).toBeUndefined();
       expect(crc32cImplementation()).toBe('native');
       expect(acceleratedCrc32c()).toBe(fastCrc32c);
+      // aws-crt ships bindings for both architectures, glibc and musl: the faster one is taken.
+      expect(nativeCrc32cLibrary).toBe('aws-crt');
     }
   });
 
@@ -81,17 +83,21 @@ describe('the native CRC32C (@node-rs/crc32)', () => {
       const n = await import(${JSON.stringify(url.href)});
       const a = await import(${JSON.stringify(new URL('../../dist/src/checksum/accelerator.js', import.meta.url).href)});
       const c = await import(${JSON.stringify(new URL('../../dist/src/checksum/crc.js', import.meta.url).href)});
+      const l = await import(${JSON.stringify(new URL('../../dist/src/checksum/native-crc32c.js', import.meta.url).href)});
       const h = n.createFastHasher('crc32c').update(new TextEncoder().encode('123456789')).digest();
-      console.log(JSON.stringify({ fast: n.FAST_IMPLEMENTATIONS.crc32c, impl: a.crc32cImplementation(), crc: c.crc32c(new TextEncoder().encode('123456789')), digest: Buffer.from(h).toString('hex') }));`;
+      const big = new Uint8Array(1 << 20).map((_, i) => (i * 2654435761) >>> 24);
+      console.log(JSON.stringify({ fast: n.FAST_IMPLEMENTATIONS.crc32c, impl: a.crc32cImplementation(), library: l.nativeCrc32cLibrary ?? null, crc: c.crc32c(new TextEncoder().encode('123456789')), digest: Buffer.from(h).toString('hex'), big: c.crc32c(big) }));`;
     const run = (env: Record<string, string>) =>
       JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env }, cwd: fileURLToPath(new URL('../..', import.meta.url)) }).toString());
     const off = run({ STRATA_NATIVE_CRC32C: '0' });
-    expect(off).toEqual({ fast: 'wasm', impl: 'wasm', crc: 0xe3069283, digest: 'e3069283' });
-    expect(run({ STRATA_NATIVE_CRC32C: '', STRATA_WASM_FLAVOR: 'scalar' })).toEqual({ fast: 'wasm', impl: 'wasm', crc: 0xe3069283, digest: 'e3069283' });
+    expect(off).toMatchObject({ fast: 'wasm', impl: 'wasm', library: null, crc: 0xe3069283, digest: 'e3069283' });
+    expect(run({ STRATA_NATIVE_CRC32C: '', STRATA_WASM_FLAVOR: 'scalar' })).toMatchObject({ fast: 'wasm', impl: 'wasm', library: null, crc: 0xe3069283, digest: 'e3069283', big: off.big });
     if (forcedWasm) return;
     const on = run({});
-    expect(on.crc).toBe(0xe3069283);
-    expect(on.digest).toBe('e3069283');
+    expect(on).toMatchObject({ crc: 0xe3069283, digest: 'e3069283', big: off.big, library: nativeCrc32cLibrary ?? null });
     expect(on.impl).toBe(nativeCrc32cUnavailable === undefined ? 'native' : 'wasm');
+    // STRATA_NATIVE_CRC32C=node-rs skips aws-crt: the same results from the other library.
+    if (process.platform === 'linux' && ['x64', 'arm64'].includes(process.arch))
+      expect(run({ STRATA_NATIVE_CRC32C: 'node-rs' })).toMatchObject({ impl: 'native', library: '@node-rs/crc32', crc: 0xe3069283, digest: 'e3069283', big: off.big });
   });
 });

@@ -285,15 +285,20 @@ describe('serve', () => {
     removeDataDir(data);
   });
 
-  it('says in its listening line which CRC32C it runs; STRATA_NATIVE_CRC32C=0 keeps the wasm kernel, and both store the same bytes', async () => {
+  it('says in its listening line which CRC32C it runs; STRATA_NATIVE_CRC32C=node-rs or 0 picks another, and all store the same bytes', async () => {
     const body = Array.from({ length: 30_000 }, (_, i) => `${i % 997},`).join('');
     // serve() passes no environment of this process on (PATH and credentials only).
-    for (const [env, expected] of [[{}, process.platform === 'linux' ? 'native' : undefined], [{ STRATA_NATIVE_CRC32C: '0' }, 'wasm']] as const) {
+    const linux = process.platform === 'linux';
+    for (const [env, expected] of [
+      [{}, linux ? 'aws-crt' : undefined],
+      [{ STRATA_NATIVE_CRC32C: 'node-rs' }, linux ? '@node-rs/crc32' : undefined],
+      [{ STRATA_NATIVE_CRC32C: '0' }, 'wasm'],
+    ] as const) {
       const data = mkdtempSync(join(scratch, 'data-'));
       const s = await serve(['--port', '0', '--data', data], env);
       const line = JSON.parse(s.out().split('\n').find((l) => l.includes('"msg":"listening"'))!) as { crc32c: string };
       if (expected) expect(line.crc32c).toBe(expected);
-      else expect(['native', 'wasm']).toContain(line.crc32c);
+      else expect(['aws-crt', '@node-rs/crc32', 'wasm']).toContain(line.crc32c);
       expect((await s3(s.url, 'PUT', '/bkt')).status).toBe(200);
       expect((await s3(s.url, 'PUT', '/bkt/k', body)).status).toBe(200);
       const got = await s3(s.url, 'GET', '/bkt/k');
