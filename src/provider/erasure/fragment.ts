@@ -20,6 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { fastCrc32c } from '../../checksum/native-crc32c.js';
+import { blocksPass } from './block-crcs.js';
 import { BLOCK_BYTES, CRC_BYTES, framedLength, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
 import type { Layout } from './child-key.js';
 
@@ -233,7 +234,9 @@ export function sealFramed(framed: Uint8Array, generation: number, index: number
 /**
  * Checks framed blocks read from a fragment and copies their data into `out` (the data
  * length: framed.length minus the CRCs). `firstBlock` is the fragment-wide number of the
- * first block. Throws FragmentError naming the first block whose CRC does not match. With
+ * first block. Throws FragmentError naming the first block whose CRC does not match (the
+ * blocks are checked with one CRC32C over all of them, block-crcs.ts, and one by one only
+ * when that finds a mismatch). With
  * `check` false the CRCs are not computed (a reader whose caller checks every byte itself:
  * ReadContext.endToEnd); the framing is still walked and dropped. With `out` null the blocks
  * are only checked, where they are (nothing is copied).
@@ -247,6 +250,9 @@ export function unframe(
   check = true
 ): void {
   const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
+  // One CRC32C over the whole range when every block passes; block by block (naming the block
+  // that fails) only when it does not.
+  if (check && blocksPass(framed, BLOCK_BYTES, firstBlock, (b) => bind(generation, index, b))) check = false;
   let i = 0;
   let o = 0;
   for (let b = firstBlock; i < framed.length; b++) {
@@ -280,6 +286,7 @@ export function unframeRange(
   check = true
 ): void {
   const v = new DataView(framed.buffer, framed.byteOffset, framed.byteLength);
+  if (check && blocksPass(framed, BLOCK_BYTES, firstBlock, (b) => bind(generation, index, b))) check = false;
   let i = 0;
   let pos = cellStart;
   for (let b = firstBlock; i < framed.length; b++) {

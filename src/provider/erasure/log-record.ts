@@ -20,6 +20,7 @@
  * Parsers treat input as hostile: every field is range-checked.
  */
 import { fastCrc32c } from '../../checksum/native-crc32c.js';
+import { blocksPass } from './block-crcs.js';
 
 export const RECORD_HEADER_BYTES = 32;
 /** Bytes of data per checksummed block: 4 KiB keeps a small body's read (a 4 KiB object in
@@ -173,7 +174,8 @@ export function dropBlockCrcs(raw: Uint8Array, from: number, to: number): Uint8A
  * Checks the framed blocks `framed` (as blockSpan located them, starting at block
  * `firstBlock`) and copies their data bytes [from, to) (record data offsets; `dataStart` is
  * the first block's) into `out` at `outOffset` (`out` null: checks only). Returns false,
- * copying nothing useful, when a block is short or fails its CRC.
+ * copying nothing useful, when a block is short or fails its CRC. The blocks are checked with
+ * one CRC32C over all of them (block-crcs.ts), one by one only when that finds a mismatch.
  */
 export function unframeBlocks(
   framed: Uint8Array,
@@ -186,14 +188,20 @@ export function unframeBlocks(
   out: Uint8Array | null,
   outOffset: number
 ): boolean {
+  // The blocks to check: from dataStart up to the one holding byte max(to, from + 1) - 1.
+  const end = Math.min(r.length, Math.max(to, from + 1));
+  const blocks = end > dataStart ? Math.ceil((end - dataStart) / LOG_BLOCK_BYTES) : 0;
+  const span = blocks === 0 ? 0 : (blocks - 1) * (LOG_BLOCK_BYTES + CRC_BYTES) + Math.min(LOG_BLOCK_BYTES, r.length - dataStart - (blocks - 1) * LOG_BLOCK_BYTES) + CRC_BYTES;
+  // One CRC32C over them all when every block passes (block-crcs.ts); else block by block.
+  const checked = span <= framed.length && blocksPass(framed.subarray(0, span), LOG_BLOCK_BYTES, firstBlock, (b) => bind(generation, r.attempt, b));
   let at = 0;
   let data = dataStart;
-  for (let block = firstBlock; data < Math.max(to, from + 1) && data < r.length; block++) {
+  for (let block = firstBlock; data < end; block++) {
     const n = Math.min(LOG_BLOCK_BYTES, r.length - data);
     if (at + n + CRC_BYTES > framed.length) return false;
     const bytes = framed.subarray(at, at + n);
     const stored = (framed[at + n]! | (framed[at + n + 1]! << 8) | (framed[at + n + 2]! << 16) | (framed[at + n + 3]! << 24)) >>> 0;
-    if (((crc(bytes) ^ bind(generation, r.attempt, block)) >>> 0) !== stored) return false;
+    if (!checked && ((crc(bytes) ^ bind(generation, r.attempt, block)) >>> 0) !== stored) return false;
     const lo = Math.max(from, data);
     const hi = Math.min(to, data + n);
     if (out && hi > lo) out.set(bytes.subarray(lo - data, hi - data), outOffset + lo - from);
