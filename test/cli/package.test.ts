@@ -170,6 +170,7 @@ describe('npm package', () => {
             resolved: spec,
             integrity: `sha512-${createHash('sha512').update(tgz).digest('base64')}`,
             dependencies: pkg.dependencies,
+            optionalDependencies: pkg.optionalDependencies,
             bin: pkg.bin,
           },
           ...runtime,
@@ -183,12 +184,16 @@ describe('npm package', () => {
     const installed = readdirSync(join(app, 'node_modules')).flatMap((d) =>
       d.startsWith('@') ? readdirSync(join(app, 'node_modules', d)).map((s) => `${d}/${s}`) : [d]
     );
-    // Plus the optional platform packages of a runtime dependency that match this machine
-    // (@node-rs/crc32's prebuilt binary: os, cpu and libc as its lockfile entry says).
+    // Plus the optional packages that match this machine: @node-rs/crc32's prebuilt binary (os,
+    // cpu and libc as its lockfile entry says), and aws-crt (an optional dependency of ours) with
+    // its own dependencies (devOptional: some are dev dependencies of ours too); those nested under
+    // another package's node_modules are not listed here.
     const glibc = Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime);
-    const platform = Object.entries(runtime as Record<string, { optional?: boolean; os?: string[]; cpu?: string[]; libc?: string[] }>)
-      .filter(([, v]) => v.optional && (!v.os || v.os.includes(process.platform)) && (!v.cpu || v.cpu.includes(process.arch)) && (!v.libc || v.libc.includes(glibc ? 'glibc' : 'musl')))
-      .map(([k]) => k.replace(/^node_modules\//, ''));
+    const platform = Object.entries(runtime as Record<string, { optional?: boolean; devOptional?: boolean; os?: string[]; cpu?: string[]; libc?: string[] }>)
+      .filter(([, v]) => (v.optional || v.devOptional) && (!v.os || v.os.includes(process.platform)) && (!v.cpu || v.cpu.includes(process.arch)) && (!v.libc || v.libc.includes(glibc ? 'glibc' : 'musl')))
+      .map(([k]) => k.replace(/^node_modules\//, ''))
+      .filter((k) => !k.includes('/node_modules/'));
+    expect(platform).toContain('aws-crt');
     expect(installed.filter((d) => d !== '.bin' && d !== '.package-lock.json').sort()).toEqual(
       [pkg.name, ...Object.keys(pkg.dependencies), ...platform].sort()
     );
