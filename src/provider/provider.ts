@@ -196,6 +196,13 @@ export interface Provider {
    */
   readonly directFileReads?: boolean;
   /**
+   * Optional: true when writing a blob costs the calling thread CPU in proportion to its bytes
+   * beyond handing them on (erasure: the codec, the cells' CRC32C, framing). A large body's
+   * checksums then all run on the hash worker (store/carrier-slabs.ts), leaving this thread
+   * to receive and encode.
+   */
+  readonly cpuBoundWrites?: boolean;
+  /**
    * Optional append-log capability (append-log.ts): creates the segment `key`, `bytes` long,
    * durable, and opens it for in-place appends. Providers that cannot make an append durable
    * cheaply leave it out; the repository then writes commit blobs.

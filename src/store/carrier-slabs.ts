@@ -101,7 +101,8 @@ export function idleSlabCount(): number {
  * worker: CRC64NVME (every body's), so the two threads share the hashing (the worker keeps
  * MD5, the segments' CRC32C and any claimed algorithm: about 15 of the 19 ms an 8 MiB body
  * takes here, the main thread 4 beside receiving and writing) instead of the worker
- * carrying all of it.
+ * carrying all of it. Not for a provider whose writes cost the main thread CPU of their own
+ * (Provider.cpuBoundWrites: erasure), whose main thread is the busier one already.
  */
 const MAIN_THREAD_ALGORITHMS: readonly ChecksumName[] = ['crc64nvme'];
 
@@ -128,7 +129,14 @@ export interface SlabHashing {
  * ({@link SEALED_SLAB_WORKING_BYTES}), and every digest runs on the worker: the main thread
  * seals and frames the segments instead. Never throws.
  */
-export function openSlabHashing(pool: HashPool | undefined, budget: BudgetAccount, size: number, o: ClaimOptions, sealer?: StreamSealer): SlabHashing | undefined {
+export function openSlabHashing(
+  pool: HashPool | undefined,
+  budget: BudgetAccount,
+  size: number,
+  o: ClaimOptions,
+  sealer?: StreamSealer,
+  provider?: Pick<Provider, 'cpuBoundWrites'>
+): SlabHashing | undefined {
   if (!pool || size < SLAB_MIN_BYTES) return undefined;
   // The caller already holds one segment for the body (carrier admission): the rest, if
   // the budget stays at most half used (short of it the body is hashed in place: not a
@@ -137,7 +145,7 @@ export function openSlabHashing(pool: HashPool | undefined, budget: BudgetAccoun
   const release = budget.tryReserve(working - SEGMENT_SIZE, SLAB_BUDGET_SHARE);
   if (!release) return undefined;
   const local = new Map<ChecksumName, Hasher>();
-  if (!sealer) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
+  if (!sealer && !provider?.cpuBoundWrites) for (const a of MAIN_THREAD_ALGORITHMS) local.set(a, createFastHasher(a));
   const hasher = pool.open(digestAlgorithms(o).filter((a) => !local.has(a as ChecksumName)));
   if (!hasher) {
     release();

@@ -189,7 +189,7 @@ export async function uploadPart(
     if (alg) claimOpts.checksumAlgorithm = alg;
     const digest = startDigest(claimOpts);
     // A large part is hashed on a worker (carrier-slabs.ts; an encrypted one sealed here meanwhile), else here.
-    const slabs = openSlabHashing(hashPoolOf(opts), budget, opts.size, claimOpts, crypt?.sealer);
+    const slabs = openSlabHashing(hashPoolOf(opts), budget, opts.size, claimOpts, crypt?.sealer, repo.provider);
     let hashed: BodyDigests | undefined;
     if (slabs) {
       try {

@@ -148,7 +148,7 @@ export async function putObject(
     let hashed: BodyDigests | undefined; // by a worker (carrier-slabs.ts)
     // A carrier's one stream of sealed segments, whichever way it is written.
     const sealer = !packed && crypt ? new StreamSealer(crypt.streamKey, opts.size, SEGMENT_SIZE) : undefined;
-    const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), opts.budget ?? repo.budget, opts.size, opts, sealer);
+    const slabs = packed ? undefined : openSlabHashing(hashPoolOf(opts), opts.budget ?? repo.budget, opts.size, opts, sealer, repo.provider);
     if (slabs) {
       try {
         const out = await writeSlabCarrier(repo.provider, reader, opts.size, slabs, carrierIo(opts), inflight);

@@ -25,9 +25,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function setup(opts: { pool?: HashPool; pendingBytes?: number } = {}) {
+async function setup(opts: { pool?: HashPool; pendingBytes?: number; cpuBoundWrites?: boolean } = {}) {
   const { dir, cleanup } = tempDir('slabs');
-  const provider = await createFsProvider({ dir });
+  const fs = await createFsProvider({ dir });
+  // A provider whose writes cost the main thread CPU (erasure) says so: the same fs provider
+  // with the flag set (read with the target as receiver: its getters use private fields).
+  const provider: Provider = opts.cpuBoundWrites
+    ? new Proxy(fs, { get: (t, prop) => (prop === 'cpuBoundWrites' ? true : ((v) => (typeof v === 'function' ? v.bind(t) : v))(Reflect.get(t, prop))) })
+    : fs;
   const store = await Store.open(provider, opts.pendingBytes ? { pendingBytes: opts.pendingBytes } : {});
   await store.createBucket('bkt');
   const pool = opts.pool ?? new HashPool({ threads: 1 });
@@ -92,6 +97,23 @@ describe('carriers hashed on a worker', () => {
       expect(Buffer.from(await collect(r.body)).equals(Buffer.from(body.subarray(512 * 1024 - 7, 768 * 1024 + 4)))).toBe(true);
     }
     expect(pool.openJobs).toBe(0);
+  });
+
+  it('hashes every digest on the worker for a provider with cpuBoundWrites (erasure), CRC64NVME on this thread otherwise; same digests', async () => {
+    for (const cpuBoundWrites of [false, true]) {
+      const { store, pool } = await setup({ cpuBoundWrites });
+      const asked: string[][] = [];
+      const open = pool.open.bind(pool);
+      pool.open = (algorithms) => (asked.push([...algorithms]), open(algorithms));
+      const body = randomBytes(6 * MiB + 5, 77);
+      const r = await store.putObject('bkt', 'k', ragged(body, 5), { size: body.length, hashPool: pool });
+      expect(asked.length).toBe(1);
+      expect(asked[0]!.includes('crc64nvme')).toBe(cpuBoundWrites);
+      expect(asked[0]).toContain('md5');
+      const inThread = await store.putObject('bkt', 't', ragged(body, 6), { size: body.length, hashPool: null });
+      expect(r.etag).toBe(md5hex(body));
+      expect(Buffer.from(r.version.checksums!.values.crc64nvme!)).toEqual(Buffer.from(inThread.version.checksums!.values.crc64nvme!));
+    }
   });
 
   it('reuses the slabs the fs provider has written for the next uploads, with every byte right', async () => {

@@ -116,6 +116,8 @@ export const STRIPED_CHUNKS_THRESHOLD = 8 * 1024 * 1024;
 
 class ErasureProviderImpl implements ErasureProvider {
   readonly kind = 'erasure' as const;
+  /** Striped writes encode, CRC and frame every byte on the writing thread. */
+  readonly cpuBoundWrites = true;
   readonly capabilities: ProviderCapabilities;
   readonly k: number;
   readonly m: number;
