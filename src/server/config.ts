@@ -56,8 +56,10 @@ export interface ServerConfig {
   historyBudget?: number;
   /** `--commit-log`: append commits to the provider's commit log when it has one (store commitLog). */
   commitLog?: 'on' | 'off';
-  /** `--direct-io`: write large object bodies with O_DIRECT where the data directory takes it (fs/direct-write.ts). */
-  directIo?: 'on' | 'off';
+  /** `--direct-io`: write large object bodies with O_DIRECT where the data directory takes it
+   * (fs/direct-write.ts); auto: on for the directory domains of an erasure set, off for a plain
+   * data directory (see directWritesFor). */
+  directIo?: 'on' | 'off' | 'auto';
   /** File holding the master key (see master-key.ts); STRATA_MASTER_KEY overrides it. */
   masterKeyFile?: string;
   /** PEM certificate chain and private key: HTTPS on the same port (both or neither). */
@@ -224,12 +226,11 @@ export const SERVER_OPTIONS: readonly OptionDef<ServerConfig>[] = [
     key: 'directIo',
     env: 'STRATA_DIRECT_IO',
     // on: bulk blobs of 256 KiB and more skip the page cache (fs and directory domains,
-    // provider/fs/direct-write.ts), probed at open; off: every write buffered. Default off:
-    // large PUTs cost less CPU with it, but GETs soon after (and degraded reads) then read the
-    // disk instead of the page cache, which measured slower here (README "Large bodies").
-    type: enumType<'on' | 'off'>(['on', 'off']),
-    default: 'off',
-    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start): less CPU per large PUT, but reads of fresh objects then come from the disk; erasure scrub and repair passes read fragments and log-segment copies that way too; off: buffered',
+    // provider/fs/direct-write.ts), probed at open; off: every write buffered. Default auto: on
+    // for an erasure set's directory domains, off for a plain data directory (directWritesFor).
+    type: enumType<'on' | 'off' | 'auto'>(['on', 'off', 'auto']),
+    default: 'auto',
+    help: 'write object bodies of 256 KiB and more with O_DIRECT, around the page cache, where the data directory takes it (probed at start): less CPU per large PUT, but reads of fresh objects then come from the disk; erasure scrub and repair passes read fragments and log-segment copies that way too; off: buffered; auto: on for the directory domains of an erasure set (their fragments are written once and read k at a time), off for a plain data directory',
   }),
   // Connection limits (connection-guard.ts: defaults and why).
   opt({

@@ -33,6 +33,7 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   bin: Record<string, string>;
   dependencies: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
 };
 
 /** Starts `cmd args` and resolves with the server URL once its `listening` line appears. */

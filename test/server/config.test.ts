@@ -44,7 +44,7 @@ describe('resolveConfig', () => {
       pendingBytes: 64 * 1024 * 1024,
       historyBudget: 256 * 1024 * 1024,
       commitLog: 'on',
-      directIo: 'off',
+      directIo: 'auto',
       shutdownTimeout: 25_000,
       maxUploadsPerBucket: 10_000,
       uploadExpiry: 7 * 86_400_000,
