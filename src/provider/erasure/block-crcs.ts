@@ -59,6 +59,11 @@ function shift(t: Uint32Array, c: number): number {
   return (t[c & 0xff]! ^ t[256 + ((c >>> 8) & 0xff)]! ^ t[512 + ((c >>> 16) & 0xff)]! ^ t[768 + (c >>> 24)]!) >>> 0;
 }
 
+/** The stored word at `at` of `framed` (little-endian u32). */
+export function storedWord(framed: Uint8Array, at: number): number {
+  return (framed[at]! | (framed[at + 1]! << 8) | (framed[at + 2]! << 16) | (framed[at + 3]! << 24)) >>> 0;
+}
+
 /** Runs shorter than this many blocks are left to the caller's per-block checks (no gain). */
 export const MIN_GROUPED_BLOCKS = 2;
 
@@ -79,8 +84,7 @@ export function blocksPass(framed: Uint8Array, blockBytes: number, firstBlock: n
     const n = Math.min(blockBytes, framed.length - i - CRC_BYTES);
     if (n <= 0) return false;
     const w = i + n;
-    const stored = (framed[w]! | (framed[w + 1]! << 8) | (framed[w + 2]! << 16) | (framed[w + 3]! << 24)) >>> 0;
-    const expected = (stored ^ bindOf(b)) >>> 0;
+    const expected = (storedWord(framed, w) ^ bindOf(b)) >>> 0;
     // A shorter (last) block: one combine call rather than tables for its length.
     acc = n === blockBytes ? (shift(full, acc) ^ expected) >>> 0 : kernel().crc32cCombine(acc, expected, BigInt(n)) >>> 0;
     // Then the word's four bytes, one reflected-CRC byte step each (pre- and post-inverted).

@@ -20,7 +20,7 @@
  * Parsers treat input as hostile: every field is range-checked.
  */
 import { fastCrc32c } from '../../checksum/native-crc32c.js';
-import { blocksPass } from './block-crcs.js';
+import { blocksPass, storedWord } from './block-crcs.js';
 
 export const RECORD_HEADER_BYTES = 32;
 /** Bytes of data per checksummed block: 4 KiB keeps a small body's read (a 4 KiB object in
@@ -200,8 +200,7 @@ export function unframeBlocks(
     const n = Math.min(LOG_BLOCK_BYTES, r.length - data);
     if (at + n + CRC_BYTES > framed.length) return false;
     const bytes = framed.subarray(at, at + n);
-    const stored = (framed[at + n]! | (framed[at + n + 1]! << 8) | (framed[at + n + 2]! << 16) | (framed[at + n + 3]! << 24)) >>> 0;
-    if (!checked && ((crc(bytes) ^ bind(generation, r.attempt, block)) >>> 0) !== stored) return false;
+    if (!checked && ((crc(bytes) ^ bind(generation, r.attempt, block)) >>> 0) !== storedWord(framed, at + n)) return false;
     const lo = Math.max(from, data);
     const hi = Math.min(to, data + n);
     if (out && hi > lo) out.set(bytes.subarray(lo - data, hi - data), outOffset + lo - from);
