@@ -20,7 +20,7 @@
 import { adminRequest, AdminClientError, type AdminClientOptions } from '../admin/client.js';
 import { adminScrub, type AdminScrubRequest, type AdminScrubStatus } from '../admin/scrub.js';
 import { availableParallelism } from 'node:os';
-import { usePassWorkers } from '../provider/erasure/pass-pool.js';
+import { usePassWorkers, warmPassWorkers } from '../provider/erasure/pass-pool.js';
 import { ScrubGaveUp, type ScrubProgress, type ScrubReport } from '../provider/erasure/scrub.js';
 import type { Provider } from '../provider/provider.js';
 import type { ParsedArgs } from './args.js';
@@ -231,6 +231,14 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   let t: ProviderTarget | undefined;
+  // A stopped repository has no request path to leave a core to: one pass worker per core,
+  // two when they read around the page cache and wait on the device (pass-pool.ts). Started
+  // before the repository is opened and listed, which their start-up then overlaps (a target
+  // that turns out to be a server leaves them idle).
+  if (o.endpoint === undefined) {
+    usePassWorkers((o.directIo !== 'off' ? 2 : 1) * availableParallelism());
+    warmPassWorkers();
+  }
   try {
     t = await openProviderTarget(o, env, line, { directWrites: o.directIo !== 'off' });
     let last = 0;
@@ -243,9 +251,6 @@ async function runScrubVerb(args: ParsedArgs, env: NodeJS.ProcessEnv): Promise<n
         barShown = true;
       } else line(progressText(p));
     };
-    // A stopped repository has no request path to leave a core to: one pass worker per core,
-    // two when they read around the page cache and wait on the device (pass-pool.ts).
-    if (t.provider) usePassWorkers((o.directIo !== 'off' ? 2 : 1) * availableParallelism());
     const r = t.provider ? await adminScrub(t.provider, req, onProgress, ac.signal, LOCAL_CONCURRENCY) : await remoteScrub(t.remote, req, onProgress, ac.signal);
     if (barShown) process.stderr.write('\r\x1b[K');
     barShown = false;

@@ -24,6 +24,7 @@ import { tempDir } from '../store/helpers.js';
 type Pool = {
   runGroup(job: GroupJob, codec: () => ReturnType<typeof createEncoder>, readTimeoutMs?: number): Promise<GroupResult>;
   poolSize(): number;
+  warmPassWorkers(): number;
   recycle(chunk: Uint8Array): void;
   spareSize(): number;
   SPARE_MAX_BYTES: number;
@@ -164,6 +165,41 @@ describe('stripe pass pool', () => {
     const r = await pool.runGroup(bad, () => codec);
     expect(r.failed.map((f) => f.index)).toEqual([1]);
     expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
+  });
+});
+
+describe('stripe pass pool: started ahead of the first job', () => {
+  const body = randomBytes(3 * K * CELL + 12_345, 5);
+  const { frags, g } = fragments(body);
+  const sections = (i: number) => frags[i]!.subarray(g.sectionOffset(0), g.trailerOffset);
+
+  it('warmPassWorkers starts the asked-for workers, jobs then run on them, and they keep no process alive', () => {
+    // In a process of its own: the pool's worker count is module state.
+    const url = pathToFileURL(resolve('dist/src/provider/erasure/pass-pool.js')).href;
+    const script = `
+      const pool = await import(${JSON.stringify(url)});
+      const before = pool.poolSize();
+      pool.usePassWorkers(3);
+      const warmed = pool.warmPassWorkers();
+      const again = pool.warmPassWorkers();
+      console.log(JSON.stringify({ before, warmed, again, size: pool.poolSize() }));`;
+    const t0 = performance.now();
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(JSON.parse(out)).toEqual({ before: 0, warmed: 3, again: 3, size: 3 });
+    // Idle workers are unreferenced: the process ended on its own, well before the timeout.
+    expect(performance.now() - t0).toBeLessThan(20_000);
+  });
+
+  it('a job after warmPassWorkers runs on the warmed workers, byte-exact, without starting more', async () => {
+    const pool = await built();
+    const warmed = pool.warmPassWorkers();
+    expect(warmed).toBeGreaterThan(0);
+    const codec = createEncoder(K, M);
+    const inline = processGroup(job(frags, g, body.length, [1, 2, 3, 4, 5], [0]), codec);
+    const viaWorker = await pool.runGroup(job(frags, g, body.length, [1, 2, 3, 4, 5], [0]), () => codec);
+    expect(pool.poolSize()).toBe(warmed);
+    expect(viaWorker.folds).toEqual(inline.folds);
+    expect(Buffer.compare(Buffer.from(viaWorker.outputs[0]!), Buffer.from(sections(0)))).toBe(0);
   });
 });
 
