@@ -62,6 +62,25 @@ async function undo(providers: Provider[], locks: DirectoryLock[]): Promise<void
   for (const l of locks.reverse()) await l.release().catch(() => undefined);
 }
 
+/** One domain of a set opened for writing: a directory under its exclusive lock (released
+ * again when the provider cannot be made), or a URL's provider. Throws what either throws. */
+async function openDomain(
+  url: string,
+  options: OpenProviderOptions,
+  handles: (ReturnType<typeof handleBudget> & { handleWaitMs: number }) | undefined
+): Promise<{ child: Provider; lock?: DirectoryLock }> {
+  const dir = localDirectory(url);
+  if (!dir) return { child: await openProvider(url, options) };
+  const lock = await acquireDirectoryLock(dir);
+  try {
+    // Holding the directory lock, the fs provider may skip cross-process key locks.
+    return { child: await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handles }), lock };
+  } catch (err) {
+    await lock.release().catch(() => undefined);
+    throw err;
+  }
+}
+
 /**
  * Opens the domains of `config` for writing and builds the erasure provider. Each directory
  * domain is created if missing and locked exclusively (a second server or admin verb on any
@@ -88,34 +107,33 @@ export async function openErasureLocation(
   const handles = local > 0 ? { ...handleBudget(local), handleWaitMs: Math.min(HANDLE_WAIT_MS, config.domainTimeoutMs / 2) } : undefined;
   const unopened: string[] = [];
   let provider: ErasureProvider;
+  // The provider's module loads while the domains open (it is not needed before).
+  const factory = erasureFactory();
+  factory.catch(() => undefined);
   try {
-    const domains: Domain[] = [];
-    for (const d of config.domains) {
-      const dir = localDirectory(d.url);
-      let child: Provider;
-      try {
-        if (dir) {
-          const lock = await acquireDirectoryLock(dir);
-          locks.push(lock);
-          // Holding the directory lock, the fs provider may skip cross-process key locks.
-          child = await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handles }).catch(async (err: unknown) => {
-            locks.splice(locks.indexOf(lock), 1);
-            await lock.release().catch(() => undefined);
-            throw err;
-          });
-        } else child = await openProvider(d.url, options);
-      } catch (err) {
-        if (err instanceof ProviderError && err.code === 'Locked') throw err;
-        child = new UnopenedDomain(d.id, d.url, err);
-        unopened.push(`${d.id} (${(err as Error).message})`);
-        log?.('erasure domain could not be opened: serving without it', { domain: d.id, url: d.url, error: (err as Error).message });
-      }
-      children.push(child);
-      domains.push({ id: d.id, labels: d.labels, provider: child });
+    // Every domain at once: each open waits on its own disk (a lock file, directories made and
+    // synced, an O_DIRECT probe), 14 of them one after another took ~0.1 s of a scrub's start.
+    const opened = await Promise.allSettled(config.domains.map((d) => openDomain(d.url, options, handles)));
+    for (const r of opened) {
+      if (r.status !== 'fulfilled') continue;
+      children.push(r.value.child);
+      if (r.value.lock) locks.push(r.value.lock);
     }
+    const locked = opened.find((r) => r.status === 'rejected' && r.reason instanceof ProviderError && r.reason.code === 'Locked');
+    if (locked) throw (locked as PromiseRejectedResult).reason;
+    const domains: Domain[] = config.domains.map((d, i) => {
+      const r = opened[i]!;
+      if (r.status === 'fulfilled') return { id: d.id, labels: d.labels, provider: r.value.child };
+      const err = r.reason as Error;
+      const child = new UnopenedDomain(d.id, d.url, err);
+      children.push(child);
+      unopened.push(`${d.id} (${err.message})`);
+      log?.('erasure domain could not be opened: serving without it', { domain: d.id, url: d.url, error: err.message });
+      return { id: d.id, labels: d.labels, provider: child };
+    });
     if (unopened.length > config.m)
       throw new ProviderError('Unavailable', `erasure ${config.k}+${config.m}: ${unopened.length} domains could not be opened, more than m = ${config.m}: ${unopened.join('; ')}`);
-    provider = await (await erasureFactory())({ config, domains });
+    provider = await (await factory)({ config, domains });
   } catch (err) {
     await undo(children, locks);
     throw err;
