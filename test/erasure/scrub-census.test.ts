@@ -79,42 +79,6 @@ describe('census-driven scrub', () => {
     expect((await runScrub(p, { resume: false })).damagedBlobs).toBe(0);
   });
 
-  it('lists each domain in pages that start small and double, and a later listing starts whole', async () => {
-    // Limits asked of each child by walks (no prefix), in order.
-    const walks: number[][] = [];
-    const rig = await makeRig({
-      k: 4, m: 2, cellSize: 16 * 1024, stripeThreshold: 32 * 1024,
-      wrap: (i, p) => {
-        const mine: number[] = (walks[i] = []);
-        const list = p.list.bind(p);
-        p.list = (o: ListOptions = {}) => {
-          if (!o.prefix) mine.push(o.limit ?? 1000);
-          return list(o);
-        };
-        return p;
-      },
-    });
-    rigs.push(rig);
-    const blobs = mixedBlobs(rig, 120, 8);
-    await putAll(rig.provider, blobs);
-    for (const w of walks) w.length = 0;
-    const r = await runScrub(rig.provider, { resume: false });
-    expect(r.complete).toBe(true);
-    expect(r.blobs).toBe(blobs.length);
-    expect(r.damagedBlobs).toBe(0);
-    const names = await Promise.all(rig.children.map(async (c) => (await listAll(c)).length));
-    walks.forEach((w, i) => {
-      // The count's listing (provider.list) asks a whole page; the census then 32 names, 64,
-      // 128 (each domain holds more than 96 names, so a third page is needed).
-      expect(names[i], `domain ${i}`).toBeGreaterThan(96);
-      expect(w.slice(0, 4), `domain ${i}`).toEqual([1000, 32, 64, 128]);
-    });
-    // The ramp is not remembered as the domain's page size: the next listing asks a whole page.
-    for (const w of walks) w.length = 0;
-    await rig.provider.list();
-    for (const w of walks) expect(w[0]).toBe(1000);
-  });
-
   it('repairs a fragment found corrupt in the same pass that rebuilds a missing one', async () => {
     const rig = await makeRig({ k: 4, m: 2, cellSize: 16 * 1024, stripeThreshold: 32 * 1024 });
     rigs.push(rig);

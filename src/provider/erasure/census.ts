@@ -21,11 +21,6 @@ import { resolveNames, type FoundName, type LookupResult } from './lookup.js';
 /** Child listing page size: the providers' maximum, so a walk makes as few calls as it can
  * (a slow domain is given smaller pages: list-page.ts). */
 const PAGE = 1000;
-/** ...after a first page of this many names per domain, doubling from there: a pass starts
- * checking the first blobs while the rest is listed. (A (10,4) repair of a wiped domain holding
- * 160 fragments: the census listed all 14 domains, 0.35-0.4 s, before the first blob's check
- * began.) */
-const FIRST_PAGE = 32;
 
 /** One logical blob as the census found it. */
 export interface CensusEntry {
@@ -49,7 +44,6 @@ export async function* census(
   const walk = mergeDomains(domains, {
     ...(options.startAfter !== undefined ? { startAfter: options.startAfter } : {}),
     pageLimit: PAGE,
-    firstPage: FIRST_PAGE,
     maxFailed,
     what: 'scrub census',
     ...(options.signal ? { signal: options.signal } : {}),

@@ -26,9 +26,6 @@ export interface MergeOptions {
   startAfter?: string;
   /** Largest child page asked for (1..1000). */
   pageLimit: number;
-  /** Names of each domain's first page, doubling on each quick page up to pageLimit (list-page.ts
-   * ListPacer): the first key comes after that many names of every domain, not a full page. */
-  firstPage?: number;
   /** Domains that may fail before the walk does. */
   maxFailed: number;
   /** Names the walk in errors and timeouts ('list', 'scrub census'). */
@@ -67,7 +64,7 @@ export async function* mergeDomains(domains: DomainSet, options: MergeOptions): 
   const prefix = escapeKey(options.prefix ?? '');
   const first = options.startAfter === undefined ? undefined : escapeKey(options.startAfter) + AFTER_ALL_META;
   const cursors = domains.domains.map((d) => {
-    const c = new DomainCursor(d.id, new ListPacer(domains, d.id, options.pageLimit, options.firstPage));
+    const c = new DomainCursor(d.id, new ListPacer(domains, d.id, options.pageLimit));
     c.next = first;
     return c;
   });

@@ -37,50 +37,32 @@ export const LIST_BACKOFF_MS = 250;
  * rather than paying the timeouts again (a scrub lists twice: its count, then its census). */
 const LEARNED = new WeakMap<DomainSet, Map<string, number>>();
 
-/**
- * The page size one domain's walk asks for, shrunk on timeouts and grown back on quick pages.
- * With `first`, the walk's first pages ramp up from that many names, doubling on each quick
- * page, to the size it would have asked for: for a consumer that starts work on the first keys
- * (the scrub census) rather than on a whole page of every domain. The ramp is not learned.
- */
+/** The page size one domain's walk asks for, shrunk on timeouts and grown back on quick pages. */
 export class ListPacer {
   #limit: number;
-  /** The ramp's page size while below #limit (Infinity: no ramp, or over). */
-  #ramp: number;
   /** Retries allowed per page (0 for a domain already failed when the walk began). */
   readonly retries: number;
   readonly #learned: Map<string, number>;
   constructor(
     domains: DomainSet,
     readonly id: string,
-    readonly max: number,
-    first?: number
+    readonly max: number
   ) {
     let learned = LEARNED.get(domains);
     if (!learned) LEARNED.set(domains, (learned = new Map()));
     this.#learned = learned;
     this.#limit = Math.min(max, learned.get(id) ?? max);
-    this.#ramp = first !== undefined && first >= 1 && first < this.#limit ? Math.floor(first) : Infinity;
     this.retries = domains.isFailed(id) ? 0 : LIST_RETRIES;
   }
 
   get limit(): number {
-    return Math.min(this.#limit, this.#ramp);
+    return this.#limit;
   }
 
-  /** Sets the page size from now on (ends a ramp) and remembers it for the domain's next walk. */
   set limit(n: number) {
     this.#limit = n;
-    this.#ramp = Infinity;
     if (n >= MAX_LIST_LIMIT) this.#learned.delete(this.id);
     else this.#learned.set(this.id, n);
-  }
-
-  /** A page answered quickly (twice the names would still answer well within the timeout): the
-   * ramp, or else the page size, doubles (up to `max`). */
-  quick(): void {
-    if (this.#ramp < this.#limit) this.#ramp = this.#ramp * 2 >= this.#limit ? Infinity : this.#ramp * 2;
-    else if (this.#limit < this.max) this.limit = Math.min(this.max, this.#limit * 2);
   }
 }
 
@@ -123,7 +105,7 @@ export async function listDomainPage(
         p.list({ ...(page.prefix ? { prefix: page.prefix } : {}), startAfter: page.startAfter, limit, signal: abort.signal, etags: false })
       );
       // Quick enough that twice the names would still answer well within the bound: grow.
-      if (performance.now() - t0 < domains.timeoutMs / 4) pacer.quick();
+      if (performance.now() - t0 < domains.timeoutMs / 4 && limit < pacer.max) pacer.limit = Math.min(pacer.max, limit * 2);
       return out;
     } catch (err) {
       if (!(err instanceof DomainTimeout) || attempt >= pacer.retries) throw err;
