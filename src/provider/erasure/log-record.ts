@@ -188,10 +188,10 @@ export function unframeBlocks(
   out: Uint8Array | null,
   outOffset: number
 ): boolean {
-  // The blocks to check: from dataStart up to the one holding byte max(to, from + 1) - 1.
+  // The blocks to check: from dataStart's up to the one holding byte max(to, from + 1) - 1,
+  // framed as blockSpan lays them out.
   const end = Math.min(r.length, Math.max(to, from + 1));
-  const blocks = end > dataStart ? Math.ceil((end - dataStart) / LOG_BLOCK_BYTES) : 0;
-  const span = blocks === 0 ? 0 : (blocks - 1) * (LOG_BLOCK_BYTES + CRC_BYTES) + Math.min(LOG_BLOCK_BYTES, r.length - dataStart - (blocks - 1) * LOG_BLOCK_BYTES) + CRC_BYTES;
+  const span = end > dataStart ? blockSpan(r, dataStart, end).length : 0;
   // One CRC32C over them all when every block passes (block-crcs.ts); else block by block.
   const checked = span <= framed.length && blocksPass(framed.subarray(0, span), LOG_BLOCK_BYTES, firstBlock, (b) => bind(generation, r.attempt, b));
   let at = 0;
