@@ -70,10 +70,11 @@ export function usePassWorkers(n: number): void {
 }
 
 /**
- * Starts the pool's workers now, idle (and unreferenced: they keep no process alive), rather
- * than on the first job: a worker takes 150-250 ms on this machine to load its modules and
- * the codec, which a caller about to open a repository and list it (`strata scrub`) spends
- * meanwhile instead of before its first group. Returns how many workers the pool holds.
+ * Starts the workers the pool lacks (a job does too, before it is posted), idle and
+ * unreferenced (they keep no process alive). Called ahead of the first job: a worker takes
+ * 150-250 ms on this machine to load its modules and the codec, which a caller about to open a
+ * repository and list it (`strata scrub`) then spends meanwhile instead of before its first
+ * group. Returns how many workers the pool holds.
  */
 export function warmPassWorkers(): number {
   const want = workerCount();
@@ -142,10 +143,7 @@ export function runGroup(job: GroupJob, codec: () => ReedSolomon, readTimeoutMs 
   if (job.targets.length > 0) job.spare = takeSpare(job.targets.length);
   const bytes = job.sources.reduce((n, s) => n + s.bytes.length, 0);
   if (!files && bytes < MIN_WORKER_BYTES) return Promise.resolve(processGroup(job, codec()));
-  const want = workerCount();
-  if (!slots) slots = [];
-  while (slots.length < want) slots.push(spawn());
-  if (slots.length === 0) {
+  if (warmPassWorkers() === 0 || !slots) {
     if (files) return Promise.reject(new WorkerReadFailed(`${job.key}: no worker thread to read its fragments`));
     return Promise.resolve(processGroup(job, codec()));
   }
