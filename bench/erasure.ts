@@ -56,6 +56,17 @@ const SMALL = 4096;
 const CONC = 16;
 /** Repeated runs per measurement (medians and ranges over them). */
 const RUNS = quick ? 1 : 3;
+/**
+ * Untimed large PUTs per lane before the timed ones. A server's first large PUTs run code V8 has
+ * not optimized yet: measured here (one (10,4) server, 64 MiB PUTs back to back after one
+ * untimed PUT), the server's CPU per PUT fell from 360-465 ms over PUTs 2-5 to 275-300 ms from
+ * the ninth on, and a profile put the difference in V8 (its compilers, interpreter and baseline
+ * code: ~60 ms more per PUT over PUTs 2-5); the fs lane's fell the same way (303-308 to 230-267).
+ * Every lane gets the same warm-up, so the timed runs compare servers in their steady state.
+ */
+const BIG_WARM = quick ? 1 : 8;
+/** Untimed 4 KiB runs per lane (each SMALL_WARM_MS) before each 4 KiB phase's timed rounds, for the same reason. */
+const SMALL_WARM_MS = quick ? 250 : 1000;
 /** Large requests per run: enough to smooth one slow request, few enough to bound the disk used. */
 const BIG_PER_RUN = quick ? 2 : 4;
 /** Objects written for the degraded GET runs: one per timed GET. */
@@ -143,7 +154,7 @@ async function main(): Promise<void> {
     // untimed PUT per lane first: a server's first large PUT also pays its one-time costs (the
     // hash worker's start, slab and stripe buffers' first page faults, JIT), which put the first
     // timed run of every lane, fs included, 20-50% below the others.
-    if (runs('big')) await eachBig(async (lane, p) => void (await bigPuts(p, lane.target!, big, 1, 'big-warm', 1)));
+    if (runs('big')) await eachBig(async (lane, p) => void (await bigPuts(p, lane.target!, big, BIG_WARM, 'big-warm', 1)));
     for (let run = 0; run < RUNS && runs('big'); run++) {
       await eachBig(async (lane, p) => {
         const r = await bigPuts(p, lane.target!, big, BIG_PER_RUN, 'big-put');
@@ -166,7 +177,11 @@ async function main(): Promise<void> {
       });
     }
 
-    // Small objects: 16 connections over many keys.
+    // Small objects: 16 connections over many keys, after an untimed run per lane.
+    const warmLog = (lane: Lane, what: string, r: { n: number; seconds: number; errors: number }): void => {
+      log(`${lane.spec.name} ${what} 4 KiB x${CONC} warm-up (untimed): ${fmt(r.n / r.seconds)} ops/s, ${r.errors} errors`);
+    };
+    if (runs('small')) await each(async (lane, p) => warmLog(lane, 'PUT', await smallPuts(p, lane.target!, small, CONC, SMALL_WARM_MS)));
     for (let run = 0; run < SMALL_RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallPuts(p, lane.target!, small, CONC, SMALL_MS);
@@ -176,6 +191,7 @@ async function main(): Promise<void> {
     }
     const written = new Map<Lane, number[]>();
     if (runs('small')) await each(async (lane, p) => void written.set(lane, await fillSmall(p, lane.target!, small, CONC, SMALL_FILL)));
+    if (runs('small')) await each(async (lane, p) => warmLog(lane, 'GET', await smallGets(p, lane.target!, written.get(lane)!, CONC, SMALL_WARM_MS)));
     for (let run = 0; run < SMALL_RUNS && runs('small'); run++) {
       await each(async (lane, p) => {
         const r = await smallGets(p, lane.target!, written.get(lane)!, CONC, SMALL_MS);
@@ -271,7 +287,7 @@ async function main(): Promise<void> {
     '',
     'Each lane is its own `strata serve` process on this machine: `fs` is the plain fs provider (one directory); `ec k+m` is `--data \'D/disk{1...N}\' --erasure k+m` over N = k+m directory domains, all on the same disk (so the figures measure the code path — codec, fragment framing, CRCs, fan-out — not disk independence). Client: undici, keep-alive, SigV4 UNSIGNED-PAYLOAD, in the same 2-core machine (it takes CPU from the server), with the malloc settings the servers run with (bench/lib/malloc-env.ts; before 2026-12-05 it ran without them, and its own page faults held the 64 MiB GETs of every lane near 350-450 MiB/s). ' +
       BIG_LABEL +
-      ' requests run back to back on one connection (PUTs after one untimed PUT per lane); 4 KiB requests run closed-loop on 16 connections, PUTs cycling over 16,384 keys, GETs over the ' +
+      ' requests run back to back on one connection (PUTs after ' + String(BIG_WARM) + ' untimed PUTs per lane: a server\u2019s first large PUTs run code V8 has not optimized yet, and measured here its CPU per 64 MiB PUT fell from 360-465 ms over PUTs 2-5 to 275-300 ms from the ninth on, for fs as for erasure; before 2026-12-06, one); 4 KiB requests run closed-loop on 16 connections (each phase after one untimed ' + fmt(SMALL_WARM_MS / 1000, 1) + ' s run per lane, for the same reason), PUTs cycling over 16,384 keys, GETs over the ' +
       fmt(CONC * SMALL_FILL) +
       ' keys written before them. Degraded GET: the server restarted with the directories of m domains emptied (a chunk of the object escapes damage only when all m lost fragments are parity, probability 1/C(k+m, m)); every timed degraded GET reads an object of its own, its first read since the wipe (heal on read repairs an object in the background after a read has rebuilt it, at the default repair rate, between blobs waiting for a pause in the requests up to ten times as long as the last repair took, at most 1 s: with GETs back to back, while the next GETs run; each 64 MiB object is one blob, the chunk size the erasure provider asks the store for). Scrub and repair run as `strata scrub [--repair]` with the server stopped; repair MiB/s = bytes the wiped domain held / wall time of `strata scrub --repair --missing-only` (start-up included; the median of ' + String(RUNS) + ' runs, the same domain wiped again before each; it reads k verified fragments per blob, and the full scrub after it verifies every fragment). Servers run with the default `--direct-io auto` (since 2026-12-06; before, `off`): the erasure lanes write fragments of 256 KiB and more with O_DIRECT, around the page cache, and the fs lane writes through it, what each does by default (so its 64 MiB rows are a reference with that difference, not equal work); reads go through the page cache, so the 64 MiB GETs of one key are served from it after the first, while each degraded GET reads its object from the disk; `strata scrub` runs with its default `--direct-io on` (since 2026-12-06): its passes read every fragment from the disk with O_DIRECT and write rebuilt ones the same way, whatever the page cache holds (before, they read through the page cache, and on this VM, whose page cache the lanes fill, the reads of a repair mostly filled new page-cache pages: the (10,4) repair row measured that). Runs are interleaved across lanes; medians (min–max) over runs; server CPU from /proc. The 4 KiB runs (' + String(SMALL_RUNS) + ' per lane) rotate which lane goes first in each round, and their targets are judged on the median of the per-round shares (each erasure run against the fs run of its round, seconds apart); the ratio of the medians is shown beside it.',
     quick ? '\n**Quick run (`--quick`): one short run, 64 MiB per domain for the repair; not for publication.**' : '',
