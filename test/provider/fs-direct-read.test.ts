@@ -9,7 +9,16 @@
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEADER_BYTES, readBlobRangeDirect, readBlobRangeDirectSync, readBlobRangeSync } from '../../src/provider/fs/blob-file.js';
+import {
+  alignedBuffer,
+  DIRECT_READ_ALIGN,
+  directWindow,
+  HEADER_BYTES,
+  readBlobRangeDirect,
+  readBlobRangeDirectInPlaceSync,
+  readBlobRangeDirectSync,
+  readBlobRangeSync,
+} from '../../src/provider/fs/blob-file.js';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
 import { ProviderError } from '../../src/provider/provider.js';
 import { expectBytes, overwriteFile } from '../support/bytes.js';
@@ -33,10 +42,34 @@ afterAll(async () => {
 
 type Read = (path: string, start: number, length: number, into: Uint8Array) => Uint8Array | Promise<Uint8Array>;
 
-/** The direct reads under test: the synchronous one, and the asynchronous one with the
- * buffered read its callers make when it resolves undefined. */
+/** Bytes written past a window by the in-place read's harness, to see that nothing past it
+ * changes. */
+const CANARY = 0xa5;
+
+/**
+ * readBlobRangeDirectInPlaceSync as a Read: into a window one alignment unit into a fresh
+ * page-aligned memory, followed by canary bytes; checks that the answer is the view at the
+ * window's offset and that nothing past the window was written, then copies it to `into`.
+ */
+function inPlace(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
+  const at = directWindow(start, length);
+  const mem = alignedBuffer(DIRECT_READ_ALIGN + at.bytes + 64);
+  mem.fill(CANARY);
+  const window = mem.subarray(DIRECT_READ_ALIGN, DIRECT_READ_ALIGN + at.bytes);
+  const got = readBlobRangeDirectInPlaceSync(path, start, length, window);
+  expect(got.buffer).toBe(mem.buffer);
+  expect(got.byteOffset).toBe(DIRECT_READ_ALIGN + at.offset);
+  expect(mem.subarray(DIRECT_READ_ALIGN + at.bytes).every((b) => b === CANARY)).toBe(true);
+  const out = into.subarray(0, got.length);
+  out.set(got);
+  return out;
+}
+
+/** The direct reads under test: the synchronous one, its copy-free twin, and the asynchronous
+ * one with the buffered read its callers make when it resolves undefined. */
 const DIRECT: [string, Read][] = [
   ['readBlobRangeDirectSync', readBlobRangeDirectSync],
+  ['readBlobRangeDirectInPlaceSync', inPlace],
   ['readBlobRangeDirect', async (path, start, length, into) => (await readBlobRangeDirect(path, start, length, into)) ?? readBlobRangeSync(path, start, length, into)],
 ];
 
@@ -140,4 +173,47 @@ describe.each(DIRECT)('%s', (_, direct) => {
 
 it('readBlobRangeDirect resolves undefined where the filesystem refuses O_DIRECT (its caller reads buffered)', async () => {
   expect(await readBlobRangeDirect('/proc/self/status', 0, 64, new Uint8Array(64))).toBeUndefined();
+});
+
+describe('readBlobRangeDirectInPlaceSync', () => {
+  it('reads the aligned blocks around the range into the window: the range at directWindow\'s offset, the file\'s own bytes beside it', async () => {
+    const body = randomBytes(40 * KIB + 9, 21);
+    await fs.put('window', body);
+    const path = fs.blobFilePath('window');
+    const file = readFileSync(path);
+    for (const [start, length] of [[0, 100], [5000, 9000], [4 * KIB - HEADER_BYTES, 4 * KIB], [30 * KIB + 1, 10 * KIB + 8]] as const) {
+      const at = directWindow(start, length);
+      expect(at.offset).toBe((HEADER_BYTES + start) % DIRECT_READ_ALIGN);
+      expect(at.bytes % DIRECT_READ_ALIGN).toBe(0);
+      const window = alignedBuffer(at.bytes).subarray(0, at.bytes);
+      const got = readBlobRangeDirectInPlaceSync(path, start, length, window);
+      expectBytes(got, body.subarray(start, start + length), `[${start}, +${length})`);
+      // What the window holds beside the range is the file where the window lies (the blob
+      // file's header, in the first block), up to the file's end.
+      const a0 = HEADER_BYTES + start - at.offset;
+      const fileEnd = Math.min(at.bytes, file.length - a0);
+      expectBytes(window.subarray(0, fileEnd), file.subarray(a0, a0 + fileEnd), `window of [${start}, +${length})`);
+    }
+  });
+
+  it('refuses a window that is too short or not on an aligned offset (a RangeError, nothing read)', async () => {
+    await fs.put('refuse', randomBytes(10 * KIB, 22));
+    const path = fs.blobFilePath('refuse');
+    const at = directWindow(100, 5000);
+    const mem = alignedBuffer(at.bytes + DIRECT_READ_ALIGN);
+    expect(() => readBlobRangeDirectInPlaceSync(path, 100, 5000, mem.subarray(0, at.bytes - 1))).toThrow(RangeError);
+    expect(() => readBlobRangeDirectInPlaceSync(path, 100, 5000, mem.subarray(512, 512 + at.bytes))).toThrow(RangeError);
+  });
+
+  it('a window whose memory the device may not take at its address (an ordinary heap array) still gets the bytes (read through the aligned scratch if refused)', async () => {
+    const body = randomBytes(64 * KIB + 3, 23);
+    await fs.put('heap', body);
+    const path = fs.blobFilePath('heap');
+    for (let i = 0; i < 8; i++) {
+      const start = i * 7001;
+      const at = directWindow(start, 20 * KIB);
+      const window = new Uint8Array(at.bytes + 48 * i).subarray(0, at.bytes);
+      expectBytes(readBlobRangeDirectInPlaceSync(path, start, 20 * KIB, window), body.subarray(start, start + 20 * KIB), `heap window ${i}`);
+    }
+  });
 });

@@ -44,9 +44,9 @@ export function giveScratch(buf: Uint8Array | undefined): void {
  * copying codec). The caller releases it once the rebuilt bytes are copied out, and
  * writes into it only synchronously after a read settled, never from a read still running.
  */
-export function takeResidentStripe(codec: ReedSolomon, length: number): ResidentStripe | undefined {
+export function takeResidentStripe(codec: ReedSolomon, length: number, stride?: number): ResidentStripe | undefined {
   try {
-    return codec.allocStripe(length);
+    return codec.allocStripe(length, stride === undefined ? {} : { stride });
   } catch (err) {
     if (err instanceof ArenaBudgetError) return undefined;
     throw err;

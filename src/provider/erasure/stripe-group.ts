@@ -5,7 +5,9 @@
  *
  * Every fragment of a blob frames its group the same way (same header, block and trailer
  * offsets), so with a rebuild the sources' framed bytes go as they are into a stripe resident
- * in the codec's wasm memory (read there by a worker, or copied once), are checked in place,
+ * in the codec's wasm memory (read there by a worker, or copied once; a worker's reads around
+ * the page cache land there with no copy at all, each shard holding an aligned read window),
+ * are checked in place,
  * and the codec runs over the whole framed range: a target's bytes at its CRC words come out
  * as the same combination of the sources' CRC words, and are then overwritten with the
  * target's own (sealFramed). Nothing is unframed, and a target is copied out once. Without a
@@ -23,7 +25,7 @@ import type { ResidentStripe } from '../../codec/resident-stripe.js';
 import { takeResidentStripe } from './scratch.js';
 import { FragmentError, frameCell, parseHeader, parseTrailer, sealFramed, unframe } from './fragment.js';
 import { framedLength, Geometry, HEADER_BYTES, TRAILER_BYTES } from './geometry.js';
-import { readBlobRangeDirectSync, readBlobRangeSync } from '../fs/blob-file.js';
+import { alignedBuffer, DIRECT_READ_ALIGN, directWindow, readBlobRangeDirectInPlaceSync, readBlobRangeDirectSync, readBlobRangeSync } from '../fs/blob-file.js';
 import { ProviderError, type ProviderErrorCode } from '../provider.js';
 import { isDescriptorExhaustion, isMediaError } from './domains.js';
 
@@ -80,10 +82,13 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const per = job.s1 - job.s0;
   const length = groupLength(job, g);
   const rebuild = job.targets.length > 0 && per > 0;
-  const stripe = rebuild ? takeResidentStripe(codec, length) : undefined;
+  const win = directLayout(job);
+  // With a window layout each shard holds an aligned read window and its alignment inside the
+  // shard (runFramed); the stride, a multiple of DIRECT_READ_ALIGN, aligns every shard alike.
+  const stripe = rebuild ? (win ? takeResidentStripe(codec, win.bytes + DIRECT_READ_ALIGN, win.bytes + DIRECT_READ_ALIGN) : takeResidentStripe(codec, length)) : undefined;
   try {
-    if (stripe) return runFramed(job, codec, g, stripe, length);
-    const unread = job.files ? readFiles(job, job.files) : [];
+    if (stripe) return runFramed(job, codec, g, stripe, length, win);
+    const unread = job.files ? readFiles(job, job.files, win && ((f) => ({ window: reusedWindow(f.index, win.bytes) }))) : [];
     const result = runGroup(job, codec, g, per, rebuild);
     if (unread.length) result.failed.unshift(...unread);
     return result;
@@ -100,6 +105,20 @@ function groupLength(job: GroupJob, g: Geometry): number {
   return n;
 }
 
+/**
+ * Where every source of `job` is read by this thread around the page cache from the same range
+ * (stripe-pass.ts gives all files of a group one span), the layout of the aligned windows they
+ * are read straight into, with no copy (fs/blob-file.ts readBlobRangeDirectInPlaceSync): the
+ * group's bytes start `offset` bytes into a window of `bytes`. Undefined otherwise.
+ */
+function directLayout(job: GroupJob): { offset: number; bytes: number } | undefined {
+  const files = job.files;
+  if (!files?.length) return undefined;
+  const { start, length } = files[0]!;
+  if (!files.every((f) => f.direct === true && f.start === start && f.length === length)) return undefined;
+  return directWindow(start, length);
+}
+
 /** When every target is a data fragment only the missing data slots are computed: a pass that
  * read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody asked
  * for, and computing them would cost a codec row each. */
@@ -109,14 +128,18 @@ function dataOnly(job: GroupJob): boolean {
 
 /** The rebuild over framed bytes resident in `stripe` (see the module note): `length` bytes per
  * source, copied in here, or read there from `job.files` and each checked right after its read
- * (while its bytes are still in the core's cache). */
-function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: ResidentStripe, length: number): GroupResult {
+ * (while its bytes are still in the core's cache). With `win` (directLayout) the files are read
+ * straight into an aligned window in each shard, the group's bytes `base` bytes into the shard
+ * (its alignment, then the window's offset), and every source and the codec use them there. */
+function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: ResidentStripe, length: number, win?: { offset: number; bytes: number }): GroupResult {
   const bad: GroupResult['failed'] = [];
   const present: boolean[] = new Array(job.k + job.m).fill(false);
   let good = 0;
+  const pad = win ? (DIRECT_READ_ALIGN - (stripe.shard(0).byteOffset % DIRECT_READ_ALIGN)) % DIRECT_READ_ALIGN : 0;
+  const base = win ? pad + win.offset : 0;
   const admit = (src: { index: number; bytes: Uint8Array }) => {
     if (present[src.index]) return; // a source given twice counts once (as the heap path's map does)
-    const into = stripe.shard(src.index);
+    const into = stripe.shard(src.index).subarray(base, base + length);
     try {
       if (src.bytes.buffer !== into.buffer || src.bytes.byteOffset !== into.byteOffset) {
         if (src.bytes.length !== length) throw new FragmentError(`${job.key}: fragment ${src.index} group is ${src.bytes.length} bytes, expected ${length}`);
@@ -130,7 +153,9 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
     }
   };
   job.sources.forEach(admit);
-  const unread = job.files ? readFiles(job, job.files, (i, n) => (n === length ? stripe.shard(i) : undefined), admit) : [];
+  const place = (f: NonNullable<GroupJob['files']>[number]): Placement | undefined =>
+    win ? { window: stripe.shard(f.index).subarray(pad, pad + win.bytes) } : f.length === length ? { into: stripe.shard(f.index) } : undefined;
+  const unread = job.files ? readFiles(job, job.files, place, admit) : [];
   const failed = [...unread, ...bad];
   const folds = [...job.folds];
   if (good < job.k) return { failed, outputs: [], folds, good };
@@ -139,10 +164,10 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
   // Only the targets: a pass that read k sources leaves the other absent slots empty, and each
   // slot computed costs a pass over the k sources (a parity target of a missing-only repair
   // would otherwise compute all m parity rows).
-  codec.reconstructResident(stripe, present, { offset: from, length: to - from, only: job.targets });
+  codec.reconstructResident(stripe, present, { offset: base + from, length: to - from, only: job.targets });
   const outputs = job.targets.map((i, j) => {
     const out = outputArray(job, to - from);
-    out.set(stripe.shard(i).subarray(from, to));
+    out.set(stripe.shard(i).subarray(base + from, base + to));
     for (let s = job.s0, at = 0; s < job.s1; s++) {
       const fl = framedLength(g.cellLength(s));
       folds[j] = sealFramed(out.subarray(at, at + fl), job.generation, i, g.firstBlock(s), folds[j]!);
@@ -206,24 +231,30 @@ function runGroup(job: GroupJob, codec: ReedSolomon, g: Geometry, per: number, r
   return { failed, outputs, folds, good: cells.size };
 }
 
+/** Where readFiles puts a file's bytes: copied `into` an array (from its start), or read
+ * straight into an aligned `window` (a direct read; readBlobRangeDirectInPlaceSync). */
+type Placement = { into: Uint8Array; window?: undefined } | { window: Uint8Array; into?: undefined };
+
 /**
- * Reads `files` into this thread's per-index read scratch (or where `into` says, when it gives
- * an array) and adds them to `job.sources` (views of the scratch: they live until the next job
- * on this thread), calling `onRead` with each right after its read. Returns the sources whose
- * file could not be read whole, with the error's code; a short one is a FragmentError's
- * message (no code), as a short ranged read is in stripe-pass.ts.
+ * Reads `files` into this thread's per-index read scratch (or where `place` says, when it says)
+ * and adds them to `job.sources` (views of the scratch: they live until the next job on this
+ * thread), calling `onRead` with each right after its read. Returns the sources whose file
+ * could not be read whole, with the error's code; a short one is a FragmentError's message (no
+ * code), as a short ranged read is in stripe-pass.ts.
  */
 function readFiles(
   job: GroupJob,
   files: NonNullable<GroupJob['files']>,
-  into?: (index: number, length: number) => Uint8Array | undefined,
+  place?: (file: NonNullable<GroupJob['files']>[number]) => Placement | undefined,
   onRead?: (source: { index: number; bytes: Uint8Array }) => void
 ): GroupResult['failed'] {
   const failed: GroupResult['failed'] = [];
   for (const f of files) {
     try {
-      const read = f.direct ? readBlobRangeDirectSync : readBlobRangeSync;
-      const bytes = read(f.path, f.start, f.length, into?.(f.index, f.length) ?? reused(READ_SCRATCH, f.index, f.length));
+      const at = place?.(f) ?? { into: reused(READ_SCRATCH, f.index, f.length) };
+      const bytes = at.window
+        ? readBlobRangeDirectInPlaceSync(f.path, f.start, f.length, at.window)
+        : (f.direct ? readBlobRangeDirectSync : readBlobRangeSync)(f.path, f.start, f.length, at.into);
       if (bytes.length !== f.length) failed.push({ index: f.index, message: `${job.key}: fragment ${f.index} is short (${bytes.length} of ${f.length} bytes at ${f.start})` });
       else {
         job.sources.push({ index: f.index, bytes });
@@ -246,6 +277,17 @@ function readFiles(
  * framed bytes per index, at most k + m groups of a source (stripe-pass.ts groupStripes: 1 MiB
  * or one stripe's framed cell at least). */
 const READ_SCRATCH: Uint8Array[] = [];
+
+/** Per fragment index, the reused aligned window a job's direct reads go to when the job has no
+ * resident stripe (directLayout; a check only, or the resident budget spent). */
+const WINDOW_SCRATCH: Uint8Array[] = [];
+
+/** `bytes` bytes of fragment `index`'s aligned window, grown (never shrunk) to fit. */
+function reusedWindow(index: number, bytes: number): Uint8Array {
+  let b = WINDOW_SCRATCH[index];
+  if (!b || b.length < bytes) WINDOW_SCRATCH[index] = b = alignedBuffer(bytes);
+  return b.subarray(0, bytes);
+}
 
 /** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so
  * one thread never has two groups using it at once). At most one group's cells per index:

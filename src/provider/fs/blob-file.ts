@@ -132,7 +132,7 @@ export function readBlobRangeSync(path: string, start: number, length: number, i
 
 /** File offsets, lengths and memory addresses of O_DIRECT reads are multiples of this (covers
  * devices with 512 B and 4 KiB logical blocks; direct-write.ts aligns writes alike). */
-const DIRECT_READ_ALIGN = 4096;
+export const DIRECT_READ_ALIGN = 4096;
 const WASM_PAGE = 64 * 1024;
 
 /** This thread's page-aligned scratch for O_DIRECT reads (readBlobRangeDirectSync): a
@@ -146,8 +146,9 @@ function alignedScratch(bytes: number): Uint8Array {
   return directScratch;
 }
 
-/** A fresh page-aligned buffer of at least `bytes` (whole WebAssembly pages). */
-function alignedBuffer(bytes: number): Uint8Array {
+/** A fresh page-aligned buffer of at least `bytes` (whole WebAssembly pages): a window for
+ * readBlobRangeDirectInPlaceSync at any offset that is a multiple of DIRECT_READ_ALIGN. */
+export function alignedBuffer(bytes: number): Uint8Array {
   const pages = Math.ceil(bytes / WASM_PAGE);
   return new Uint8Array(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);
 }
@@ -197,6 +198,58 @@ export function readBlobRangeDirectSync(path: string, start: number, length: num
   }
 }
 
+/**
+ * The layout of an O_DIRECT read of blob bytes [start, start + length) straight into a window
+ * whose memory starts on a DIRECT_READ_ALIGN boundary (readBlobRangeDirectInPlaceSync): the
+ * window's first byte is the file's aligned byte before the range, so the blob's byte `start`
+ * lands at `offset`, and the window needs `bytes` bytes (the range and its alignment on both
+ * sides). Pure.
+ */
+export function directWindow(start: number, length: number): { offset: number; bytes: number } {
+  const offset = (HEADER_BYTES + start) % DIRECT_READ_ALIGN;
+  return { offset, bytes: Math.ceil((offset + length) / DIRECT_READ_ALIGN) * DIRECT_READ_ALIGN };
+}
+
+/**
+ * readBlobRangeDirectSync with no copy: the aligned blocks that cover the range are read
+ * straight into `window`, whose memory must start on a DIRECT_READ_ALIGN boundary (a
+ * WebAssembly memory at an offset that is a multiple of it: a memory starts on a page) and hold
+ * directWindow(start, length).bytes; the bytes before and after the range in it are the file's
+ * neighbouring bytes, left there. Returns the view of the range, at directWindow's offset in
+ * the window, shorter when the blob ends first; a window that is too short or lies at an
+ * unaligned offset is a RangeError (the caller's mistake). Where the system refuses the read
+ * (EINVAL: a filesystem without O_DIRECT, or memory the device cannot take at that address)
+ * the range is read as readBlobRangeDirectSync reads it (through its aligned scratch, or
+ * buffered), into the same place. Errors as readBlobRangeDirectSync.
+ */
+export function readBlobRangeDirectInPlaceSync(path: string, start: number, length: number, window: Uint8Array): Uint8Array {
+  const at = directWindow(start, length);
+  if (window.length < at.bytes || window.byteOffset % DIRECT_READ_ALIGN !== 0)
+    throw new RangeError(`direct read window of ${window.length} bytes at offset ${window.byteOffset}: needs ${at.bytes} bytes at a multiple of ${DIRECT_READ_ALIGN}`);
+  const into = window.subarray(at.offset, at.offset + length);
+  if (constants.O_DIRECT === undefined) return readBlobRangeSync(path, start, length, into);
+  const fd = openBlobSync(path, true);
+  if (fd === undefined) return readBlobRangeSync(path, start, length, into);
+  try {
+    const span = directSpan(fstatSync(fd).size, start, length);
+    if (!span) return into.subarray(0, 0);
+    let got = 0;
+    for (let n = -1; directMore(span, got, n); got += n) {
+      try {
+        n = readSync(fd, window, got, span.a1 - span.a0 - got, span.a0 + got);
+      } catch (err) {
+        if (refusedAtStart(got, err)) return readBlobRangeDirectSync(path, start, length, into);
+        throw err;
+      }
+    }
+    return directChecked(path, span, window, got);
+  } catch (err) {
+    throw readFailed(path, err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The aligned file span an O_DIRECT read of blob bytes [start, start + length) covers in a
  * file of `fileSize` bytes: [a0, a1), of which [a0, need) must be read (the range, and the
  * header when the range starts in the file's first block); the range is file bytes
@@ -229,13 +282,19 @@ const directMore = (span: DirectSpan, got: number, n: number): boolean => n !== 
  * (a caller then reads buffered). */
 const refusedAtStart = (got: number, err: unknown): boolean => got === 0 && refusesDirect(err);
 
-/** Checks what an O_DIRECT read of `span` got (`got` bytes into `scratch` from a0: the header
- * when read, the range whole) and copies the range into `into`. */
-function directOut(path: string, span: DirectSpan, scratch: Uint8Array, got: number, into: Uint8Array): Uint8Array {
-  if (span.a0 === 0) etagOfHeader(Buffer.from(scratch.buffer, scratch.byteOffset, HEADER_BYTES), Math.min(got, HEADER_BYTES), path);
+/** Checks what an O_DIRECT read of `span` got (`got` bytes into `buf` from a0: the header
+ * when read, the range whole) and returns the range's view of `buf`. */
+function directChecked(path: string, span: DirectSpan, buf: Uint8Array, got: number): Uint8Array {
+  if (span.a0 === 0) etagOfHeader(Buffer.from(buf.buffer, buf.byteOffset, HEADER_BYTES), Math.min(got, HEADER_BYTES), path);
   if (span.to > span.from && span.a0 + got < span.to) throw cutShort(path);
-  const out = into.subarray(0, span.to - span.from);
-  out.set(scratch.subarray(span.from - span.a0, span.to - span.a0));
+  return buf.subarray(span.from - span.a0, span.to - span.a0);
+}
+
+/** directChecked, the range then copied into `into`. */
+function directOut(path: string, span: DirectSpan, scratch: Uint8Array, got: number, into: Uint8Array): Uint8Array {
+  const range = directChecked(path, span, scratch, got);
+  const out = into.subarray(0, range.length);
+  out.set(range);
   return out;
 }
 
