@@ -174,23 +174,26 @@ const refusesDirect = (err: unknown) => (err as NodeJS.ErrnoException)?.code ===
  * 'Corrupt' when the file ends before the range does.
  */
 export function readBlobRangeDirectSync(path: string, start: number, length: number, into: Uint8Array): Uint8Array {
+  return withDirectFile(path, start, length, into, (fd, span) => {
+    const scratch = alignedScratch(span.a1 - span.a0);
+    const got = readSpan(fd, span, scratch);
+    return got === undefined ? readBlobRangeSync(path, start, length, into) : directOut(path, span, scratch, got, into);
+  });
+}
+
+/**
+ * The frame of a synchronous direct read of blob bytes [start, start + length) of `path`: a
+ * buffered read into `into` where the platform or the filesystem has no O_DIRECT (at the
+ * open); else `read` with the file opened O_DIRECT and the aligned span to read (nothing to
+ * read: an empty view of `into`), closed after. Errors as readBlobRangeSync.
+ */
+function withDirectFile(path: string, start: number, length: number, into: Uint8Array, read: (fd: number, span: DirectSpan) => Uint8Array): Uint8Array {
   if (constants.O_DIRECT === undefined) return readBlobRangeSync(path, start, length, into);
   const fd = openBlobSync(path, true);
   if (fd === undefined) return readBlobRangeSync(path, start, length, into);
   try {
     const span = directSpan(fstatSync(fd).size, start, length);
-    if (!span) return into.subarray(0, 0);
-    const scratch = alignedScratch(span.a1 - span.a0);
-    let got = 0;
-    for (let n = -1; directMore(span, got, n); got += n) {
-      try {
-        n = readSync(fd, scratch, got, span.a1 - span.a0 - got, span.a0 + got);
-      } catch (err) {
-        if (refusedAtStart(got, err)) return readBlobRangeSync(path, start, length, into);
-        throw err;
-      }
-    }
-    return directOut(path, span, scratch, got, into);
+    return span ? read(fd, span) : into.subarray(0, 0);
   } catch (err) {
     throw readFailed(path, err);
   } finally {
@@ -227,27 +230,10 @@ export function readBlobRangeDirectInPlaceSync(path: string, start: number, leng
   if (window.length < at.bytes || window.byteOffset % DIRECT_READ_ALIGN !== 0)
     throw new RangeError(`direct read window of ${window.length} bytes at offset ${window.byteOffset}: needs ${at.bytes} bytes at a multiple of ${DIRECT_READ_ALIGN}`);
   const into = window.subarray(at.offset, at.offset + length);
-  if (constants.O_DIRECT === undefined) return readBlobRangeSync(path, start, length, into);
-  const fd = openBlobSync(path, true);
-  if (fd === undefined) return readBlobRangeSync(path, start, length, into);
-  try {
-    const span = directSpan(fstatSync(fd).size, start, length);
-    if (!span) return into.subarray(0, 0);
-    let got = 0;
-    for (let n = -1; directMore(span, got, n); got += n) {
-      try {
-        n = readSync(fd, window, got, span.a1 - span.a0 - got, span.a0 + got);
-      } catch (err) {
-        if (refusedAtStart(got, err)) return readBlobRangeDirectSync(path, start, length, into);
-        throw err;
-      }
-    }
-    return directChecked(path, span, window, got);
-  } catch (err) {
-    throw readFailed(path, err);
-  } finally {
-    closeSync(fd);
-  }
+  return withDirectFile(path, start, length, into, (fd, span) => {
+    const got = readSpan(fd, span, window);
+    return got === undefined ? readBlobRangeDirectSync(path, start, length, into) : directChecked(path, span, window, got);
+  });
 }
 
 /** The aligned file span an O_DIRECT read of blob bytes [start, start + length) covers in a
@@ -277,6 +263,22 @@ function directSpan(fileSize: number, start: number, length: number): DirectSpan
  * first), reads on: a read short of the aligned end is the end of the file (the next one would
  * not even be aligned), which is then shorter than it was at the open. */
 const directMore = (span: DirectSpan, got: number, n: number): boolean => n !== 0 && got % DIRECT_READ_ALIGN === 0 && span.a0 + got < span.need;
+
+/** Reads `span` of `fd` (opened O_DIRECT) into `buf` (aligned memory, from its start): the
+ * bytes read (short at the end of the file), or undefined when the system refused the first
+ * read (EINVAL: the caller reads another way). Throws the read's other errors. */
+function readSpan(fd: number, span: DirectSpan, buf: Uint8Array): number | undefined {
+  let got = 0;
+  for (let n = -1; directMore(span, got, n); got += n) {
+    try {
+      n = readSync(fd, buf, got, span.a1 - span.a0 - got, span.a0 + got);
+    } catch (err) {
+      if (refusedAtStart(got, err)) return undefined;
+      throw err;
+    }
+  }
+  return got;
+}
 
 /** Whether a read that threw `err` with nothing read yet is the filesystem refusing O_DIRECT
  * (a caller then reads buffered). */
