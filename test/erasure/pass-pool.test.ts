@@ -20,6 +20,7 @@ import { afterAll } from 'vitest';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
 import { HEADER_BYTES as BLOB_HEADER_BYTES } from '../../src/provider/fs/blob-file.js';
 import { tempDir } from '../store/helpers.js';
+import { takesDirect } from '../support/o-direct.js';
 
 type Pool = {
   runGroup(job: GroupJob, codec: () => ReturnType<typeof createEncoder>, readTimeoutMs?: number): Promise<GroupResult>;
@@ -308,6 +309,53 @@ describe.each([
     expect(few.failed.map((f) => f.index).sort()).toEqual([1, 3]);
     expect(few.good).toBe(3);
     expect(few.outputs).toEqual([]);
+  });
+
+  it('groups of one stripe each, the first, middle and last: rebuilt byte-exact, checked in place and a flipped byte found, read where the codec and the checks use them', async () => {
+    const codec = createEncoder(K, M);
+    await writeAll();
+    const inPlace = direct && takesDirect(dir);
+    for (let s = 0; s < g.stripes; s++) {
+      const first = s === 0;
+      const last = s === g.stripes - 1;
+      const start = first ? 0 : g.sectionOffset(s);
+      const length = (last ? g.fragmentSize : g.sectionOffset(s + 1)) - start;
+      const groupJob = (sources: number[], targets: number[]): GroupJob => ({
+        ...job(frags, g, body.length, [], targets),
+        s0: s, s1: s + 1, first, last,
+        files: sources.map((i) => ({ index: i, path: fs.blobFilePath(keyOf(i)), start, length, direct })),
+      });
+      const cells = (i: number) => frags[i]!.subarray(g.sectionOffset(s), last ? g.trailerOffset : g.sectionOffset(s + 1));
+      // A rebuild: into the resident stripe.
+      const rebuild = groupJob([1, 2, 3, 5], [0, 4]);
+      const r = processGroup(rebuild, codec);
+      expect(r.failed, `stripe ${s}`).toEqual([]);
+      expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} target 0`).toBe(0);
+      expect(Buffer.compare(Buffer.from(r.outputs[1]!), Buffer.from(cells(4))), `stripe ${s} target 4`).toBe(0);
+      // Read in place: every source is a view of the codec's memory, at the offset of its
+      // bytes in an aligned window (the blob file's header, then `start`, modulo 4 KiB).
+      const probe = codec.allocStripe(64);
+      const memory = probe.bytes.buffer;
+      probe.release();
+      for (const src of rebuild.sources) {
+        expect(src.bytes.length).toBe(length);
+        if (inPlace) {
+          expect(src.bytes.buffer, `stripe ${s} source ${src.index}`).toBe(memory);
+          expect(src.bytes.byteOffset % 4096).toBe((BLOB_HEADER_BYTES + start) % 4096);
+        }
+      }
+      // A check only (no targets): every source passes, in aligned windows of this thread's.
+      const check = groupJob([0, 1, 2, 3, 4, 5], []);
+      expect(processGroup(check, codec)).toMatchObject({ failed: [], good: 6 });
+      if (inPlace) for (const src of check.sources) expect(src.bytes.byteOffset % 4096).toBe((BLOB_HEADER_BYTES + start) % 4096);
+      // A byte flipped in this stripe's cell of fragment 3: found by both.
+      overwriteFile(fs.blobFilePath(keyOf(3)), BLOB_HEADER_BYTES + g.sectionOffset(s) + 7, Buffer.from([frags[3]![g.sectionOffset(s) + 7]! ^ 0x40]));
+      expect(processGroup(groupJob([0, 1, 2, 3, 4, 5], []), codec).failed.map((f) => f.index)).toEqual([3]);
+      const healed = processGroup(groupJob([1, 2, 3, 4, 5], [0]), codec);
+      expect(healed.failed.map((f) => f.index)).toEqual([3]);
+      expect(Buffer.compare(Buffer.from(healed.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} rebuilt around the flipped source`).toBe(0);
+      await writeAll();
+    }
   });
 
   it('a worker whose read never returns (a FIFO for a file) is given up on after the bound, and the next job runs', async () => {

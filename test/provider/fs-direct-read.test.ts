@@ -188,8 +188,10 @@ describe('readBlobRangeDirectInPlaceSync', () => {
       const window = alignedBuffer(at.bytes).subarray(0, at.bytes);
       const got = readBlobRangeDirectInPlaceSync(path, start, length, window);
       expectBytes(got, body.subarray(start, start + length), `[${start}, +${length})`);
-      // What the window holds beside the range is the file where the window lies (the blob
-      // file's header, in the first block), up to the file's end.
+      // Read directly, what the window holds beside the range is the file where the window lies
+      // (the blob file's header, in the first block), up to the file's end; read buffered (a
+      // directory without O_DIRECT), only the range is written.
+      if (!takesDirect(dir)) continue;
       const a0 = HEADER_BYTES + start - at.offset;
       const fileEnd = Math.min(at.bytes, file.length - a0);
       expectBytes(window.subarray(0, fileEnd), file.subarray(a0, a0 + fileEnd), `window of [${start}, +${length})`);

@@ -38,7 +38,8 @@ export function giveScratch(buf: Uint8Array | undefined): void {
 /**
  * A resident stripe (shards in the codec's wasm memory) of `length` bytes per shard for a
  * rebuild, so that sources are read or copied into it framed as stored, checked there and
- * reconstructed in place (stripe-group.ts); or
+ * reconstructed in place (stripe-group.ts), shard starts `stride` bytes apart when given (a
+ * multiple of 64 and at least `length`; by default ResidentStripe's strideFor); or
  * undefined when the resident pool's budget is exhausted or its wasm memory cannot be had
  * (ArenaMemoryError, a subclass of ArenaBudgetError; the caller then uses heap arrays and the
  * copying codec). The caller releases it once the rebuilt bytes are copied out, and

@@ -51,7 +51,9 @@ export interface GroupJob {
    * pass-pool.ts; never an event loop): bytes [start, start + length) of the blob in each
    * fs blob file (Provider.blobFilePath). A file that cannot be read whole is reported in
    * `failed` with the read's error code. Joined to `sources`. `direct`: read around the page
-   * cache (readBlobRangeDirectSync; Provider.directFileReads).
+   * cache (Provider.directFileReads): straight into aligned windows when every file of the
+   * job is direct and covers the group's one span (directLayout), else through
+   * readBlobRangeDirectSync's scratch and a copy.
    */
   files?: { index: number; path: string; start: number; length: number; direct?: boolean }[];
   /** Fragment indices to rebuild, and their running CRC folds (fragment.ts foldCrc). */
@@ -82,13 +84,17 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const per = job.s1 - job.s0;
   const length = groupLength(job, g);
   const rebuild = job.targets.length > 0 && per > 0;
-  const win = directLayout(job);
+  const win = directLayout(job, length);
   // With a window layout each shard holds an aligned read window and its alignment inside the
   // shard (runFramed); the stride, a multiple of DIRECT_READ_ALIGN, aligns every shard alike.
   const stripe = rebuild ? (win ? takeResidentStripe(codec, win.bytes + DIRECT_READ_ALIGN, win.bytes + DIRECT_READ_ALIGN) : takeResidentStripe(codec, length)) : undefined;
   try {
     if (stripe) return runFramed(job, codec, g, stripe, length, win);
-    const unread = job.files ? readFiles(job, job.files, win && ((f) => ({ window: reusedWindow(f.index, win.bytes) }))) : [];
+    const window = (f: NonNullable<GroupJob['files']>[number]): Placement | undefined => {
+      const w = win && reusedWindow(f.index, win.bytes, job.k + job.m);
+      return w && { window: w };
+    };
+    const unread = job.files ? readFiles(job, job.files, window) : [];
     const result = runGroup(job, codec, g, per, rebuild);
     if (unread.length) result.failed.unshift(...unread);
     return result;
@@ -106,15 +112,16 @@ function groupLength(job: GroupJob, g: Geometry): number {
 }
 
 /**
- * Where every source of `job` is read by this thread around the page cache from the same range
- * (stripe-pass.ts gives all files of a group one span), the layout of the aligned windows they
- * are read straight into, with no copy (fs/blob-file.ts readBlobRangeDirectInPlaceSync): the
- * group's bytes start `offset` bytes into a window of `bytes`. Undefined otherwise.
+ * Where every source of `job` is read by this thread around the page cache from the group's
+ * span, `length` bytes (stripe-pass.ts gives all files of a group that one span), the layout of
+ * the aligned windows they are read straight into, with no copy (fs/blob-file.ts
+ * readBlobRangeDirectInPlaceSync): the group's bytes start `offset` bytes into a window of
+ * `bytes`. Undefined otherwise (the files are read through a scratch and copied, as before).
  */
-function directLayout(job: GroupJob): { offset: number; bytes: number } | undefined {
+function directLayout(job: GroupJob, length: number): { offset: number; bytes: number } | undefined {
   const files = job.files;
   if (!files?.length) return undefined;
-  const { start, length } = files[0]!;
+  const start = files[0]!.start;
   if (!files.every((f) => f.direct === true && f.start === start && f.length === length)) return undefined;
   return directWindow(start, length);
 }
@@ -153,8 +160,10 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
     }
   };
   job.sources.forEach(admit);
+  // A file of an index already admitted (given in job.sources) is read aside: never over
+  // bytes that were checked.
   const place = (f: NonNullable<GroupJob['files']>[number]): Placement | undefined =>
-    win ? { window: stripe.shard(f.index).subarray(pad, pad + win.bytes) } : f.length === length ? { into: stripe.shard(f.index) } : undefined;
+    present[f.index] ? undefined : win ? { window: stripe.shard(f.index).subarray(pad, pad + win.bytes) } : f.length === length ? { into: stripe.shard(f.index) } : undefined;
   const unread = job.files ? readFiles(job, job.files, place, admit) : [];
   const failed = [...unread, ...bad];
   const folds = [...job.folds];
@@ -237,10 +246,11 @@ type Placement = { into: Uint8Array; window?: undefined } | { window: Uint8Array
 
 /**
  * Reads `files` into this thread's per-index read scratch (or where `place` says, when it says)
- * and adds them to `job.sources` (views of the scratch: they live until the next job on this
- * thread), calling `onRead` with each right after its read. Returns the sources whose file
- * could not be read whole, with the error's code; a short one is a FragmentError's message (no
- * code), as a short ranged read is in stripe-pass.ts.
+ * and adds them to `job.sources` (views of the scratch, which live until the next job on this
+ * thread, or of what `place` gave: a resident stripe's die when it is released), calling
+ * `onRead` with each right after its read. Returns the sources whose file could not be read
+ * whole, with the error's code; a short one is a FragmentError's message (no code), as a short
+ * ranged read is in stripe-pass.ts.
  */
 function readFiles(
   job: GroupJob,
@@ -273,20 +283,30 @@ function readFiles(
   return failed;
 }
 
-/** Per fragment index, the reused buffer a job's `files` are read into (readFiles): one group's
+/** Per fragment index, the reused buffer a job's `files` are read into (readFiles) when they
+ * are not read into aligned windows (directLayout) nor into a resident stripe: one group's
  * framed bytes per index, at most k + m groups of a source (stripe-pass.ts groupStripes: 1 MiB
  * or one stripe's framed cell at least). */
 const READ_SCRATCH: Uint8Array[] = [];
 
-/** Per fragment index, the reused aligned window a job's direct reads go to when the job has no
- * resident stripe (directLayout; a check only, or the resident budget spent). */
-const WINDOW_SCRATCH: Uint8Array[] = [];
+/** This thread's aligned windows for a job's direct reads when the job has no resident stripe
+ * (directLayout; a check only, or the resident budget spent): one page-aligned memory, fragment
+ * index i's window `stride` bytes in (a multiple of the alignment). Replaced by a larger one
+ * when a job needs more (never shrunk); a job's views of it live until the next job. */
+let windows: { mem: Uint8Array; stride: number } | undefined;
 
-/** `bytes` bytes of fragment `index`'s aligned window, grown (never shrunk) to fit. */
-function reusedWindow(index: number, bytes: number): Uint8Array {
-  let b = WINDOW_SCRATCH[index];
-  if (!b || b.length < bytes) WINDOW_SCRATCH[index] = b = alignedBuffer(bytes);
-  return b.subarray(0, bytes);
+/** Fragment `index`'s aligned window of `bytes` (a multiple of DIRECT_READ_ALIGN) among `count`;
+ * undefined when no memory can be had for it (the caller reads through a scratch instead). */
+function reusedWindow(index: number, bytes: number, count: number): Uint8Array | undefined {
+  if (!windows || windows.stride < bytes || windows.mem.length < count * windows.stride) {
+    const stride = Math.max(bytes, windows?.stride ?? 0);
+    try {
+      windows = { mem: alignedBuffer(count * stride), stride };
+    } catch {
+      return undefined;
+    }
+  }
+  return windows.mem.subarray(index * windows.stride, index * windows.stride + bytes);
 }
 
 /** Per fragment index, the reused buffer rebuilt cells go to (processGroup is synchronous, so

@@ -217,10 +217,11 @@ export function directWindow(start: number, length: number): { offset: number; b
  * readBlobRangeDirectSync with no copy: the aligned blocks that cover the range are read
  * straight into `window`, whose memory must start on a DIRECT_READ_ALIGN boundary (a
  * WebAssembly memory at an offset that is a multiple of it: a memory starts on a page) and hold
- * directWindow(start, length).bytes; the bytes before and after the range in it are the file's
- * neighbouring bytes, left there. Returns the view of the range, at directWindow's offset in
- * the window, shorter when the blob ends first; a window that is too short or lies at an
- * unaligned offset is a RangeError (the caller's mistake). Where the system refuses the read
+ * directWindow(start, length).bytes; the bytes before and after the range in it are undefined
+ * (read directly, the file's neighbouring bytes; on the fallbacks below, untouched). Returns
+ * the view of the range, at directWindow's offset in the window, shorter when the blob ends
+ * first; a window that is too short or lies at an unaligned offset is a RangeError (the
+ * caller's mistake). Where the system refuses the read
  * (EINVAL: a filesystem without O_DIRECT, or memory the device cannot take at that address)
  * the range is read as readBlobRangeDirectSync reads it (through its aligned scratch, or
  * buffered), into the same place. Errors as readBlobRangeDirectSync.
