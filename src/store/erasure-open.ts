@@ -5,14 +5,14 @@
  * erasure provider (provider/erasure/index.ts, createErasureProvider) is built over them.
  * A read-only variant (`strata verify`) takes no lock and creates nothing.
  */
-import { acquireDirectoryLock, type DirectoryLock } from '../provider/fs/directory-lock.js';
-import { createFsProvider, FsProvider } from '../provider/fs/index.js';
+import type { DirectoryLock } from '../provider/fs/directory-lock.js';
+import { FsProvider } from '../provider/fs/index.js';
 import { handleBudget } from '../provider/fs/fd-budget.js';
 import { HANDLE_WAIT_MS } from '../provider/fs/handle-cache.js';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
 import { ProviderError, type Provider } from '../provider/provider.js';
 import type { Domain, ErasureConfig, ErasureProvider } from '../provider/erasure/types.js';
-import { localDirectory } from './open.js';
+import { localDirectory, openExclusive } from './open.js';
 
 /** The erasure provider's module, loaded when a set is opened (plain repositories never pay
  * for loading the provider). */
@@ -62,25 +62,6 @@ async function undo(providers: Provider[], locks: DirectoryLock[]): Promise<void
   for (const l of locks.reverse()) await l.release().catch(() => undefined);
 }
 
-/** One domain of a set opened for writing: a directory under its exclusive lock (released
- * again when the provider cannot be made), or a URL's provider. Throws what either throws. */
-async function openDomain(
-  url: string,
-  options: OpenProviderOptions,
-  handles: (ReturnType<typeof handleBudget> & { handleWaitMs: number }) | undefined
-): Promise<{ child: Provider; lock?: DirectoryLock }> {
-  const dir = localDirectory(url);
-  if (!dir) return { child: await openProvider(url, options) };
-  const lock = await acquireDirectoryLock(dir);
-  try {
-    // Holding the directory lock, the fs provider may skip cross-process key locks.
-    return { child: await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handles }), lock };
-  } catch (err) {
-    await lock.release().catch(() => undefined);
-    throw err;
-  }
-}
-
 /**
  * Opens the domains of `config` for writing and builds the erasure provider. Each directory
  * domain is created if missing and locked exclusively (a second server or admin verb on any
@@ -113,17 +94,17 @@ export async function openErasureLocation(
   try {
     // Every domain at once: each open waits on its own disk (a lock file, directories made and
     // synced, an O_DIRECT probe), 14 of them one after another took ~0.1 s of a scrub's start.
-    const opened = await Promise.allSettled(config.domains.map((d) => openDomain(d.url, options, handles)));
+    const opened = await Promise.allSettled(config.domains.map((d) => openExclusive(d.url, options, handles)));
     for (const r of opened) {
       if (r.status !== 'fulfilled') continue;
-      children.push(r.value.child);
+      children.push(r.value.provider);
       if (r.value.lock) locks.push(r.value.lock);
     }
     const locked = opened.find((r) => r.status === 'rejected' && r.reason instanceof ProviderError && r.reason.code === 'Locked');
     if (locked) throw (locked as PromiseRejectedResult).reason;
     const domains: Domain[] = config.domains.map((d, i) => {
       const r = opened[i]!;
-      if (r.status === 'fulfilled') return { id: d.id, labels: d.labels, provider: r.value.child };
+      if (r.status === 'fulfilled') return { id: d.id, labels: d.labels, provider: r.value.provider };
       const err = r.reason as Error;
       const child = new UnopenedDomain(d.id, d.url, err);
       children.push(child);

@@ -7,7 +7,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openProvider, type OpenProviderOptions } from '../provider/index.js';
-import { acquireDirectoryLock } from '../provider/fs/directory-lock.js';
+import { acquireDirectoryLock, type DirectoryLock } from '../provider/fs/directory-lock.js';
 import { createFsProvider } from '../provider/fs/index.js';
 import { handleBudget } from '../provider/fs/fd-budget.js';
 import type { Provider } from '../provider/provider.js';
@@ -48,20 +48,35 @@ export async function openLocation(
   log?: (event: string, fields: Record<string, unknown>) => void
 ): Promise<{ provider: Provider; release: () => Promise<void> }> {
   if (erasure) return openErasureLocation(erasure, options, log);
+  const { provider, lock } = await openExclusive(location, options, handleBudget(1));
+  return {
+    provider,
+    release: async () => {
+      await provider.close();
+      await lock?.release();
+    },
+  };
+}
+
+/**
+ * Opens one location for writing: a local directory under its exclusive lock (given back when
+ * its provider cannot be made), with `handles` as its fs provider's descriptor budget; or the
+ * provider of a URL. Throws what either throws. (A plain location, or one domain of an erasure
+ * set: erasure-open.ts.)
+ */
+export async function openExclusive(
+  location: string,
+  options: OpenProviderOptions,
+  handles?: ReturnType<typeof handleBudget> & { handleWaitMs?: number }
+): Promise<{ provider: Provider; lock?: DirectoryLock }> {
   const dir = localDirectory(location);
-  const lock = dir ? await acquireDirectoryLock(dir) : undefined;
+  if (!dir) return { provider: await openProvider(location, options) };
+  const lock = await acquireDirectoryLock(dir);
   try {
     // Holding the directory lock, the fs provider may skip cross-process key locks.
-    const provider = dir ? await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handleBudget(1) }) : await openProvider(location, options);
-    return {
-      provider,
-      release: async () => {
-        await provider.close();
-        await lock?.release();
-      },
-    };
+    return { provider: await createFsProvider({ dir, exclusive: true, directWrites: options.directWrites ?? false, ...handles }), lock };
   } catch (err) {
-    await lock?.release();
+    await lock.release().catch(() => undefined);
     throw err;
   }
 }

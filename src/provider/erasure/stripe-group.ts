@@ -7,12 +7,11 @@
  * offsets), so with a rebuild the sources' framed bytes go as they are into a stripe resident
  * in the codec's wasm memory (read there by a worker, or copied once; a worker's reads around
  * the page cache land there with no copy at all, each shard holding an aligned read window),
- * are checked in place,
- * and the codec runs over the whole framed range: a target's bytes at its CRC words come out
- * as the same combination of the sources' CRC words, and are then overwritten with the
- * target's own (sealFramed). Nothing is unframed, and a target is copied out once. Without a
- * resident stripe (a check only, or the resident budget spent) sources are unframed into
- * per-index scratch and the copying codec rebuilds from there.
+ * are checked in place, and the codec runs over the whole framed range: a target's bytes at
+ * its CRC words come out as the same combination of the sources' CRC words, and are then
+ * overwritten with the target's own (sealFramed). Nothing is unframed, and a target is copied
+ * out once. Without a resident stripe (a check only, or the resident budget spent) sources
+ * are unframed into per-index scratch and the copying codec rebuilds from there.
  *
  * Bytes in, bytes out, so that it runs either inline or in a worker thread (pass-pool.ts)
  * while the caller's thread goes on reading the next group; the one I/O is a job's `files`,
@@ -85,9 +84,7 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const length = groupLength(job, g);
   const rebuild = job.targets.length > 0 && per > 0;
   const win = directLayout(job, length);
-  // With a window layout each shard holds an aligned read window and its alignment inside the
-  // shard (runFramed); the stride, a multiple of DIRECT_READ_ALIGN, aligns every shard alike.
-  const stripe = rebuild ? (win ? takeResidentStripe(codec, win.bytes + DIRECT_READ_ALIGN, win.bytes + DIRECT_READ_ALIGN) : takeResidentStripe(codec, length)) : undefined;
+  const stripe = rebuild ? takeStripe(codec, length, win) : undefined;
   try {
     if (stripe) return runFramed(job, codec, g, stripe, length, win);
     const window = (f: NonNullable<GroupJob['files']>[number]): Placement | undefined => {
@@ -124,6 +121,15 @@ function directLayout(job: GroupJob, length: number): { offset: number; bytes: n
   const start = files[0]!.start;
   if (!files.every((f) => f.direct === true && f.start === start && f.length === length)) return undefined;
   return directWindow(start, length);
+}
+
+/** A rebuild's resident stripe: shards of `length` bytes, or with `win` (directLayout) shards
+ * holding an aligned read window and room for its alignment, which runFramed finds at the
+ * same offset of every shard (the stride is a multiple of DIRECT_READ_ALIGN). */
+function takeStripe(codec: ReedSolomon, length: number, win: { offset: number; bytes: number } | undefined): ResidentStripe | undefined {
+  if (!win) return takeResidentStripe(codec, length);
+  const size = win.bytes + DIRECT_READ_ALIGN;
+  return takeResidentStripe(codec, size, size);
 }
 
 /** When every target is a data fragment only the missing data slots are computed: a pass that
