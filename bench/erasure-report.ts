@@ -9,6 +9,7 @@ import type { SmallRun } from './erasure-measure.js';
 import type { BigRun } from './erasure-measure.js';
 import { mibPerSecond } from './erasure-measure.js';
 import type { ScrubRun } from './erasure-lanes.js';
+import type { FloorRun } from './disk-floor.js';
 import { table } from './lib/markdown.js';
 import { fmt, median, medianRange, pairedRatios, percentile } from './lib/stats.js';
 
@@ -35,14 +36,18 @@ export interface Maintenance {
   scrub?: ScrubRun;
   /** Repair of one wiped domain, and the bytes that domain held: the run of median wall time
    * among `repairOneRuns` (the same domain wiped and repaired again each run). */
-  repairOne?: ScrubRun & { wipedBytes: number; restoredBytes: number };
+  repairOne?: RepairRun & { restoredBytes: number };
   /** Every repair of one wiped domain, in order (repairOne is their median). */
-  repairOneRuns?: (ScrubRun & { wipedBytes: number })[];
+  repairOneRuns?: RepairRun[];
   /** Scrub after the repair: damage it still found (0 expected). */
   afterDamage?: number;
   /** `strata verify` exit code after the repair (0 = clean). */
   verifyCode?: number;
 }
+
+/** A repair of one wiped domain: the bytes the domain held, and the disk floor measured right
+ * after it (disk-floor.ts: its bytes read and written, nothing else). */
+export type RepairRun = ScrubRun & { wipedBytes: number; floor?: FloorRun };
 
 export const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');
 const MIB = 2 ** 20;
@@ -84,6 +89,14 @@ export function targetsTable(res: ErasureResults): string {
       '>= 200 MiB/s',
       ...measured(!!r, r ? `${fmt(rate)} MiB/s (${fmt(r.wallSeconds, 1)} s)${runsRange(res.maintenance.get(lane)?.repairOneRuns)}` : '', rate >= 200),
     ]);
+    const floors = (res.maintenance.get(lane)?.repairOneRuns ?? []).filter((x) => x.floor);
+    if (floors.length)
+      rows.push([
+        `reference: disk floor of that repair, ${lane} (its bytes read and written, O_DIRECT, nothing else; right after each run)`,
+        'none',
+        `${medianRange(floors.map((x) => x.wipedBytes / MIB / x.floor!.seconds))} MiB/s of the domain's bytes; the repair ran at ${medianRange(floors.map((x) => (100 * x.floor!.seconds) / x.wallSeconds))}% of it (per run)`,
+        'reference',
+      ]);
   }
   for (const lane of EC_LANES) {
     for (const [op, base, runs] of [
@@ -184,6 +197,20 @@ export function maintenanceTable(res: ErasureResults): string {
       String(r.report.lost.length),
       extra,
     ]);
+  const floorRow = (lane: string, i: number, r: RepairRun, f: FloorRun) =>
+    rows.push([
+      lane,
+      `disk floor after run ${i + 1}: its bytes read and written, O_DIRECT, nothing else`,
+      '',
+      fmt(r.wipedBytes / MIB),
+      fmt(f.seconds, 2),
+      '',
+      fmt(r.wipedBytes / MIB / f.seconds),
+      '',
+      '',
+      '',
+      `read ${fmt(f.readBytes / MIB)} MiB (${fmt(f.readBytes / MIB / f.seconds)} MiB/s) while writing ${fmt(f.writeBytes / MIB)} MiB; the repair took ${fmt(r.wallSeconds / f.seconds, 2)}x as long`,
+    ]);
   for (const [lane, m] of res.maintenance) {
     if (m.repairM) row(lane, 'repair after m domains wiped', m.repairM, m.repairM.wipedBytes, `${fmt(m.repairM.wipedBytes / MIB)} MiB wiped`);
     if (m.scrub) row(lane, 'scrub (verify only), healthy', m.scrub, m.scrub.report.bytes, damageText(m.scrub.report.damagedByDomain));
@@ -192,6 +219,7 @@ export function maintenanceTable(res: ErasureResults): string {
       const after = last && m.repairOne ? `, holds ${fmt(m.repairOne.restoredBytes / MIB)} MiB after` : '';
       const median = m.repairOneRuns && m.repairOneRuns.length > 1 && r.wallSeconds === m.repairOne?.wallSeconds ? ' (the median run)' : '';
       row(lane, `repair one wiped domain (--missing-only)${m.repairOneRuns && m.repairOneRuns.length > 1 ? `, run ${i + 1}` : ''}${median}`, r, r.wipedBytes, `domain held ${fmt(r.wipedBytes / MIB)} MiB${after}; ${cpuText(r, r.wipedBytes)}`);
+      if (r.floor) floorRow(lane, i, r, r.floor);
     }
   }
   return table(

@@ -242,6 +242,48 @@ export class ReedSolomon {
     return wanted;
   }
 
+  /**
+   * One source's share of a rebuild, for sources that arrive one at a time through the same
+   * bytes of the stripe: `sources` are the k present shards the rebuild uses (ascending, as
+   * reconstructResident picks them) and `wanted` absent shards; multiplies `range.length` bytes
+   * at region offset `at` (source `sources[j]`'s bytes over the range, wherever they lie in the
+   * stripe, overlapping no wanted shard's range) by that source's coefficient for each wanted
+   * shard, and XORs the products into bytes [offset, offset + length) of the wanted shards (or
+   * writes them there, when `first`). Once every j of 0..k-1 has been added once, the first
+   * of them with `first`, the wanted shards hold what reconstructResident with these sources
+   * writes. Throws InvalidIndexError for sources that are not k distinct ascending shards, a j
+   * out of 0..k-1 or a wanted shard out of range or among the sources; RangeError for bytes at
+   * `at` outside the stripe or overlapping an output; ShardSizeError / ArenaRegionError as
+   * reconstructResident.
+   */
+  reconstructResidentPart(
+    stripe: ResidentStripe,
+    sources: readonly number[],
+    wanted: readonly number[],
+    j: number,
+    at: number,
+    range: ShardRange,
+    first: boolean
+  ): void {
+    this.#checkStripe(stripe);
+    const k = this.dataShards;
+    const n = this.totalShards;
+    if (sources.length !== k || sources.some((i, x) => !Number.isInteger(i) || i < 0 || i >= n || (x > 0 && i <= sources[x - 1]!))) {
+      throw new InvalidIndexError(`sources must be ${k} distinct ascending shards of 0..${n - 1}`);
+    }
+    if (!Number.isInteger(j) || j < 0 || j >= k) throw new InvalidIndexError(`source ${j} outside 0..${k - 1}`);
+    for (const w of wanted) {
+      if (!Number.isInteger(w) || w < 0 || w >= n || sources.includes(w)) throw new InvalidIndexError(`wanted: shard ${w} is not an absent shard of 0..${n - 1}`);
+    }
+    const { offset, length } = resolveRange(stripe, range);
+    if (wanted.length === 0 || length === 0) return;
+    const outputs = [...wanted].sort((a, b) => a - b);
+    const plan = this.#cache.plan([...sources], outputs);
+    const column = Uint8Array.from(outputs, (_, r) => plan.matrix[r * k + j]!);
+    const st = stripe.stride;
+    stripe.region.mulRows(column, outputs.length, 1, [at], outputs.map((i) => i * st + offset), length, !first);
+  }
+
   #checkStripe(stripe: ResidentStripe): void {
     if (!(stripe instanceof ResidentStripe) || stripe.shardCount !== this.totalShards) {
       throw new ShardCountError(`need a resident stripe of ${this.totalShards} shards (from allocStripe)`);

@@ -136,6 +136,52 @@ describe.each(availableFlavors('gf256'))('resident stripes (%s)', (flavor) => {
       st.release();
     }
   });
+
+  it('reconstructResidentPart: the k sources streamed one at a time through one shard add up to reconstructResident, over a range only', () => {
+    for (const [k, m] of [[10, 4], [4, 2], [3, 1]] as const) {
+      const rs = createEncoder(k, m, { flavor });
+      const size = 4096 + 77;
+      const st = rs.allocStripe(size);
+      try {
+        for (let i = 0; i < k; i++) fill(st.shard(i), 7 * i + k);
+        rs.encodeResident(st);
+        const orig = st.shards().map((s) => s.slice());
+        // Lose a data shard and a parity shard (or just shard 0 with m = 1); the sources are
+        // the first k left, each copied in turn into the first source's shard and added there.
+        const wanted = m > 1 ? [0, k + m - 1] : [0];
+        const sources = [...Array(k + m).keys()].filter((i) => !wanted.includes(i)).slice(0, k);
+        const [offset, length] = [33, size - 33 - 20];
+        for (const w of wanted) st.shard(w).fill(0xc3);
+        const through = st.shard(sources[0]!);
+        for (const [j, i] of sources.entries()) {
+          through.set(orig[i]!);
+          rs.reconstructResidentPart(st, sources, wanted, j, sources[0]! * st.stride + offset, { offset, length }, j === 0);
+        }
+        for (const w of wanted) {
+          expect(eq(st.shard(w).subarray(offset, offset + length), orig[w]!.subarray(offset, offset + length)), `${k}+${m} shard ${w}`).toBe(true);
+          // Nothing outside the range is written.
+          expect(st.shard(w).subarray(0, offset).every((b) => b === 0xc3)).toBe(true);
+          expect(st.shard(w).subarray(offset + length).every((b) => b === 0xc3)).toBe(true);
+        }
+        // A source added twice cancels out (XOR): the sum is then wrong, as it must be.
+        rs.reconstructResidentPart(st, sources, wanted, 1, sources[0]! * st.stride + offset, { offset, length }, false);
+        expect(eq(st.shard(wanted[0]!).subarray(offset, offset + length), orig[wanted[0]!]!.subarray(offset, offset + length))).toBe(false);
+        // Misuse throws and writes nothing.
+        const before = st.shard(wanted[0]!).slice();
+        const part = (src: readonly number[], want: readonly number[], j: number, at = sources[0]! * st.stride + offset) =>
+          () => rs.reconstructResidentPart(st, src, want, j, at, { offset, length }, true);
+        expect(part(sources.slice(1), wanted, 0)).toThrow(/distinct ascending/);
+        expect(part([...sources].reverse(), wanted, 0)).toThrow(/distinct ascending/);
+        expect(part(sources, wanted, k)).toThrow(/outside/);
+        expect(part(sources, [sources[1]!], 0)).toThrow(/not an absent shard/);
+        expect(part(sources, wanted, 0, wanted[0]! * st.stride + offset)).toThrow(/overlaps a source/);
+        expect(() => rs.reconstructResidentPart(st, sources, wanted, 0, 0, { offset: size, length: 1 }, true)).toThrow(/outside shards/);
+        expect(eq(st.shard(wanted[0]!), before)).toBe(true);
+      } finally {
+        st.release();
+      }
+    }
+  });
 });
 
 describe('resident stripes: misuse fails closed', () => {

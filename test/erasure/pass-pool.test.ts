@@ -332,28 +332,47 @@ describe.each([
       expect(r.failed, `stripe ${s}`).toEqual([]);
       expect(Buffer.compare(Buffer.from(r.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} target 0`).toBe(0);
       expect(Buffer.compare(Buffer.from(r.outputs[1]!), Buffer.from(cells(4))), `stripe ${s} target 4`).toBe(0);
-      // Read in place: every source is a view of the codec's memory, at the offset of its
-      // bytes in an aligned window (the blob file's header, then `start`, modulo 4 KiB).
+      // Read in place, the sources streamed through one window (stripe-group.ts
+      // streamFramed): none is held as a source; else each is a source of its own.
+      expect(rebuild.sources.map((x) => x.index), `stripe ${s}`).toEqual(inPlace ? [] : [1, 2, 3, 5]);
+      for (const src of rebuild.sources) expect(src.bytes.length).toBe(length);
+      // Every present fragment read (a full repair): the first k streamed into the targets,
+      // the one past them checked too.
+      const full = processGroup(groupJob([1, 2, 3, 4, 5], [0]), codec);
+      expect(full).toMatchObject({ failed: [], good: 5 });
+      expect(Buffer.compare(Buffer.from(full.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} from all five`).toBe(0);
+      // A check only (no targets): every source passes; read in place, each is checked in
+      // this thread's one aligned window before the next is read, and none is held after.
+      const check = groupJob([0, 1, 2, 3, 4, 5], []);
+      expect(processGroup(check, codec)).toMatchObject({ failed: [], good: 6 });
+      expect(check.sources.map((x) => x.index)).toEqual(inPlace ? [] : [0, 1, 2, 3, 4, 5]);
+      // A byte flipped in this stripe's cell of fragment 3: found by both.
+      overwriteFile(fs.blobFilePath(keyOf(3)), BLOB_HEADER_BYTES + g.sectionOffset(s) + 7, Buffer.from([frags[3]![g.sectionOffset(s) + 7]! ^ 0x40]));
+      expect(processGroup(groupJob([0, 1, 2, 3, 4, 5], []), codec).failed.map((f) => f.index)).toEqual([3]);
+      const healed = groupJob([1, 2, 3, 4, 5], [0]);
+      const h = processGroup(healed, codec);
+      expect(h.failed.map((f) => f.index)).toEqual([3]);
+      expect(Buffer.compare(Buffer.from(h.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} rebuilt around the flipped source`).toBe(0);
+      // A source that fails its check sends the group the long way (every file read again, into
+      // a window of its own): every source is then a view of the codec's memory, at the offset
+      // of its bytes in an aligned window (the blob file's header, then `start`, modulo 4 KiB).
       const probe = codec.allocStripe(64);
       const memory = probe.bytes.buffer;
       probe.release();
-      for (const src of rebuild.sources) {
+      expect(healed.sources.map((x) => x.index)).toEqual([1, 2, 3, 4, 5]);
+      for (const src of healed.sources) {
         expect(src.bytes.length).toBe(length);
         if (inPlace) {
           expect(src.bytes.buffer, `stripe ${s} source ${src.index}`).toBe(memory);
           expect(src.bytes.byteOffset % 4096).toBe((BLOB_HEADER_BYTES + start) % 4096);
         }
       }
-      // A check only (no targets): every source passes, in aligned windows of this thread's.
-      const check = groupJob([0, 1, 2, 3, 4, 5], []);
-      expect(processGroup(check, codec)).toMatchObject({ failed: [], good: 6 });
-      if (inPlace) for (const src of check.sources) expect(src.bytes.byteOffset % 4096).toBe((BLOB_HEADER_BYTES + start) % 4096);
-      // A byte flipped in this stripe's cell of fragment 3: found by both.
-      overwriteFile(fs.blobFilePath(keyOf(3)), BLOB_HEADER_BYTES + g.sectionOffset(s) + 7, Buffer.from([frags[3]![g.sectionOffset(s) + 7]! ^ 0x40]));
-      expect(processGroup(groupJob([0, 1, 2, 3, 4, 5], []), codec).failed.map((f) => f.index)).toEqual([3]);
-      const healed = processGroup(groupJob([1, 2, 3, 4, 5], [0]), codec);
-      expect(healed.failed.map((f) => f.index)).toEqual([3]);
-      expect(Buffer.compare(Buffer.from(healed.outputs[0]!), Buffer.from(cells(0))), `stripe ${s} rebuilt around the flipped source`).toBe(0);
+      // A flipped byte in the fragment past the first k: the streamed path checks it too.
+      await writeAll();
+      overwriteFile(fs.blobFilePath(keyOf(5)), BLOB_HEADER_BYTES + g.sectionOffset(s) + 3, Buffer.from([frags[5]![g.sectionOffset(s) + 3]! ^ 0x01]));
+      const past = processGroup(groupJob([1, 2, 3, 4, 5], [0]), codec);
+      expect(past.failed.map((f) => f.index)).toEqual([5]);
+      expect(Buffer.compare(Buffer.from(past.outputs[0]!), Buffer.from(cells(0)))).toBe(0);
       await writeAll();
     }
   });

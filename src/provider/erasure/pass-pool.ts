@@ -61,8 +61,10 @@ function workerCount(): number {
  * wall-time gain could be told from the noise), and two per core when the workers read around
  * the page cache (Provider.directFileReads): each then waits on the device for every read,
  * and a second worker computes meanwhile (a (10,4) repair of a wiped domain, every fragment
- * read from the device: 6.5-6.8 s with 4 workers on 2 cores, 7.9 s with 2). Throws
- * RangeError for a count that is not a small whole number.
+ * read from the device: 6.5-6.8 s with 4 workers on 2 cores, 7.9 s with 2; with the sources
+ * streamed through one window, stripe-group.ts, 4 runs each interleaved: 5.2-6.3 s with 4,
+ * 4.4-7.9 with 3 and 4.7-8.1 with 2, no faster and less steady). Throws RangeError for a
+ * count that is not a small whole number.
  */
 export function usePassWorkers(n: number): void {
   if (!Number.isInteger(n) || n < 0 || n > 64) throw new RangeError(`pass workers must be 0..64, not ${n}`);
