@@ -21,7 +21,8 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 
 /** Bytes per read or write call: the repair's direct group per source (stripe-pass.ts). */
 const READ_BYTES = 2 * 2 ** 20;
-/** Reading threads: two was the fastest count for 2 MiB direct reads on this disk (1-4 tried). */
+/** Reading threads: two ran 2 MiB direct reads of these fragments fastest in most of the
+ * interleaved runs here (1-4 tried; four was faster once, the disk's best count moves). */
 const READERS = 2;
 /** Files under this size are skipped (replicated small blobs, log segments' tails): the
  * repair's bytes are the large blobs' fragments. */
