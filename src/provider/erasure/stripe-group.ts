@@ -210,8 +210,8 @@ function framedOutputs(job: GroupJob, g: Geometry, stripe: ResidentStripe, base:
  * bytes, its sources streamed: every file is read in turn into ONE aligned window (the first
  * source's shard), checked there, and the k sources' shares are added to the targets as each
  * arrives (ReedSolomon.reconstructResidentPart), so the group never holds more than one source.
- * Why: on this VM a direct read into the buffer the last one used ran at 2.9-3.2 GiB/s, and
- * reads that move between k windows at 2.0-2.2 (2 threads, 2 MiB reads, 10 GiB of (10,4)
+ * Why: on this VM a direct read into the buffer the last one used ran at 2.6-3.3 GiB/s, and
+ * reads that move between 14 windows at 2.0-2.3 (2 threads, 2 MiB reads, 10 GiB of (10,4)
  * fragments, interleaved runs); and the codec then reads each source while its check has
  * just brought it into the cache. Files past the first k (a full repair reads every present
  * fragment) are checked and not used. Undefined as soon as a file cannot be read whole or
