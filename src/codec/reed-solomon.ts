@@ -251,10 +251,12 @@ export class ReedSolomon {
    * shard, and XORs the products into bytes [offset, offset + length) of the wanted shards (or
    * writes them there, when `first`). Once every j of 0..k-1 has been added once, the first
    * of them with `first`, the wanted shards hold what reconstructResident with these sources
-   * writes. Throws InvalidIndexError for sources that are not k distinct ascending shards, a j
-   * out of 0..k-1 or a wanted shard out of range or among the sources; RangeError for bytes at
+   * writes. That the bytes at `at` are source `sources[j]`'s, and that each j is added once
+   * with `first` on the first, is the caller's to keep: nothing here can tell. Throws
+   * InvalidIndexError for sources that are not k distinct ascending shards, a j out of 0..k-1,
+   * or wanted shards out of range, among the sources or given twice; RangeError for bytes at
    * `at` outside the stripe or overlapping an output; ShardSizeError / ArenaRegionError as
-   * reconstructResident.
+   * reconstructResident. Nothing is written when it throws.
    */
   reconstructResidentPart(
     stripe: ResidentStripe,
@@ -275,6 +277,7 @@ export class ReedSolomon {
     for (const w of wanted) {
       if (!Number.isInteger(w) || w < 0 || w >= n || sources.includes(w)) throw new InvalidIndexError(`wanted: shard ${w} is not an absent shard of 0..${n - 1}`);
     }
+    if (new Set(wanted).size !== wanted.length) throw new InvalidIndexError(`wanted: a shard given twice (${wanted.join(', ')})`);
     const { offset, length } = resolveRange(stripe, range);
     if (wanted.length === 0 || length === 0) return;
     const outputs = [...wanted].sort((a, b) => a - b);

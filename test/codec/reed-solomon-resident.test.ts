@@ -175,6 +175,8 @@ describe.each(availableFlavors('gf256'))('resident stripes (%s)', (flavor) => {
         expect(part(sources, wanted, k)).toThrow(/outside/);
         expect(part(sources, [sources[1]!], 0)).toThrow(/not an absent shard/);
         expect(part(sources, wanted, 0, wanted[0]! * st.stride + offset)).toThrow(/overlaps a source/);
+        expect(part(sources, [wanted[0]!, wanted[0]!], 0)).toThrow(/given twice/);
+        expect(part(sources, wanted, 0, (k + m) * st.stride - length + 1)).toThrow(/leaves the region/);
         expect(() => rs.reconstructResidentPart(st, sources, wanted, 0, 0, { offset: size, length: 1 }, true)).toThrow(/outside shards/);
         expect(eq(st.shard(wanted[0]!), before)).toBe(true);
       } finally {

@@ -89,8 +89,16 @@ export function processGroup(job: GroupJob, codec: ReedSolomon): GroupResult {
   const win = directLayout(job, length);
   const stripe = rebuild ? takeStripe(codec, length, win) : undefined;
   try {
-    if (stripe) return (win && streamFramed(job, codec, g, stripe, length, win)) || runFramed(job, codec, g, stripe, length, win);
-    if (!rebuild && win && !job.sources.length) {
+    if (stripe) {
+      const streamed = win && streamable(job) ? streamFramed(job, codec, g, stripe, length, win) : undefined;
+      if (streamed && 'outputs' in streamed) return streamed;
+      if (!streamed) return runFramed(job, codec, g, stripe, length, win);
+      // A file that could not be read is reported as its read failed, and not read again.
+      const rest = runFramed({ ...job, files: job.files!.filter((f) => f.index !== streamed.unread.index) }, codec, g, stripe, length, win);
+      rest.failed.unshift(streamed.unread);
+      return rest;
+    }
+    if (!rebuild && win && streamable(job)) {
       const one = reusedWindow(0, win.bytes, 1);
       if (one) return streamCheck(job, g, job.files!, one);
     }
@@ -214,14 +222,24 @@ function framedOutputs(job: GroupJob, g: Geometry, stripe: ResidentStripe, base:
  * reads that move between 14 windows at 2.0-2.3 (2 threads, 2 MiB reads, 10 GiB of (10,4)
  * fragments, interleaved runs); and the codec then reads each source while its check has
  * just brought it into the cache. Files past the first k (a full repair reads every present
- * fragment) are checked and not used. Undefined as soon as a file cannot be read whole or
- * fails its check, or the job does not fit this path (fewer than k files, an index given
- * twice or among the targets): the caller then runs the group the long way (runFramed), which
- * reads every file again and reports what failed; nothing this did is kept.
+ * fragment) are checked and not used. For a job that is streamable (the caller's test) but
+ * has fewer than k files or a file of a target: undefined, and the caller runs the group the
+ * long way (runFramed). For a file that fails its check: undefined too, and the long way reads
+ * every file again and reports which failed. For a file that cannot be read whole: its failure
+ * as readFiles reports it (`unread`), and the caller runs the long way without that file,
+ * reporting it: a read that failed is reported as it failed, never retried into a pass. Nothing
+ * this did is kept when it does not return a result.
  */
-function streamFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: ResidentStripe, length: number, win: { offset: number; bytes: number }): GroupResult | undefined {
-  const files = [...(job.files ?? [])].sort((a, b) => a.index - b.index);
-  if (job.sources.length || files.length < job.k || files.some((f, x) => (x > 0 && f.index === files[x - 1]!.index) || job.targets.includes(f.index))) return undefined;
+function streamFramed(
+  job: GroupJob,
+  codec: ReedSolomon,
+  g: Geometry,
+  stripe: ResidentStripe,
+  length: number,
+  win: { offset: number; bytes: number }
+): GroupResult | { unread: GroupResult['failed'][number] } | undefined {
+  const files = [...job.files!].sort((a, b) => a.index - b.index);
+  if (files.length < job.k || files.some((f) => job.targets.includes(f.index))) return undefined;
   const sources = files.slice(0, job.k).map((f) => f.index);
   const pad = (DIRECT_READ_ALIGN - (stripe.shard(0).byteOffset % DIRECT_READ_ALIGN)) % DIRECT_READ_ALIGN;
   const base = pad + win.offset;
@@ -231,10 +249,13 @@ function streamFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Re
   const window = stripe.shard(w).subarray(pad, pad + win.bytes);
   const at = w * stripe.stride + base + from;
   for (const [x, f] of files.entries()) {
+    // Read as readFiles reads (its failure entry is what the caller reports), then taken back
+    // out of job.sources: the window is the next file's too.
+    const unread = readFiles(job, [f], () => ({ window }));
+    const src = job.sources.pop();
+    if (unread[0]) return { unread: unread[0] };
     try {
-      const bytes = readBlobRangeDirectInPlaceSync(f.path, f.start, f.length, window);
-      if (bytes.length !== length) return undefined;
-      checkGroup(job, g, f.index, bytes, null);
+      checkGroup(job, g, f.index, src!.bytes, null);
     } catch {
       return undefined;
     }
@@ -242,6 +263,22 @@ function streamFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Re
   }
   const folds = [...job.folds];
   return { failed: [], outputs: framedOutputs(job, g, stripe, base, from, to, folds), folds, good: files.length };
+}
+
+/** Whether `job`'s files may be streamed through one window (streamFramed, streamCheck):
+ * nothing given as bytes, every file index a fragment of the blob and given once, every target
+ * too. Else the job runs the long way, which reports or tolerates what does not fit. */
+function streamable(job: GroupJob): boolean {
+  const n = job.k + job.m;
+  const ok = (i: number) => Number.isInteger(i) && i >= 0 && i < n;
+  const files = job.files ?? [];
+  return (
+    job.sources.length === 0 &&
+    files.every((f) => ok(f.index)) &&
+    new Set(files.map((f) => f.index)).size === files.length &&
+    job.targets.every(ok) &&
+    new Set(job.targets).size === job.targets.length
+  );
 }
 
 /** A check only of a group read around the page cache (directLayout) with nothing given as
