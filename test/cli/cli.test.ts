@@ -29,6 +29,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ACCESS_KEY, CLI, METRICS_AUTH, METRICS_TOKEN, REGION, SECRET_KEY, removeDataDir } from '../integration/harness.js';
 import { signV4 } from '../integration/wire.js';
 import { needsRelaxedSimdFlag } from '../../src/wasm/relaxed-simd.js';
+import { parseChildKey } from '../../src/provider/erasure/child-key.js';
+import { createFsProvider } from '../../src/provider/fs/index.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'strata-cli-'));
 const children: ChildProcess[] = [];
@@ -327,8 +329,24 @@ describe('serve', () => {
       s.child.kill('SIGTERM');
       expect(await exited(s.child)).toBe(0);
     }
-    // Two domains lost: every read rebuilds from parity, with the relaxed build.
-    for (const d of ['disk2', 'disk5']) {
+    // Two domains lost, each holding a data fragment of one of the two striped blobs (the
+    // bodies; placement differs from run to run, and a blob whose two lost fragments are both
+    // parity reads without a rebuild): every read rebuilds from parity, with the relaxed build.
+    const dataOn = new Map<string, Set<string>>(); // striped blob -> domains holding a data fragment
+    for (let i = 1; i <= 6; i++) {
+      const fs = await createFsProvider({ dir: join(root, `disk${i}`) });
+      for (const item of (await fs.list({})).items) {
+        const name = parseChildKey(item.key);
+        if (name?.layout !== 'striped' || name.index >= 4) continue;
+        if (!dataOn.has(name.key)) dataOn.set(name.key, new Set());
+        dataOn.get(name.key)!.add(`disk${i}`);
+      }
+    }
+    expect(dataOn.size).toBe(2);
+    const [a, b] = [...dataOn.values()];
+    const first = [...a!][0]!;
+    const second = b!.has(first) ? ['disk1', 'disk2', 'disk3', 'disk4', 'disk5', 'disk6'].find((d) => d !== first)! : [...b!][0]!;
+    for (const d of [first, second]) {
       rmSync(join(root, d), { recursive: true, force: true });
       mkdirSync(join(root, d));
     }
