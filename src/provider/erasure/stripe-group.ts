@@ -147,6 +147,14 @@ function takeStripe(codec: ReedSolomon, length: number, win: { offset: number; b
   return takeResidentStripe(codec, size, size);
 }
 
+/** Where a window stripe's (takeStripe) read window lies in every shard: `pad` bytes in (to the
+ * first aligned byte; the same in every shard, the stride being a multiple of the alignment),
+ * and the group's bytes `base` bytes in (the pad, then directLayout's offset). */
+function windowPlace(stripe: ResidentStripe, win: { offset: number }): { pad: number; base: number } {
+  const pad = (DIRECT_READ_ALIGN - (stripe.shard(0).byteOffset % DIRECT_READ_ALIGN)) % DIRECT_READ_ALIGN;
+  return { pad, base: pad + win.offset };
+}
+
 /** When every target is a data fragment only the missing data slots are computed: a pass that
  * read just k sources (stripe-pass.ts `needed`) leaves parity slots empty that nobody asked
  * for, and computing them would cost a codec row each. */
@@ -163,8 +171,7 @@ function runFramed(job: GroupJob, codec: ReedSolomon, g: Geometry, stripe: Resid
   const bad: GroupResult['failed'] = [];
   const present: boolean[] = new Array(job.k + job.m).fill(false);
   let good = 0;
-  const pad = win ? (DIRECT_READ_ALIGN - (stripe.shard(0).byteOffset % DIRECT_READ_ALIGN)) % DIRECT_READ_ALIGN : 0;
-  const base = win ? pad + win.offset : 0;
+  const { pad, base } = win ? windowPlace(stripe, win) : { pad: 0, base: 0 };
   const admit = (src: { index: number; bytes: Uint8Array }) => {
     if (present[src.index]) return; // a source given twice counts once (as the heap path's map does)
     const into = stripe.shard(src.index).subarray(base, base + length);
@@ -241,21 +248,17 @@ function streamFramed(
   const files = [...job.files!].sort((a, b) => a.index - b.index);
   if (files.length < job.k || files.some((f) => job.targets.includes(f.index))) return undefined;
   const sources = files.slice(0, job.k).map((f) => f.index);
-  const pad = (DIRECT_READ_ALIGN - (stripe.shard(0).byteOffset % DIRECT_READ_ALIGN)) % DIRECT_READ_ALIGN;
-  const base = pad + win.offset;
+  const { pad, base } = windowPlace(stripe, win);
   const from = job.first ? HEADER_BYTES : 0;
   const to = length - (job.last ? TRAILER_BYTES : 0);
   const w = sources[0]!;
   const window = stripe.shard(w).subarray(pad, pad + win.bytes);
   const at = w * stripe.stride + base + from;
   for (const [x, f] of files.entries()) {
-    // Read as readFiles reads (its failure entry is what the caller reports), then taken back
-    // out of job.sources: the window is the next file's too.
-    const unread = readFiles(job, [f], () => ({ window }));
-    const src = job.sources.pop();
-    if (unread[0]) return { unread: unread[0] };
+    const read = readThrough(job, f, window);
+    if ('failed' in read) return { unread: read.failed };
     try {
-      checkGroup(job, g, f.index, src!.bytes, null);
+      checkGroup(job, g, f.index, read.bytes, null);
     } catch {
       return undefined;
     }
@@ -263,6 +266,13 @@ function streamFramed(
   }
   const folds = [...job.folds];
   return { failed: [], outputs: framedOutputs(job, g, stripe, base, from, to, folds), folds, good: files.length };
+}
+
+/** File `f` read into the shared `window` as readFiles reads it (its failure entry, as the
+ * caller reports it), and not kept in job.sources: the window is the next file's too. */
+function readThrough(job: GroupJob, f: NonNullable<GroupJob['files']>[number], window: Uint8Array): { bytes: Uint8Array } | { failed: GroupResult['failed'][number] } {
+  const failed = readFiles(job, [f], () => ({ window }))[0];
+  return failed ? { failed } : { bytes: job.sources.pop()!.bytes };
 }
 
 /** Whether `job`'s files may be streamed through one window (streamFramed, streamCheck):
@@ -290,17 +300,16 @@ function streamCheck(job: GroupJob, g: Geometry, files: NonNullable<GroupJob['fi
   const bad: GroupResult['failed'] = [];
   let good = 0;
   for (const f of files) {
-    const missed = readFiles(job, [f], () => ({ window }));
-    const src = job.sources.pop();
-    if (missed.length || !src) {
-      unread.push(...missed);
+    const read = readThrough(job, f, window);
+    if ('failed' in read) {
+      unread.push(read.failed);
       continue;
     }
     try {
-      checkGroup(job, g, src.index, src.bytes, null);
+      checkGroup(job, g, f.index, read.bytes, null);
       good++;
     } catch (err) {
-      bad.push({ index: src.index, message: (err as Error)?.message ?? String(err) });
+      bad.push({ index: f.index, message: (err as Error)?.message ?? String(err) });
     }
   }
   return { failed: [...unread, ...bad], outputs: [], folds: [...job.folds], good };
