@@ -18,6 +18,7 @@
 import { closeSync, constants, fdatasyncSync, openSync, readdirSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { alignedBuffer } from '../src/provider/fs/blob-file.js';
 
 /** Bytes per read or write call: the repair's direct group per source (stripe-pass.ts). */
 const READ_BYTES = 2 * 2 ** 20;
@@ -36,13 +37,8 @@ export interface FloorRun {
 
 type Job = { role: 'read'; files: [path: string, bytes: number][] } | { role: 'write'; path: string; bytes: number };
 
-/** An aligned buffer of `bytes` (a WebAssembly memory starts on a page boundary). */
-function aligned(bytes: number): Uint8Array {
-  return new Uint8Array(new WebAssembly.Memory({ initial: Math.ceil(bytes / 65536) }).buffer, 0, bytes);
-}
-
 function runJob(job: Job): number {
-  const buf = aligned(READ_BYTES);
+  const buf = alignedBuffer(READ_BYTES);
   let moved = 0;
   if (job.role === 'write') {
     const fd = openSync(job.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DIRECT, 0o600);
@@ -75,19 +71,29 @@ function runJob(job: Job): number {
 
 if (!isMainThread && workerData?.diskFloor) parentPort!.postMessage(runJob(workerData.job as Job));
 
-/** Files of at least MIN_FILE_BYTES under `dir`, recursively, with their sizes. */
-function largeFiles(dir: string): [string, number][] {
+/** Every file under `dir`, recursively, with its size, in directory order (none when `dir`
+ * does not exist); files and directories removed while it walks are skipped. */
+export function treeFiles(dir: string): [path: string, bytes: number][] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
   const out: [string, number][] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
+  for (const e of entries) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) out.push(...largeFiles(p));
+    if (e.isDirectory()) out.push(...treeFiles(p));
     else if (e.isFile()) {
-      const size = statSync(p, { throwIfNoEntry: false })?.size ?? 0;
-      if (size >= MIN_FILE_BYTES) out.push([p, size]);
+      const size = statSync(p, { throwIfNoEntry: false })?.size;
+      if (size !== undefined) out.push([p, size]);
     }
   }
   return out;
 }
+
+/** Files of at least MIN_FILE_BYTES under `dir`, with their sizes. */
+const largeFiles = (dir: string) => treeFiles(dir).filter(([, size]) => size >= MIN_FILE_BYTES);
 
 /**
  * The files a floor read of `readBytes` covers: the large files of each of `dirs`, taken in

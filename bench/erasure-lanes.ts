@@ -8,11 +8,12 @@
  * process that opens it).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpuSeconds, startTarget, type Target } from './http-targets.js';
 import { NODE_ENV, NODE_FLAGS } from '../src/cli/node-flags.js';
+import { treeFiles } from './disk-floor.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI (dist/src/cli/main.js), beside dist/bench/. */
@@ -57,19 +58,7 @@ export interface ScrubRun {
 /** Sum of the sizes of every file under `dir` (0 if it does not exist); files renamed or
  * removed while it walks are skipped. */
 export function treeBytes(dir: string): number {
-  let total = 0;
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return 0;
-  }
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += treeBytes(p);
-    else if (e.isFile()) total += statSync(p, { throwIfNoEntry: false })?.size ?? 0;
-  }
-  return total;
+  return treeFiles(dir).reduce((total, [, size]) => total + size, 0);
 }
 
 export class Lane {
