@@ -9,16 +9,18 @@
  * worker threads:
  *   - READERS threads read `readBytes` from the given fragment files (whole files, taken in
  *     turn across the domains, the last one cut short), READ_BYTES per call, each thread into
- *     one reused aligned buffer;
+ *     the one reused buffer a repair's reads on that thread use (fs/blob-file.ts
+ *     directReadScratch: on huge pages when the process has them, as the repair's does);
  *   - at the same time one thread writes `writeBytes` to a new file in `writeDir`, in
- *     READ_BYTES calls from one aligned buffer, then fdatasync, close and unlink.
+ *     READ_BYTES calls from one page-aligned WebAssembly memory (as the repair's writes are
+ *     staged), then fdatasync, close and unlink.
  * The repair holds k sources of a group at once in distinct buffers, checks every block and
  * runs the codec; the floor does none of that, so it is a floor, not equal work.
  */
 import { closeSync, constants, fdatasyncSync, openSync, readdirSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { alignedBuffer } from '../src/provider/fs/blob-file.js';
+import { alignedBuffer, directReadScratch } from '../src/provider/fs/blob-file.js';
 
 /** Bytes per read or write call: the repair's direct group per source (stripe-pass.ts). */
 const READ_BYTES = 2 * 2 ** 20;
@@ -38,9 +40,9 @@ export interface FloorRun {
 type Job = { role: 'read'; files: [path: string, bytes: number][] } | { role: 'write'; path: string; bytes: number };
 
 function runJob(job: Job): number {
-  const buf = alignedBuffer(READ_BYTES);
   let moved = 0;
   if (job.role === 'write') {
+    const buf = alignedBuffer(READ_BYTES);
     const fd = openSync(job.path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DIRECT, 0o600);
     try {
       while (moved < job.bytes) moved += writeSync(fd, buf, 0, READ_BYTES, moved);
@@ -54,6 +56,7 @@ function runJob(job: Job): number {
   for (const [path, bytes] of job.files) {
     const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECT);
     try {
+      const buf = directReadScratch(fd, READ_BYTES);
       for (let at = 0; at < bytes; ) {
         // A direct read is whole 4 KiB blocks: a budget cut inside the file reads to the next one.
         const want = Math.min(READ_BYTES, bytes - at);

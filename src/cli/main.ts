@@ -1,4 +1,4 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=4194304 node --initial-old-space-size=64
+#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=4194304:glibc.malloc.hugetlb=1 node --initial-old-space-size=64
 /**
  * @module The `strata` command: one verb per file (verb.ts), parsed by one parser (args.ts).
  *

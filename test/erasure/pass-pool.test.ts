@@ -16,9 +16,9 @@ import { randomBytes } from '../support/random.js';
 import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, truncateSync, unlinkSync } from 'node:fs';
 import { overwriteFile } from '../support/bytes.js';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
-import { HEADER_BYTES as BLOB_HEADER_BYTES } from '../../src/provider/fs/blob-file.js';
+import { HEADER_BYTES as BLOB_HEADER_BYTES, useHeapHugePages } from '../../src/provider/fs/blob-file.js';
 import { tempDir } from '../store/helpers.js';
 import { takesDirect } from '../support/o-direct.js';
 
@@ -252,9 +252,14 @@ describe('stripe pass pool: output memory reused', () => {
 });
 
 describe.each([
-  ['through the page cache', false],
-  ['around the page cache (O_DIRECT)', true],
-])('stripe pass pool: a worker reads the fragments itself, %s', (_, direct) => {
+  ['through the page cache', false, false],
+  ['around the page cache (O_DIRECT)', true, false],
+  // As in a process whose heap has huge pages (blob-file.ts heapHugePages): inline, every direct
+  // read goes through the heap scratch and is copied where the group uses it.
+  ['around the page cache (O_DIRECT), through the huge-page heap scratch', true, true],
+])('stripe pass pool: a worker reads the fragments itself, %s', (_, direct, heap) => {
+  beforeAll(() => useHeapHugePages(heap));
+  afterAll(() => useHeapHugePages(undefined));
   const body = randomBytes(3 * K * CELL + 12_345, 5);
   const { frags, g } = fragments(body);
   const sections = (i: number) => frags[i]!.subarray(g.sectionOffset(0), g.trailerOffset);

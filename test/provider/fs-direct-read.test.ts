@@ -6,18 +6,20 @@
  * to buffered reads where the filesystem refuses O_DIRECT; and, where the directory takes it,
  * nothing left in the page cache.
  */
-import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readFileSync, readSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   alignedBuffer,
   DIRECT_READ_ALIGN,
+  directReadScratch,
   directWindow,
   HEADER_BYTES,
   readBlobRangeDirect,
   readBlobRangeDirectInPlaceSync,
   readBlobRangeDirectSync,
   readBlobRangeSync,
+  useHeapHugePages,
 } from '../../src/provider/fs/blob-file.js';
 import { createFsProvider, type FsProvider } from '../../src/provider/fs/index.js';
 import { ProviderError } from '../../src/provider/provider.js';
@@ -66,14 +68,21 @@ function inPlace(path: string, start: number, length: number, into: Uint8Array):
 }
 
 /** The direct reads under test: the synchronous one, its copy-free twin, and the asynchronous
- * one with the buffered read its callers make when it resolves undefined. */
-const DIRECT: [string, Read][] = [
-  ['readBlobRangeDirectSync', readBlobRangeDirectSync],
-  ['readBlobRangeDirectInPlaceSync', inPlace],
-  ['readBlobRangeDirect', async (path, start, length, into) => (await readBlobRangeDirect(path, start, length, into)) ?? readBlobRangeSync(path, start, length, into)],
+ * one with the buffered read its callers make when it resolves undefined; the synchronous two
+ * also as they read in a process whose heap has huge pages (heapHugePages: through the heap
+ * scratch, the in-place one then copying into its window). */
+const DIRECT: [string, Read, boolean][] = [
+  ['readBlobRangeDirectSync', readBlobRangeDirectSync, false],
+  ['readBlobRangeDirectInPlaceSync', inPlace, false],
+  ['readBlobRangeDirect', async (path, start, length, into) => (await readBlobRangeDirect(path, start, length, into)) ?? readBlobRangeSync(path, start, length, into), false],
+  ['readBlobRangeDirectSync through the huge-page heap scratch', readBlobRangeDirectSync, true],
+  ['readBlobRangeDirectInPlaceSync through the huge-page heap scratch', inPlace, true],
 ];
 
-describe.each(DIRECT)('%s', (_, direct) => {
+describe.each(DIRECT)('%s', (_, direct, heap) => {
+  beforeAll(() => useHeapHugePages(heap));
+  afterAll(() => useHeapHugePages(undefined));
+
   /** Both reads of [start, start + length) of `path`, into arrays of their own. */
   async function both(path: string, start: number, length: number): Promise<[Uint8Array | ProviderError, Uint8Array | ProviderError]> {
     const run = async (f: Read) => {
@@ -216,6 +225,48 @@ describe('readBlobRangeDirectInPlaceSync', () => {
       const at = directWindow(start, 20 * KIB);
       const window = new Uint8Array(at.bytes + 48 * i).subarray(0, at.bytes);
       expectBytes(readBlobRangeDirectInPlaceSync(path, start, 20 * KIB, window), body.subarray(start, start + 20 * KIB), `heap window ${i}`);
+    }
+  });
+});
+
+describe('directReadScratch (the scratch of this thread\'s synchronous direct reads)', () => {
+  afterAll(() => useHeapHugePages(undefined));
+
+  it('with huge pages in the heap: one heap buffer reused across reads, that O_DIRECT reads of the file take; grown for a larger read', async (ctx) => {
+    if (!takesDirect(dir)) ctx.skip(); // CI's directory takes O_DIRECT
+    useHeapHugePages(true);
+    await fs.put('scratch', randomBytes(64 * KIB, 31));
+    const fd = openSync(fs.blobFilePath('scratch'), constants.O_RDONLY | constants.O_DIRECT);
+    try {
+      const a = directReadScratch(fd, 8 * KIB);
+      const b = directReadScratch(fd, 16 * KIB);
+      expect(b.buffer).toBe(a.buffer);
+      expect(b.byteOffset).toBe(a.byteOffset);
+      expect(b.length).toBe(16 * KIB);
+      // Not a WebAssembly memory (those are whole 64 KiB pages): the heap buffer, a huge page
+      // and the read larger, a whole number of huge pages once glibc's 32 bytes are added back.
+      expect((a.buffer.byteLength + 32) % (2 * 1024 * KIB)).toBe(0);
+      expect(readSync(fd, b, 0, 16 * KIB, 0)).toBe(16 * KIB);
+      expect(readFileSync(fs.blobFilePath('scratch')).subarray(0, 16 * KIB).equals(b)).toBe(true);
+      const big = directReadScratch(fd, 9 * 1024 * KIB); // larger than any read of this file before it
+      expect(big.buffer).not.toBe(a.buffer);
+      expect(big.length).toBe(9 * 1024 * KIB);
+      expect(readSync(fd, big, 0, 64 * KIB, 0)).toBeGreaterThan(0);
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('without huge pages in the heap: the page-aligned WebAssembly scratch (whole 64 KiB pages)', async () => {
+    useHeapHugePages(false);
+    await fs.put('scratch2', randomBytes(8 * KIB, 32));
+    const fd = openSync(fs.blobFilePath('scratch2'), constants.O_RDONLY);
+    try {
+      const a = directReadScratch(fd, 8 * KIB);
+      expect(a.byteOffset).toBe(0);
+      expect(a.buffer.byteLength % (64 * KIB)).toBe(0);
+    } finally {
+      closeSync(fd);
     }
   });
 });
