@@ -47,8 +47,8 @@ export function missingNodeFlags(execArgv: readonly string[]): string[] {
  * that memory only. A direct (O_DIRECT) read maps every page of its buffer for the device, and
  * in this VM 2 MiB reads into a huge-page buffer ran at 4.8-5.6 GiB/s against 2.7-3.3 into 4 KiB
  * pages (fs/blob-file.ts heapHugePages: the scrub's reads go through such a buffer when the
- * variable is set); a (10,4) repair of a wiped domain ran at 227-238 against 175-213 MiB/s
- * with it (interleaved runs). It also makes each first touch of fresh heap memory one fault per
+ * variable is set); a (10,4) repair of a wiped domain ran at a median 227 against 187 MiB/s
+ * with it (9 interleaved runs each, 170-262 against 158-225). It also makes each first touch of fresh heap memory one fault per
  * 2 MiB instead of one per 4 KiB. A kernel with THP `never` ignores it; with THP `madvise` and
  * `defrag` set to `madvise`, a fault in such memory may wait for the kernel to compact memory
  * into a huge page when none is free. Other C libraries ignore the variable.

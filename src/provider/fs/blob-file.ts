@@ -314,8 +314,8 @@ export function directWindow(start: number, length: number): { offset: number; b
  * the range is read as readBlobRangeDirectSync reads it (through its aligned scratch, or
  * buffered), into the same place. Where the heap has huge pages (heapHugePages) the range is
  * read that way too, through the heap scratch and copied: the copy costs less than the reads
- * into 4 KiB pages lose (a (10,4) repair of a wiped domain, interleaved runs: 227-238 MiB/s
- * against 175-213). Errors as readBlobRangeDirectSync.
+ * into 4 KiB pages lose (a (10,4) repair of a wiped domain, 9 interleaved runs each: a median
+ * 227 MiB/s against 187). Errors as readBlobRangeDirectSync.
  */
 export function readBlobRangeDirectInPlaceSync(path: string, start: number, length: number, window: Uint8Array): Uint8Array {
   const at = directWindow(start, length);
