@@ -20,10 +20,11 @@
 import { closeSync, constants, fdatasyncSync, openSync, readdirSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { DIRECT_GROUP_BYTES } from '../src/provider/erasure/stripe-pass.js';
 import { alignedBuffer, directReadScratch } from '../src/provider/fs/blob-file.js';
 
-/** Bytes per read or write call: the repair's direct group per source (stripe-pass.ts). */
-const READ_BYTES = 2 * 2 ** 20;
+/** Bytes per read or write call: the repair's direct group per source. */
+const READ_BYTES = DIRECT_GROUP_BYTES;
 /** Reading threads: two ran 2 MiB direct reads of these fragments fastest in most of the
  * interleaved runs here (1-4 tried; four was faster once, the disk's best count moves). */
 const READERS = 2;

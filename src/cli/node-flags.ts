@@ -18,6 +18,7 @@
  * never had it. `v8.setFlagsFromString` at run time comes too late (the heap is configured
  * when the isolate starts), hence the command line.
  */
+import { HEAP_HUGE_TUNABLE } from '../provider/fs/blob-file.js';
 
 /** The flags, in the order the shebang lists them. */
 export const NODE_FLAGS: readonly string[] = ['--initial-old-space-size=64'];
@@ -48,13 +49,13 @@ export function missingNodeFlags(execArgv: readonly string[]): string[] {
  * in this VM 2 MiB reads into a huge-page buffer ran at 4.8-5.6 GiB/s against 2.7-3.3 into 4 KiB
  * pages (fs/blob-file.ts heapHugePages: the scrub's reads go through such a buffer when the
  * variable is set); a (10,4) repair of a wiped domain ran at a median 227 against 187 MiB/s
- * with it (9 interleaved runs each, 170-262 against 158-225). It also makes each first touch of fresh heap memory one fault per
- * 2 MiB instead of one per 4 KiB. A kernel with THP `never` ignores it; with THP `madvise` and
+ * with it (9 interleaved runs each, 170-262 against 158-225). It also makes each first touch
+ * of fresh heap memory one fault per 2 MiB instead of one per 4 KiB. A kernel with THP `never` ignores it; with THP `madvise` and
  * `defrag` set to `madvise`, a fault in such memory may wait for the kernel to compact memory
  * into a huge page when none is free. Other C libraries ignore the variable.
  */
 export const NODE_ENV: Readonly<Record<string, string>> = {
-  GLIBC_TUNABLES: 'glibc.malloc.trim_threshold=67108864:glibc.malloc.mmap_threshold=4194304:glibc.malloc.hugetlb=1',
+  GLIBC_TUNABLES: ['glibc.malloc.trim_threshold=67108864', 'glibc.malloc.mmap_threshold=4194304', HEAP_HUGE_TUNABLE].join(':'),
 };
 
 /** `NAME=VALUE` of each variable of {@link NODE_ENV} that `env` lacks or holds otherwise. Pure. */

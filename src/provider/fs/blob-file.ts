@@ -149,6 +149,10 @@ function alignedScratch(bytes: number): Uint8Array {
 /** Size of a transparent huge page (x86-64 and arm64 with 4 KiB pages). */
 const HUGE_PAGE = 2 * 2 ** 20;
 
+/** The glibc tunable that makes malloc ask for transparent huge pages (the strata command's
+ * GLIBC_TUNABLES holds it, cli/node-flags.ts). */
+export const HEAP_HUGE_TUNABLE = 'glibc.malloc.hugetlb=1';
+
 /** Whether {@link heapHugePages} is forced (tests), else undefined. */
 let heapHugeForced: boolean | undefined;
 let heapHugeSeen: boolean | undefined;
@@ -156,7 +160,7 @@ let heapHugeSeen: boolean | undefined;
 /**
  * Whether this process's malloc'd memory can lie on transparent huge pages where the kernel's
  * default does not put WebAssembly memories: glibc was told to ask for them
- * (`GLIBC_TUNABLES` holds `glibc.malloc.hugetlb=1`; the strata command sets it, cli/node-flags.ts)
+ * (`GLIBC_TUNABLES` holds {@link HEAP_HUGE_TUNABLE}; the strata command sets it)
  * and the kernel grants them to memory that asks (`/sys/kernel/mm/transparent_hugepage/enabled`
  * is `[madvise]`; with `[always]` every memory has them already, with `[never]` none does).
  * Then the synchronous direct reads go through a heap scratch (readBlobRangeDirectSync, and
@@ -164,12 +168,12 @@ let heapHugeSeen: boolean | undefined;
  * fragments into one huge-page buffer ran at 4.8-5.6 GiB/s against 2.7-3.3 into one
  * WebAssembly memory of 4 KiB pages (2 threads, 6.4 GiB, interleaved runs); the device's
  * transfer maps every page of the buffer, and a huge page is one mapping where 4 KiB pages are
- * 512. Read once per process.
+ * 512. Read once per thread (a worker thread has its own copy of this module).
  */
 export function heapHugePages(): boolean {
   if (heapHugeForced !== undefined) return heapHugeForced;
   if (heapHugeSeen === undefined) {
-    const asked = (process.env.GLIBC_TUNABLES ?? '').split(':').includes('glibc.malloc.hugetlb=1');
+    const asked = (process.env.GLIBC_TUNABLES ?? '').split(':').includes(HEAP_HUGE_TUNABLE);
     let mode = '';
     try {
       mode = /\[(\w+)\]/.exec(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'))?.[1] ?? '';
