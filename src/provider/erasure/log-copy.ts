@@ -11,7 +11,13 @@
  * acknowledged byte is on every copy. With all domains on one disk, the m + 1 synchronous writes
  * per group commit are what the log costs over the plain fs provider's one (each a thread-pool
  * job, a context switch and a device flush; libuv runs 4 such jobs at a time unless
- * UV_THREADPOOL_SIZE says more, so 10+4's five copies take two rounds).
+ * UV_THREADPOOL_SIZE says more, so 10+4's five copies take two rounds). More pool threads did
+ * not help: at 16 connections (10,4) made 60-81% of the fs provider's 4 KiB PUTs with 5 or 6
+ * threads against 66-93% with 4 (5 interleaved rounds each). Measured outside the server, a
+ * 5-copy append of 28 KiB costs ~20% less CPU with the copies opened O_DIRECT (354-377 against
+ * 453-478 us in the same runs), but the packed bodies a GET reads come from the copies through
+ * the page cache, which O_DIRECT writes would leave cold; and one worker thread writing the
+ * copies one after another (283-324 against 360-371 us) makes each append wait ~50% longer.
  *
  * A copy that fails an append (an I/O or sync error, or no answer within the domain timeout)
  * while others succeed is dropped for good: its state is unknown (a failed fsync may have lost

@@ -236,6 +236,12 @@ function framedOutputs(job: GroupJob, g: Geometry, stripe: ResidentStripe, base:
  * as readFiles reports it (`unread`), and the caller runs the long way without that file,
  * reporting it: a read that failed is reported as it failed, never retried into a pass. Nothing
  * this did is kept when it does not return a result.
+ *
+ * Measured and not taken: copying, checking and adding each 256 KiB cell in turn (so the check
+ * and the codec read it from the core's cache) instead of the whole group saved no CPU (a
+ * (10,4) repair of 1 GiB: 6.9-7.6 s of CPU against 6.8-7.5 s, 4 interleaved runs each). The
+ * check itself is worth ~12% of such a repair's wall time (runs with it skipped, for the
+ * measurement only: 4.0 s against 4.2-4.9 s), the most any cheaper check could give back.
  */
 function streamFramed(
   job: GroupJob,
