@@ -46,6 +46,12 @@ export interface RepositoryOptions {
    * commit in flight, as the commit-blob path does; tests use it to hold a batch behind an append.
    */
   stageBehindLogAt?: number;
+  /**
+   * With a commit log: how long (ms) a batch about to start right after a batch of B > 1
+   * operations may wait for half of B to be queued (default 1: commit-loop.ts GATHER_MS; 0 never
+   * waits). Tests set 0 to see batches as they form, or more to make the wait observable.
+   */
+  gatherMs?: number;
   /** Segment bytes after which the commit log rolls to a new segment (default 48 MiB:
    * commit-log/segments.ts ROLL_AT_BYTES). Tests set a few KiB so rolls happen in short runs. */
   segmentRollBytes?: number;
@@ -100,4 +106,6 @@ export interface RepositoryStats {
   checkpointWaitMs: number;
   /** Commit log segments rolled to (one anchor move each; the first after every open counts). */
   segmentRolls: number;
+  /** Batches that waited for more operations to join them (commit-loop.ts GATHER_MS). */
+  gathered: number;
 }
