@@ -15,12 +15,18 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 const B = 'gather';
 
-/** A store on a new fs directory (bucket B made) with a commit log or not, and `gatherMs`. */
-async function open(gatherMs: number, commitLog = true): Promise<{ store: Store; cleanup: () => void }> {
+/** Runs `body` on a store on a new fs directory (bucket B made) with a commit log or not and
+ * `gatherMs`, closed after; the directory is removed either way. */
+async function withStore(gatherMs: number, body: (store: Store) => Promise<void>, commitLog = true): Promise<void> {
   const t = tempDir('gather');
-  const store = await Store.open(await createFsProvider({ dir: t.dir }), { checkpointEvery: 1 << 20, commitLog, gatherMs });
-  await store.createBucket(B);
-  return { store, cleanup: t.cleanup };
+  try {
+    const store = await Store.open(await createFsProvider({ dir: t.dir }), { checkpointEvery: 1 << 20, commitLog, gatherMs });
+    await store.createBucket(B);
+    await body(store);
+    await store.close();
+  } finally {
+    t.cleanup();
+  }
 }
 
 /** One operation that writes (a bucket setting): resolves with the sequence it committed in. */
@@ -40,8 +46,7 @@ function burst(store: Store, count: number): Promise<number[]> {
 
 describe('gathering a batch after a large one', () => {
   it('the first writer back waits for half of the last batch and goes with them, in one commit', { timeout: 20_000 }, async () => {
-    const { store, cleanup } = await open(5_000);
-    try {
+    await withStore(5_000, async (store) => {
       const first = await burst(store, 8);
       expect(new Set(first).size, 'the eight went in one batch').toBe(1);
       const gathered = store.repo.stats.gathered;
@@ -51,15 +56,11 @@ describe('gathering a batch after a large one', () => {
       const seqs = [await lone, ...(await rest)];
       expect(seqs, 'the early one waited for the next three: one commit of four').toEqual(Array(4).fill(first[0]! + 1));
       expect(store.repo.stats.gathered - gathered).toBe(1);
-      await store.close();
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   it('with gatherMs 0 the first writer back commits alone', { timeout: 20_000 }, async () => {
-    const { store, cleanup } = await open(0);
-    try {
+    await withStore(0, async (store) => {
       const first = await burst(store, 8);
       const lone = write(store);
       await sleep(50);
@@ -67,30 +68,22 @@ describe('gathering a batch after a large one', () => {
       expect(await lone).toBe(first[0]! + 1);
       expect(rest).toEqual(Array(3).fill(first[0]! + 2));
       expect(store.repo.stats.gathered).toBe(0);
-      await store.close();
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   it('waits gatherMs at most: a writer whose companions never come commits alone after it', { timeout: 20_000 }, async () => {
-    const { store, cleanup } = await open(100);
-    try {
+    await withStore(100, async (store) => {
       const first = await burst(store, 8);
       const t0 = performance.now();
       expect(await write(store)).toBe(first[0]! + 1);
       const waited = performance.now() - t0;
       expect(waited, 'it waited for companions').toBeGreaterThanOrEqual(90);
       expect(waited, 'and not much past gatherMs').toBeLessThan(5_000);
-      await store.close();
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   it('never holds a lone writer, nor the first batch after a pause', { timeout: 20_000 }, async () => {
-    const { store, cleanup } = await open(60_000);
-    try {
+    await withStore(60_000, async (store) => {
       const t0 = performance.now();
       for (let i = 0; i < 20; i++) await write(store);
       await burst(store, 8);
@@ -98,21 +91,14 @@ describe('gathering a batch after a large one', () => {
       await write(store);
       expect(performance.now() - t0, 'no 60 s wait: a lone writer (B = 1) and the write after a pause went at once').toBeLessThan(30_000);
       expect(store.repo.stats.gathered).toBe(0);
-      await store.close();
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   it('does not gather without a commit log (commit blobs stage behind every commit in flight)', { timeout: 20_000 }, async () => {
-    const { store, cleanup } = await open(60_000, false);
-    try {
+    await withStore(60_000, async (store) => {
       await burst(store, 8);
       await write(store);
       expect(store.repo.stats.gathered).toBe(0);
-      await store.close();
-    } finally {
-      cleanup();
-    }
+    }, false);
   });
 });
