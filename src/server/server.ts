@@ -200,7 +200,7 @@ export async function startServer(
     ...family('strata_compactions_total', 'counter', 'Index compactions.', repo.stats.compactions),
     ...family('strata_checkpoints_failed_total', 'counter', 'Background checkpoints that failed (retried later).', repo.stats.failedCheckpoints),
     ...family('strata_checkpoint_waits_total', 'counter', 'Commit batches that waited for a checkpoint in flight (overlays full: back-pressure).', repo.stats.checkpointWaits),
-    ...family('strata_commit_gathers_total', 'counter', 'Commit batches that waited (at most 1 ms) for more operations to join them.', repo.stats.gathered),
+    ...family('strata_commit_gathers_total', 'counter', 'Commit batches that waited (about 1 ms at most) for more operations to join them.', repo.stats.gathered),
     ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),
     ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
     ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),

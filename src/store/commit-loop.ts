@@ -45,7 +45,7 @@ export interface CommitHost {
   /** The commit log's segments; undefined: the commit-blob path. */
   segments: Segments | undefined;
   stats: RepositoryStats;
-  opts: { overlayBytes: number; inlineCheckpoints?: boolean; stageBehindLogAt?: number; gatherMs?: number };
+  opts: { overlayBytes: number; inlineCheckpoints?: boolean; stageBehindLogAt?: number; gatherMs?: number; gatherWithinMs?: number };
   now: () => number;
   log: (event: string, fields: Record<string, unknown>) => void;
 }
@@ -92,9 +92,9 @@ export const STAGE_BEHIND_LOG_AT = BATCH_MAX_OPS;
 
 /**
  * With a commit log, the longest wait (ms) of a batch about to start with nothing in flight for
- * more operations to join it (gathering): when the last batch took B > 1 operations and landed
- * less than GATHER_WITHIN_MS ago, and fewer than half of B wait now, the batch waits for half of
- * B (or this long, Node's shortest timer). Why: writers released together by one commit come
+ * more operations to join it (gathering): when the last batch took B operations and landed less
+ * than GATHER_WITHIN_MS ago, and fewer than half of B wait now (so B > 2), the batch waits until
+ * half of B do, or this long (Node's shortest timer: about 1 ms, later on a busy loop). Why: writers released together by one commit come
  * back one by one, and the first to arrive found the loop idle and went alone, while the others
  * queued behind its append and went together: at 16 connections of 4 KiB PUTs over (10,4), 25%
  * of commits carried one operation (2,015 of 8,000; strace showed runs of 1, 1, 13, 1, 1, 13),
@@ -103,7 +103,9 @@ export const STAGE_BEHIND_LOG_AT = BATCH_MAX_OPS;
  * rounds' shares of the fs provider without gathering): 16 connections, 19 rounds over 3
  * sessions: (10,4) 72 -> 75%, the fs provider itself 97-107% (its commit costs one append, so
  * it has less to gain); 4 connections, 4 rounds: (10,4) 85 -> 95%, fs 97-102%; p50 latency the
- * same or lower. A lone writer (B = 1) and the first batch after a pause never wait.
+ * same or lower. A lone writer (B = 1) and the first batch after a pause never wait. Once a batch
+ * has waited, the loop's checks run again (fence, back-pressure, a roll asked for meanwhile)
+ * and the cue is used up: a batch waits once at most.
  */
 export const GATHER_MS = 1;
 /** A batch starting this long (ms) or more after the last one landed does not gather: it follows
@@ -225,7 +227,9 @@ export class CommitLoop {
             await this.#roll();
             continue;
           }
-          if (!prev && h.segments) await this.#gather();
+          // Gathering: after a wait, the checks above run again (a fence, back-pressure or a roll
+          // asked for meanwhile); the cue is used up, so the batch does not wait twice.
+          if (!prev && h.segments && (await this.#gather())) continue;
           // Commit times strictly increase and never run ahead of the clock: when the clock has
           // not passed the previous commit's time, wait for its next ms (operations queue
           // meanwhile, so the batch grows: group commit absorbs the wait).
@@ -259,16 +263,19 @@ export class CommitLoop {
   }
 
   /**
-   * Gathering (GATHER_MS): right after a batch of B > 1 operations, with fewer than half of B
-   * queued, waits until half of B are, GATHER_MS at most (the repository's `gatherMs`; 0: never).
-   * Not when the first queued operation runs alone anyway, nor once the repository is fenced.
+   * Gathering (GATHER_MS): right after a batch of B operations (landed less than `gatherWithinMs`
+   * ago), with fewer than half of B queued, waits until half of B are, `gatherMs` at most (the
+   * repository's options; defaults GATHER_MS and GATHER_WITHIN_MS; gatherMs 0: never). Not when
+   * the first queued operation runs alone anyway, nor on a fenced repository. Returns whether it
+   * waited; a wait uses the cue up (the next call does not wait).
    */
-  async #gather(): Promise<void> {
+  async #gather(): Promise<boolean> {
     const h = this.#h;
     const ms = h.opts.gatherMs ?? GATHER_MS;
     const want = Math.ceil(this.#lastTaken / 2);
-    if (!(ms > 0) || this.#lastTaken < 2 || this.#queue.length >= want || this.#queue[0]?.alone) return;
-    if (performance.now() - this.#lastLanded >= GATHER_WITHIN_MS) return;
+    if (!(ms > 0) || this.#queue.length >= want || this.#queue[0]?.alone || h.fence.error) return false;
+    if (performance.now() - this.#lastLanded >= (h.opts.gatherWithinMs ?? GATHER_WITHIN_MS)) return false;
+    this.#lastTaken = 0;
     let timer: NodeJS.Timeout | undefined;
     let expired = false;
     const deadline = new Promise<void>((resolve) => {
@@ -287,6 +294,7 @@ export class CommitLoop {
       clearTimeout(timer);
       this.#arrival = null;
     }
+    return true;
   }
 
   /**

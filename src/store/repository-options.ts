@@ -47,11 +47,14 @@ export interface RepositoryOptions {
    */
   stageBehindLogAt?: number;
   /**
-   * With a commit log: how long (ms) a batch about to start right after a batch of B > 1
-   * operations may wait for half of B to be queued (default 1: commit-loop.ts GATHER_MS; 0 never
-   * waits). Tests set 0 to see batches as they form, or more to make the wait observable.
+   * With a commit log: how long (ms) a batch about to start right after a batch of B operations
+   * may wait for half of B to be queued (default 1: commit-loop.ts GATHER_MS; 0 never waits).
+   * Tests set 0 to see batches as they form, or more to make the wait observable.
    */
   gatherMs?: number;
+  /** How recently (ms) the last batch must have landed for the next one to gather (default 10:
+   * commit-loop.ts GATHER_WITHIN_MS). Tests set more, so a slow machine does not end the window. */
+  gatherWithinMs?: number;
   /** Segment bytes after which the commit log rolls to a new segment (default 48 MiB:
    * commit-log/segments.ts ROLL_AT_BYTES). Tests set a few KiB so rolls happen in short runs. */
   segmentRollBytes?: number;
