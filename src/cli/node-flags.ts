@@ -50,9 +50,10 @@ export function missingNodeFlags(execArgv: readonly string[]): string[] {
  * pages (fs/blob-file.ts heapHugePages: the scrub's reads go through such a buffer when the
  * variable is set); a (10,4) repair of a wiped domain ran at a median 227 against 187 MiB/s
  * with it (9 interleaved runs each, 170-262 against 158-225). It also makes each first touch
- * of fresh heap memory one fault per 2 MiB instead of one per 4 KiB. A kernel with THP `never` ignores it; with THP `madvise` and
- * `defrag` set to `madvise`, a fault in such memory may wait for the kernel to compact memory
- * into a huge page when none is free. Other C libraries ignore the variable.
+ * of fresh heap memory one fault per 2 MiB instead of one per 4 KiB. A kernel with THP `never`
+ * ignores it; with THP `madvise` and `defrag` set to `madvise`, a fault in such memory may wait
+ * for the kernel to compact memory into a huge page when none is free. Other C libraries ignore
+ * the variable.
  */
 export const NODE_ENV: Readonly<Record<string, string>> = {
   GLIBC_TUNABLES: ['glibc.malloc.trim_threshold=67108864', 'glibc.malloc.mmap_threshold=4194304', HEAP_HUGE_TUNABLE].join(':'),

@@ -94,9 +94,9 @@ export const STAGE_BEHIND_LOG_AT = BATCH_MAX_OPS;
  * With a commit log, the longest wait (ms) of a batch about to start with nothing in flight for
  * more operations to join it (gathering): when the last batch took B operations and landed less
  * than GATHER_WITHIN_MS ago, and fewer than half of B wait now (so B > 2), the batch waits until
- * half of B do, or this long (Node's shortest timer: about 1 ms, later on a busy loop). Why: writers released together by one commit come
- * back one by one, and the first to arrive found the loop idle and went alone, while the others
- * queued behind its append and went together: at 16 connections of 4 KiB PUTs over (10,4), 25%
+ * half of B do, or this long (Node's shortest timer: about 1 ms, later on a busy loop). Why:
+ * writers released together by one commit come back one by one, and the first to arrive found
+ * the loop idle and went alone, while the others queued behind its append and went together: at 16 connections of 4 KiB PUTs over (10,4), 25%
  * of commits carried one operation (2,015 of 8,000; strace showed runs of 1, 1, 13, 1, 1, 13),
  * each paying m + 1 synchronous appends (~60-110 us of pool-thread CPU each here) for one PUT.
  * Gathered, 51 of 8,000 did. Measured (servers side by side, 4 s rounds in turn, medians of the
@@ -245,9 +245,7 @@ export class CommitLoop {
           const landed = prev.done.then(() => true);
           let settled = false;
           while (!settled && !this.#holdBehind(prev) && this.#queue.length < this.#stageBehindAt(prev)) {
-            const arrived = new Promise<boolean>((resolve) => (this.#arrival = () => resolve(false)));
-            settled = await Promise.race([landed, arrived]);
-            this.#arrival = null;
+            settled = await this.#untilArrival(landed, false);
           }
           if (!settled && !this.#holdBehind(prev)) continue;
           await prev.done;
@@ -286,15 +284,21 @@ export class CommitLoop {
     });
     h.stats.gathered++;
     try {
-      while (!expired && this.#queue.length < want && !h.fence.error) {
-        await Promise.race([deadline, new Promise<void>((resolve) => (this.#arrival = resolve))]);
-        this.#arrival = null;
-      }
+      while (!expired && this.#queue.length < want && !h.fence.error) await this.#untilArrival(deadline, undefined);
     } finally {
       clearTimeout(timer);
-      this.#arrival = null;
     }
     return true;
+  }
+
+  /** What `other` settles with, or `arrived` at the next enqueue, whichever comes first (the
+   * loop's one waiter for arrivals). */
+  async #untilArrival<T>(other: Promise<T>, arrived: T): Promise<T> {
+    try {
+      return await Promise.race([other, new Promise<T>((resolve) => (this.#arrival = () => resolve(arrived)))]);
+    } finally {
+      this.#arrival = null;
+    }
   }
 
   /**
