@@ -44,7 +44,12 @@ interface ModeResult {
 
 function delta(a: RepositoryStats, b: RepositoryStats): RepositoryStats {
   const out = { ...b };
-  for (const k of Object.keys(b) as (keyof RepositoryStats)[]) out[k] = b[k] - a[k];
+  // The counts (the append-latency histogram is left as it is: it is not read here).
+  for (const k of Object.keys(b) as (keyof RepositoryStats)[]) {
+    const x = a[k];
+    const y = b[k];
+    if (typeof x === 'number' && typeof y === 'number') (out as Record<string, unknown>)[k] = y - x;
+  }
   out.largestBatch = b.largestBatch;
   return out;
 }

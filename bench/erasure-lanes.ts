@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuSeconds, startTarget, type Target } from './http-targets.js';
 import { NODE_ENV, NODE_FLAGS } from '../src/cli/node-flags.js';
 import { treeFiles } from './disk-floor.js';
+import { METRICS_TOKEN } from './erasure-measure.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI (dist/src/cli/main.js), beside dist/bench/. */
@@ -105,7 +106,8 @@ export class Lane {
   async start(): Promise<Target> {
     if (!this.target) {
       if (this.erasure) for (let i = 1; i <= this.domainCount; i++) mkdirSync(this.domainDir(i), { recursive: true });
-      this.target = await startTarget('strata', { dataDir: this.data, args: this.erasureArgs });
+      // The token lets the bench read the lane's commit counters (erasure-measure.ts).
+      this.target = await startTarget('strata', { dataDir: this.data, args: [...this.erasureArgs, '--metrics-token', METRICS_TOKEN] });
     }
     return this.target;
   }

@@ -73,18 +73,58 @@ export async function getDigest(p: Pool, t: Target, key: string): Promise<string
 
 export const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+/** The bearer token the lanes' servers take for /metrics (erasure-lanes.ts). */
+export const METRICS_TOKEN = 'bench-erasure-metrics-token-0123456789';
+
+/** The server's commit counters (its /metrics): commits, the operations they carried, and its
+ * commit log appends (how many, and their total time from start until durable on every copy). */
+export interface CommitCounters {
+  commits: number;
+  operations: number;
+  appends: number;
+  appendSeconds: number;
+}
+
+/** Reads `t`'s commit counters from its /metrics (undefined when it does not answer them). */
+export async function commitCounters(t: Target): Promise<CommitCounters | undefined> {
+  const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const text = await res.text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  const c = {
+    commits: value('strata_commits_total'),
+    operations: value('strata_committed_operations_total'),
+    appends: value('strata_commit_log_append_seconds_count'),
+    appendSeconds: value('strata_commit_log_append_seconds_sum'),
+  };
+  return Object.values(c).every(Number.isFinite) ? c : undefined;
+}
+
 /** A small-object run, with the server's context switches over it (every thread's): each
  * synchronous log write on the thread pool costs a handful (a worker woken, its waits for the
  * write and the flush, the main thread woken by its completion), so they show what a lane's
- * commits cost beyond its CPU time. */
+ * commits cost beyond its CPU time; and its commit counters over the run (read before and
+ * after it, outside the timed loop), when the server answers them. */
 export interface SmallRun extends RunResult {
   serverSwitches: number;
+  commits?: CommitCounters;
 }
 
 async function withSwitches(t: Target, run: () => Promise<RunResult>): Promise<SmallRun> {
+  const counters = await commitCounters(t);
   const before = contextSwitches(t.pid);
   const r = await run();
-  return { ...r, serverSwitches: contextSwitches(t.pid) - before };
+  const out: SmallRun = { ...r, serverSwitches: contextSwitches(t.pid) - before };
+  const after = counters && (await commitCounters(t));
+  if (counters && after) {
+    out.commits = {
+      commits: after.commits - counters.commits,
+      operations: after.operations - counters.operations,
+      appends: after.appends - counters.appends,
+      appendSeconds: after.appendSeconds - counters.appendSeconds,
+    };
+  }
+  return out;
 }
 
 /** Keys each small-object PUT worker cycles through (16 workers: 16,384 distinct keys). */

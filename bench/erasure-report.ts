@@ -163,6 +163,11 @@ export function smallTable(res: ErasureResults): string {
       const all = runs.flatMap((r) => r.latenciesMs);
       const n = runs.reduce((a, r) => a + r.n, 0);
       const cpu = runs.reduce((a, r) => a + r.serverCpuSeconds, 0);
+      // Commit counters over every run of the row (a run without them leaves the row n/a).
+      const counted = runs.every((r) => r.commits) ? runs.map((r) => r.commits!) : [];
+      const sum = (f: (c: NonNullable<SmallRun['commits']>) => number) => counted.reduce((a, c) => a + f(c), 0);
+      const commits = sum((c) => c.commits);
+      const appends = sum((c) => c.appends);
       rows.push([
         lane,
         op,
@@ -174,10 +179,16 @@ export function smallTable(res: ErasureResults): string {
         String(runs.reduce((a, r) => a + r.errors, 0)),
         n ? fmt((cpu * 1000) / n, 3) : 'n/a',
         n ? fmt(runs.reduce((a, r) => a + r.serverSwitches, 0) / n, 2) : 'n/a',
+        commits ? fmt(sum((c) => c.operations) / commits, 1) : 'n/a',
+        appends ? fmt((sum((c) => c.appendSeconds) * 1000) / appends, 2) : 'n/a',
       ]);
     }
   }
-  return table(['Lane', '4 KiB op, 16 conn', 'runs', 'n', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'server context switches/op'], rows, ['l', 'l']);
+  return table(
+    ['Lane', '4 KiB op, 16 conn', 'runs', 'n', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'server context switches/op', 'ops/commit', 'commit log append, mean ms'],
+    rows,
+    ['l', 'l']
+  );
 }
 
 /** Scrub and repair table, one row per maintenance run. */

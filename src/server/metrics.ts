@@ -4,20 +4,13 @@
  * Exposition format 0.0.4, written by hand (a handful of families; no dependency).
  */
 
-/** Latency buckets, seconds: 0.25 ms .. 30 s (small GETs are sub-millisecond). */
-const BUCKETS = [0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
-
-interface Histogram {
-  counts: number[];
-  sum: number;
-  count: number;
-}
+import { LatencyHistogram } from '../store/latency-histogram.js';
 
 const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 export class Metrics {
   readonly #requests = new Map<string, number>();
-  readonly #latency = new Map<string, Histogram>();
+  readonly #latency = new Map<string, LatencyHistogram>();
   bytesIn = 0;
   bytesOut = 0;
   inFlight = 0;
@@ -32,10 +25,8 @@ export class Metrics {
     const k = `${op}\u0000${status}`;
     this.#requests.set(k, (this.#requests.get(k) ?? 0) + 1);
     let h = this.#latency.get(op);
-    if (!h) this.#latency.set(op, (h = { counts: new Array(BUCKETS.length).fill(0), sum: 0, count: 0 }));
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.counts[i]!++;
-    h.sum += seconds;
-    h.count++;
+    if (!h) this.#latency.set(op, (h = new LatencyHistogram()));
+    h.observe(seconds);
     this.bytesIn += bytesIn;
     this.bytesOut += bytesOut;
     this.#lastEnd = performance.now();
@@ -61,12 +52,7 @@ export class Metrics {
       out.push(`strata_requests_total{op="${esc(op!)}",status="${status}"} ${v}`);
     }
     out.push('# HELP strata_request_duration_seconds Request latency by operation.', '# TYPE strata_request_duration_seconds histogram');
-    for (const [op, h] of this.#latency) {
-      BUCKETS.forEach((b, i) => out.push(`strata_request_duration_seconds_bucket{op="${esc(op)}",le="${b}"} ${h.counts[i]}`));
-      out.push(`strata_request_duration_seconds_bucket{op="${esc(op)}",le="+Inf"} ${h.count}`);
-      out.push(`strata_request_duration_seconds_sum{op="${esc(op)}"} ${h.sum}`);
-      out.push(`strata_request_duration_seconds_count{op="${esc(op)}"} ${h.count}`);
-    }
+    for (const [op, h] of this.#latency) out.push(...h.lines('strata_request_duration_seconds', `op="${esc(op)}"`));
     out.push(
       '# HELP strata_bytes_in_total Request body bytes received.',
       '# TYPE strata_bytes_in_total counter',
@@ -89,4 +75,9 @@ export class Metrics {
 /** One counter or gauge family with a single unlabelled sample. */
 export function family(name: string, type: 'counter' | 'gauge', help: string, value: number): string[] {
   return [`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`];
+}
+
+/** One histogram family with a single unlabelled series. */
+export function histogramFamily(name: string, help: string, h: LatencyHistogram): string[] {
+  return [`# HELP ${name} ${help}`, `# TYPE ${name} histogram`, ...h.lines(name)];
 }

@@ -18,7 +18,7 @@ import { serveInternal, startMetricsListener, type MetricsListener } from './int
 import { localUrl, removeEndpointFile, writeEndpointFile } from './endpoint-file.js';
 import { loadMasterKey } from './master-key.js';
 import { Logger } from './log.js';
-import { Metrics, family } from './metrics.js';
+import { Metrics, family, histogramFamily } from './metrics.js';
 import { DEFAULT_KEY_SHARE_PERCENT, KeyShares } from '../s3/key-share.js';
 import { budgetMetrics } from './budget-metrics.js';
 import { DEFAULTS, type ServerConfig } from './config.js';
@@ -201,6 +201,11 @@ export async function startServer(
     ...family('strata_checkpoints_failed_total', 'counter', 'Background checkpoints that failed (retried later).', repo.stats.failedCheckpoints),
     ...family('strata_checkpoint_waits_total', 'counter', 'Commit batches that waited for a checkpoint in flight (overlays full: back-pressure).', repo.stats.checkpointWaits),
     ...family('strata_commit_gathers_total', 'counter', 'Commit batches that waited (about 1 ms at most) for more operations to join them.', repo.stats.gathered),
+    ...histogramFamily(
+      'strata_commit_log_append_seconds',
+      'Time to append a group commit to the commit log and make it durable (over erasure, on every copy), for appends that succeeded.',
+      repo.stats.logAppend
+    ),
     ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),
     ...family('strata_pending_bytes', 'gauge', 'Write bytes in flight (admission budget use).', repo.budget.used),
     ...family('strata_pending_budget_bytes', 'gauge', 'Admission budget for in-flight write bytes.', repo.budget.limit),

@@ -428,8 +428,10 @@ export class CommitLoop {
         batch.prev = undefined; // applied by now: read the state itself (and free it)
         await h.anchor.serial(async () => {
           if (h.fence.error) throw h.fence.error;
+          const started = performance.now();
           try {
             await segment.append(at, frame.chunks);
+            h.stats.logAppend.observe((performance.now() - started) / 1000);
           } catch (err) {
             if (err instanceof AppendError && err.stage === 'write') throw new StoreError('Io', `commit ${seq}: ${err.message}`, { cause: err });
             throw h.fence.fence(`commit ${seq}: the log append may or may not be durable (${String(err)})`, err);

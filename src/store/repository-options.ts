@@ -1,6 +1,7 @@
 /**
  * @module The repository's options, their defaults, and the counters it keeps (stats).
  */
+import type { LatencyHistogram } from './latency-histogram.js';
 import { DEFAULT_HISTORY_BUDGET } from './history-budget.js';
 export interface RepositoryOptions {
   /** Use a provider without conditional writes as the anchor authority: the caller
@@ -111,4 +112,7 @@ export interface RepositoryStats {
   segmentRolls: number;
   /** Batches that waited for more operations to join them (commit-loop.ts GATHER_MS). */
   gathered: number;
+  /** How long each commit's append to the commit log took, from its start until it was durable
+   * (over erasure: on every copy), for appends that succeeded. */
+  logAppend: LatencyHistogram;
 }

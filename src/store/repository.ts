@@ -13,6 +13,7 @@
  * steps back. They do not run ahead of the clock: when it has not passed the previous
  * commit's time, the loop waits for the next ms (commit-loop.ts CLOCK_WAIT_MAX_MS).
  */
+import { LatencyHistogram } from './latency-histogram.js';
 import type { Provider } from '../provider/provider.js';
 import { BlockCache } from './index/block-cache.js';
 import { newId } from './layout.js';
@@ -52,7 +53,7 @@ export class Repository {
   /** Chunks of writes in flight, which no commit names yet: GC keeps them (inflight-blobs.ts). */
   readonly inflight = new InflightBlobs();
   readonly config: RepositoryConfig;
-  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0, segmentRolls: 0, gathered: 0 };
+  readonly stats: RepositoryStats = { commits: 0, pipelined: 0, operations: 0, checkpoints: 0, compactions: 0, logCompactions: 0, failedCompactions: 0, largestBatch: 0, failedCheckpoints: 0, checkpointWaits: 0, checkpointWaitMs: 0, segmentRolls: 0, gathered: 0, logAppend: new LatencyHistogram() };
   readonly #opts: typeof DEFAULTS & RepositoryOptions;
   /** The newest durable commit and root (shared with the loop and the checkpoint runner). */
   readonly #tip: ChainTip;

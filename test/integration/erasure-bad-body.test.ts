@@ -85,4 +85,16 @@ describe('a bad body on an erasure set', () => {
     expect(await failedDomains()).toBe(0);
     await putWorks('after-short');
   });
+
+  it('times each append of a commit to the replicated commit log (strata_commit_log_append_seconds)', async () => {
+    await putWorks('timed');
+    const text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
+    const metric = (name: string): number => Number(new RegExp(`^${name.replace(/[{}+"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    expect(text).toContain('# TYPE strata_commit_log_append_seconds histogram');
+    const commits = metric('strata_commits_total');
+    expect(commits).toBeGreaterThan(0);
+    expect(metric('strata_commit_log_append_seconds_count'), 'every commit went through the log').toBe(commits);
+    expect(metric('strata_commit_log_append_seconds_bucket{le="+Inf"}')).toBe(commits);
+    expect(metric('strata_commit_log_append_seconds_sum')).toBeGreaterThan(0);
+  });
 });
