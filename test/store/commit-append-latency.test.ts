@@ -6,12 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createFsProvider } from '../../src/provider/fs/index.js';
 import { AppendError, type AppendLog } from '../../src/provider/append-log.js';
 import type { Provider } from '../../src/provider/provider.js';
 import { LATENCY_BUCKETS } from '../../src/store/latency-histogram.js';
-import { Store } from '../../src/store/store.js';
-import { tempDir } from './helpers.js';
+import type { Store } from '../../src/store/store.js';
+import { withFsStore } from './helpers.js';
 
 const B = 'latency';
 const DELAY_MS = 40;
@@ -48,16 +47,8 @@ function slowLogs(inner: Provider, ctl: LogControl): Provider {
   });
 }
 
-async function withStore(ctl: LogControl, commitLog: boolean, body: (store: Store) => Promise<void>): Promise<void> {
-  const t = tempDir('append-latency');
-  try {
-    const store = await Store.open(slowLogs(await createFsProvider({ dir: t.dir }), ctl), { checkpointEvery: 1 << 20, commitLog, gatherMs: 0 });
-    await store.createBucket(B);
-    await body(store);
-    await store.close();
-  } finally {
-    t.cleanup();
-  }
+function withStore(ctl: LogControl, commitLog: boolean, body: (store: Store) => Promise<void>): Promise<void> {
+  return withFsStore(B, { checkpointEvery: 1 << 20, commitLog, gatherMs: 0 }, body, (p) => slowLogs(p, ctl));
 }
 
 let n = 0;

@@ -6,10 +6,9 @@
  * wait is long enough to observe (and to fail the test if it happens where it must not).
  */
 import { describe, expect, it } from 'vitest';
-import { createFsProvider } from '../../src/provider/fs/index.js';
-import { Store } from '../../src/store/store.js';
+import type { Store } from '../../src/store/store.js';
 import { GATHER_WITHIN_MS } from '../../src/store/commit-loop.js';
-import { tempDir } from './helpers.js';
+import { withFsStore } from './helpers.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -18,19 +17,10 @@ const B = 'gather';
  * the next write (the default, GATHER_WITHIN_MS, is what the never-holds test exercises). */
 const LONG_WINDOW = { gatherWithinMs: 10_000 };
 
-/** Runs `body` on a store on a new fs directory (bucket B made) with a commit log (unless
- * `commitLog` is false), `gatherMs` and `gatherWithinMs`, closed after; the directory is removed
- * either way. */
-async function withStore(gatherMs: number, body: (store: Store) => Promise<void>, opts: { commitLog?: boolean; gatherWithinMs?: number } = {}): Promise<void> {
-  const t = tempDir('gather');
-  try {
-    const store = await Store.open(await createFsProvider({ dir: t.dir }), { checkpointEvery: 1 << 20, commitLog: opts.commitLog ?? true, gatherMs, gatherWithinMs: opts.gatherWithinMs });
-    await store.createBucket(B);
-    await body(store);
-    await store.close();
-  } finally {
-    t.cleanup();
-  }
+/** Runs `body` on a store with a commit log (unless `commitLog` is false), `gatherMs` and
+ * `gatherWithinMs` (helpers.ts withFsStore). */
+function withStore(gatherMs: number, body: (store: Store) => Promise<void>, opts: { commitLog?: boolean; gatherWithinMs?: number } = {}): Promise<void> {
+  return withFsStore(B, { checkpointEvery: 1 << 20, commitLog: opts.commitLog ?? true, gatherMs, gatherWithinMs: opts.gatherWithinMs }, body);
 }
 
 /** One operation that writes (a bucket setting): resolves with the sequence it committed in. */

@@ -9,12 +9,29 @@ import { decodeCommit, type CommitRecord } from '../../src/store/commit.js';
 import { readRecord } from '../../src/store/records-io.js';
 import { readAnchor, readFrameKey } from '../../src/store/recovery.js';
 import { scanLog } from '../../src/store/commit-log/scan.js';
-import type { Store } from '../../src/store/store.js';
+import { Store, type StoreOptions } from '../../src/store/store.js';
 import { randomBytes } from '../support/random.js';
 
 export function tempDir(label = 'strata'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `${label}-`));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Runs `body` on a store opened with `opts` on a new fs directory (the provider passed through
+ * `wrap` first, when given), with bucket `bucket` made; closes the store after, and removes
+ * the directory either way.
+ */
+export async function withFsStore(bucket: string, opts: StoreOptions, body: (store: Store) => Promise<void>, wrap: (p: Provider) => Provider = (p) => p): Promise<void> {
+  const t = tempDir('store');
+  try {
+    const store = await Store.open(wrap(await createFsProvider({ dir: t.dir })), opts);
+    await store.createBucket(bucket);
+    await body(store);
+    await store.close();
+  } finally {
+    t.cleanup();
+  }
 }
 
 /** A body stream yielding `data` in pieces of `piece` bytes. */
