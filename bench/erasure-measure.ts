@@ -85,11 +85,20 @@ export interface CommitCounters {
   appendSeconds: number;
 }
 
-/** Reads `t`'s commit counters from its /metrics (undefined when it does not answer them). */
+/** How long a scrape of a lane's /metrics may take before the run goes on without it, ms. */
+const SCRAPE_TIMEOUT_MS = 5000;
+
+/** Reads `t`'s commit counters from its /metrics (undefined when it does not answer them in
+ * SCRAPE_TIMEOUT_MS, or answers something else). */
 export async function commitCounters(t: Target): Promise<CommitCounters | undefined> {
-  const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).catch(() => undefined);
-  if (!res?.ok) return undefined;
-  const text = await res.text();
+  let text: string;
+  try {
+    const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` }, signal: AbortSignal.timeout(SCRAPE_TIMEOUT_MS) });
+    if (!res.ok) return undefined;
+    text = await res.text();
+  } catch {
+    return undefined;
+  }
   const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
   const c = {
     commits: value('strata_commits_total'),

@@ -203,7 +203,7 @@ export async function startServer(
     ...family('strata_commit_gathers_total', 'counter', 'Commit batches that waited (about 1 ms at most) for more operations to join them.', repo.stats.gathered),
     ...histogramFamily(
       'strata_commit_log_append_seconds',
-      'Time to append a group commit to the commit log and make it durable (over erasure, on every copy), for appends that succeeded.',
+      'Time from the start of a group commit\'s append to the commit log until it was acknowledged durable (over erasure: on every live copy, a replacement included), for appends that succeeded.',
       repo.stats.logAppend
     ),
     ...family('strata_commit_sequence', 'gauge', 'Newest commit sequence.', repo.seq),

@@ -112,7 +112,8 @@ export interface RepositoryStats {
   segmentRolls: number;
   /** Batches that waited for more operations to join them (commit-loop.ts GATHER_MS). */
   gathered: number;
-  /** How long each commit's append to the commit log took, from its start until it was durable
-   * (over erasure: on every copy), for appends that succeeded. */
+  /** How long each commit's append to the commit log took, from its start until it was
+   * acknowledged durable (over erasure: on every live copy, a replacement included, after
+   * whatever the log had queued ahead of it, such as a scrub's heal), for appends that succeeded. */
   logAppend: LatencyHistogram;
 }
