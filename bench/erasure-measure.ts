@@ -119,7 +119,7 @@ export interface SmallRun extends RunResult {
   commits?: CommitCounters;
 }
 
-async function withSwitches(t: Target, run: () => Promise<RunResult>): Promise<SmallRun> {
+async function withServerCounts(t: Target, run: () => Promise<RunResult>): Promise<SmallRun> {
   const counters = await commitCounters(t);
   const before = contextSwitches(t.pid);
   const r = await run();
@@ -145,7 +145,7 @@ const smallKey = (w: number, i: number) => `/${BUCKET}/small/${w}/${i % SMALL_KE
  * turn, so the run writes many distinct keys. Returns the run (errors counted, not thrown).
  */
 export function smallPuts(p: Pool, t: Target, body: Uint8Array, conc: number, ms: number): Promise<SmallRun> {
-  return withSwitches(t, () => closedLoop(t, conc, ms, (w, i) => send(p, t, 'PUT', smallKey(w, i), body)));
+  return withServerCounts(t, () => closedLoop(t, conc, ms, (w, i) => send(p, t, 'PUT', smallKey(w, i), body)));
 }
 
 /**
@@ -153,7 +153,7 @@ export function smallPuts(p: Pool, t: Target, body: Uint8Array, conc: number, ms
  * picked pseudo-randomly so reads do not walk the keys in write order.
  */
 export function smallGets(p: Pool, t: Target, written: readonly number[], conc: number, ms: number): Promise<SmallRun> {
-  return withSwitches(t, () =>
+  return withServerCounts(t, () =>
     closedLoop(t, conc, ms, (w, i) => {
       const have = Math.max(1, Math.min(SMALL_KEYS_PER_WORKER, written[w] ?? 1));
       return send(p, t, 'GET', smallKey(w, (i * 7919 + w * 104_729) % have));

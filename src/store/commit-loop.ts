@@ -96,9 +96,10 @@ export const STAGE_BEHIND_LOG_AT = BATCH_MAX_OPS;
  * than GATHER_WITHIN_MS ago, and fewer than half of B wait now (so B > 2), the batch waits until
  * half of B do, or this long (Node's shortest timer: about 1 ms, later on a busy loop). Why:
  * writers released together by one commit come back one by one, and the first to arrive found
- * the loop idle and went alone, while the others queued behind its append and went together: at 16 connections of 4 KiB PUTs over (10,4), 25%
- * of commits carried one operation (2,015 of 8,000; strace showed runs of 1, 1, 13, 1, 1, 13),
- * each paying m + 1 synchronous appends (~60-110 us of pool-thread CPU each here) for one PUT.
+ * the loop idle and went alone, while the others queued behind its append and went together:
+ * at 16 connections of 4 KiB PUTs over (10,4), 25% of commits carried one operation (2,015 of
+ * 8,000; strace showed runs of 1, 1, 13, 1, 1, 13), each paying m + 1 synchronous appends
+ * (~60-110 us of pool-thread CPU each here) for one PUT.
  * Gathered, 51 of 8,000 did. Measured (servers side by side, 4 s rounds in turn, medians of the
  * rounds' shares of the fs provider without gathering): 16 connections, 19 rounds over 3
  * sessions: (10,4) 72 -> 75%, the fs provider itself 97-107% (its commit costs one append, so
