@@ -25,10 +25,18 @@ const STREAMING = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD';
 let s: TestServer;
 const { signed, send } = signedSender(() => s);
 
+/** The server's /metrics page. */
+async function metricsText(): Promise<string> {
+  return (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
+}
+
+/** The value of series `series` (name and labels, as written) in `text`; NaN when absent. */
+function metricValue(text: string, series: string): number {
+  return Number(new RegExp(`^${series.replace(/[{}+"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+}
+
 async function failedDomains(): Promise<number> {
-  const text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
-  const m = /^strata_erasure_domains_failed (\d+)$/m.exec(text);
-  return m ? Number(m[1]) : Number.NaN;
+  return metricValue(await metricsText(), 'strata_erasure_domains_failed');
 }
 
 /** A plain signed PUT of a striped object: 200, and it reads back. */
@@ -88,8 +96,8 @@ describe('a bad body on an erasure set', () => {
 
   it('times each append of a commit to the replicated commit log (strata_commit_log_append_seconds)', async () => {
     await putWorks('timed');
-    const text = await (await fetch(`${s.url}/metrics`, { headers: METRICS_AUTH })).text();
-    const metric = (name: string): number => Number(new RegExp(`^${name.replace(/[{}+"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const text = await metricsText();
+    const metric = (series: string): number => metricValue(text, series);
     expect(text).toContain('# TYPE strata_commit_log_append_seconds histogram');
     const commits = metric('strata_commits_total');
     expect(commits).toBeGreaterThan(0);
